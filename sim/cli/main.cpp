@@ -1,0 +1,93 @@
+// dtsim: how long does one training step of model M take on hardware H under parallel plan P, and why?
+#include <fstream>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "app/simulate.hpp"
+#include "core/diagnostics.hpp"
+#include "core/version.hpp"
+#include "scenario/scenario_spec.hpp"
+
+namespace {
+
+// Exit codes: 0 success, 1 internal error, 2 bad input, 3 plan does not fit in memory.
+constexpr int kBadInput = 2;
+constexpr int kDoesNotFit = 3;
+
+struct RunOptions {
+  std::string scenario;
+  std::vector<std::string> sets;
+  std::string format = "table";
+  std::string trace;
+};
+
+int run(const RunOptions& o)
+{
+  auto spec = dtsim::scenario::load_scenario(o.scenario, o.sets);
+  auto report = dtsim::app::simulate(spec, !o.trace.empty());
+  if (o.format == "json")
+    dtsim::report::print_json(std::cout, report);
+  else
+    dtsim::report::print_table(std::cout, report);
+  if (!report.simulated) {
+    std::cerr << "dtsim: the plan does not fit in device memory (peak " << report.memory.peak_bytes() / 1073741824.0
+              << " GiB on stage " << report.memory.peak_stage << ", capacity "
+              << report.memory.capacity_bytes / 1073741824.0 << " GiB)\n";
+    return kDoesNotFit;
+  }
+  if (!o.trace.empty()) {
+    std::ofstream out(o.trace);
+    if (!out) {
+      std::cerr << "dtsim: cannot write the trace file " << o.trace << "\n";
+      return kBadInput;
+    }
+    dtsim::report::write_trace(out, report);
+  }
+  return 0;
+}
+
+int validate(const RunOptions& o)
+{
+  auto spec = dtsim::scenario::load_scenario(o.scenario, o.sets);
+  std::cout << o.scenario << ": ok (" << spec.model.name << " on " << spec.devices << " x "
+            << spec.hardware.device.name << ", dp " << spec.parallel.dp << " tp " << spec.parallel.tp << " pp "
+            << spec.parallel.pp << ", " << spec.microbatches << " microbatches per pipeline)\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+  CLI::App app{"dtsim: discrete-event simulation of one training step of a transformer on a GPU cluster"};
+  app.set_version_flag("--version", std::string("dtsim ") + dtsim::kVersion);
+  app.require_subcommand(1);
+  RunOptions ro, vo;
+  auto* run_cmd = app.add_subcommand("run", "Simulate one training step of a scenario and report where the time goes");
+  run_cmd->add_option("scenario", ro.scenario, "Scenario YAML file")->required();
+  run_cmd->add_option("--set", ro.sets, "Override a scenario key, e.g. --set parallel.tp=8 (repeatable)");
+  run_cmd->add_option("--format", ro.format, "Output format")->check(CLI::IsMember({"table", "json"}));
+  run_cmd->add_option("--trace", ro.trace, "Write a Chrome trace-event JSON timeline (opens in Perfetto)");
+  auto* val_cmd = app.add_subcommand("validate", "Check a scenario and the files it names; simulate nothing");
+  val_cmd->add_option("scenario", vo.scenario, "Scenario YAML file")->required();
+  val_cmd->add_option("--set", vo.sets, "Override a scenario key, e.g. --set parallel.tp=8 (repeatable)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : kBadInput;
+  }
+  try {
+    if (*run_cmd)
+      return run(ro);
+    return validate(vo);
+  } catch (const dtsim::ConfigError& e) {
+    std::cerr << e.what() << "\n";
+    std::cerr << "dtsim: " << e.items().size() << " error" << (e.items().size() == 1 ? "" : "s") << " in the input\n";
+    return kBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "dtsim: internal error: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,220 @@
+#include "config/map_reader.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+
+#include "config/suggest.hpp"
+
+namespace dtsim::config {
+
+static std::string kind_of(const YAML::Node& n)
+{
+  switch (n.Type()) {
+    case YAML::NodeType::Map: return "a mapping";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Null: return "nothing (null)";
+    case YAML::NodeType::Scalar: return "'" + n.Scalar() + "'";
+    default: return "nothing";
+  }
+}
+
+MapReader::MapReader(const YamlFile& file, YAML::Node node, std::string path, Diagnostics& diag)
+    : file_(&file), node_(node), path_(std::move(path)), diag_(&diag)
+{
+  if (!node_.IsDefined() || node_.IsNull())
+    return;
+  if (!node_.IsMap()) {
+    diag_->add(file_->origin(node_, path_), path_.empty() ? "(document)" : path_,
+               "expected a mapping of keys to values, got " + kind_of(node_));
+    return;
+  }
+  valid_ = true;
+  // yaml-cpp keeps duplicate keys but lookups only see the first one: report them here.
+  std::map<std::string, int> first_line;
+  for (auto it = node_.begin(); it != node_.end(); ++it) {
+    std::string key = it->first.Scalar();
+    auto [pos, inserted] = first_line.emplace(key, it->first.Mark().line + 1);
+    if (!inserted)
+      diag_->add(file_->origin(it->first, path_of(key)), path_of(key),
+                 "duplicate key '" + key + "' (first given at line " + std::to_string(pos->second) + ")");
+  }
+}
+
+std::string MapReader::path_of(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+
+bool MapReader::has(const std::string& key) const { return valid_ && node_[key].IsDefined(); }
+
+Origin MapReader::where(const std::string& key) const
+{
+  if (valid_) {
+    YAML::Node v = node_[key];
+    if (v.IsDefined())
+      return file_->origin(v, path_of(key));
+  }
+  return where_self();
+}
+
+Origin MapReader::where_self() const { return file_->origin(node_, path_); }
+
+void MapReader::error(const std::string& key, const std::string& message)
+{
+  diag_->add(where(key), path_of(key), message);
+}
+
+void MapReader::missing(const std::string& key, const std::string& expected)
+{
+  diag_->add(where_self(), path_of(key), "missing required key '" + key + "' (expected " + expected + ")");
+}
+
+std::optional<YAML::Node> MapReader::scalar(const std::string& key, bool required, const std::string& expected)
+{
+  known_.push_back(key);
+  if (!valid_)
+    return std::nullopt;
+  YAML::Node v = node_[key];
+  if (!v.IsDefined()) {
+    if (required)
+      missing(key, expected);
+    return std::nullopt;
+  }
+  if (!v.IsScalar()) {
+    error(key, "expected " + expected + ", got " + kind_of(v));
+    return std::nullopt;
+  }
+  return v;
+}
+
+std::optional<int64_t> MapReader::integer(const std::string& key, bool required, int64_t min)
+{
+  std::string expected = "an integer >= " + std::to_string(min);
+  auto v = scalar(key, required, expected);
+  if (!v)
+    return std::nullopt;
+  const std::string& s = v->Scalar();
+  char* end = nullptr;
+  errno = 0;
+  long long x = std::strtoll(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || errno == ERANGE || v->Tag() == "!") {
+    error(key, "expected " + expected + ", got '" + s + "'");
+    return std::nullopt;
+  }
+  if (x < min) {
+    error(key, "expected " + expected + ", got " + s);
+    return std::nullopt;
+  }
+  return x;
+}
+
+std::optional<double> MapReader::quantity(const std::string& key, Dimension d, bool required, bool allow_zero)
+{
+  auto v = scalar(key, required, describe(d));
+  if (!v)
+    return std::nullopt;
+  QuantityParse q = parse_quantity(v->Scalar(), d);
+  if (!q.value) {
+    error(key, q.error);
+    return std::nullopt;
+  }
+  if (*q.value < 0 || (*q.value == 0 && !allow_zero)) {
+    error(key, std::string("expected a ") + (allow_zero ? "non-negative" : "positive") + " value, got '" +
+                   v->Scalar() + "'");
+    return std::nullopt;
+  }
+  return q.value;
+}
+
+std::optional<double> MapReader::number(const std::string& key, bool required, double lo, double hi)
+{
+  char range[96];
+  std::snprintf(range, sizeof range, "a number between %g and %g", lo, hi);
+  auto v = scalar(key, required, range);
+  if (!v)
+    return std::nullopt;
+  const std::string& s = v->Scalar();
+  char* end = nullptr;
+  double x = std::strtod(s.c_str(), &end);
+  if (s.empty() || *end != '\0' || v->Tag() == "!" || !std::isfinite(x)) {
+    error(key, std::string("expected ") + range + ", got '" + s + "'");
+    return std::nullopt;
+  }
+  if (x < lo || x > hi) {
+    error(key, std::string("expected ") + range + ", got " + s);
+    return std::nullopt;
+  }
+  return x;
+}
+
+std::optional<std::string> MapReader::string(const std::string& key, bool required)
+{
+  auto v = scalar(key, required, "a string");
+  if (!v)
+    return std::nullopt;
+  if (v->Scalar().empty()) {
+    error(key, "expected a non-empty string, got an empty one");
+    return std::nullopt;
+  }
+  return v->Scalar();
+}
+
+std::optional<std::string> MapReader::choice(const std::string& key, const std::vector<std::string>& allowed,
+                                             bool required)
+{
+  std::string expected = "one of " + join_list(allowed);
+  auto v = scalar(key, required, expected);
+  if (!v)
+    return std::nullopt;
+  const std::string& s = v->Scalar();
+  if (std::find(allowed.begin(), allowed.end(), s) != allowed.end())
+    return s;
+  std::string hint = closest(s, allowed);
+  error(key, "expected " + expected + ", got '" + s + "'" + (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
+  return std::nullopt;
+}
+
+std::optional<bool> MapReader::boolean(const std::string& key, bool required)
+{
+  auto v = scalar(key, required, "true or false");
+  if (!v)
+    return std::nullopt;
+  const std::string& s = v->Scalar();
+  if (s == "true" || s == "on" || s == "yes" || s == "True")
+    return true;
+  if (s == "false" || s == "off" || s == "no" || s == "False")
+    return false;
+  error(key, "expected true or false, got '" + s + "'");
+  return std::nullopt;
+}
+
+MapReader MapReader::map(const std::string& key, bool required)
+{
+  known_.push_back(key);
+  YAML::Node v = valid_ ? node_[key] : YAML::Node();
+  if (valid_ && !v.IsDefined() && required)
+    missing(key, "a mapping");
+  return MapReader(*file_, v, path_of(key), *diag_);
+}
+
+void MapReader::accept(const std::vector<std::string>& keys) { known_.insert(known_.end(), keys.begin(), keys.end()); }
+
+void MapReader::finish()
+{
+  if (!valid_)
+    return;
+  std::vector<std::string> allowed = known_;
+  std::sort(allowed.begin(), allowed.end());
+  allowed.erase(std::unique(allowed.begin(), allowed.end()), allowed.end());
+  for (auto it = node_.begin(); it != node_.end(); ++it) {
+    std::string key = it->first.Scalar();
+    if (std::binary_search(allowed.begin(), allowed.end(), key))
+      continue;
+    std::string hint = closest(key, allowed);
+    diag_->add(file_->origin(it->first, path_of(key)), path_of(key),
+               "unknown key '" + key + "'" + (hint.empty() ? "" : "; did you mean '" + hint + "'?") +
+                   " (allowed: " + join_list(allowed) + ")");
+  }
+}
+
+}  // namespace dtsim::config

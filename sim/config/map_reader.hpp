@@ -1,0 +1,61 @@
+#pragma once
+/// Typed, checked access to one YAML mapping. Every read records its own error (file, line, column, key path,
+/// expected, found) in a shared Diagnostics instead of throwing, so that a file is checked in one pass.
+/// finish() then reports every key that no read asked for, with a "did you mean" suggestion.
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "config/units.hpp"
+#include "config/yaml_file.hpp"
+
+namespace dtsim::config {
+
+class MapReader {
+ public:
+  /// `path` is the key path of this mapping from the document root ("" for the root itself).
+  MapReader(const YamlFile& file, YAML::Node node, std::string path, Diagnostics& diag);
+
+  bool valid() const { return valid_; }
+  bool has(const std::string& key) const;
+
+  /// Integer >= min. Absent and not required: nullopt, no error.
+  std::optional<int64_t> integer(const std::string& key, bool required, int64_t min = 1);
+  /// Quantity with a mandatory unit, > 0 unless allow_zero.
+  std::optional<double> quantity(const std::string& key, Dimension d, bool required, bool allow_zero = false);
+  /// Dimensionless number in [lo, hi].
+  std::optional<double> number(const std::string& key, bool required, double lo, double hi);
+  std::optional<std::string> string(const std::string& key, bool required);
+  /// One of `allowed` (with "did you mean").
+  std::optional<std::string> choice(const std::string& key, const std::vector<std::string>& allowed, bool required);
+  std::optional<bool> boolean(const std::string& key, bool required);
+  /// A nested mapping (invalid reader when absent or not a mapping; the error is recorded when required).
+  MapReader map(const std::string& key, bool required);
+
+  /// Marks keys as known without reading them (accepted and ignored).
+  void accept(const std::vector<std::string>& keys);
+  /// Reports unknown keys. Call once, after every read.
+  void finish();
+
+  Origin where(const std::string& key) const;  ///< the value's position, or this map's when the key is absent
+  Origin where_self() const;
+  std::string path_of(const std::string& key) const;
+  Diagnostics& diag() { return *diag_; }
+  const YamlFile& file() const { return *file_; }
+  void error(const std::string& key, const std::string& message);
+
+ private:
+  std::optional<YAML::Node> scalar(const std::string& key, bool required, const std::string& expected);
+  void missing(const std::string& key, const std::string& expected);
+
+  const YamlFile* file_;
+  YAML::Node node_;
+  std::string path_;
+  Diagnostics* diag_;
+  bool valid_ = false;
+  std::vector<std::string> known_;
+};
+
+}  // namespace dtsim::config

@@ -1,0 +1,115 @@
+#include "config/units.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+
+namespace dtsim::config {
+
+std::string describe(Dimension d)
+{
+  switch (d) {
+    case Dimension::Time: return "a time such as '1.5 us' (units s, ms, us, ns)";
+    case Dimension::Bytes: return "a size such as '80 GiB' (units B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)";
+    case Dimension::Bandwidth:
+      return "a bandwidth such as '600 GB/s' or '200 Gb/s' (bytes: B/s, KB/s, MB/s, GB/s, TB/s; bits: b/s, Kb/s, Mb/s, "
+             "Gb/s, Tb/s)";
+    case Dimension::FlopRate: return "a compute rate such as '312 TFLOP/s' (units FLOP/s, GFLOP/s, TFLOP/s, PFLOP/s)";
+    case Dimension::Power: return "a power such as '400 W' (units W, kW, MW)";
+  }
+  return "a quantity";
+}
+
+namespace {
+
+const std::map<std::string, double>& unit_table(Dimension d)
+{
+  static const std::map<std::string, double> time = {{"s", 1.0}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}};
+  static const std::map<std::string, double> bytes = {
+      {"B", 1.0},       {"KB", 1e3},           {"MB", 1e6},           {"GB", 1e9},           {"TB", 1e12},
+      {"PB", 1e15},     {"KiB", 1024.0},       {"MiB", 1048576.0},    {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
+      {"PiB", 1125899906842624.0}};
+  static const std::map<std::string, double> bandwidth = {
+      {"B/s", 1.0},    {"KB/s", 1e3},    {"MB/s", 1e6},    {"GB/s", 1e9},    {"TB/s", 1e12},   {"PB/s", 1e15},
+      {"b/s", 0.125},  {"Kb/s", 125.0},  {"Mb/s", 1.25e5}, {"Gb/s", 1.25e8}, {"Tb/s", 1.25e11}, {"Pb/s", 1.25e14},
+      {"Bps", 1.0},    {"KBps", 1e3},    {"MBps", 1e6},    {"GBps", 1e9},    {"TBps", 1e12},
+      {"bps", 0.125},  {"Kbps", 125.0},  {"Mbps", 1.25e5}, {"Gbps", 1.25e8}, {"Tbps", 1.25e11}};
+  static const std::map<std::string, double> flops = {
+      {"FLOP/s", 1.0},    {"GFLOP/s", 1e9},  {"TFLOP/s", 1e12}, {"PFLOP/s", 1e15}, {"EFLOP/s", 1e18},
+      {"FLOPS", 1.0},     {"GFLOPS", 1e9},   {"TFLOPS", 1e12},  {"PFLOPS", 1e15},  {"EFLOPS", 1e18}};
+  static const std::map<std::string, double> power = {{"W", 1.0}, {"kW", 1e3}, {"MW", 1e6}};
+  switch (d) {
+    case Dimension::Time: return time;
+    case Dimension::Bytes: return bytes;
+    case Dimension::Bandwidth: return bandwidth;
+    case Dimension::FlopRate: return flops;
+    case Dimension::Power: return power;
+  }
+  return time;
+}
+
+std::string trim(const std::string& s)
+{
+  size_t b = s.find_first_not_of(" \t");
+  size_t e = s.find_last_not_of(" \t");
+  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+}
+
+}  // namespace
+
+QuantityParse parse_quantity(const std::string& raw, Dimension d)
+{
+  const std::string text = trim(raw);
+  if (text.empty())
+    return {std::nullopt, "expected " + describe(d) + ", got an empty value"};
+  const char* begin = text.c_str();
+  char* end = nullptr;
+  double number = std::strtod(begin, &end);
+  if (end == begin)
+    return {std::nullopt, "expected " + describe(d) + ", got '" + text + "'"};
+  std::string unit = trim(std::string(end));
+  if (unit.empty())
+    return {std::nullopt, "expected " + describe(d) + ", got bare number '" + text + "' (units are mandatory)"};
+  if (!std::isfinite(number))
+    return {std::nullopt, "expected a finite number, got '" + text + "'"};
+  // "us" is the canonical micro; accept the micro sign as well
+  if (unit == "\xC2\xB5s")
+    unit = "us";
+  const auto& table = unit_table(d);
+  auto it = table.find(unit);
+  if (it == table.end())
+    return {std::nullopt, "unknown unit '" + unit + "' in '" + text + "': expected " + describe(d)};
+  return {number * it->second, ""};
+}
+
+std::string format_quantity(double v, Dimension d)
+{
+  char buf[64];
+  auto pick = [&](std::initializer_list<std::pair<double, const char*>> scales, const char* base) {
+    for (auto [scale, name] : scales)
+      if (std::fabs(v) >= scale) {
+        std::snprintf(buf, sizeof buf, "%.3g %s", v / scale, name);
+        return std::string(buf);
+      }
+    std::snprintf(buf, sizeof buf, "%.3g %s", v, base);
+    return std::string(buf);
+  };
+  switch (d) {
+    case Dimension::Time:
+      if (std::fabs(v) >= 1.0 || v == 0.0) {
+        std::snprintf(buf, sizeof buf, "%.3f s", v);
+        return buf;
+      }
+      return pick({{1e-3, "ms"}, {1e-6, "us"}}, "ns");
+    case Dimension::Bytes:
+      return pick({{1099511627776.0, "TiB"}, {1073741824.0, "GiB"}, {1048576.0, "MiB"}, {1024.0, "KiB"}}, "B");
+    case Dimension::Bandwidth: return pick({{1e12, "TB/s"}, {1e9, "GB/s"}, {1e6, "MB/s"}, {1e3, "KB/s"}}, "B/s");
+    case Dimension::FlopRate:
+      return pick({{1e15, "PFLOP/s"}, {1e12, "TFLOP/s"}, {1e9, "GFLOP/s"}}, "FLOP/s");
+    case Dimension::Power: return pick({{1e6, "MW"}, {1e3, "kW"}}, "W");
+  }
+  return std::to_string(v);
+}
+
+}  // namespace dtsim::config

@@ -1,0 +1,25 @@
+#pragma once
+/// Parsing of physical quantities written with explicit units ("600 GB/s", "200 Gb/s", "1.5 us", "80 GiB",
+/// "312 TFLOP/s", "400 W"). Values come back in SI base units: seconds, bytes, bytes/s, FLOP/s, watts.
+#include <optional>
+#include <string>
+
+namespace dtsim::config {
+
+enum class Dimension { Time, Bytes, Bandwidth, FlopRate, Power };
+
+/// Human name of a dimension with an example, for error messages ("a bandwidth such as '600 GB/s'").
+std::string describe(Dimension d);
+
+struct QuantityParse {
+  std::optional<double> value;  ///< in SI units when the text parsed
+  std::string error;            ///< what was wrong otherwise ("unknown unit 'GB/z'")
+};
+
+/// Parses "<number> <unit>" (the space is optional). A bare number is an error: units are mandatory.
+QuantityParse parse_quantity(const std::string& text, Dimension d);
+
+/// Formats a value of the dimension with a readable unit (for tables and messages), e.g. "1.50 us", "80.0 GiB".
+std::string format_quantity(double si_value, Dimension d);
+
+}  // namespace dtsim::config

@@ -1,0 +1,39 @@
+#pragma once
+/// A YAML (or JSON) input file, loaded once, that remembers its path so that every later message can point at
+/// "file:line:col". Relative paths written inside the file are resolved against the file's own folder.
+#include <map>
+#include <string>
+#include <yaml-cpp/yaml.h>
+
+#include "core/diagnostics.hpp"
+
+namespace dtsim::config {
+
+class YamlFile {
+ public:
+  /// Loads `path`; a missing file or malformed YAML is recorded in `diag` and leaves root() null.
+  static YamlFile load(const std::string& path, Diagnostics& diag);
+
+  const std::string& path() const { return path_; }
+  const YAML::Node& root() const { return root_; }
+  YAML::Node& root() { return root_; }
+  bool ok() const { return root_.IsDefined() && !root_.IsNull(); }
+
+  /// Absolute paths are kept; relative ones are taken relative to this file's folder.
+  std::string resolve(const std::string& relative) const;
+
+  /// Where a node sits in the file; values set on the command line say so instead.
+  Origin origin(const YAML::Node& node, const std::string& key_path) const;
+
+  /// Sets `dotted.key` = `value` (parsed as YAML) in the tree, creating maps on the way; remembers that the value
+  /// came from the command line so that messages about it say so. Returns an error text, empty on success.
+  std::string set_override(const std::string& dotted_key, const std::string& value);
+
+ private:
+  std::string path_;
+  std::string dir_;
+  YAML::Node root_;
+  std::map<std::string, std::string> overrides_;  // key path -> the --set text
+};
+
+}  // namespace dtsim::config

@@ -1,0 +1,4 @@
+#pragma once
+namespace dtsim {
+inline constexpr const char* kVersion = "0.1.0";
+}

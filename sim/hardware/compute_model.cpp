@@ -1,0 +1,46 @@
+#include "hardware/compute_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/diagnostics.hpp"
+
+namespace dtsim::hardware {
+
+ComputeModel::ComputeModel(const DeviceSpec& device, const std::string& precision) : device_(device)
+{
+  auto it = device.peak_flops.find(precision);
+  if (it == device.peak_flops.end())
+    throw InternalError("no peak FLOP/s for precision " + precision + " on " + device.name);
+  peak_ = it->second;
+}
+
+double ComputeModel::gemm_efficiency(double batch, double m, double n, double k) const
+{
+  const auto& g = device_.gemm;
+  double area = batch * m * n;
+  double fill = 1.0;
+  if (g.half_area > 0) {
+    double a = std::pow(area, g.area_exponent), half = std::pow(g.half_area, g.area_exponent);
+    fill = a / (a + half);
+  }
+  double depth = g.half_k > 0 ? k / (k + g.half_k) : 1.0;
+  return g.max * fill * depth;
+}
+
+double ComputeModel::memory_seconds(double bytes) const
+{
+  return std::max(device_.kernel_min_s, bytes / (device_.memory_bw_Bps * device_.memory_efficiency));
+}
+
+double ComputeModel::seconds(const model::Op& op) const
+{
+  double t = memory_seconds(op.bytes);
+  if (op.kind == model::Op::Kind::Gemm) {
+    double eff = gemm_efficiency(op.batch, op.m, op.n, op.k);
+    t = std::max(t, op.flops() / (peak_ * eff));
+  }
+  return t;
+}
+
+}  // namespace dtsim::hardware

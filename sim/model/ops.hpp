@@ -1,0 +1,34 @@
+#pragma once
+/// The operators of a transformer as the simulator sees them: GEMMs (FLOPs and shape) and memory-bound kernels
+/// (bytes moved), grouped into segments separated by tensor-parallel collectives.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dtsim::model {
+
+/// One kernel on one tensor-parallel rank. GEMM shape is (m x k) * (k x n), `batch` times.
+struct Op {
+  enum class Kind { Gemm, Memory };
+  std::string name;
+  Kind kind = Kind::Memory;
+  double batch = 1, m = 0, n = 0, k = 0;  ///< GEMM only
+  double bytes = 0;                       ///< memory traffic (GEMMs: operands and result)
+  double flops() const { return kind == Kind::Gemm ? 2.0 * batch * m * n * k : 0.0; }
+};
+
+/// Tensor-parallel collective types over the TP group. `None` marks Megatron's conjugate operators that are the
+/// identity in one direction (the f operator's forward, the g operator's backward).
+enum class TpCollective { None, AllReduce, ReduceScatter, AllGather };
+
+/// Either a run of kernels, or a collective between runs of kernels.
+struct Segment {
+  std::vector<Op> ops;                       ///< non-empty for a compute segment
+  TpCollective collective = TpCollective::None;
+  double collective_bytes = 0;               ///< full tensor size the collective works on
+  bool is_collective() const { return ops.empty(); }
+};
+
+const char* to_string(TpCollective c);
+
+}  // namespace dtsim::model

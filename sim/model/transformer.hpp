@@ -1,0 +1,61 @@
+#pragma once
+/// Shapes, parameter counts and per-rank operator lists of a transformer under tensor (and sequence) parallelism.
+/// FLOP counts follow Narayanan et al. 2021 (per layer forward 24*B*s*h^2 + 4*B*s^2*h, logits 2*B*s*h*V);
+/// activation traffic follows Korthikanti et al. 2022 (Table 2), see ../shared/reference/formulas.md.
+#include <cstdint>
+#include <vector>
+
+#include "model/model_spec.hpp"
+#include "model/ops.hpp"
+
+namespace dtsim::model {
+
+/// What a pass of one layer (or the embedding, or the head) runs on one TP rank.
+struct PassProgram {
+  std::vector<Segment> forward;
+  std::vector<Segment> backward;
+  std::vector<Op> selective_recompute;  ///< the attention core, re-run before backward under selective recompute
+};
+
+struct Shape {
+  int64_t micro_batch = 1;  ///< b
+  int64_t seq = 1;          ///< s
+  int64_t tp = 1;           ///< t
+  bool sp = false;          ///< sequence parallelism
+  int elem_bytes = 2;       ///< bytes per activation element (2 for bf16/fp16)
+};
+
+class Transformer {
+ public:
+  explicit Transformer(ModelSpec spec) : spec_(std::move(spec)) {}
+  const ModelSpec& spec() const { return spec_; }
+
+  /// Parameters of one transformer layer (whole, not divided by TP).
+  double layer_params() const;
+  /// Parameters of the input embedding (token table, plus position table when the model has one).
+  double embedding_params(int64_t seq) const;
+  /// Parameters of the output head (final norm, plus the output matrix when not tied to the input embedding).
+  double head_params() const;
+  /// Whole-model parameter count (tied embeddings counted once).
+  double total_params(int64_t seq) const;
+
+  /// Parameters one TP rank holds for one layer (matrices divided by t, norms replicated).
+  double layer_params_per_rank(int64_t tp) const;
+
+  /// Forward FLOPs of one layer for one microbatch, whole (all TP ranks together).
+  double layer_forward_flops(int64_t tokens, int64_t seq) const;
+  /// Forward FLOPs of the logits for one microbatch, whole.
+  double logits_forward_flops(int64_t tokens) const;
+
+  PassProgram layer(const Shape& s) const;
+  PassProgram embedding(const Shape& s) const;
+  PassProgram head(const Shape& s) const;
+
+ private:
+  double attn_width() const { return double(spec_.heads) * double(spec_.head_dim); }
+  double kv_width() const { return double(spec_.kv_heads) * double(spec_.head_dim); }
+  bool gated() const { return spec_.family == Family::GatedDecoder; }
+  ModelSpec spec_;
+};
+
+}  // namespace dtsim::model

@@ -1,0 +1,96 @@
+#include "parallel/memory.hpp"
+
+#include <algorithm>
+
+namespace dtsim::parallel {
+
+using scenario::Recompute;
+using scenario::Schedule;
+
+static int elem_bytes(const scenario::ScenarioSpec& s) { return s.training.precision == "fp32" ? 4 : 2; }
+
+double layer_activation_bytes(const model::ModelSpec& m, const scenario::ScenarioSpec& s, bool selective)
+{
+  // Korthikanti et al. 2022, Sec. 4, generalised to any attention and MLP width: in units of s*b*h bytes for
+  // 16-bit activations. GPT shapes (f = 4h, no GQA) give exactly Table 2: 10 + 24/t + 5as/(ht).
+  const double t = double(s.parallel.tp), h = double(m.hidden), f = double(m.ffn);
+  const double aw = double(m.heads * m.head_dim), kvw = double(m.kv_heads * m.head_dim);
+  const double sq = double(s.training.seq_len);
+  // Stored whole on every TP rank unless sequence parallel: both layer-norm inputs, QKV and fc1 inputs, two
+  // dropout masks.
+  double replicated = 10.0;
+  double qkv = 2.0 * (aw + 2.0 * kvw) / h;
+  double attn_out = 2.0 * aw / h;
+  double mlp = (m.family == model::Family::GatedDecoder ? 6.0 : 4.0) * f / h;
+  double per_sbh = (s.parallel.sp ? replicated / t : replicated) + (qkv + attn_out + mlp) / t;
+  // softmax output (2), its dropout mask (1) and dropout output (2) per attention score element
+  double scores = selective ? 0.0 : 5.0 * double(m.heads) * sq / (h * t);
+  double sbh = sq * double(s.training.micro_batch) * h;
+  return sbh * (per_sbh + scores) * elem_bytes(s) / 2.0;
+}
+
+double stage_params(const model::Transformer& t, const scenario::ScenarioSpec& s, int64_t stage)
+{
+  const auto& m = t.spec();
+  const int64_t tp = s.parallel.tp, pp = s.parallel.pp;
+  double p = double(m.layers / pp) * t.layer_params_per_rank(tp);
+  const double h = double(m.hidden);
+  if (stage == 0) {
+    p += double(m.vocab) * h / double(tp);
+    if (m.learned_positions)
+      p += double(std::min(s.training.seq_len, m.max_positions)) * h;
+  }
+  if (stage == pp - 1) {
+    p += t.head_params() - (m.tied_embeddings ? 0.0 : double(m.vocab) * h);  // the final norm
+    // Untied models own an output matrix; tied ones keep a copy of the word embeddings on the last stage when
+    // it is not also the first (Megatron-LM).
+    if (!m.tied_embeddings || pp > 1)
+      p += double(m.vocab) * h / double(tp);
+  }
+  return p;
+}
+
+MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const model::Transformer& t)
+{
+  MemoryReport r;
+  r.capacity_bytes = s.hardware.device.memory_bytes;
+  const auto& m = t.spec();
+  const int64_t pp = s.parallel.pp, v = s.parallel.vpp, mb = s.microbatches;
+  const int e = elem_bytes(s);
+  const double sbh = double(s.training.seq_len) * double(s.training.micro_batch) * double(m.hidden);
+  const int64_t layers_per_chunk = m.layers / (pp * v);
+  const bool full = s.training.recompute == Recompute::Full;
+  const double per_layer = layer_activation_bytes(m, s, s.training.recompute == Recompute::Selective);
+  // Under full recompute only each layer's input is kept (sharded under sequence parallelism), plus the
+  // activations of the one layer being recomputed during its backward pass.
+  const double stored = full ? 2.0 * sbh * (s.parallel.sp ? 1.0 / double(s.parallel.tp) : 1.0) * e / 2.0
+                             : per_layer;
+  const double working = full ? layer_activation_bytes(m, s, false) : 0.0;
+  for (int64_t st = 0; st < pp; ++st) {
+    StageMemory sm;
+    sm.stage = st;
+    sm.params = stage_params(t, s, st);
+    const double weight_bytes = s.training.precision == "fp32" ? 4 : 2;
+    sm.weights_bytes = sm.params * weight_bytes;
+    sm.gradients_bytes = sm.params * weight_bytes;
+    sm.optimizer_bytes = sm.params * (s.training.precision == "fp32" ? 8 : 12);  // (fp32 master,) momentum, variance
+    int64_t in_flight = 0;
+    switch (s.schedule) {
+      case Schedule::GPipe: in_flight = mb * v; break;
+      case Schedule::OneFOneB: in_flight = std::min(pp - st, mb); break;
+      case Schedule::Interleaved: in_flight = std::min((pp - st - 1) * 2 + (v - 1) * pp + 1, mb * v); break;
+    }
+    sm.microbatches_in_flight = in_flight;
+    sm.activations_bytes = double(in_flight) * double(layers_per_chunk) * stored + working;
+    if (st == pp - 1)  // logits of the microbatch whose loss is being computed: 16-bit plus two fp32 copies
+      sm.activations_bytes +=
+          double(s.training.seq_len * s.training.micro_batch) * double(m.vocab) / double(s.parallel.tp) * (e + 8);
+    r.stages.push_back(sm);
+  }
+  for (size_t i = 0; i < r.stages.size(); ++i)
+    if (r.stages[i].total_bytes() > r.stages[size_t(r.peak_stage)].total_bytes())
+      r.peak_stage = int64_t(i);
+  return r;
+}
+
+}  // namespace dtsim::parallel

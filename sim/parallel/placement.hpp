@@ -1,0 +1,33 @@
+#pragma once
+/// Where each rank of a (dp, tp, pp) plan sits: Megatron-LM's order, tensor-parallel fastest, then data
+/// parallel, then pipeline, so that a tensor-parallel group shares a node whenever tp <= devices per node.
+#include <cstdint>
+#include <vector>
+
+namespace dtsim::parallel {
+
+struct Coord {
+  int64_t stage = 0, dp = 0, tp = 0;
+};
+
+class Placement {
+ public:
+  Placement(int64_t dp, int64_t tp, int64_t pp, int64_t devices_per_node)
+      : dp_(dp), tp_(tp), pp_(pp), per_node_(devices_per_node) {}
+  int64_t device(const Coord& c) const { return c.stage * dp_ * tp_ + c.dp * tp_ + c.tp; }
+  Coord coord(int64_t device) const { return {device / (dp_ * tp_), (device / tp_) % dp_, device % tp_}; }
+  int64_t node_of(int64_t device) const { return device / per_node_; }
+  int64_t devices() const { return dp_ * tp_ * pp_; }
+  int64_t nodes() const { return (devices() + per_node_ - 1) / per_node_; }
+  std::vector<int64_t> tp_group(int64_t stage, int64_t dp) const;
+  std::vector<int64_t> dp_group(int64_t stage, int64_t tp) const;
+  int64_t dp() const { return dp_; }
+  int64_t tp() const { return tp_; }
+  int64_t pp() const { return pp_; }
+  int64_t devices_per_node() const { return per_node_; }
+
+ private:
+  int64_t dp_, tp_, pp_, per_node_;
+};
+
+}  // namespace dtsim::parallel

@@ -1,0 +1,48 @@
+#pragma once
+/// Pipeline schedules (GPipe, 1F1B, interleaved 1F1B) as a dependency graph over work units. A unit is the
+/// forward or backward pass of one model chunk on one microbatch. Two kinds of edges: data edges (a unit needs
+/// the activations or gradients another unit produced, possibly on another stage) and order edges (the order
+/// in which one stage takes its units). Bubbles come out of replaying this graph, not out of a formula.
+#include <cstdint>
+#include <vector>
+
+#include <boost/graph/adjacency_list.hpp>
+
+#include "scenario/scenario_spec.hpp"
+
+namespace dtsim::parallel {
+
+struct Unit {
+  int64_t stage = 0;
+  int64_t chunk = 0;       ///< model chunk on this stage (0 unless interleaved)
+  int64_t microbatch = 0;
+  bool backward = false;
+};
+
+enum class EdgeKind { Data, Order };
+
+struct Dependency {
+  EdgeKind kind = EdgeKind::Data;
+};
+
+using ScheduleGraph =
+    boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, Unit, Dependency>;
+using UnitId = ScheduleGraph::vertex_descriptor;
+
+struct PipelineSchedule {
+  ScheduleGraph graph;
+  std::vector<std::vector<UnitId>> order;  ///< per stage, its units in execution order
+  int64_t stages = 1, chunks = 1, microbatches = 1;
+  /// Virtual stage of a chunk: layers are split into stages * chunks consecutive pieces.
+  int64_t virtual_stage(int64_t stage, int64_t chunk) const { return chunk * stages + stage; }
+  int64_t virtual_stages() const { return stages * chunks; }
+};
+
+/// Builds the schedule for `stages` pipeline stages, `chunks` model chunks per stage and `microbatches`
+/// microbatches per step (Megatron-LM's orders for 1F1B and interleaved 1F1B; GPipe runs all forwards first).
+PipelineSchedule build_schedule(scenario::Schedule kind, int64_t stages, int64_t chunks, int64_t microbatches);
+
+/// True when the graph has no cycle (a schedule that could deadlock would have one).
+bool is_acyclic(const PipelineSchedule& s);
+
+}  // namespace dtsim::parallel

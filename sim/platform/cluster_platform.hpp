@@ -1,0 +1,48 @@
+#pragma once
+/// The SimGrid platform of a GPU cluster, built in code from the hardware description:
+///  - one star zone per node: a host per GPU, each with its own split-duplex NVLink link to the NVSwitch;
+///  - the NICs as hosts of a fabric of nested star zones (leaf switches, pods, core), each switch group's
+///    uplink a shared link whose capacity is its NICs' bandwidth over the oversubscription ratio
+///    (a fluid view of a fat tree: ECMP spreads a group's traffic over its uplinks evenly);
+///  - a timer host (many cores) that runs latency delays without sharing anything.
+/// Every route crosses exactly two NIC links (or two NVLink links), each with half the end-to-end latency, and
+/// switch links have none, so all routes of a kind have the same latency: CM02 shares a bottleneck in
+/// proportion to route latency, and uniform latencies keep that sharing fair (../shared/notes/simgrid-3.32.md).
+#include <cstdint>
+#include <vector>
+
+#include "hardware/hardware_spec.hpp"
+#include "parallel/placement.hpp"
+
+namespace simgrid::s4u {
+class Host;
+}
+
+namespace dtsim::platform {
+
+/// Host speed used for timers and compute: activities are given seconds * kHostSpeed "flops".
+constexpr double kHostSpeed = 1e9;
+
+class ClusterPlatform {
+ public:
+  /// Builds zones, hosts and links into the current SimGrid engine.
+  ClusterPlatform(const hardware::HardwareSpec& hw, const parallel::Placement& placement);
+
+  simgrid::s4u::Host* gpu(int64_t device) const { return gpus_[size_t(device)]; }
+  /// The NIC host that carries this device's inter-node traffic.
+  simgrid::s4u::Host* nic(int64_t device) const;
+  simgrid::s4u::Host* timer() const { return timer_; }
+  /// Compute host of a device: a GPU's kernels run one at a time on it.
+  bool same_node(int64_t a, int64_t b) const { return placement_.node_of(a) == placement_.node_of(b); }
+  int64_t link_count() const { return links_; }
+
+ private:
+  parallel::Placement placement_;
+  int nics_per_node_;
+  std::vector<simgrid::s4u::Host*> gpus_;
+  std::vector<simgrid::s4u::Host*> nics_;  ///< node * nics_per_node + local NIC
+  simgrid::s4u::Host* timer_ = nullptr;
+  int64_t links_ = 0;
+};
+
+}  // namespace dtsim::platform

@@ -1,0 +1,52 @@
+#pragma once
+/// Replays one training step on SimGrid: every simulated device walks its pipeline schedule unit by unit and
+/// each unit step by step; activities (kernels, flows, latency timers) are created only when their
+/// dependencies have completed, so that only the in-flight window exists at any time.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "parallel/placement.hpp"
+#include "parallel/schedule.hpp"
+#include "replay/step_program.hpp"
+#include "scenario/scenario_spec.hpp"
+
+namespace dtsim::replay {
+
+/// Where one device's step time went; the parts add up to the step time.
+struct Breakdown {
+  double compute_s = 0;       ///< forward, backward and recomputation kernels
+  double recompute_s = 0;     ///< of which recomputation
+  double exposed_tp_comm_s = 0;
+  double exposed_pp_comm_s = 0;
+  double exposed_dp_comm_s = 0;
+  double bubble_s = 0;        ///< idle: waiting for another stage's work, or finished before the slowest device
+  double optimizer_s = 0;
+  double total() const
+  {
+    return compute_s + exposed_tp_comm_s + exposed_pp_comm_s + exposed_dp_comm_s + bubble_s + optimizer_s;
+  }
+};
+
+struct TraceEvent {
+  int64_t device = 0;
+  int track = 0;  ///< 0 compute, 1 tensor-parallel, 2 pipeline, 3 data-parallel
+  const std::string* name = nullptr;
+  double start = 0, end = 0;
+};
+
+struct ReplayResult {
+  double step_time_s = 0;
+  Breakdown average;                   ///< mean over simulated devices
+  std::vector<Breakdown> per_stage;    ///< first simulated device of each stage
+  int64_t simulated_devices = 0;
+  int64_t activities = 0;              ///< SimGrid activities created
+  int64_t links = 0;
+  std::vector<TraceEvent> trace;       ///< filled when asked for
+};
+
+/// Runs the step. Creates its own SimGrid engine: call once per process.
+ReplayResult run_replay(const scenario::ScenarioSpec& s, const StepProgram& program,
+                        const parallel::PipelineSchedule& schedule, bool record_trace);
+
+}  // namespace dtsim::replay

@@ -1,0 +1,128 @@
+#include "replay/step_program.hpp"
+
+#include "parallel/memory.hpp"
+
+namespace dtsim::replay {
+
+using scenario::Recompute;
+
+namespace {
+
+Step compute_step(const std::vector<model::Op>& ops, const hardware::ComputeModel& cm, std::string label,
+                  bool recompute)
+{
+  Step st;
+  st.kind = Step::Kind::Compute;
+  st.recompute = recompute;
+  st.label = std::move(label);
+  for (const auto& op : ops) {
+    st.seconds += cm.seconds(op);
+    st.flops += op.flops();
+  }
+  return st;
+}
+
+void append(std::vector<Step>& out, const std::vector<model::Segment>& segs, const hardware::ComputeModel& cm,
+            const std::string& label, bool recompute)
+{
+  for (const auto& seg : segs) {
+    if (seg.is_collective()) {
+      Step st;
+      st.kind = Step::Kind::TpCollective;
+      st.collective = seg.collective;
+      st.bytes = seg.collective_bytes;
+      st.label = label + " " + model::to_string(seg.collective);
+      out.push_back(std::move(st));
+    } else {
+      out.push_back(compute_step(seg.ops, cm, label, recompute));
+    }
+  }
+}
+
+void grad_ready(std::vector<Step>& out, ChunkGradients& grads, double bytes)
+{
+  Step st;
+  st.kind = Step::Kind::GradReady;
+  st.grad_index = int(grads.bytes.size());
+  grads.bytes.push_back(bytes);
+  out.push_back(std::move(st));
+}
+
+}  // namespace
+
+StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Transformer& t,
+                               const hardware::ComputeModel& cm)
+{
+  const auto& m = t.spec();
+  const int64_t p = s.parallel.pp, v = s.parallel.vpp, tp = s.parallel.tp;
+  const int elem = s.training.precision == "fp32" ? 4 : 2;
+  model::Shape shape{s.training.micro_batch, s.training.seq_len, tp, s.parallel.sp, elem};
+  const model::PassProgram layer = t.layer(shape), emb = t.embedding(shape), head = t.head(shape);
+  const int64_t per_chunk = m.layers / (p * v);
+  const double grad_elem = elem;
+  const double layer_grad_bytes = t.layer_params_per_rank(tp) * grad_elem;
+  const double h = double(m.hidden);
+
+  StepProgram prog;
+  prog.forward.assign(size_t(p), std::vector<std::vector<Step>>(size_t(v)));
+  prog.backward.assign(size_t(p), std::vector<std::vector<Step>>(size_t(v)));
+  prog.gradients.assign(size_t(p), std::vector<ChunkGradients>(size_t(v)));
+  for (int64_t st = 0; st < p; ++st) {
+    for (int64_t c = 0; c < v; ++c) {
+      const int64_t vs = c * p + st;
+      const bool first = vs == 0, last = vs == p * v - 1;
+      const int64_t layer0 = vs * per_chunk;
+      auto& fw = prog.forward[size_t(st)][size_t(c)];
+      auto& bw = prog.backward[size_t(st)][size_t(c)];
+      auto& grads = prog.gradients[size_t(st)][size_t(c)];
+      if (first)
+        append(fw, emb.forward, cm, "forward embedding", false);
+      for (int64_t l = 0; l < per_chunk; ++l)
+        append(fw, layer.forward, cm, "forward layer " + std::to_string(layer0 + l), false);
+      if (last) {
+        append(fw, head.forward, cm, "forward head", false);
+        append(bw, head.backward, cm, "backward head", false);
+        double head_params = t.head_params() - (m.tied_embeddings ? 0.0 : double(m.vocab) * h);
+        if (!m.tied_embeddings || p > 1)
+          head_params += double(m.vocab) * h / double(tp);
+        grad_ready(bw, grads, head_params * grad_elem);
+      }
+      for (int64_t l = per_chunk - 1; l >= 0; --l) {
+        std::string name = "layer " + std::to_string(layer0 + l);
+        if (s.training.recompute == Recompute::Full)
+          append(bw, layer.forward, cm, "recompute " + name, true);
+        else if (s.training.recompute == Recompute::Selective)
+          bw.push_back(compute_step(layer.selective_recompute, cm, "recompute attention " + name, true));
+        append(bw, layer.backward, cm, "backward " + name, false);
+        grad_ready(bw, grads, layer_grad_bytes);
+      }
+      if (first) {
+        append(bw, emb.backward, cm, "backward embedding", false);
+        double emb_params = double(m.vocab) * h / double(tp) +
+                            (m.learned_positions ? double(std::min(s.training.seq_len, m.max_positions)) * h : 0.0);
+        grad_ready(bw, grads, emb_params * grad_elem);
+      }
+    }
+    prog.stage_params.push_back(parallel::stage_params(t, s, st));
+    prog.optimizer_seconds.push_back(cm.memory_seconds(kOptimizerBytesPerParam * prog.stage_params.back()));
+  }
+  // Megatron-LM's scatter/gather: each tensor-parallel rank sends 1/t of the activations to the next stage
+  // (sequence parallelism shards them the same way).
+  prog.send_bytes = double(s.training.micro_batch * s.training.seq_len) * h * elem / double(tp);
+
+  const int64_t tokens = s.training.micro_batch * s.training.seq_len;
+  const double samples = double(s.training.global_batch);
+  const double layer_fwd = t.layer_forward_flops(tokens, s.training.seq_len);
+  const double per_mb_fwd = double(m.layers) * layer_fwd + t.logits_forward_flops(tokens);
+  const double mbs = samples / double(s.training.micro_batch);
+  prog.model_flops = 3.0 * per_mb_fwd * mbs;
+  double recompute = 0;
+  if (s.training.recompute == Recompute::Full)
+    recompute = double(m.layers) * layer_fwd;
+  else if (s.training.recompute == Recompute::Selective)
+    recompute = double(m.layers) * 4.0 * double(tokens) * double(s.training.seq_len) * double(m.heads * m.head_dim);
+  prog.hardware_flops = prog.model_flops + recompute * mbs;
+  return prog;
+}
+
+}  // namespace dtsim::replay

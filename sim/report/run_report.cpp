@@ -1,0 +1,195 @@
+#include "report/run_report.hpp"
+
+#include <cstdio>
+#include <ostream>
+
+#include <nlohmann/json.hpp>
+
+#include "config/units.hpp"
+#include "core/version.hpp"
+
+namespace dtsim::report {
+
+using config::Dimension;
+using config::format_quantity;
+using json = nlohmann::ordered_json;
+
+namespace {
+
+struct Derived {
+  double step = 0, samples_per_s = 0, tokens_per_s = 0, model_tflops = 0, hw_tflops = 0, mfu = 0, hfu = 0;
+};
+
+Derived derive(const RunReport& r)
+{
+  Derived d;
+  const auto& s = *r.scenario;
+  d.step = r.replay.step_time_s;
+  if (d.step <= 0)
+    return d;
+  const double devices = double(s.devices);
+  const double peak = s.hardware.device.peak_flops.at(s.training.precision);
+  d.samples_per_s = double(s.training.global_batch) / d.step;
+  d.tokens_per_s = d.samples_per_s * double(s.training.seq_len);
+  d.model_tflops = r.model_flops / d.step / devices / 1e12;
+  d.hw_tflops = r.hardware_flops / d.step / devices / 1e12;
+  d.mfu = d.model_tflops * 1e12 / peak;
+  d.hfu = d.hw_tflops * 1e12 / peak;
+  return d;
+}
+
+json memory_json(const parallel::StageMemory& m)
+{
+  return json{{"stage", m.stage},
+              {"params", m.params},
+              {"weights_bytes", m.weights_bytes},
+              {"gradients_bytes", m.gradients_bytes},
+              {"optimizer_bytes", m.optimizer_bytes},
+              {"activations_bytes", m.activations_bytes},
+              {"microbatches_in_flight", m.microbatches_in_flight},
+              {"total_bytes", m.total_bytes()}};
+}
+
+json breakdown_json(const replay::Breakdown& b)
+{
+  return json{{"compute_s", b.compute_s},
+              {"recompute_s", b.recompute_s},
+              {"exposed_tp_comm_s", b.exposed_tp_comm_s},
+              {"exposed_pp_comm_s", b.exposed_pp_comm_s},
+              {"exposed_dp_comm_s", b.exposed_dp_comm_s},
+              {"bubble_s", b.bubble_s},
+              {"optimizer_s", b.optimizer_s}};
+}
+
+}  // namespace
+
+void print_json(std::ostream& out, const RunReport& r)
+{
+  const auto& s = *r.scenario;
+  Derived d = derive(r);
+  json j;
+  j["dtsim_version"] = kVersion;
+  j["scenario"] = s.name;
+  j["model"] = s.model.name;
+  j["hardware"] = s.hardware.name;
+  j["devices"] = s.devices;
+  j["plan"] = {{"dp", s.parallel.dp},          {"tp", s.parallel.tp},
+               {"pp", s.parallel.pp},          {"vpp", s.parallel.vpp},
+               {"sp", s.parallel.sp},          {"schedule", scenario::to_string(s.schedule)},
+               {"micro_batch", s.training.micro_batch}, {"microbatches", s.microbatches},
+               {"global_batch", s.training.global_batch}, {"seq_len", s.training.seq_len},
+               {"precision", s.training.precision}, {"recompute", scenario::to_string(s.training.recompute)},
+               {"fidelity", scenario::to_string(s.fidelity)}};
+  j["params"] = r.total_params;
+  j["fits"] = r.memory.fits();
+  j["memory"] = {{"peak_bytes_per_device", r.memory.peak_bytes()},
+                 {"capacity_bytes_per_device", r.memory.capacity_bytes},
+                 {"peak_stage", r.memory.peak_stage},
+                 {"stages", json::array()}};
+  for (const auto& m : r.memory.stages)
+    j["memory"]["stages"].push_back(memory_json(m));
+  if (r.simulated) {
+    j["step_time_s"] = d.step;
+    j["samples_per_s"] = d.samples_per_s;
+    j["tokens_per_s"] = d.tokens_per_s;
+    j["model_tflops_per_device"] = d.model_tflops;
+    j["hardware_tflops_per_device"] = d.hw_tflops;
+    j["mfu"] = d.mfu;
+    j["hfu"] = d.hfu;
+    j["breakdown"] = breakdown_json(r.replay.average);
+    j["breakdown_per_stage"] = json::array();
+    for (const auto& b : r.replay.per_stage)
+      j["breakdown_per_stage"].push_back(breakdown_json(b));
+    j["simulation"] = {{"simulated_devices", r.replay.simulated_devices},
+                       {"activities", r.replay.activities},
+                       {"links", r.replay.links}};
+  }
+  out << j.dump(2) << "\n";
+}
+
+void print_table(std::ostream& out, const RunReport& r)
+{
+  const auto& s = *r.scenario;
+  Derived d = derive(r);
+  char line[256];
+  auto row = [&](const char* k, const std::string& v) {
+    std::snprintf(line, sizeof line, "  %-28s %s\n", k, v.c_str());
+    out << line;
+  };
+  auto num = [](const char* fmt, double v) {
+    char b[64];
+    std::snprintf(b, sizeof b, fmt, v);
+    return std::string(b);
+  };
+  out << "dtsim " << kVersion << ": " << s.name << "\n";
+  row("model", s.model.name + " (" + num("%.3g", r.total_params / 1e9) + "B parameters)");
+  row("hardware", s.hardware.name);
+  row("devices", std::to_string(s.devices) + " (" + std::to_string(s.devices / s.hardware.node.devices) +
+                     " nodes of " + std::to_string(s.hardware.node.devices) + ")");
+  row("plan", "dp " + std::to_string(s.parallel.dp) + ", tp " + std::to_string(s.parallel.tp) + ", pp " +
+                  std::to_string(s.parallel.pp) + (s.parallel.vpp > 1 ? ", vpp " + std::to_string(s.parallel.vpp) : "") +
+                  (s.parallel.sp ? ", sp" : "") + ", " + scenario::to_string(s.schedule));
+  row("batch", std::to_string(s.training.global_batch) + " x " + std::to_string(s.training.seq_len) +
+                   " tokens, micro batch " + std::to_string(s.training.micro_batch) + ", " +
+                   std::to_string(s.microbatches) + " microbatches per pipeline");
+  row("training", s.training.precision + ", recompute " + scenario::to_string(s.training.recompute));
+  out << "\nMemory per device (peak on stage " << r.memory.peak_stage << ")\n";
+  const auto& pk = r.memory.stages[size_t(r.memory.peak_stage)];
+  row("weights", format_quantity(pk.weights_bytes, Dimension::Bytes));
+  row("gradients", format_quantity(pk.gradients_bytes, Dimension::Bytes));
+  row("optimizer states", format_quantity(pk.optimizer_bytes, Dimension::Bytes));
+  row("activations", format_quantity(pk.activations_bytes, Dimension::Bytes) + " (" +
+                         std::to_string(pk.microbatches_in_flight) + " microbatches in flight)");
+  row("total / capacity", format_quantity(pk.total_bytes(), Dimension::Bytes) + " / " +
+                              format_quantity(r.memory.capacity_bytes, Dimension::Bytes) +
+                              (r.memory.fits() ? "  fits" : "  DOES NOT FIT"));
+  if (!r.simulated) {
+    out << "\nNot simulated: the plan does not fit in device memory.\n";
+    return;
+  }
+  out << "\nStep\n";
+  row("step time", num("%.4f s", d.step));
+  row("throughput", num("%.2f samples/s", d.samples_per_s) + ", " + num("%.0f tokens/s", d.tokens_per_s));
+  row("model TFLOP/s per device", num("%.1f", d.model_tflops) + num("  (MFU %.1f%%)", 100 * d.mfu));
+  row("hardware TFLOP/s per device", num("%.1f", d.hw_tflops) + num("  (HFU %.1f%%)", 100 * d.hfu));
+  out << "\nWhere the time goes (mean over simulated devices)\n";
+  const auto& b = r.replay.average;
+  auto part = [&](const char* k, double v) { row(k, num("%.4f s", v) + num("  %5.1f%%", 100 * v / d.step)); };
+  part("compute", b.compute_s);
+  part("  of which recomputation", b.recompute_s);
+  part("exposed TP communication", b.exposed_tp_comm_s);
+  part("exposed PP communication", b.exposed_pp_comm_s);
+  part("exposed DP communication", b.exposed_dp_comm_s);
+  part("pipeline bubble / idle", b.bubble_s);
+  part("optimizer", b.optimizer_s);
+  out << "\n";
+  row("simulated", std::to_string(r.replay.simulated_devices) + " devices (" + scenario::to_string(s.fidelity) +
+                       "), " + std::to_string(r.replay.activities) + " activities");
+}
+
+void write_trace(std::ostream& out, const RunReport& r)
+{
+  static const char* tracks[] = {"compute", "tensor-parallel", "pipeline", "data-parallel"};
+  json events = json::array();
+  std::vector<int64_t> devices;
+  for (const auto& e : r.replay.trace)
+    devices.push_back(e.device);
+  std::sort(devices.begin(), devices.end());
+  devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
+  for (int64_t d : devices) {
+    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", d}, {"args", {{"name", "device " + std::to_string(d)}}}});
+    for (int t = 0; t < 4; ++t)
+      events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", d}, {"tid", t}, {"args", {{"name", tracks[t]}}}});
+  }
+  for (const auto& e : r.replay.trace)
+    events.push_back({{"name", *e.name},
+                      {"cat", tracks[e.track]},
+                      {"ph", "X"},
+                      {"ts", e.start * 1e6},
+                      {"dur", (e.end - e.start) * 1e6},
+                      {"pid", e.device},
+                      {"tid", e.track}});
+  out << json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() << "\n";
+}
+
+}  // namespace dtsim::report

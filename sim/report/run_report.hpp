@@ -1,0 +1,31 @@
+#pragma once
+/// The result of `dtsim run`: derived metrics (throughput, TFLOP/s, MFU/HFU), the breakdown of the step and the
+/// memory per device, printed as a table for people or as JSON (stable keys) for programs.
+#include <iosfwd>
+#include <string>
+
+#include "parallel/memory.hpp"
+#include "replay/replay.hpp"
+#include "replay/step_program.hpp"
+#include "scenario/scenario_spec.hpp"
+
+namespace dtsim::report {
+
+struct RunReport {
+  const scenario::ScenarioSpec* scenario = nullptr;
+  parallel::MemoryReport memory;
+  double total_params = 0;
+  bool simulated = false;  ///< false when the plan does not fit (nothing was simulated)
+  replay::ReplayResult replay;
+  double model_flops = 0, hardware_flops = 0;  ///< per step, all devices
+  double wall_s = 0;                           ///< simulator's own wall time
+};
+
+void print_table(std::ostream& out, const RunReport& r);
+void print_json(std::ostream& out, const RunReport& r);
+
+/// Chrome trace-event JSON (opens in Perfetto): one process per simulated device, threads for compute and the
+/// three kinds of communication.
+void write_trace(std::ostream& out, const RunReport& r);
+
+}  // namespace dtsim::report

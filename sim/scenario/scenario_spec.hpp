@@ -1,0 +1,56 @@
+#pragma once
+/// A scenario: which model on which hardware, with how many devices, under which parallel plan and schedule,
+/// with which training settings. Parsed from scenarios/*.yaml (plus --set overrides) and checked as a whole.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/diagnostics.hpp"
+#include "hardware/hardware_spec.hpp"
+#include "model/model_spec.hpp"
+
+namespace dtsim::scenario {
+
+enum class Schedule { GPipe, OneFOneB, Interleaved };
+enum class Recompute { None, Selective, Full };
+enum class Fidelity { Folded, Full };
+
+struct ParallelSpec {
+  int64_t dp = 1, tp = 1, pp = 1;
+  int64_t vpp = 1;                  ///< model chunks per pipeline stage (interleaved schedule)
+  bool sp = false;                  ///< sequence parallelism
+  bool dp_overlap = true;           ///< gradient all-reduce overlapped with backward, in buckets
+  double dp_bucket_bytes = 25.0 * 1048576;  ///< PyTorch DDP's default bucket_cap_mb = 25
+};
+
+struct TrainingSpec {
+  int64_t global_batch = 1, micro_batch = 1, seq_len = 1;
+  std::string precision = "bf16";
+  Recompute recompute = Recompute::None;
+};
+
+struct ScenarioSpec {
+  std::string file;
+  std::string name;
+  std::string description;
+  model::ModelSpec model;
+  hardware::HardwareSpec hardware;
+  int64_t devices = 1;
+  ParallelSpec parallel;
+  Schedule schedule = Schedule::OneFOneB;
+  TrainingSpec training;
+  Fidelity fidelity = Fidelity::Folded;
+  int64_t microbatches = 1;  ///< per pipeline per step: global_batch / (micro_batch * dp)
+  std::map<std::string, Origin> where;  ///< origin of each scenario key, for cross-file messages
+};
+
+const char* to_string(Schedule s);
+const char* to_string(Recompute r);
+const char* to_string(Fidelity f);
+
+/// Loads a scenario and the files it names, applies `overrides` ("key=value"), and checks everything; throws
+/// ConfigError with every problem found.
+ScenarioSpec load_scenario(const std::string& path, const std::vector<std::string>& overrides);
+
+}  // namespace dtsim::scenario

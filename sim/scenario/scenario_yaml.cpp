@@ -1,0 +1,206 @@
+#include <filesystem>
+
+#include "config/map_reader.hpp"
+#include "hardware/hardware_yaml.hpp"
+#include "model/model_yaml.hpp"
+#include "scenario/scenario_spec.hpp"
+
+namespace dtsim::scenario {
+
+using config::Dimension;
+using config::MapReader;
+
+const char* to_string(Schedule s)
+{
+  switch (s) {
+    case Schedule::GPipe: return "gpipe";
+    case Schedule::OneFOneB: return "1f1b";
+    case Schedule::Interleaved: return "interleaved-1f1b";
+  }
+  return "?";
+}
+
+const char* to_string(Recompute r)
+{
+  switch (r) {
+    case Recompute::None: return "none";
+    case Recompute::Selective: return "selective";
+    case Recompute::Full: return "full";
+  }
+  return "?";
+}
+
+const char* to_string(Fidelity f) { return f == Fidelity::Full ? "full" : "folded"; }
+
+namespace {
+
+// Loads a file named by the scenario; its errors keep their own location and say where it was referenced.
+template <typename Spec, typename Loader>
+Spec load_referenced(const std::string& path, const Origin& from, const std::string& key, Loader load,
+                     Diagnostics& diag)
+{
+  Diagnostics inner;
+  Spec spec = load(path, inner);
+  for (const auto& d : inner.items())
+    diag.add(d.where, d.key_path, d.message + "\n  referenced from " + from.str() + " (" + key + ")");
+  return spec;
+}
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool hardware_ok)
+{
+  auto at = [&](const std::string& key) { return s.where.count(key) ? s.where.at(key) : Origin{s.file, 0, 0}; };
+  const auto& m = s.model;
+  const auto& p = s.parallel;
+  const std::string model_ref = " of model " + m.file;
+  if (model_ok) {
+    if (m.heads % p.tp != 0)
+      diag.add(at("parallel.tp"), "parallel.tp",
+               "expected a divisor of num_attention_heads (" + str(m.heads) + ")" + model_ref + ", got " + str(p.tp));
+    else if (m.kv_heads % p.tp != 0)
+      diag.add(at("parallel.tp"), "parallel.tp",
+               "expected a divisor of num_key_value_heads (" + str(m.kv_heads) + ")" + model_ref + ", got " + str(p.tp));
+    if (m.hidden % p.tp != 0)
+      diag.add(at("parallel.tp"), "parallel.tp",
+               "expected a divisor of hidden_size (" + str(m.hidden) + ")" + model_ref + ", got " + str(p.tp));
+    if (m.ffn % p.tp != 0)
+      diag.add(at("parallel.tp"), "parallel.tp",
+               "expected a divisor of intermediate_size (" + str(m.ffn) + ")" + model_ref + ", got " + str(p.tp));
+    if (p.pp > m.layers)
+      diag.add(at("parallel.pp"), "parallel.pp",
+               "expected at most num_hidden_layers (" + str(m.layers) + ")" + model_ref + ", got " + str(p.pp));
+    else if (m.layers % (p.pp * p.vpp) != 0)
+      diag.add(at(p.vpp > 1 ? "parallel.vpp" : "parallel.pp"), p.vpp > 1 ? "parallel.vpp" : "parallel.pp",
+               "expected pp * vpp to divide num_hidden_layers (" + str(m.layers) + ")" + model_ref + ", got " +
+                   str(p.pp) + " * " + str(p.vpp) + " = " + str(p.pp * p.vpp));
+    if (s.training.seq_len > m.max_positions)
+      diag.add(at("training.seq_len"), "training.seq_len",
+               "expected at most max_position_embeddings (" + str(m.max_positions) + ")" + model_ref + ", got " +
+                   str(s.training.seq_len));
+  }
+  if (hardware_ok && !s.hardware.device.peak_flops.count(s.training.precision))
+    diag.add(at("training.precision"), "training.precision",
+             "expected a precision with a peak_flops entry in " + s.hardware.file + ", got '" +
+                 s.training.precision + "'");
+  if (p.dp * p.tp * p.pp != s.devices)
+    diag.add(at("devices"), "devices",
+             "expected dp * tp * pp = devices, got " + str(p.dp) + " * " + str(p.tp) + " * " + str(p.pp) + " = " +
+                 str(p.dp * p.tp * p.pp) + " for " + str(s.devices) + " devices");
+  const auto& t = s.training;
+  if (t.global_batch % (p.dp * t.micro_batch) != 0) {
+    diag.add(at("training.global_batch"), "training.global_batch",
+             "expected a multiple of dp * micro_batch = " + str(p.dp) + " * " + str(t.micro_batch) + " = " +
+                 str(p.dp * t.micro_batch) + ", got " + str(t.global_batch));
+  } else {
+    s.microbatches = t.global_batch / (p.dp * t.micro_batch);
+  }
+  if (s.schedule == Schedule::Interleaved) {
+    if (p.vpp < 2)
+      diag.add(at("parallel.vpp"), "parallel.vpp",
+               "expected vpp >= 2 for schedule interleaved-1f1b (model chunks per stage), got " + str(p.vpp));
+    if (p.pp < 2)
+      diag.add(at("parallel.pp"), "parallel.pp", "expected pp >= 2 for schedule interleaved-1f1b, got " + str(p.pp));
+    if (s.microbatches % p.pp != 0)
+      diag.add(at("training.global_batch"), "training.global_batch",
+               "expected the microbatch count per pipeline (global_batch / (micro_batch * dp) = " +
+                   str(s.microbatches) + ") to be a multiple of pp (" + str(p.pp) +
+                   ") for schedule interleaved-1f1b");
+  } else if (p.vpp != 1) {
+    diag.add(at("parallel.vpp"), "parallel.vpp",
+             std::string("expected 1 unless schedule is interleaved-1f1b, got ") + str(p.vpp) + " with schedule " +
+                 to_string(s.schedule));
+  }
+}
+
+}  // namespace
+
+ScenarioSpec load_scenario(const std::string& path, const std::vector<std::string>& overrides)
+{
+  Diagnostics diag;
+  ScenarioSpec s;
+  s.file = path;
+  s.name = std::filesystem::path(path).stem().string();
+  auto file = config::YamlFile::load(path, diag);
+  if (!file.ok())
+    diag.throw_if_any();
+  for (const auto& o : overrides) {
+    auto eq = o.find('=');
+    std::string err = eq == std::string::npos
+                          ? "expected KEY=VALUE, got '" + o + "'"
+                          : file.set_override(o.substr(0, eq), o.substr(eq + 1));
+    if (!err.empty())
+      diag.add({"<command line> --set " + o, 0, 0}, "", err);
+  }
+  MapReader root(file, file.root(), "", diag);
+  auto remember = [&](MapReader& r, const std::string& key) { s.where[r.path_of(key)] = r.where(key); };
+
+  s.name = root.string("name", false).value_or(s.name);
+  s.description = root.string("description", false).value_or("");
+  auto model_path = root.string("model", true);
+  auto hw_path = root.string("hardware", true);
+  remember(root, "model");
+  remember(root, "hardware");
+  s.devices = root.integer("devices", true).value_or(1);
+  remember(root, "devices");
+
+  MapReader par = root.map("parallel", true);
+  s.parallel.tp = par.integer("tp", false).value_or(1);
+  s.parallel.pp = par.integer("pp", false).value_or(1);
+  s.parallel.vpp = par.integer("vpp", false).value_or(1);
+  auto dp = par.integer("dp", false);
+  s.parallel.sp = par.boolean("sp", false).value_or(false);
+  s.parallel.dp_overlap = par.boolean("dp_overlap", false).value_or(true);
+  s.parallel.dp_bucket_bytes = par.quantity("dp_bucket", Dimension::Bytes, false).value_or(25.0 * 1048576);
+  for (const char* k : {"tp", "pp", "vpp", "dp", "sp"})
+    remember(par, k);
+  par.finish();
+  if (dp) {
+    s.parallel.dp = *dp;
+  } else if (s.devices % (s.parallel.tp * s.parallel.pp) == 0) {
+    s.parallel.dp = s.devices / (s.parallel.tp * s.parallel.pp);
+  } else {
+    diag.add(root.where("devices"), "parallel.dp",
+             "cannot derive dp: devices (" + str(s.devices) + ") is not a multiple of tp * pp = " +
+                 str(s.parallel.tp * s.parallel.pp));
+    s.parallel.dp = 0;
+  }
+
+  auto sched = root.choice("schedule", {"gpipe", "1f1b", "interleaved-1f1b"}, false).value_or("1f1b");
+  s.schedule = sched == "gpipe" ? Schedule::GPipe : sched == "1f1b" ? Schedule::OneFOneB : Schedule::Interleaved;
+  remember(root, "schedule");
+
+  MapReader tr = root.map("training", true);
+  s.training.global_batch = tr.integer("global_batch", true).value_or(1);
+  s.training.micro_batch = tr.integer("micro_batch", true).value_or(1);
+  s.training.seq_len = tr.integer("seq_len", true).value_or(1);
+  s.training.precision = tr.choice("precision", {"bf16", "fp16", "fp32"}, false).value_or("bf16");
+  auto rc = tr.choice("recompute", {"none", "selective", "full"}, false).value_or("none");
+  s.training.recompute = rc == "none" ? Recompute::None : rc == "selective" ? Recompute::Selective : Recompute::Full;
+  for (const char* k : {"global_batch", "micro_batch", "seq_len", "precision", "recompute"})
+    remember(tr, k);
+  tr.finish();
+
+  MapReader sim = root.map("simulation", false);
+  auto fid = sim.choice("fidelity", {"folded", "full"}, false).value_or("folded");
+  s.fidelity = fid == "full" ? Fidelity::Full : Fidelity::Folded;
+  sim.finish();
+  root.finish();
+
+  size_t before = diag.items().size();
+  if (model_path)
+    s.model = load_referenced<model::ModelSpec>(file.resolve(*model_path), root.where("model"), "model",
+                                                model::load_model, diag);
+  bool model_ok = model_path && diag.items().size() == before;
+  before = diag.items().size();
+  if (hw_path)
+    s.hardware = load_referenced<hardware::HardwareSpec>(file.resolve(*hw_path), root.where("hardware"), "hardware",
+                                                         hardware::load_hardware, diag);
+  bool hardware_ok = hw_path && diag.items().size() == before;
+  if (s.parallel.dp > 0)
+    check_plan(s, diag, model_ok, hardware_ok);
+  diag.throw_if_any();
+  return s;
+}
+
+}  // namespace dtsim::scenario
