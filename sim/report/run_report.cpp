@@ -164,7 +164,7 @@ void print_table(std::ostream& out, const RunReport& r)
   part("optimizer", b.optimizer_s);
   out << "\n";
   row("simulated", std::to_string(r.replay.simulated_devices) + " devices (" + scenario::to_string(s.fidelity) +
-                       "), " + std::to_string(r.replay.activities) + " activities");
+                       "), " + std::to_string(r.replay.activities) + " activities\n");
 }
 
 void write_trace(std::ostream& out, const RunReport& r)

@@ -1,0 +1,114 @@
+// dtsim_validation: simulates each published run of a reference table and compares achieved TFLOP/s per device.
+// Each row runs in a child process (SimGrid allows one engine per process). Prints a Markdown table; exits 1 when
+// a row misses its bound or the mean absolute error misses its bound.
+//   usage: dtsim_validation TABLE.csv [--row-bound 0.10] [--mean-bound 0.05]
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+#include "app/simulate.hpp"
+
+namespace {
+
+struct Row {
+  std::string scenario;
+  double params_b = 0, gpus = 0, published = 0, simulated = NAN, step_s = NAN;
+};
+
+// Runs one scenario in a child process; returns {hardware TFLOP/s per device, step time}.
+std::pair<double, double> simulate_in_child(const std::string& scenario)
+{
+  int fd[2];
+  if (pipe(fd) != 0)
+    return {NAN, NAN};
+  std::fflush(stdout);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fd[0]);
+    double out[2] = {NAN, NAN};
+    try {
+      auto spec = dtsim::scenario::load_scenario(scenario, {});
+      auto r = dtsim::app::simulate(spec, false);
+      if (r.simulated) {
+        out[1] = r.replay.step_time_s;
+        out[0] = r.hardware_flops / out[1] / double(spec.devices) / 1e12;
+      }
+    } catch (const std::exception& e) {
+      std::cerr << scenario << ": " << e.what() << "\n";
+    }
+    ssize_t n = write(fd[1], out, sizeof out);
+    _exit(n == sizeof out ? 0 : 1);
+  }
+  close(fd[1]);
+  double in[2] = {NAN, NAN};
+  ssize_t n = read(fd[0], in, sizeof in);
+  close(fd[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (n != sizeof in)
+    return {NAN, NAN};
+  return {in[0], in[1]};
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+  if (argc < 2) {
+    std::cerr << "usage: dtsim_validation TABLE.csv [--row-bound 0.10] [--mean-bound 0.05]\n";
+    return 2;
+  }
+  double row_bound = 0.10, mean_bound = 0.05;
+  for (int i = 2; i + 1 < argc; i += 2) {
+    std::string k = argv[i];
+    if (k == "--row-bound")
+      row_bound = std::stod(argv[i + 1]);
+    else if (k == "--mean-bound")
+      mean_bound = std::stod(argv[i + 1]);
+  }
+  std::ifstream in(argv[1]);
+  if (!in) {
+    std::cerr << "cannot read " << argv[1] << "\n";
+    return 2;
+  }
+  std::vector<Row> rows;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#' || line.rfind("scenario,", 0) == 0)
+      continue;
+    std::stringstream ss(line);
+    Row r;
+    std::string f;
+    std::getline(ss, r.scenario, ',');
+    std::getline(ss, f, ',');
+    r.params_b = std::stod(f);
+    std::getline(ss, f, ',');
+    r.gpus = std::stod(f);
+    std::getline(ss, f, ',');
+    r.published = std::stod(f);
+    rows.push_back(r);
+  }
+  double sum_abs = 0;
+  bool ok = true;
+  std::printf("| model | GPUs | published TFLOP/s/GPU | simulated | error | step time (s) |\n");
+  std::printf("|---|---|---|---|---|---|\n");
+  for (auto& r : rows) {
+    std::tie(r.simulated, r.step_s) = simulate_in_child(r.scenario);
+    double err = (r.simulated - r.published) / r.published;
+    bool row_ok = std::isfinite(err) && std::fabs(err) <= row_bound;
+    ok = ok && row_ok;
+    sum_abs += std::isfinite(err) ? std::fabs(err) : 1.0;
+    std::printf("| %.1fB | %.0f | %.0f | %.1f | %+.1f%%%s | %.2f |\n", r.params_b, r.gpus, r.published, r.simulated,
+                100 * err, row_ok ? "" : " (out of bound)", r.step_s);
+  }
+  double mae = rows.empty() ? 0 : sum_abs / double(rows.size());
+  bool mean_ok = mae <= mean_bound;
+  std::printf("\nMean absolute error: %.1f%% (bound %.0f%%); per-row bound %.0f%%: %s\n", 100 * mae,
+              100 * mean_bound, 100 * row_bound, ok && mean_ok ? "met" : "NOT met");
+  return ok && mean_ok ? 0 : 1;
+}
