@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Fits the GEMM efficiency parameters of a device (hardware/*.yaml, device.efficiency.gemm) to published cuBLAS
+measurements, once per device. Model (sim/hardware/compute_model.cpp):
+    eff = max * A^p / (A^p + half_area^p) * k / (k + half_k),  A = batch * m * n
+    time = max(flops / (peak * eff), bytes / (memory_bandwidth * memory_efficiency))
+Grid search on the squared log error. Prints the parameters and the fit error per point.
+Usage: scripts/calibrate_gemm.py a100|h100
+"""
+import math
+import sys
+
+# (m, n, k, batch, measured TFLOP/s, source)
+A100 = dict(peak=312e12, bw=2039e9 * 0.83, points=[
+    (1024, 1024, 1024, 1, 119.4, "Azure AI-benchmarking-guide ND A100 v4, cuBLASLt FP16"),
+    (2048, 2048, 2048, 1, 221.8, "same"),
+    (4096, 4096, 4096, 1, 228.0, "same"),
+    (8192, 8192, 8192, 1, 253.7, "same"),
+    (16384, 16384, 16384, 1, 256.5, "same"),
+    (1024, 2145, 1024, 1, 132.8, "same"),
+    (6144, 12288, 12288, 1, 250.8, "same"),
+    (802816, 192, 768, 1, 157.8, "same"),
+    (2048, 2048, 256, 64, 130.2, "EleutherAI cookbook sample results, attention_score"),
+    (2048, 256, 2048, 64, 219.0, "EleutherAI cookbook sample results, attention_over_value"),
+    (1024, 128, 1024, 512, 132.5, "pytorch/pytorch#83272, bmm"),
+], maxes=[0.82, 0.83, 0.84, 0.85, 0.86])
+H100 = dict(peak=989e12, bw=3350e9 * 0.89, points=[
+    (1024, 1024, 1024, 1, 176.6, "zzc0721/torch-performance-test-data#79, BF16"),
+    (2048, 2048, 2048, 1, 676.6, "same"),
+    (4096, 4096, 4096, 1, 788.7, "same"),
+    (8192, 8192, 8192, 1, 797.8, "pranjalssh/fast.cu README, cuBLAS BF16"),
+    (6144, 6144, 6144, 1, 741.1, "same"),
+    (6144, 2816, 17920, 1, 792.1, "stas00/ml-engineering MAMF table"),
+], maxes=[0.78, 0.80, 0.81, 0.82, 0.83, 0.84, 0.85])
+
+
+def model(dev, m, n, k, b, mx, half_area, half_k, p):
+    area = b * m * n
+    eff = mx * area ** p / (area ** p + half_area ** p) * k / (k + half_k)
+    flops = 2.0 * m * n * k * b
+    byts = 2.0 * b * (m * k + k * n + m * n)
+    t = max(flops / (dev["peak"] * eff), byts / dev["bw"])
+    return flops / t / 1e12
+
+
+def fit(dev):
+    best = None
+    for mx in dev["maxes"]:
+        for p in [1, 1.5, 2, 2.5, 3]:
+            for ha in [2 ** (i / 2) for i in range(28, 48)]:
+                for hk in [0, 32, 64, 96, 128, 160, 192, 256, 320, 384, 448, 512, 640]:
+                    err = sum(math.log(model(dev, m, n, k, b, mx, ha, hk, p) / v) ** 2
+                              for m, n, k, b, v, _ in dev["points"])
+                    if best is None or err < best[0]:
+                        best = (err, mx, ha, hk, p)
+    return best
+
+
+if __name__ == "__main__":
+    dev = {"a100": A100, "h100": H100}[sys.argv[1] if len(sys.argv) > 1 else "a100"]
+    _, mx, ha, hk, p = fit(dev)
+    print(f"max: {mx}\nhalf_area: {ha:.0f}\narea_exponent: {p}\nhalf_k: {hk}")
+    for m, n, k, b, v, src in dev["points"]:
+        s = model(dev, m, n, k, b, mx, ha, hk, p)
+        print(f"  {b:4d} x {m}x{n}x{k}: measured {v:6.1f}  model {s:6.1f}  ({100 * (s - v) / v:+.1f}%)  {src}")
