@@ -20,11 +20,12 @@ report::RunReport simulate(const scenario::ScenarioSpec& s, bool record_trace)
   if (!r.memory.fits())
     return r;
   hardware::ComputeModel compute(s.hardware.device, s.training.precision);
-  auto program = replay::build_step_program(s, t, compute);
-  r.model_flops = program.model_flops;
-  r.hardware_flops = program.hardware_flops;
+  auto program = std::make_shared<const replay::StepProgram>(replay::build_step_program(s, t, compute));
+  r.program = program;
+  r.model_flops = program->model_flops;
+  r.hardware_flops = program->hardware_flops;
   auto schedule = parallel::build_schedule(s.schedule, s.parallel.pp, s.parallel.vpp, s.microbatches);
-  r.replay = replay::run_replay(s, program, schedule, record_trace);
+  r.replay = replay::run_replay(s, *program, schedule, record_trace);
   r.simulated = true;
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;

@@ -25,6 +25,11 @@ static size_t edit_distance(const std::string& a, const std::string& b)
 
 std::string closest(const std::string& word, const std::vector<std::string>& candidates)
 {
+  // A value cut short ("interleaved" for "interleaved-1f1b") is a likely mistake however far it is.
+  if (word.size() >= 3)
+    for (const auto& c : candidates)
+      if (c.size() > word.size() && c.compare(0, word.size(), word) == 0)
+        return c;
   std::string best;
   size_t best_d = std::max<size_t>(2, word.size() / 3) + 1;  // farther than this is not a typo
   for (const auto& c : candidates) {

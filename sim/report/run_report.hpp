@@ -2,6 +2,7 @@
 /// The result of `dtsim run`: derived metrics (throughput, TFLOP/s, MFU/HFU), the breakdown of the step and the
 /// memory per device, printed as a table for people or as JSON (stable keys) for programs.
 #include <iosfwd>
+#include <memory>
 #include <string>
 
 #include "parallel/memory.hpp"
@@ -17,6 +18,8 @@ struct RunReport {
   double total_params = 0;
   bool simulated = false;  ///< false when the plan does not fit (nothing was simulated)
   replay::ReplayResult replay;
+  /// Kept alive with the report: trace events point at its step labels.
+  std::shared_ptr<const replay::StepProgram> program;
   double model_flops = 0, hardware_flops = 0;  ///< per step, all devices
   double wall_s = 0;                           ///< simulator's own wall time
 };

@@ -40,6 +40,11 @@ Spec load_referenced(const std::string& path, const Origin& from, const std::str
                      Diagnostics& diag)
 {
   Diagnostics inner;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {  // point at the scenario line that names the file
+    diag.add(from, key, "cannot read file '" + path + "': it does not exist or is not a readable file");
+    return Spec{};
+  }
   Spec spec = load(path, inner);
   for (const auto& d : inner.items())
     diag.add(d.where, d.key_path, d.message + "\n  referenced from " + from.str() + " (" + key + ")");
@@ -133,6 +138,7 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
       diag.add({"<command line> --set " + o, 0, 0}, "", err);
   }
   MapReader root(file, file.root(), "", diag);
+  const size_t errors_before_values = diag.items().size();
   auto remember = [&](MapReader& r, const std::string& key) { s.where[r.path_of(key)] = r.where(key); };
 
   s.name = root.string("name", false).value_or(s.name);
@@ -155,8 +161,11 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   for (const char* k : {"tp", "pp", "vpp", "dp", "sp"})
     remember(par, k);
   par.finish();
+  const bool sizes_ok = diag.items().size() == errors_before_values;
   if (dp) {
     s.parallel.dp = *dp;
+  } else if (!sizes_ok) {
+    s.parallel.dp = 0;  // derived from values that did not parse: reported already
   } else if (s.devices % (s.parallel.tp * s.parallel.pp) == 0) {
     s.parallel.dp = s.devices / (s.parallel.tp * s.parallel.pp);
   } else {
@@ -186,6 +195,8 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   s.fidelity = fid == "full" ? Fidelity::Full : Fidelity::Folded;
   sim.finish();
   root.finish();
+  // Cross-file checks only make sense on values that parsed: a wrong value must not cause follow-on errors.
+  const bool values_ok = diag.items().size() == errors_before_values;
 
   size_t before = diag.items().size();
   if (model_path)
@@ -197,7 +208,7 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
     s.hardware = load_referenced<hardware::HardwareSpec>(file.resolve(*hw_path), root.where("hardware"), "hardware",
                                                          hardware::load_hardware, diag);
   bool hardware_ok = hw_path && diag.items().size() == before;
-  if (s.parallel.dp > 0)
+  if (values_ok && s.parallel.dp > 0)
     check_plan(s, diag, model_ok, hardware_ok);
   diag.throw_if_any();
   return s;

@@ -119,9 +119,9 @@ TEST_P(ConfigErrorsTest, MessageMatchesExpected)
     actual = e.what();
     EXPECT_FALSE(e.items().empty()) << "ConfigError without diagnostics";
   } catch (const std::exception& e) {
-    FAIL() << yaml << ": expected dtsim::ConfigError, got another exception: " << e.what();
+    FAIL() << yaml.generic_string() << ": expected dtsim::ConfigError, got another exception: " << e.what();
   }
-  ASSERT_TRUE(threw_config_error) << yaml << ": expected load_scenario to throw dtsim::ConfigError, it succeeded";
+  ASSERT_TRUE(threw_config_error) << yaml.generic_string() << ": expected load_scenario to throw dtsim::ConfigError, it succeeded";
 
   if (update_golden()) {
     std::ofstream(expected_file, std::ios::binary) << actual << "\n";
