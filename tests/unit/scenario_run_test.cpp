@@ -1,0 +1,132 @@
+// End to end on scenarios/tiny.yaml: the breakdown is a partition of the step time (replay.hpp: "the parts add
+// up to the step time"), throughput is global_batch / step time, MFU = model FLOP/s / peak (Narayanan 2021;
+// Chowdhery et al. 2022), the JSON report is deterministic, and folded and full fidelity agree.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "app/simulate.hpp"
+#include "report/run_report.hpp"
+#include "scenario/scenario_spec.hpp"
+#include "test_paths.hpp"
+
+namespace {
+
+using dtsim::test::rel_diff;
+using dtsim::test::source_path;
+
+void expect_partition(const dtsim::replay::Breakdown& b, double step, const std::string& what)
+{
+  SCOPED_TRACE(what);
+  for (double part : {b.compute_s, b.recompute_s, b.exposed_tp_comm_s, b.exposed_pp_comm_s, b.exposed_dp_comm_s,
+                      b.bubble_s, b.optimizer_s})
+    EXPECT_GE(part, 0.0);
+  EXPECT_LE(b.recompute_s, b.compute_s);
+  const double sum = b.compute_s + b.exposed_tp_comm_s + b.exposed_pp_comm_s + b.exposed_dp_comm_s + b.bubble_s +
+                     b.optimizer_s;
+  EXPECT_LT(rel_diff(sum, step), 1e-9) << "parts add up to " << sum << " s, step is " << step << " s";
+}
+
+// One simulate() call: one SimGrid engine in this process.
+TEST(TinyScenario, BreakdownThroughputAndJson)
+{
+  auto s = dtsim::scenario::load_scenario(source_path("scenarios/tiny.yaml"), {});
+  auto r = dtsim::app::simulate(s, false);
+  ASSERT_TRUE(r.simulated);
+  const double step = r.replay.step_time_s;
+  ASSERT_GT(step, 0.0);
+  expect_partition(r.replay.average, step, "average");
+  ASSERT_EQ(r.replay.per_stage.size(), size_t(s.parallel.pp));
+  for (size_t i = 0; i < r.replay.per_stage.size(); ++i)
+    expect_partition(r.replay.per_stage[i], step, "stage " + std::to_string(i));
+
+  std::ostringstream a, b;
+  dtsim::report::print_json(a, r);
+  dtsim::report::print_json(b, r);
+  EXPECT_EQ(a.str(), b.str());  // byte-identical
+
+  auto j = nlohmann::json::parse(a.str());
+  EXPECT_DOUBLE_EQ(j.at("step_time_s").get<double>(), step);
+  const double samples = j.at("samples_per_s").get<double>();
+  EXPECT_LT(rel_diff(samples, 64.0 / step), 1e-12);  // global_batch 64 in tiny.yaml
+  EXPECT_LT(rel_diff(j.at("tokens_per_s").get<double>(), samples * 512.0), 1e-12);  // seq_len 512
+  // MFU: model FLOPs per second per device over the bf16 peak of an A100 (312 TFLOP/s), 16 devices.
+  const double mfu = r.model_flops / step / 16.0 / 312e12;
+  EXPECT_LT(rel_diff(j.at("mfu").get<double>(), mfu), 1e-12);
+  EXPECT_GT(mfu, 0.0);
+  EXPECT_LT(mfu, 1.0);
+  // The JSON breakdown is the replay's average.
+  const auto& jb = j.at("breakdown");
+  EXPECT_DOUBLE_EQ(jb.at("compute_s").get<double>(), r.replay.average.compute_s);
+  EXPECT_DOUBLE_EQ(jb.at("bubble_s").get<double>(), r.replay.average.bubble_s);
+  std::printf("[tiny] step %.9g s, %.4g samples/s, MFU %.4f, compute %.6g s, bubble %.6g s, tp %.6g s, pp %.6g s, "
+              "dp %.6g s, optimizer %.6g s\n",
+              step, samples, mfu, r.replay.average.compute_s, r.replay.average.bubble_s,
+              r.replay.average.exposed_tp_comm_s, r.replay.average.exposed_pp_comm_s,
+              r.replay.average.exposed_dp_comm_s, r.replay.average.optimizer_s);
+}
+
+// ---- binary-level checks: each dtsim process runs its own engine ------------------------------------------
+
+// Path of the dtsim binary from DTSIM_BINARY (set by tests/CMakeLists.txt); empty when unset.
+std::string dtsim_binary()
+{
+  const char* p = std::getenv("DTSIM_BINARY");
+  return p ? std::string(p) : std::string();
+}
+
+// Runs a command, returns its stdout; fails the test when it exits non-zero.
+std::string run_command(const std::string& cmd)
+{
+  std::string out;
+  FILE* f = popen(cmd.c_str(), "r");
+  if (!f) {
+    ADD_FAILURE() << "cannot run " << cmd;
+    return out;
+  }
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+    out.append(buf, n);
+  int rc = pclose(f);
+  EXPECT_EQ(rc, 0) << cmd;
+  return out;
+}
+
+std::string run_tiny(const std::string& extra)
+{
+  return run_command("'" + dtsim_binary() + "' run '" + source_path("scenarios/tiny.yaml") + "' --format json" +
+                     extra);
+}
+
+TEST(DtsimBinary, JsonIsByteIdenticalAcrossRuns)
+{
+  if (dtsim_binary().empty())
+    GTEST_SKIP() << "DTSIM_BINARY is not set";
+  const std::string first = run_tiny(""), second = run_tiny("");
+  ASSERT_FALSE(first.empty());
+  EXPECT_EQ(first, second);
+}
+
+TEST(DtsimBinary, FoldedAndFullFidelityAgree)
+{
+  if (dtsim_binary().empty())
+    GTEST_SKIP() << "DTSIM_BINARY is not set";
+  auto folded = nlohmann::json::parse(run_tiny(""));
+  auto full = nlohmann::json::parse(run_tiny(" --set simulation.fidelity=full"));
+  ASSERT_EQ(folded.at("plan").at("fidelity"), "folded");
+  ASSERT_EQ(full.at("plan").at("fidelity"), "full");
+  const double a = folded.at("step_time_s").get<double>(), b = full.at("step_time_s").get<double>();
+  std::printf("[fidelity] folded %.9g s (%lld devices simulated), full %.9g s (%lld devices simulated)\n", a,
+              (long long)folded.at("simulation").at("simulated_devices").get<int64_t>(), b,
+              (long long)full.at("simulation").at("simulated_devices").get<int64_t>());
+  EXPECT_LT(rel_diff(a, b), 0.01) << "folded " << a << " s, full " << b << " s";
+  EXPECT_EQ(full.at("simulation").at("simulated_devices").get<int64_t>(), 16);
+}
+
+}  // namespace

@@ -1,0 +1,210 @@
+// Pipeline schedules: structure of Megatron-LM's GPipe / 1F1B / interleaved 1F1B orders, and bubble fractions
+// (p-1)/m and (p-1)/(v*m) from Narayanan et al. 2021, Sec. 2.2, measured by replaying a compute-only program.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <set>
+#include <tuple>
+
+#include "parallel/schedule.hpp"
+#include "replay/replay.hpp"
+#include "replay/step_program.hpp"
+#include "scenario/scenario_spec.hpp"
+#include "test_paths.hpp"
+
+namespace {
+
+using dtsim::parallel::build_schedule;
+using dtsim::parallel::is_acyclic;
+using dtsim::parallel::PipelineSchedule;
+using dtsim::scenario::Schedule;
+using dtsim::test::rel_diff;
+using dtsim::test::source_path;
+
+// Forward units a stage runs before its first backward unit.
+int64_t forwards_before_first_backward(const PipelineSchedule& s, int64_t stage)
+{
+  int64_t n = 0;
+  for (auto id : s.order[size_t(stage)]) {
+    if (s.graph[id].backward)
+      break;
+    ++n;
+  }
+  return n;
+}
+
+void check_structure(Schedule kind, int64_t p, int64_t v, int64_t m)
+{
+  SCOPED_TRACE(std::string(dtsim::scenario::to_string(kind)) + " p " + std::to_string(p) + " v " +
+               std::to_string(v) + " m " + std::to_string(m));
+  auto s = build_schedule(kind, p, v, m);
+  ASSERT_EQ(s.order.size(), size_t(p));
+  EXPECT_EQ(int64_t(boost::num_vertices(s.graph)), 2 * m * v * p);
+  EXPECT_TRUE(is_acyclic(s));
+  std::set<dtsim::parallel::UnitId> everywhere;
+  for (int64_t st = 0; st < p; ++st) {
+    const auto& ord = s.order[size_t(st)];
+    EXPECT_EQ(int64_t(ord.size()), 2 * m * v);
+    std::set<std::tuple<int64_t, int64_t, bool>> seen;
+    for (auto id : ord) {
+      const auto& u = s.graph[id];
+      EXPECT_EQ(u.stage, st);
+      EXPECT_TRUE(u.chunk >= 0 && u.chunk < v);
+      EXPECT_TRUE(u.microbatch >= 0 && u.microbatch < m);
+      EXPECT_TRUE(seen.insert({u.chunk, u.microbatch, u.backward}).second) << "unit listed twice";
+      EXPECT_TRUE(everywhere.insert(id).second) << "unit on two stages";
+    }
+    EXPECT_EQ(int64_t(seen.size()), 2 * m * v);  // every (chunk, microbatch, direction) exactly once
+  }
+}
+
+TEST(ScheduleStructure, EveryUnitOnceAndAcyclic)
+{
+  for (int64_t p : {1, 2, 4, 8})
+    for (int64_t m : {1, 3, 8, 16}) {
+      check_structure(Schedule::GPipe, p, 1, m);
+      check_structure(Schedule::OneFOneB, p, 1, m);
+    }
+  for (int64_t p : {2, 4})
+    for (int64_t v : {2, 3, 4})
+      for (int64_t m : {p, 2 * p, 4 * p})
+        check_structure(Schedule::Interleaved, p, v, m);
+}
+
+// GPipe: all forwards, then all backwards.
+TEST(ScheduleStructure, GPipeRunsAllForwardsFirst)
+{
+  const int64_t p = 4, m = 8;
+  auto s = build_schedule(Schedule::GPipe, p, 1, m);
+  for (int64_t st = 0; st < p; ++st)
+    EXPECT_EQ(forwards_before_first_backward(s, st), m);
+}
+
+// Megatron-LM's 1F1B: stage s runs p - s - 1 warmup forwards, then alternates one forward and one backward,
+// so p - s forwards come before its first backward; with m <= warmup it runs all m forwards first.
+TEST(ScheduleStructure, OneFOneBWarmup)
+{
+  for (int64_t p : {2, 4, 8})
+    for (int64_t m : {2, 4, 8, 16})
+      for (int64_t st = 0; st < p; ++st) {
+        auto s = build_schedule(Schedule::OneFOneB, p, 1, m);
+        const int64_t warmup = std::min(p - st - 1, m);
+        const int64_t expected = warmup < m ? warmup + 1 : m;
+        EXPECT_EQ(forwards_before_first_backward(s, st), expected) << "p " << p << " m " << m << " stage " << st;
+        // Steady state strictly alternates backward and forward after the warmup.
+        const auto& ord = s.order[size_t(st)];
+        for (int64_t i = warmup; i < 2 * m - warmup; ++i)
+          EXPECT_EQ(s.graph[ord[size_t(i)]].backward, (i - warmup) % 2 == 1) << "position " << i;
+        // Microbatches in order in each direction.
+        int64_t next_f = 0, next_b = 0;
+        for (auto id : ord) {
+          const auto& u = s.graph[id];
+          EXPECT_EQ(u.microbatch, u.backward ? next_b++ : next_f++);
+        }
+      }
+}
+
+// Megatron-LM's interleaved schedule: stage s warms up with (p - s - 1) * 2 + (v - 1) * p forward chunks; forward
+// chunks go in groups of p microbatches through chunk 0, then chunk 1, ...; backward from the last chunk.
+TEST(ScheduleStructure, InterleavedWarmupAndChunkOrder)
+{
+  for (int64_t p : {2, 4})
+    for (int64_t v : {2, 4})
+      for (int64_t m : {p, 2 * p, 4 * p}) {
+        auto s = build_schedule(Schedule::Interleaved, p, v, m);
+        for (int64_t st = 0; st < p; ++st) {
+          const int64_t warmup = std::min((p - st - 1) * 2 + (v - 1) * p, m * v);
+          const int64_t expected = warmup < m * v ? warmup + 1 : m * v;
+          EXPECT_EQ(forwards_before_first_backward(s, st), expected)
+              << "p " << p << " v " << v << " m " << m << " stage " << st;
+        }
+        // Stage 0's k-th forward: chunk (k / p) % v, microbatch (k / (p v)) * p + k % p.
+        int64_t k = 0;
+        for (auto id : s.order[0]) {
+          const auto& u = s.graph[id];
+          if (u.backward)
+            continue;
+          EXPECT_EQ(u.chunk, (k / p) % v) << "forward " << k;
+          EXPECT_EQ(u.microbatch, (k / (p * v)) * p + k % p) << "forward " << k;
+          ++k;
+        }
+        int64_t j = 0;
+        for (auto id : s.order[0]) {
+          const auto& u = s.graph[id];
+          if (!u.backward)
+            continue;
+          EXPECT_EQ(u.chunk, v - 1 - (j / p) % v) << "backward " << j;
+          ++j;
+        }
+      }
+  // The first stage of p = 4, v = 2 warms up with (4-0-1)*2 + (2-1)*4 = 10 forward chunks.
+  auto s = build_schedule(Schedule::Interleaved, 4, 2, 8);
+  EXPECT_EQ(forwards_before_first_backward(s, 0), 11);
+}
+
+// ---- bubbles from replay (one SimGrid engine per process: one replay per TEST) -----------------------------
+
+constexpr double kTf = 1e-3, kTb = 2e-3;  // forward and backward time of a whole stage for one microbatch
+
+dtsim::replay::StepProgram compute_only_program(int64_t p, int64_t v)
+{
+  using dtsim::replay::Step;
+  dtsim::replay::StepProgram prog;
+  prog.forward.assign(size_t(p), std::vector<std::vector<Step>>(size_t(v)));
+  prog.backward.assign(size_t(p), std::vector<std::vector<Step>>(size_t(v)));
+  prog.gradients.assign(size_t(p), std::vector<dtsim::replay::ChunkGradients>(size_t(v)));
+  for (int64_t st = 0; st < p; ++st)
+    for (int64_t c = 0; c < v; ++c) {
+      Step f;
+      f.kind = Step::Kind::Compute;
+      f.seconds = kTf / double(v);
+      f.label = "forward";
+      Step b = f;
+      b.seconds = kTb / double(v);
+      b.label = "backward";
+      prog.forward[size_t(st)][size_t(c)].push_back(f);
+      prog.backward[size_t(st)][size_t(c)].push_back(b);
+    }
+  prog.optimizer_seconds.assign(size_t(p), 0.0);
+  prog.stage_params.assign(size_t(p), 0.0);
+  prog.send_bytes = 1;
+  return prog;
+}
+
+void check_bubble(const std::vector<std::string>& overrides)
+{
+  auto spec = dtsim::scenario::load_scenario(source_path("tests/unit/data/pipeline.yaml"), overrides);
+  const int64_t p = spec.parallel.pp, v = spec.parallel.vpp, m = spec.microbatches;
+  auto prog = compute_only_program(p, v);
+  auto sched = build_schedule(spec.schedule, p, v, m);
+  auto r = dtsim::replay::run_replay(spec, prog, sched, false);
+  // Narayanan 2021 Sec. 2.2: ideal m*(tf+tb), bubble (p-1)*(tf+tb)/v.
+  const double ideal = double(m) * (kTf + kTb);
+  const double expected = (double(m) + double(p - 1) / double(v)) * (kTf + kTb);
+  EXPECT_LT(rel_diff(r.step_time_s, expected), 1e-3) << "step " << r.step_time_s << " s, expected " << expected;
+  ASSERT_EQ(r.per_stage.size(), size_t(p));
+  for (int64_t st = 0; st < p; ++st) {
+    const auto& b = r.per_stage[size_t(st)];
+    SCOPED_TRACE("stage " + std::to_string(st));
+    EXPECT_LT(rel_diff(b.compute_s, ideal), 1e-3);
+    const double idle = b.bubble_s + b.exposed_pp_comm_s;
+    EXPECT_LT(rel_diff(idle / ideal, double(p - 1) / double(v * m)), 1e-3) << "bubble fraction " << idle / ideal;
+    EXPECT_LT(b.exposed_pp_comm_s, 1e-9);
+    EXPECT_LT(rel_diff(b.total(), r.step_time_s), 1e-9);
+  }
+  std::printf("[bubble] %s p=%lld v=%lld m=%lld: step %.9g s (expected %.9g), bubble fraction %.6f (expected %.6f)\n",
+              dtsim::scenario::to_string(spec.schedule), (long long)p, (long long)v, (long long)m, r.step_time_s,
+              expected, (r.per_stage[0].bubble_s + r.per_stage[0].exposed_pp_comm_s) / ideal,
+              double(p - 1) / double(v * m));
+}
+
+TEST(BubbleReplay, GPipe) { check_bubble({"schedule=gpipe"}); }
+TEST(BubbleReplay, OneFOneB) { check_bubble({"schedule=1f1b"}); }
+TEST(BubbleReplay, OneFOneBManyMicrobatches) { check_bubble({"schedule=1f1b", "training.global_batch=32"}); }
+TEST(BubbleReplay, InterleavedTwoChunks) { check_bubble({"schedule=interleaved-1f1b", "parallel.vpp=2"}); }
+TEST(BubbleReplay, InterleavedFourChunks)
+{
+  check_bubble({"schedule=interleaved-1f1b", "parallel.vpp=4", "training.global_batch=16"});
+}
+
+}  // namespace

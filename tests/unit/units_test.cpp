@@ -1,0 +1,152 @@
+// Quantities with explicit units: SI prefixes (1 k = 1e3), IEC binary prefixes (1 Ki = 1024), 8 bits per byte
+// (so 200 Gb/s = 25e9 B/s). Expected values computed here; a bare number, an unknown unit or an empty value is an
+// error whose text says what was expected.
+// units.hpp comes first: its parameter name `si_value` is a macro of glibc's <signal.h>, which gtest.h pulls in.
+#include "config/units.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace {
+
+using dtsim::config::Dimension;
+using dtsim::config::parse_quantity;
+
+double parse_ok(const std::string& text, Dimension d)
+{
+  auto q = parse_quantity(text, d);
+  EXPECT_TRUE(q.value.has_value()) << "'" << text << "': " << q.error;
+  EXPECT_TRUE(q.error.empty()) << q.error;
+  return q.value.value_or(std::nan(""));
+}
+
+std::string parse_error(const std::string& text, Dimension d)
+{
+  auto q = parse_quantity(text, d);
+  EXPECT_FALSE(q.value.has_value()) << "'" << text << "' parsed as " << q.value.value_or(0);
+  EXPECT_FALSE(q.error.empty());
+  return q.error;
+}
+
+void expect_all(Dimension d, const std::vector<std::pair<std::string, double>>& cases)
+{
+  for (const auto& [text, si] : cases)
+    EXPECT_DOUBLE_EQ(parse_ok(text, d), si) << "'" << text << "'";
+}
+
+TEST(ParseQuantity, BriefExamples)
+{
+  EXPECT_DOUBLE_EQ(parse_ok("200 Gb/s", Dimension::Bandwidth), 25e9);
+  EXPECT_DOUBLE_EQ(parse_ok("80 GiB", Dimension::Bytes), 80.0 * 1024 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(parse_ok("1.5 us", Dimension::Time), 1.5e-6);
+  EXPECT_DOUBLE_EQ(parse_ok("312 TFLOP/s", Dimension::FlopRate), 312e12);
+  EXPECT_DOUBLE_EQ(parse_ok("600 GB/s", Dimension::Bandwidth), 600e9);
+  EXPECT_DOUBLE_EQ(parse_ok("400 W", Dimension::Power), 400.0);
+}
+
+TEST(ParseQuantity, Time)
+{
+  expect_all(Dimension::Time, {{"2 s", 2.0}, {"3 ms", 3e-3}, {"1.5 us", 1.5e-6}, {"250 ns", 250e-9},
+                               {"0 us", 0.0}, {"1.5us", 1.5e-6}, {"  7 ms  ", 7e-3}, {"1e3 ns", 1e-6},
+                               {"1.5 \xC2\xB5s", 1.5e-6}});  // the micro sign is accepted for us
+}
+
+TEST(ParseQuantity, Bytes)
+{
+  const double Ki = 1024.0;
+  expect_all(Dimension::Bytes, {{"512 B", 512.0},
+                                {"1 KB", 1e3},
+                                {"1 MB", 1e6},
+                                {"40 GB", 40e9},
+                                {"2 TB", 2e12},
+                                {"1 PB", 1e15},
+                                {"4 KiB", 4 * Ki},
+                                {"25 MiB", 25 * Ki * Ki},
+                                {"80 GiB", 80 * Ki * Ki * Ki},
+                                {"1 TiB", Ki * Ki * Ki * Ki},
+                                {"1 PiB", Ki * Ki * Ki * Ki * Ki}});
+}
+
+TEST(ParseQuantity, BandwidthBytesAndBits)
+{
+  expect_all(Dimension::Bandwidth, {{"1 B/s", 1.0},
+                                    {"1 KB/s", 1e3},
+                                    {"1 MB/s", 1e6},
+                                    {"300 GB/s", 300e9},
+                                    {"2 TB/s", 2e12},
+                                    {"1 PB/s", 1e15},
+                                    {"8 b/s", 1.0},
+                                    {"8 Kb/s", 1e3},
+                                    {"8 Mb/s", 1e6},
+                                    {"200 Gb/s", 25e9},
+                                    {"400 Gb/s", 50e9},
+                                    {"1.6 Tb/s", 200e9},
+                                    {"8 Pb/s", 1e15},
+                                    {"25 GBps", 25e9},
+                                    {"200 Gbps", 25e9},
+                                    {"8 bps", 1.0}});
+}
+
+TEST(ParseQuantity, FlopRate)
+{
+  expect_all(Dimension::FlopRate, {{"1 FLOP/s", 1.0},
+                                   {"5 GFLOP/s", 5e9},
+                                   {"312 TFLOP/s", 312e12},
+                                   {"1.979 PFLOP/s", 1.979e15},
+                                   {"1 EFLOP/s", 1e18},
+                                   {"19.5 TFLOPS", 19.5e12}});
+}
+
+TEST(ParseQuantity, Power) { expect_all(Dimension::Power, {{"700 W", 700.0}, {"10.2 kW", 10.2e3}, {"2 MW", 2e6}}); }
+
+TEST(ParseQuantity, BareNumberIsAnError)
+{
+  for (Dimension d : {Dimension::Time, Dimension::Bytes, Dimension::Bandwidth, Dimension::FlopRate, Dimension::Power}) {
+    std::string e = parse_error("200", d);
+    EXPECT_NE(e.find("bare number '200'"), std::string::npos) << e;
+    EXPECT_NE(e.find("units are mandatory"), std::string::npos) << e;
+    EXPECT_NE(e.find(dtsim::config::describe(d)), std::string::npos) << e;  // says what was expected
+  }
+}
+
+TEST(ParseQuantity, UnknownUnitIsAnError)
+{
+  std::string e = parse_error("600 GB/z", Dimension::Bandwidth);
+  EXPECT_NE(e.find("unknown unit 'GB/z'"), std::string::npos) << e;
+  EXPECT_NE(e.find("600 GB/s"), std::string::npos) << "should show an example: " << e;
+  // A unit of another dimension is unknown in this one.
+  e = parse_error("1.5 us", Dimension::Bandwidth);
+  EXPECT_NE(e.find("unknown unit 'us'"), std::string::npos) << e;
+  e = parse_error("80 GiB", Dimension::Time);
+  EXPECT_NE(e.find("unknown unit 'GiB'"), std::string::npos) << e;
+  // Case matters: 'gb/s' is neither bits nor bytes.
+  e = parse_error("200 gb/s", Dimension::Bandwidth);
+  EXPECT_NE(e.find("unknown unit 'gb/s'"), std::string::npos) << e;
+}
+
+TEST(ParseQuantity, EmptyAndNonNumericAreErrors)
+{
+  for (const std::string& text : {std::string(""), std::string("   ")}) {
+    std::string e = parse_error(text, Dimension::Bytes);
+    EXPECT_NE(e.find("empty value"), std::string::npos) << e;
+    EXPECT_NE(e.find("80 GiB"), std::string::npos) << e;
+  }
+  std::string e = parse_error("GB/s", Dimension::Bandwidth);
+  EXPECT_NE(e.find("got 'GB/s'"), std::string::npos) << e;
+  e = parse_error("fast", Dimension::Time);
+  EXPECT_NE(e.find("got 'fast'"), std::string::npos) << e;
+}
+
+TEST(ParseQuantity, NonFiniteIsAnError)
+{
+  std::string e = parse_error("inf GB/s", Dimension::Bandwidth);
+  EXPECT_NE(e.find("finite"), std::string::npos) << e;
+  e = parse_error("nan us", Dimension::Time);
+  EXPECT_NE(e.find("finite"), std::string::npos) << e;
+}
+
+}  // namespace
