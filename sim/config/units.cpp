@@ -101,7 +101,10 @@ std::string format_quantity(double v, Dimension d)
         std::snprintf(buf, sizeof buf, "%.3f s", v);
         return buf;
       }
-      return pick({{1e-3, "ms"}, {1e-6, "us"}}, "ns");
+      if (std::fabs(v) >= 1e-6)
+        return pick({{1e-3, "ms"}, {1e-6, "us"}}, "us");
+      std::snprintf(buf, sizeof buf, "%.3g ns", v * 1e9);
+      return buf;
     case Dimension::Bytes:
       return pick({{1099511627776.0, "TiB"}, {1073741824.0, "GiB"}, {1048576.0, "MiB"}, {1024.0, "KiB"}}, "B");
     case Dimension::Bandwidth: return pick({{1e12, "TB/s"}, {1e9, "GB/s"}, {1e6, "MB/s"}, {1e3, "KB/s"}}, "B/s");

@@ -20,6 +20,6 @@ struct QuantityParse {
 QuantityParse parse_quantity(const std::string& text, Dimension d);
 
 /// Formats a value of the dimension with a readable unit (for tables and messages), e.g. "1.50 us", "80.0 GiB".
-std::string format_quantity(double si_value, Dimension d);
+std::string format_quantity(double value_si, Dimension d);
 
 }  // namespace dtsim::config

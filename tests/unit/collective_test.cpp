@@ -203,3 +203,73 @@ TEST(TensorParallelTiming, FullFidelityMatchesRingTime) { check_exposed_tp({"sim
 TEST(TensorParallelTiming, SequenceParallelMatchesRingTime) { check_exposed_tp({"parallel.sp=true"}); }
 
 }  // namespace
+
+// ---- end to end: the data-parallel gradient all-reduce (dp_overlap off: one all-reduce after backward) -------
+
+// tests/unit/data/dp8.yaml: tiny GPT, dp 8, tp 1, pp 1. Gradients: every parameter in 16 bits. tiny-gpt by hand
+// (learned positions at s = 512, tied embeddings): 12*l*h^2 + 13*l*h + (V + s)*h + 2h (final norm) = 3,552,768.
+constexpr double kTinyParams = 12 * kL * kH * kH + 13 * kL * kH + (1024 + 512) * kH + 2 * kH;
+constexpr double kGradBytes = 2 * kTinyParams;
+
+TEST(DataParallelTiming, FlatRingInOneNode)
+{
+  static_assert(kTinyParams == 3552768.0, "tiny-gpt.yaml states 3,552,768 parameters");
+  auto s = dtsim::scenario::load_scenario(source_path("tests/unit/data/dp8.yaml"), {});
+  auto r = dtsim::app::simulate(s, false);
+  ASSERT_TRUE(r.simulated);
+  const auto& nvl = s.hardware.node.nvlink;
+  const double expected = ring_time(Kind::AllReduce, kGradBytes, 8, nvl.latency_s, nvl.effective_bw_Bps());
+  const auto& b = r.replay.average;
+  std::printf("[dp comm] one node: exposed DP %.9g s, expected %.9g s\n", b.exposed_dp_comm_s, expected);
+  EXPECT_LT(rel_diff(b.exposed_dp_comm_s, expected), 0.01);
+  EXPECT_EQ(b.exposed_tp_comm_s, 0.0);
+}
+
+// dp 16 over two nodes of 8: reduce-scatter in each node (NVLink), all-reduce of S/8 between the two nodes (one
+// ring per local rank, each on its own NIC), all-gather in each node.
+TEST(DataParallelTiming, HierarchicalAcrossTwoNodes)
+{
+  auto s = dtsim::scenario::load_scenario(source_path("tests/unit/data/dp8.yaml"),
+                                          {"devices=16", "parallel.dp=16", "training.global_batch=64"});
+  auto r = dtsim::app::simulate(s, false);
+  ASSERT_TRUE(r.simulated);
+  const auto& nvl = s.hardware.node.nvlink;
+  const auto& nic = s.hardware.network.nic;
+  const double expected =
+      ring_time(Kind::ReduceScatter, kGradBytes, 8, nvl.latency_s, nvl.effective_bw_Bps()) +
+      ring_time(Kind::AllReduce, kGradBytes / 8, 2, nic.latency_s, nic.effective_bw_Bps()) +
+      ring_time(Kind::AllGather, kGradBytes, 8, nvl.latency_s, nvl.effective_bw_Bps());
+  const auto& b = r.replay.average;
+  std::printf("[dp comm] two nodes: exposed DP %.9g s, expected %.9g s\n", b.exposed_dp_comm_s, expected);
+  EXPECT_LT(rel_diff(b.exposed_dp_comm_s, expected), 0.01);
+}
+
+// tp 8 x dp 2 on two nodes: eight data-parallel groups {r, 8 + r}, one member per node, each a two-rank ring on
+// its own NIC pair (rail-optimized, one NIC per GPU). Each TP rank all-reduces its own shard of the gradients:
+// per rank, by hand (Megatron-LM: matrices and their biases split 8 ways; layer norms, the attention-output and
+// fc2 biases, and the position table replicated): l * ((12h^2 + 7h)/8 + 6h) + V*h/8 + s*h + 2h = 564,608.
+constexpr double kTinyParamsPerTp8Rank =
+    kL * ((12 * kH * kH + 7 * kH) / 8 + 6 * kH) + 1024 * kH / 8 + 512 * kH + 2 * kH;
+
+void check_dp_with_tp(const std::vector<std::string>& extra)
+{
+  static_assert(kTinyParamsPerTp8Rank == 564608.0, "hand count");
+  std::vector<std::string> o = {"devices=16", "parallel.dp=2", "parallel.dp_overlap=false",
+                                "training.global_batch=16"};
+  o.insert(o.end(), extra.begin(), extra.end());
+  auto s = tp8(o);
+  auto r = dtsim::app::simulate(s, false);
+  ASSERT_TRUE(r.simulated);
+  const auto& nic = s.hardware.network.nic;
+  const double expected = ring_time(Kind::AllReduce, 2 * kTinyParamsPerTp8Rank, 2, nic.latency_s,
+                                    nic.effective_bw_Bps());
+  const auto& b = r.replay.average;
+  std::printf("[dp comm] tp 8 x dp 2 (%s): exposed DP %.9g s, expected %.9g s; exposed TP %.9g s, expected %.9g s\n",
+              dtsim::scenario::to_string(s.fidelity), b.exposed_dp_comm_s, expected, b.exposed_tp_comm_s,
+              expected_exposed_tp(s));
+  EXPECT_LT(rel_diff(b.exposed_dp_comm_s, expected), 0.01);
+  EXPECT_LT(rel_diff(b.exposed_tp_comm_s, expected_exposed_tp(s)), 0.01);  // TP traffic is unchanged by dp
+}
+
+TEST(DataParallelTiming, TensorParallelShardsFolded) { check_dp_with_tp({}); }
+TEST(DataParallelTiming, TensorParallelShardsFull) { check_dp_with_tp({"simulation.fidelity=full"}); }

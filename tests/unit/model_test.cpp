@@ -3,6 +3,7 @@
 // here by hand from those formulas, never taken from the simulator.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -213,6 +214,39 @@ TEST(StepProgramFlops, SelectiveRecomputeAddsOneAttentionCoreForward)
   const double B = 512, s = 2048, l = 24, h = 2304;
   const double extra = f.prog.hardware_flops - f.prog.model_flops;
   EXPECT_LT(rel_diff(extra, 4 * B * s * s * h * l), 1e-9);
+}
+
+// The device model of hardware_spec.hpp by hand, on the A100 file: efficiency = max * A/(A + half_area) *
+// k/(k + half_k) with A = m*n (area exponent 1); a GEMM takes max(FLOPs / (peak * efficiency), bytes / (memory
+// bandwidth * memory efficiency)); no kernel is shorter than kernel_min_time.
+TEST(ComputeModel, A100GemmAndMemoryKernelTimes)
+{
+  auto spec = dtsim::scenario::load_scenario(source_path("scenarios/tiny.yaml"), {});
+  dtsim::hardware::ComputeModel cm(spec.hardware.device, "bf16");
+  // hardware/dgx-a100-80gb.yaml: 312 TFLOP/s, max 0.84, half_area 741455, half_k 320, 2039 GB/s at 0.83, 2 us.
+  const double peak = 312e12, max = 0.84, half_area = 741455, half_k = 320, bw = 2039e9 * 0.83, min_t = 2e-6;
+  dtsim::model::Op g;
+  g.kind = dtsim::model::Op::Kind::Gemm;
+  g.m = g.n = g.k = 8192;
+  g.bytes = 2 * 3 * 8192.0 * 8192.0;
+  const double area = 8192.0 * 8192.0;
+  const double eff = max * area / (area + half_area) * 8192 / (8192 + half_k);
+  EXPECT_NEAR(eff, 0.7996, 1e-4);
+  const double t = 2 * 8192.0 * 8192.0 * 8192.0 / (peak * eff);  // about 4.41 ms, compute bound
+  EXPECT_GT(t, g.bytes / bw);
+  EXPECT_LT(rel_diff(cm.seconds(g), t), 1e-12);
+  // A thin GEMM is memory bound: 802816 x 192 x 768 (an attention-shaped GEMM of the calibration set).
+  dtsim::model::Op thin = g;
+  thin.m = 802816;
+  thin.n = 192;
+  thin.k = 768;
+  thin.bytes = 2 * (802816.0 * 768 + 768.0 * 192 + 802816.0 * 192);
+  const double thin_eff = max * (802816.0 * 192) / (802816.0 * 192 + half_area) * 768 / (768 + half_k);
+  const double thin_t = std::max(2 * 802816.0 * 192 * 768 / (peak * thin_eff), thin.bytes / bw);
+  EXPECT_LT(rel_diff(cm.seconds(thin), thin_t), 1e-12);
+  // Memory-bound kernels stream at 0.83 * 2039 GB/s, never under 2 us.
+  EXPECT_LT(rel_diff(cm.memory_seconds(1e9), 1e9 / bw), 1e-12);
+  EXPECT_DOUBLE_EQ(cm.memory_seconds(1000), min_t);
 }
 
 }  // namespace

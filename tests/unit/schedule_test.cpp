@@ -207,4 +207,39 @@ TEST(BubbleReplay, InterleavedFourChunks)
   check_bubble({"schedule=interleaved-1f1b", "parallel.vpp=4", "training.global_batch=16"});
 }
 
+// ---- pipeline point-to-point timing: m = 1 under GPipe, so every transfer is on the critical path -----------
+
+// tests/unit/data/slow-network.yaml: NVLink 100 GB/s and 10 us, NIC 200 Gb/s (25 GB/s) and 20 us, efficiency 1.
+// A transfer of S bytes takes latency + S / bandwidth (alpha-beta).
+constexpr double kSendBytes = 1e6;
+constexpr double kNvlinkSend = 10e-6 + kSendBytes / 100e9;  // 20 us
+constexpr double kNicSend = 20e-6 + kSendBytes / 25e9;      // 60 us
+
+void check_send_timing(const std::vector<std::string>& overrides, double expected_comm)
+{
+  std::vector<std::string> o = {"hardware=slow-network.yaml", "schedule=gpipe", "training.global_batch=1"};
+  o.insert(o.end(), overrides.begin(), overrides.end());
+  auto spec = dtsim::scenario::load_scenario(source_path("tests/unit/data/pipeline.yaml"), o);
+  const int64_t p = spec.parallel.pp;
+  ASSERT_EQ(spec.microbatches, 1);
+  auto prog = compute_only_program(p, 1);
+  prog.send_bytes = kSendBytes;
+  auto r = dtsim::replay::run_replay(spec, prog, build_schedule(spec.schedule, p, 1, 1), false);
+  // One microbatch goes forward through p stages and back: p * (tf + tb) of compute and 2 (p - 1) transfers.
+  const double expected = double(p) * (kTf + kTb) + expected_comm;
+  std::printf("[p2p] p=%lld: step %.9g s, expected %.9g s\n", (long long)p, r.step_time_s, expected);
+  EXPECT_LT(rel_diff(r.step_time_s, expected), 1e-3);
+  // Stage 0 waits for one transfer (the gradient back from stage 1), a middle stage for two.
+  EXPECT_LT(rel_diff(r.per_stage[0].exposed_pp_comm_s, kNvlinkSend), 1e-3) << r.per_stage[0].exposed_pp_comm_s;
+  EXPECT_LT(rel_diff(r.per_stage[1].exposed_pp_comm_s, 2 * kNvlinkSend), 1e-3) << r.per_stage[1].exposed_pp_comm_s;
+}
+
+TEST(PipelineSendTiming, WithinOneNode) { check_send_timing({}, 2 * 3 * kNvlinkSend); }
+
+// 16 stages on two nodes of 8: stage 7 -> 8 crosses the NICs, the 14 other hops stay on NVLink.
+TEST(PipelineSendTiming, AcrossTwoNodes)
+{
+  check_send_timing({"devices=16", "parallel.pp=16"}, 2 * (14 * kNvlinkSend + kNicSend));
+}
+
 }  // namespace

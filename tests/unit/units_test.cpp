@@ -149,4 +149,35 @@ TEST(ParseQuantity, NonFiniteIsAnError)
   EXPECT_NE(e.find("finite"), std::string::npos) << e;
 }
 
+// format_quantity prints three significant digits with a unit that parse_quantity reads back.
+TEST(FormatQuantity, RoundTripsThroughParse)
+{
+  using dtsim::config::format_quantity;
+  const std::vector<std::pair<Dimension, double>> cases = {
+      {Dimension::Time, 1.5e-6},      {Dimension::Time, 3.25e-3},        {Dimension::Time, 2.5},
+      {Dimension::Bytes, 80.0 * 1073741824.0}, {Dimension::Bytes, 512},
+      {Dimension::Bytes, 25.0 * 1048576}, {Dimension::Bandwidth, 25e9},  {Dimension::Bandwidth, 1.7e12},
+      {Dimension::FlopRate, 312e12},  {Dimension::FlopRate, 1.979e15},  {Dimension::Power, 400},
+      {Dimension::Power, 10.2e3}};
+  for (const auto& [d, v] : cases) {
+    const std::string text = format_quantity(v, d);
+    auto q = parse_quantity(text, d);
+    ASSERT_TRUE(q.value.has_value()) << "'" << text << "' does not parse back: " << q.error;
+    EXPECT_NEAR(*q.value / v, 1.0, 5e-3) << "'" << text << "'";
+  }
+  EXPECT_EQ(format_quantity(80.0 * 1073741824.0, Dimension::Bytes), "80 GiB");
+  EXPECT_EQ(format_quantity(25e9, Dimension::Bandwidth), "25 GB/s");
+  EXPECT_EQ(format_quantity(1.5e-6, Dimension::Time), "1.5 us");
+}
+
+// Below a microsecond the value must be scaled to nanoseconds: 42e-9 s is "42 ns", not "4.2e-08 ns".
+TEST(FormatQuantity, NanosecondsAreScaled)
+{
+  using dtsim::config::format_quantity;
+  EXPECT_EQ(format_quantity(42e-9, Dimension::Time), "42 ns");
+  auto q = parse_quantity(format_quantity(500e-9, Dimension::Time), Dimension::Time);
+  ASSERT_TRUE(q.value.has_value());
+  EXPECT_NEAR(*q.value / 500e-9, 1.0, 5e-3) << format_quantity(500e-9, Dimension::Time);
+}
+
 }  // namespace
