@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/simulate.hpp"
+#include "report/explain.hpp"
 #include "core/diagnostics.hpp"
 #include "core/version.hpp"
 #include "scenario/scenario_spec.hpp"
@@ -72,6 +73,10 @@ int main(int argc, char** argv)
   auto* val_cmd = app.add_subcommand("validate", "Check a scenario and the files it names; simulate nothing");
   val_cmd->add_option("scenario", vo.scenario, "Scenario YAML file")->required();
   val_cmd->add_option("--set", vo.sets, "Override a scenario key, e.g. --set parallel.tp=8 (repeatable)");
+  RunOptions eo;
+  auto* exp_cmd = app.add_subcommand("explain", "List the kernels of one layer with their FLOPs, bytes and times");
+  exp_cmd->add_option("scenario", eo.scenario, "Scenario YAML file")->required();
+  exp_cmd->add_option("--set", eo.sets, "Override a scenario key, e.g. --set parallel.tp=8 (repeatable)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -81,6 +86,10 @@ int main(int argc, char** argv)
   try {
     if (*run_cmd)
       return run(ro);
+    if (*exp_cmd) {
+      dtsim::report::print_explain(std::cout, dtsim::scenario::load_scenario(eo.scenario, eo.sets));
+      return 0;
+    }
     return validate(vo);
   } catch (const dtsim::ConfigError& e) {
     std::cerr << e.what() << "\n";
