@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <tuple>
 
 #include <simgrid/s4u.hpp>
 #include <xbt/log.h>
@@ -166,7 +167,6 @@ class Driver {
     double send_start = 0, send_end = 0;
   };
   struct Instance {
-    int64_t arrived = 0;
     std::vector<size_t> waiters;
     std::vector<double> arrival_t;
   };
@@ -378,22 +378,29 @@ class Driver {
       run_phases(phases, 0, [finish, di, t0]() { finish(di, t0); });
       return;
     }
-    auto key = std::make_pair(d.coord.stage * s_.parallel.dp + d.coord.dp, seq);
-    Instance& inst = instances_[key];
-    inst.arrived++;
-    inst.waiters.push_back(di);
-    inst.arrival_t.push_back(t0);
-    if (inst.arrived < int64_t(group.size()))
+    Instance inst;
+    if (!join({kTpGroup, d.coord.stage * s_.parallel.dp + d.coord.dp, seq}, int64_t(group.size()), di, t0, inst))
       return;
     auto phases = std::make_shared<std::vector<collectives::Phase>>(
         collectives::plan_collective(kind_of(st.collective), st.bytes, group, placement_));
-    auto waiters = inst.waiters;
-    auto times = inst.arrival_t;
-    instances_.erase(key);
-    run_phases(phases, 0, [finish, waiters, times]() {
-      for (size_t i = 0; i < waiters.size(); ++i)
-        finish(waiters[i], times[i]);
+    run_phases(phases, 0, [finish, inst]() {
+      for (size_t i = 0; i < inst.waiters.size(); ++i)
+        finish(inst.waiters[i], inst.arrival_t[i]);
     });
+  }
+
+  // Full fidelity: a collective starts when the last member of its group arrives. Returns true (and the
+  // members with their arrival times) for that last arrival.
+  bool join(const std::tuple<int, int64_t, int64_t>& key, int64_t members, size_t di, double t0, Instance& out)
+  {
+    Instance& inst = instances_[key];
+    inst.waiters.push_back(di);
+    inst.arrival_t.push_back(t0);
+    if (int64_t(inst.waiters.size()) < members)
+      return false;
+    out = std::move(inst);
+    instances_.erase(key);
+    return true;
   }
 
   // ---- data parallel -------------------------------------------------------------------------------------
@@ -482,19 +489,13 @@ class Driver {
       return;
     }
     // Full: the group's members join; the collective starts when the last one arrives.
-    auto key = std::make_pair(-1 - (d.coord.stage * s_.parallel.tp + d.coord.tp), int64_t(d.buckets_done));
-    Instance& inst = instances_[key];
-    inst.arrived++;
-    inst.waiters.push_back(di);
-    inst.arrival_t.push_back(t0);
-    if (inst.arrived < s_.parallel.dp)
+    Instance inst;
+    if (!join({kDpGroup, d.coord.stage * s_.parallel.tp + d.coord.tp, int64_t(d.buckets_done)}, s_.parallel.dp, di,
+              t0, inst))
       return;
-    auto waiters = inst.waiters;
-    auto times = inst.arrival_t;
-    instances_.erase(key);
-    run_phases(phases_ptr, 0, [this, waiters, times]() {
-      for (size_t i = 0; i < waiters.size(); ++i)
-        dp_bucket_done(waiters[i], times[i]);
+    run_phases(phases_ptr, 0, [this, inst]() {
+      for (size_t i = 0; i < inst.waiters.size(); ++i)
+        dp_bucket_done(inst.waiters[i], inst.arrival_t[i]);
     });
   }
 
@@ -555,7 +556,8 @@ class Driver {
   std::vector<Device> devices_;
   std::map<int64_t, size_t> index_of_;
   std::vector<Arrival> arrivals_;
-  std::map<std::pair<int64_t, int64_t>, Instance> instances_;
+  static constexpr int kTpGroup = 0, kDpGroup = 1;
+  std::map<std::tuple<int, int64_t, int64_t>, Instance> instances_;  // (group kind, group, sequence number)
   std::deque<Handler> handlers_;
   std::vector<Handler*> free_;
   std::vector<sg4::ActivityPtr> graveyard_;
