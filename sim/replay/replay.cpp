@@ -157,6 +157,8 @@ class Driver {
     bool backward_done = false;
     double backward_end_t = 0;
     bool optimizer_started = false;
+    bool embedding_joined = false, embedding_synced = false;
+    double embedding_wait_s = 0;
     double done_t = 0;
     bool done = false;
     Breakdown b;
@@ -257,8 +259,7 @@ class Driver {
       }
       account_wait(d, a);
     }
-    d.steps = u.backward ? &prog_.backward[size_t(u.stage)][size_t(u.chunk)]
-                         : &prog_.forward[size_t(u.stage)][size_t(u.chunk)];
+    d.steps = &unit_steps(prog_, u.stage, u.chunk, u.microbatch, u.backward);
     d.step = 0;
     run_step(di);
   }
@@ -334,8 +335,7 @@ class Driver {
         w.waiting_recv = false;
         account_wait(w, a);
         const auto& u = sched_.graph[w.unit];
-        w.steps = u.backward ? &prog_.backward[size_t(u.stage)][size_t(u.chunk)]
-                             : &prog_.forward[size_t(u.stage)][size_t(u.chunk)];
+        w.steps = &unit_steps(prog_, u.stage, u.chunk, u.microbatch, u.backward);
         w.step = 0;
         run_step(wi);
       }
@@ -519,14 +519,52 @@ class Driver {
     release_buckets(di);
   }
 
+  bool needs_embedding_sync(const Device& d) const
+  {
+    return prog_.embedding_sync_bytes > 0 && (d.coord.stage == 0 || d.coord.stage == s_.parallel.pp - 1);
+  }
+
+  // First and last stage all-reduce their copies of the word-embedding gradients; waiting for the other stage
+  // to get there is idle time, the all-reduce itself is gradient communication.
+  void sync_embedding(size_t di)
+  {
+    Device& d = devices_[di];
+    if (d.embedding_joined)
+      return;
+    d.embedding_joined = true;
+    Instance inst;
+    if (!join({kEmbeddingGroup, d.coord.dp * s_.parallel.tp + d.coord.tp, 0}, 2, di, sg4::Engine::get_clock(), inst))
+      return;
+    double launch = sg4::Engine::get_clock();
+    std::vector<int64_t> pair{placement_.device({0, d.coord.dp, d.coord.tp}),
+                              placement_.device({s_.parallel.pp - 1, d.coord.dp, d.coord.tp})};
+    auto phases = std::make_shared<std::vector<collectives::Phase>>(
+        collectives::plan_collective(collectives::Kind::AllReduce, prog_.embedding_sync_bytes, pair, placement_));
+    static const std::string label = "embedding gradient all-reduce";
+    run_phases(phases, 0, [this, inst, launch]() {
+      for (size_t i = 0; i < inst.waiters.size(); ++i) {
+        Device& w = devices_[inst.waiters[i]];
+        w.embedding_wait_s = launch - inst.arrival_t[i];
+        w.embedding_synced = true;
+        record(w.id, 3, &label, launch, sg4::Engine::get_clock());
+        maybe_optimizer(inst.waiters[i]);
+      }
+    });
+  }
+
   void maybe_optimizer(size_t di)
   {
     Device& d = devices_[di];
     if (!d.backward_done || d.optimizer_started || d.buckets_done < d.buckets.size())
       return;
+    if (needs_embedding_sync(d) && !d.embedding_synced) {
+      sync_embedding(di);
+      return;
+    }
     d.optimizer_started = true;
     double now = sg4::Engine::get_clock();
-    d.b.exposed_dp_comm_s += now - d.backward_end_t;
+    d.b.exposed_dp_comm_s += now - d.backward_end_t - d.embedding_wait_s;
+    d.b.bubble_s += d.embedding_wait_s;
     double t0 = now;
     exec_on(platform_.gpu(d.id), prog_.optimizer_seconds[size_t(d.coord.stage)], [this, di, t0]() {
       Device& d = devices_[di];
@@ -556,7 +594,7 @@ class Driver {
   std::vector<Device> devices_;
   std::map<int64_t, size_t> index_of_;
   std::vector<Arrival> arrivals_;
-  static constexpr int kTpGroup = 0, kDpGroup = 1;
+  static constexpr int kTpGroup = 0, kDpGroup = 1, kEmbeddingGroup = 2;
   std::map<std::tuple<int, int64_t, int64_t>, Instance> instances_;  // (group kind, group, sequence number)
   std::deque<Handler> handlers_;
   std::vector<Handler*> free_;

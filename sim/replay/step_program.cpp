@@ -1,5 +1,7 @@
 #include "replay/step_program.hpp"
 
+#include <algorithm>
+
 #include "parallel/memory.hpp"
 
 namespace dtsim::replay {
@@ -39,8 +41,19 @@ void append(std::vector<Step>& out, const std::vector<model::Segment>& segs, con
   }
 }
 
-void grad_ready(std::vector<Step>& out, ChunkGradients& grads, double bytes)
+// A parameter group's gradients are ready. Without gradient-accumulation fusion, PyTorch's AccumulateGrad adds
+// each new gradient into the stored one (read both, write one) on every microbatch but the first.
+void grad_ready(std::vector<Step>& out, ChunkGradients& grads, double bytes, const hardware::ComputeModel& cm,
+                bool fused)
 {
+  if (!fused) {
+    Step acc;
+    acc.kind = Step::Kind::Compute;
+    acc.seconds = cm.memory_seconds(3 * bytes);
+    acc.label = "gradient accumulation";
+    acc.accumulation = true;
+    out.push_back(std::move(acc));
+  }
   Step st;
   st.kind = Step::Kind::GradReady;
   st.grad_index = int(grads.bytes.size());
@@ -49,6 +62,15 @@ void grad_ready(std::vector<Step>& out, ChunkGradients& grads, double bytes)
 }
 
 }  // namespace
+
+const std::vector<Step>& unit_steps(const StepProgram& p, int64_t stage, int64_t chunk, int64_t microbatch,
+                                    bool backward)
+{
+  // A hand-made program may leave backward_first empty: the first microbatch then runs the common backward.
+  const bool first = microbatch == 0 && !p.backward_first.empty();
+  const auto& table = !backward ? p.forward : first ? p.backward_first : p.backward;
+  return table[size_t(stage)][size_t(chunk)];
+}
 
 StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Transformer& t,
                                const hardware::ComputeModel& cm)
@@ -62,6 +84,7 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Tra
   const double grad_elem = elem;
   const double layer_grad_bytes = t.layer_params_per_rank(tp) * grad_elem;
   const double h = double(m.hidden);
+  const bool fused = s.training.grad_accumulation_fusion;
 
   StepProgram prog;
   prog.forward.assign(size_t(p), std::vector<std::vector<Step>>(size_t(v)));
@@ -85,7 +108,7 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Tra
         double head_params = t.head_params() - (m.tied_embeddings ? 0.0 : double(m.vocab) * h);
         if (!m.tied_embeddings || p > 1)
           head_params += double(m.vocab) * h / double(tp);
-        grad_ready(bw, grads, head_params * grad_elem);
+        grad_ready(bw, grads, head_params * grad_elem, cm, fused);
       }
       for (int64_t l = per_chunk - 1; l >= 0; --l) {
         std::string name = "layer " + std::to_string(layer0 + l);
@@ -94,20 +117,26 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Tra
         else if (s.training.recompute == Recompute::Selective)
           bw.push_back(compute_step(layer.selective_recompute, cm, "recompute attention " + name, true));
         append(bw, layer.backward, cm, "backward " + name, false);
-        grad_ready(bw, grads, layer_grad_bytes);
+        grad_ready(bw, grads, layer_grad_bytes, cm, fused);
       }
       if (first) {
         append(bw, emb.backward, cm, "backward embedding", false);
         double emb_params = double(m.vocab) * h / double(tp) +
                             (m.learned_positions ? double(std::min(s.training.seq_len, m.max_positions)) * h : 0.0);
-        grad_ready(bw, grads, emb_params * grad_elem);
+        grad_ready(bw, grads, emb_params * grad_elem, cm, fused);
       }
     }
+    prog.backward_first.push_back(prog.backward[size_t(st)]);
+    for (auto& chunk : prog.backward_first.back())
+      chunk.erase(std::remove_if(chunk.begin(), chunk.end(), [](const Step& x) { return x.accumulation; }),
+                  chunk.end());
     prog.stage_params.push_back(parallel::stage_params(t, s, st));
     prog.optimizer_seconds.push_back(cm.memory_seconds(kOptimizerBytesPerParam * prog.stage_params.back()));
   }
   // Megatron-LM's scatter/gather: each tensor-parallel rank sends 1/t of the activations to the next stage
   // (sequence parallelism shards them the same way).
+  if (m.tied_embeddings && p > 1)
+    prog.embedding_sync_bytes = double(m.vocab) * h / double(tp) * grad_elem;
   prog.send_bytes = double(s.training.micro_batch * s.training.seq_len) * h * elem / double(tp);
 
   const int64_t tokens = s.training.micro_batch * s.training.seq_len;

@@ -19,6 +19,7 @@ struct Step {
   double seconds = 0;        ///< compute time (Compute)
   double flops = 0;          ///< hardware FLOPs of the step on one device (Compute)
   bool recompute = false;    ///< re-running a forward for activation recomputation (Compute)
+  bool accumulation = false; ///< adding a microbatch's gradients into the stored ones (Compute)
   model::TpCollective collective = model::TpCollective::None;
   double bytes = 0;          ///< collective tensor size (TpCollective)
   int grad_index = 0;        ///< position in the chunk's gradient list (GradReady)
@@ -33,18 +34,29 @@ struct ChunkGradients {
 struct StepProgram {
   std::vector<std::vector<std::vector<Step>>> forward;   ///< [stage][chunk]
   std::vector<std::vector<std::vector<Step>>> backward;  ///< [stage][chunk]
+  /// The first microbatch's backward: the same, less the gradient accumulation kernels (there is nothing to
+  /// accumulate into yet).
+  std::vector<std::vector<std::vector<Step>>> backward_first;  ///< [stage][chunk]
   std::vector<std::vector<ChunkGradients>> gradients;    ///< [stage][chunk]
   std::vector<double> optimizer_seconds;                 ///< [stage]
   std::vector<double> stage_params;                      ///< [stage], per device
+  /// Tied embeddings with pp > 1: the first and last stages both hold the word embeddings and all-reduce their
+  /// gradients before the optimizer (Megatron-LM). 0 when there is nothing to synchronise.
+  double embedding_sync_bytes = 0;
   double send_bytes = 0;         ///< activations (or their gradients) sent between stages per microbatch
   double model_flops = 0;        ///< whole step, all devices, recomputation not counted
   double hardware_flops = 0;     ///< whole step, all devices, recomputation counted
 };
 
-/// Bytes of Adam's update per parameter: fp32 master weights, momentum and variance read and written
-/// (24 B), the 16-bit gradient read and 16-bit weights written (4 B), gradient-norm read and gradient zeroing
-/// (4 B): a memory-bound pass at the device's streaming bandwidth.
-constexpr double kOptimizerBytesPerParam = 32.0;
+/// The steps of one unit.
+const std::vector<Step>& unit_steps(const StepProgram& p, int64_t stage, int64_t chunk, int64_t microbatch,
+                                    bool backward);
+
+/// Bytes moved per parameter by a mixed-precision optimizer step as Megatron-LM runs it, one memory-bound pass
+/// per kernel: copy 16-bit gradients to fp32 main gradients (2 + 4), unscale and check for inf/nan (4 + 4),
+/// gradient norm for clipping (4), fused Adam reading parameter, gradient, momentum and variance and writing
+/// three of them back (16 + 12), copy fp32 main parameters to 16-bit parameters (4 + 2), zero the gradients (2).
+constexpr double kOptimizerBytesPerParam = 6 + 8 + 4 + 28 + 6 + 2;
 
 StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Transformer& t,
                                const hardware::ComputeModel& compute);

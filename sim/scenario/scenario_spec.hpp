@@ -28,6 +28,10 @@ struct TrainingSpec {
   int64_t global_batch = 1, micro_batch = 1, seq_len = 1;
   std::string precision = "bf16";
   Recompute recompute = Recompute::None;
+  /// Weight-gradient GEMMs accumulate straight into the fp32 main gradients (Megatron-LM's
+  /// --gradient-accumulation-fusion, the default since late 2021); false: PyTorch adds each microbatch's
+  /// gradients into the stored ones with a separate kernel.
+  bool grad_accumulation_fusion = true;
 };
 
 struct ScenarioSpec {

@@ -186,6 +186,7 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   s.training.precision = tr.choice("precision", {"bf16", "fp16", "fp32"}, false).value_or("bf16");
   auto rc = tr.choice("recompute", {"none", "selective", "full"}, false).value_or("none");
   s.training.recompute = rc == "none" ? Recompute::None : rc == "selective" ? Recompute::Selective : Recompute::Full;
+  s.training.grad_accumulation_fusion = tr.boolean("grad_accumulation_fusion", false).value_or(true);
   for (const char* k : {"global_batch", "micro_batch", "seq_len", "precision", "recompute"})
     remember(tr, k);
   tr.finish();
