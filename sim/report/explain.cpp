@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <ostream>
 
+#include "collectives/collective.hpp"
 #include "hardware/compute_model.hpp"
 #include "model/transformer.hpp"
 
@@ -10,21 +11,42 @@ namespace dtsim::report {
 
 namespace {
 
-void print_pass(std::ostream& out, const char* title, const std::vector<model::Segment>& segs,
-                const hardware::ComputeModel& cm, double& total_s)
+struct PassTime {
+  double kernels_s = 0, collectives_s = 0;
+  double total() const { return kernels_s + collectives_s; }
+};
+
+collectives::Kind kind_of(model::TpCollective c)
 {
+  if (c == model::TpCollective::ReduceScatter)
+    return collectives::Kind::ReduceScatter;
+  if (c == model::TpCollective::AllGather)
+    return collectives::Kind::AllGather;
+  return collectives::Kind::AllReduce;
+}
+
+// Collective times are the alpha-beta ring time on uncontended links (the replay adds contention).
+PassTime print_pass(std::ostream& out, const char* title, const std::vector<model::Segment>& segs,
+                    const hardware::ComputeModel& cm, const scenario::ScenarioSpec& s)
+{
+  PassTime pt;
+  const bool in_node = s.parallel.tp <= s.hardware.node.devices;
+  const auto& link = in_node ? s.hardware.node.nvlink : s.hardware.network.nic;
   char line[256];
   out << title << "\n";
   for (const auto& seg : segs) {
     if (seg.is_collective()) {
-      std::snprintf(line, sizeof line, "  %-24s %-26s %10s %10.2f\n", model::to_string(seg.collective),
-                    "(tensor-parallel group)", "", seg.collective_bytes / 1e6);
+      double ct = collectives::ring_time(kind_of(seg.collective), seg.collective_bytes, s.parallel.tp,
+                                         link.latency_s, link.effective_bw_Bps());
+      pt.collectives_s += ct;
+      std::snprintf(line, sizeof line, "  %-24s %-26s %10s %10.2f %8.1f\n", model::to_string(seg.collective),
+                    "(tensor-parallel group)", "", seg.collective_bytes / 1e6, ct * 1e6);
       out << line;
       continue;
     }
     for (const auto& op : seg.ops) {
       double t = cm.seconds(op);
-      total_s += t;
+      pt.kernels_s += t;
       std::string shape = "-";
       double eff = 0;
       if (op.kind == model::Op::Kind::Gemm) {
@@ -38,6 +60,7 @@ void print_pass(std::ostream& out, const char* title, const std::vector<model::S
       out << line;
     }
   }
+  return pt;
 }
 
 }  // namespace
@@ -55,20 +78,31 @@ void print_explain(std::ostream& out, const scenario::ScenarioSpec& s)
   std::snprintf(head, sizeof head, "  %-24s %-26s %10s %10s %8s %10s\n", "kernel", "shape (batch x m x n x k)",
                 "GFLOP", "MB", "us", "of peak");
   out << head;
-  double fwd = 0, bwd = 0, other = 0;
   auto layer = t.layer(shape);
-  print_pass(out, "layer forward", layer.forward, cm, fwd);
-  print_pass(out, "layer backward", layer.backward, cm, bwd);
-  print_pass(out, "embedding forward", t.embedding(shape).forward, cm, other);
-  print_pass(out, "head forward", t.head(shape).forward, cm, other);
-  print_pass(out, "head backward", t.head(shape).backward, cm, other);
+  PassTime fwd = print_pass(out, "layer forward", layer.forward, cm, s);
+  PassTime bwd = print_pass(out, "layer backward", layer.backward, cm, s);
+  print_pass(out, "embedding forward", t.embedding(shape).forward, cm, s);
+  print_pass(out, "head forward", t.head(shape).forward, cm, s);
+  print_pass(out, "head backward", t.head(shape).backward, cm, s);
+  double recompute = 0;
+  if (s.training.recompute == scenario::Recompute::Full)
+    recompute = fwd.total();
+  else if (s.training.recompute == scenario::Recompute::Selective)
+    for (const auto& op : layer.selective_recompute)
+      recompute += cm.seconds(op);
   double flops = t.layer_forward_flops(s.training.micro_batch * s.training.seq_len, s.training.seq_len) /
                  double(s.parallel.tp);
-  char line[256];
+  char line[512];
   std::snprintf(line, sizeof line,
-                "\nlayer: forward %.3f ms, backward %.3f ms (kernels only); forward at %.1f%% of peak, backward at "
-                "%.1f%%\n",
-                fwd * 1e3, bwd * 1e3, 100 * flops / fwd / cm.peak_flops(), 100 * 2 * flops / bwd / cm.peak_flops());
+                "\none layer, one microbatch (collectives at their uncontended alpha-beta time):\n"
+                "  forward   %8.3f ms = kernels %.3f + tensor-parallel collectives %.3f (kernels at %.1f%% of peak)\n"
+                "  backward  %8.3f ms = kernels %.3f + tensor-parallel collectives %.3f (kernels at %.1f%% of peak)\n"
+                "  recompute %8.3f ms (%s)\n"
+                "  total     %8.3f ms\n",
+                fwd.total() * 1e3, fwd.kernels_s * 1e3, fwd.collectives_s * 1e3,
+                100 * flops / fwd.kernels_s / cm.peak_flops(), bwd.total() * 1e3, bwd.kernels_s * 1e3,
+                bwd.collectives_s * 1e3, 100 * 2 * flops / bwd.kernels_s / cm.peak_flops(), recompute * 1e3,
+                scenario::to_string(s.training.recompute), (fwd.total() + bwd.total() + recompute) * 1e3);
   out << line;
 }
 
