@@ -40,6 +40,7 @@ PipelineSchedule build_schedule(scenario::Schedule kind, int64_t p, int64_t v, i
   s.chunks = v;
   s.microbatches = m;
   s.order.resize(size_t(p));
+  s.group.resize(size_t(p));
   std::map<Key, UnitId> ids;
   auto unit = [&](int64_t stage, int64_t chunk, int64_t mb, bool bwd) {
     Key k{s.virtual_stage(stage, chunk), mb, bwd};
@@ -59,6 +60,8 @@ PipelineSchedule build_schedule(scenario::Schedule kind, int64_t p, int64_t v, i
       for (int64_t c = v - 1; c >= 0; --c)
         for (int64_t mb = 0; mb < m; ++mb)
           ord.push_back(unit(st, c, mb, true));
+      for (size_t i = 0; i < ord.size(); ++i)
+        s.group[size_t(st)].push_back(int64_t(i));
       continue;
     }
     const int64_t total = m * v;
@@ -72,14 +75,25 @@ PipelineSchedule build_schedule(scenario::Schedule kind, int64_t p, int64_t v, i
       auto [c, mb] = v > 1 ? interleaved_unit(k, p, v, true) : std::make_pair(int64_t(0), k);
       return unit(st, c, mb, true);
     };
-    for (int64_t k = 0; k < warmup; ++k)
+    auto& grp = s.group[size_t(st)];
+    int64_t g = 0;
+    for (int64_t k = 0; k < warmup; ++k) {
       ord.push_back(fwd(k));
+      grp.push_back(g++);
+    }
+    const bool pairs = kind == scenario::Schedule::Interleaved;
     for (int64_t i = 0; i < total - warmup; ++i) {
       ord.push_back(fwd(warmup + i));
+      grp.push_back(g);
+      if (!pairs)
+        ++g;
       ord.push_back(bwd(i));
+      grp.push_back(g++);
     }
-    for (int64_t i = total - warmup; i < total; ++i)
+    for (int64_t i = total - warmup; i < total; ++i) {
       ord.push_back(bwd(i));
+      grp.push_back(g++);
+    }
   }
   // Order edges: a stage runs its units one after the other.
   for (const auto& ord : s.order)

@@ -32,6 +32,10 @@ using UnitId = ScheduleGraph::vertex_descriptor;
 struct PipelineSchedule {
   ScheduleGraph graph;
   std::vector<std::vector<UnitId>> order;  ///< per stage, its units in execution order
+  /// Per stage, aligned with `order`: units with the same group number run back to back, and the stage's
+  /// pipeline sends and receives happen between groups, in one batch (Megatron-LM's interleaved steady state
+  /// pairs a forward with a backward; every other unit is a group of its own).
+  std::vector<std::vector<int64_t>> group;
   int64_t stages = 1, chunks = 1, microbatches = 1;
   /// Virtual stage of a chunk: layers are split into stages * chunks consecutive pieces.
   int64_t virtual_stage(int64_t stage, int64_t chunk) const { return chunk * stages + stage; }

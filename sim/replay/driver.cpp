@@ -1,0 +1,189 @@
+#include "replay/driver.hpp"
+
+namespace dtsim::replay {
+
+collectives::Kind kind_of(model::TpCollective c)
+{
+  switch (c) {
+    case model::TpCollective::ReduceScatter: return collectives::Kind::ReduceScatter;
+    case model::TpCollective::AllGather: return collectives::Kind::AllGather;
+    default: return collectives::Kind::AllReduce;
+  }
+}
+
+Driver::Driver(const scenario::ScenarioSpec& s, const StepProgram& prog, const parallel::PipelineSchedule& sched,
+       bool trace)
+    : s_(s), prog_(prog), sched_(sched), trace_on_(trace),
+      placement_(s.parallel.dp, s.parallel.tp, s.parallel.pp, s.hardware.node.devices),
+      platform_(s.hardware, placement_)
+{
+  full_ = s.fidelity == scenario::Fidelity::Full;
+  const int64_t units = int64_t(boost::num_vertices(sched.graph));
+  recv_from_.assign(size_t(units), -1);
+  send_to_.assign(size_t(units), -1);
+  for (auto [e, end] = boost::edges(sched.graph); e != end; ++e) {
+    if (sched.graph[*e].kind != parallel::EdgeKind::Data)
+      continue;
+    UnitId a = boost::source(*e, sched.graph), b = boost::target(*e, sched.graph);
+    if (sched.graph[a].stage != sched.graph[b].stage) {
+      recv_from_[b] = int64_t(a);
+      send_to_[a] = int64_t(b);
+    }
+  }
+  // Simulated devices: all of them, or one representative (dp 0, tp 0) per stage.
+  for (int64_t d = 0; d < placement_.devices(); ++d) {
+    auto c = placement_.coord(d);
+    if (full_ || (c.dp == 0 && c.tp == 0)) {
+      Device dev;
+      dev.id = d;
+      dev.coord = c;
+      dev.replica = full_ ? c.dp * s.parallel.tp + c.tp : 0;
+      index_of_[d] = devices_.size();
+      devices_.push_back(std::move(dev));
+    }
+  }
+  const int64_t replicas = full_ ? s.parallel.dp * s.parallel.tp : 1;
+  arrivals_.assign(size_t(replicas * units), Arrival{});
+  for (auto& dev : devices_)
+    setup_buckets(dev);
+  if (trace_on_) {
+    static const std::string optimizer = "optimizer";
+    optimizer_label_ = &optimizer;
+  }
+}
+
+void Driver::start()
+{
+  for (size_t i = 0; i < devices_.size(); ++i)
+    next_unit(i);
+}
+
+void Driver::dispatch(Handler* h)
+{
+  graveyard_.clear();
+  graveyard_.push_back(std::move(h->keep));
+  auto fn = std::move(h->fn);
+  free_.push_back(h);
+  fn();
+}
+
+ReplayResult Driver::finish()
+{
+  ReplayResult r;
+  for (const auto& d : devices_)
+    r.step_time_s = std::max(r.step_time_s, d.done_t);
+  std::vector<bool> seen(size_t(s_.parallel.pp), false);
+  r.per_stage.resize(size_t(s_.parallel.pp));
+  for (auto& d : devices_) {
+    d.b.bubble_s += r.step_time_s - d.done_t;  // finished early: waits for the slowest device
+    auto& a = r.average;
+    a.compute_s += d.b.compute_s;
+    a.recompute_s += d.b.recompute_s;
+    a.exposed_tp_comm_s += d.b.exposed_tp_comm_s;
+    a.exposed_pp_comm_s += d.b.exposed_pp_comm_s;
+    a.exposed_dp_comm_s += d.b.exposed_dp_comm_s;
+    a.bubble_s += d.b.bubble_s;
+    a.optimizer_s += d.b.optimizer_s;
+    if (!seen[size_t(d.coord.stage)]) {
+      seen[size_t(d.coord.stage)] = true;
+      r.per_stage[size_t(d.coord.stage)] = d.b;
+    }
+  }
+  double n = double(devices_.size());
+  auto& a = r.average;
+  for (double* x : {&a.compute_s, &a.recompute_s, &a.exposed_tp_comm_s, &a.exposed_pp_comm_s,
+                    &a.exposed_dp_comm_s, &a.bubble_s, &a.optimizer_s})
+    *x /= n;
+  r.simulated_devices = int64_t(devices_.size());
+  r.activities = activities_;
+  r.links = platform_.link_count();
+  r.trace = std::move(trace_);
+  return r;
+}
+
+// ---- activities ----------------------------------------------------------------------------------------
+Handler* Driver::handler(std::function<void()> fn)
+{
+  Handler* h;
+  if (!free_.empty()) {
+    h = free_.back();
+    free_.pop_back();
+  } else {
+    handlers_.emplace_back();
+    h = &handlers_.back();
+  }
+  h->fn = std::move(fn);
+  ++activities_;
+  return h;
+}
+
+void Driver::exec_on(sg4::Host* host, double seconds, std::function<void()> fn)
+{
+  Handler* h = handler(std::move(fn));
+  auto e = sg4::Exec::init()->set_flops_amount(std::max(seconds, 0.0) * platform::kHostSpeed)->set_host(host);
+  e->set_data(h);
+  h->keep = e;
+  e->start();
+}
+
+void Driver::flow(int64_t src, int64_t dst, double bytes, std::function<void()> fn)
+{
+  Handler* h = handler(std::move(fn));
+  bool local = platform_.same_node(src, dst);
+  auto* a = local ? platform_.gpu(src) : platform_.nic(src);
+  auto* b = local ? platform_.gpu(dst) : platform_.nic(dst);
+  auto c = sg4::Comm::sendto_init(a, b)->set_payload_size(uint64_t(std::max(bytes, 1.0)));
+  c->set_data(h);
+  h->keep = c;
+  c->start();
+}
+
+// Runs the phases of a collective one after the other; `keep` filters the flows to simulate.
+void Driver::run_phases(std::shared_ptr<std::vector<collectives::Phase>> phases, size_t i, std::function<void()> done)
+{
+  if (i >= phases->size()) {
+    done();
+    return;
+  }
+  const auto& ph = (*phases)[i];
+  double alpha = ph.inter_node ? s_.hardware.network.nic.latency_s : s_.hardware.node.nvlink.latency_s;
+  auto start_flows = [this, phases, i, done]() {
+    const auto& ph = (*phases)[i];
+    auto pending = std::make_shared<size_t>(ph.flows.size());
+    if (ph.flows.empty()) {
+      run_phases(phases, i + 1, done);
+      return;
+    }
+    for (const auto& f : ph.flows)
+      flow(f.src, f.dst, f.bytes, [this, phases, i, done, pending]() {
+        if (--*pending == 0)
+          run_phases(phases, i + 1, done);
+      });
+  };
+  if (ph.steps > 1)
+    exec_on(platform_.timer(), double(ph.steps - 1) * alpha, start_flows);
+  else
+    start_flows();
+}
+
+// Full fidelity: a collective starts when the last member of its group arrives. Returns true (and the
+// members with their arrival times) for that last arrival.
+bool Driver::join(const std::tuple<int, int64_t, int64_t>& key, int64_t members, size_t di, double t0, Instance& out)
+{
+  Instance& inst = instances_[key];
+  inst.waiters.push_back(di);
+  inst.arrival_t.push_back(t0);
+  if (int64_t(inst.waiters.size()) < members)
+    return false;
+  out = std::move(inst);
+  instances_.erase(key);
+  return true;
+}
+
+void Driver::record(int64_t device, int track, const std::string* name, double t0, double t1)
+{
+  if (trace_on_)
+    trace_.push_back({device, track, name, t0, t1});
+}
+
+}  // namespace dtsim::replay

@@ -1,0 +1,139 @@
+#pragma once
+// Internal to sim/replay: the state machine that walks every simulated device through its schedule and feeds
+// SimGrid one activity at a time. Split by concern: driver.cpp (activities, collectives, results),
+// driver_pipeline.cpp (units, steps, pipeline transfers), driver_gradients.cpp (gradient all-reduce, optimizer).
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <tuple>
+
+#include <simgrid/s4u.hpp>
+
+#include "collectives/collective.hpp"
+#include "platform/cluster_platform.hpp"
+#include "replay/replay.hpp"
+
+namespace dtsim::replay {
+
+namespace sg4 = simgrid::s4u;
+using parallel::UnitId;
+
+// SimGrid signals are static and cannot be disconnected (3.32): one callback per process dispatches to the
+// handler stored in the activity's user data.
+struct Handler {
+  std::function<void()> fn;
+  sg4::ActivityPtr keep;  // an actor-less activity must stay referenced until it completes
+};
+
+collectives::Kind kind_of(model::TpCollective c);
+
+class Driver {
+ public:
+  Driver(const scenario::ScenarioSpec& s, const StepProgram& prog, const parallel::PipelineSchedule& sched,
+         bool trace);
+  void start();
+  void dispatch(Handler* h);
+  ReplayResult finish();
+  bool all_done() const { return done_count_ == devices_.size(); }
+
+ private:
+  struct Bucket {
+    int64_t chunk = 0;
+    int last_grad = 0;  // ready when this gradient entry of the chunk is ready
+    double bytes = 0;
+  };
+  struct Device {
+    int64_t id = 0;
+    parallel::Coord coord;
+    int64_t replica = 0;
+    size_t pos = 0;  // next unit in the stage's order
+    UnitId unit = 0;
+    const std::vector<Step>* steps = nullptr;
+    size_t step = 0;
+    double free_t = 0;  // when the device finished its previous work
+    bool waiting_recv = false;
+    int64_t tp_seq = 0;
+    // data parallel
+    std::vector<Bucket> buckets;
+    size_t buckets_released = 0, buckets_done = 0;
+    bool dp_busy = false;
+    std::vector<int> grads_ready;  // per chunk
+    bool backward_done = false;
+    double backward_end_t = 0;
+    bool optimizer_started = false;
+    bool embedding_joined = false, embedding_synced = false;
+    double embedding_wait_s = 0;
+    double done_t = 0;
+    bool done = false;
+    Breakdown b;
+  };
+  struct Arrival {
+    bool arrived = false;
+    bool waiting = false;
+    double send_start = 0, send_end = 0;
+  };
+  struct Instance {
+    std::vector<size_t> waiters;
+    std::vector<double> arrival_t;
+  };
+
+
+  // ---- activities ----------------------------------------------------------------------------------------
+  Handler* handler(std::function<void()> fn);
+  void exec_on(sg4::Host* host, double seconds, std::function<void()> fn);
+  void flow(int64_t src, int64_t dst, double bytes, std::function<void()> fn);
+  // Runs the phases of a collective one after the other, each a latency delay then its flows.
+  void run_phases(std::shared_ptr<std::vector<collectives::Phase>> phases, size_t i, std::function<void()> done);
+  // Full fidelity: a collective starts when the last member of its group arrives. Returns true (and the
+  // members with their arrival times) for that last arrival.
+  bool join(const std::tuple<int, int64_t, int64_t>& key, int64_t members, size_t di, double t0, Instance& out);
+  void record(int64_t device, int track, const std::string* name, double t0, double t1);
+
+  // ---- schedule walking ----------------------------------------------------------------------------------
+  void next_unit(size_t di);
+  void account_wait(Device& d, const Arrival& a);
+  void run_step(size_t di);
+  void send(size_t di, UnitId to);
+  Arrival& arrival(int64_t replica, UnitId u);
+  void tp_collective(size_t di, const Step& st, double t0);
+  // device index offset of a replica (dp, tp) within its stage
+  int64_t replica_offset(int64_t replica) const { return full_ ? replica : 0; }
+
+  // ---- data parallel -------------------------------------------------------------------------------------
+  void setup_buckets(Device& d);
+  void grad_ready(size_t di, int index);
+  void release_buckets(size_t di);
+  // NCCL runs a communicator's collectives one at a time, in order.
+  void pump_dp(size_t di);
+  void dp_bucket_done(size_t di, double t0);
+  void on_backward_done(size_t di);
+  // First and last stage all-reduce their copies of the word-embedding gradients; waiting for the other stage
+  // to get there is idle time, the all-reduce itself is gradient communication.
+  void sync_embedding(size_t di);
+  bool needs_embedding_sync(const Device& d) const;
+  void maybe_optimizer(size_t di);
+
+  const scenario::ScenarioSpec& s_;
+  const StepProgram& prog_;
+  const parallel::PipelineSchedule& sched_;
+  bool trace_on_;
+  parallel::Placement placement_;
+  platform::ClusterPlatform platform_;
+  bool full_ = false;
+  std::vector<int64_t> recv_from_, send_to_;
+  std::vector<Device> devices_;
+  std::map<int64_t, size_t> index_of_;
+  std::vector<Arrival> arrivals_;
+  static constexpr int kTpGroup = 0, kDpGroup = 1, kEmbeddingGroup = 2;
+  std::map<std::tuple<int, int64_t, int64_t>, Instance> instances_;  // (group kind, group, sequence number)
+  std::deque<Handler> handlers_;
+  std::vector<Handler*> free_;
+  std::vector<sg4::ActivityPtr> graveyard_;
+  int64_t activities_ = 0;
+  size_t done_count_ = 0;
+  std::vector<TraceEvent> trace_;
+  const std::string* optimizer_label_ = nullptr;
+};
+
+}  // namespace dtsim::replay
