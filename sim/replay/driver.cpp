@@ -44,6 +44,7 @@ Driver::Driver(const scenario::ScenarioSpec& s, const StepProgram& prog, const p
   }
   const int64_t replicas = full_ ? s.parallel.dp * s.parallel.tp : 1;
   arrivals_.assign(size_t(replicas * units), Arrival{});
+  transfers_.assign(size_t(replicas * units), Transfer{});
   for (auto& dev : devices_)
     setup_buckets(dev);
   if (trace_on_) {

@@ -53,6 +53,13 @@ class Driver {
     size_t step = 0;
     double free_t = 0;  // when the device finished its previous work
     bool waiting_recv = false;
+    // blocking pipeline exchanges
+    std::vector<UnitId> unsent;        // finished units whose output still has to be sent
+    int64_t exchanged_group = -1;      // the group whose receives the last exchange made
+    bool final_exchange_done = false;  // the sends after the last group
+    int64_t ex_group = 0, ex_pending = 0;
+    double ex_enter = 0;
+    std::vector<size_t> ex_transfers;
     int64_t tp_seq = 0;
     // data parallel
     std::vector<Bucket> buckets;
@@ -72,6 +79,11 @@ class Driver {
     bool arrived = false;
     bool waiting = false;
     double send_start = 0, send_end = 0;
+  };
+  struct Transfer {  // one pipeline send, keyed by the unit that consumes it
+    bool sender_posted = false, receiver_posted = false;
+    size_t sender = 0, receiver = 0;  // device indices
+    double start = 0, end = 0;
   };
   struct Instance {
     std::vector<size_t> waiters;
@@ -97,6 +109,10 @@ class Driver {
   void send(size_t di, UnitId to);
   Arrival& arrival(int64_t replica, UnitId u);
   void tp_collective(size_t di, const Step& st, double t0);
+  void start_exchange(size_t di, int64_t group);
+  void post_transfer(size_t id, size_t di, bool as_sender);
+  void finish_exchange(size_t di);
+  size_t transfer_index(int64_t replica, UnitId consumer) const;
   // device index offset of a replica (dp, tp) within its stage
   int64_t replica_offset(int64_t replica) const { return full_ ? replica : 0; }
 
@@ -125,6 +141,7 @@ class Driver {
   std::vector<Device> devices_;
   std::map<int64_t, size_t> index_of_;
   std::vector<Arrival> arrivals_;
+  std::vector<Transfer> transfers_;
   static constexpr int kTpGroup = 0, kDpGroup = 1, kEmbeddingGroup = 2;
   std::map<std::tuple<int, int64_t, int64_t>, Instance> instances_;  // (group kind, group, sequence number)
   std::deque<Handler> handlers_;

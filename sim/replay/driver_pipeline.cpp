@@ -1,5 +1,7 @@
 #include "replay/driver.hpp"
 
+#include <algorithm>
+
 namespace dtsim::replay {
 
 // ---- schedule walking ----------------------------------------------------------------------------------
@@ -7,6 +9,14 @@ void Driver::next_unit(size_t di)
 {
   Device& d = devices_[di];
   const auto& order = sched_.order[size_t(d.coord.stage)];
+  if (!s_.parallel.pp_overlap) {  // between two groups of units, the stage's batched sends and receives
+    const bool end = d.pos >= order.size();
+    const int64_t g = end ? -1 : sched_.group[size_t(d.coord.stage)][d.pos];
+    if ((!end && g != d.exchanged_group) || (end && !d.final_exchange_done)) {
+      start_exchange(di, g);
+      return;
+    }
+  }
   if (d.pos >= order.size()) {
     on_backward_done(di);
     return;
@@ -14,7 +24,7 @@ void Driver::next_unit(size_t di)
   d.unit = order[d.pos];
   const auto& u = sched_.graph[d.unit];
   int64_t from = recv_from_[d.unit];
-  if (from >= 0) {
+  if (from >= 0 && s_.parallel.pp_overlap) {
     Arrival& a = arrival(d.replica, d.unit);
     if (!a.arrived) {
       a.waiting = true;
@@ -69,10 +79,99 @@ void Driver::run_step(size_t di)
   }
   // unit finished
   const UnitId u = d.unit;
-  if (send_to_[u] >= 0)
-    send(di, UnitId(send_to_[u]));
+  if (send_to_[u] >= 0) {
+    if (s_.parallel.pp_overlap)
+      send(di, UnitId(send_to_[u]));
+    else
+      d.unsent.push_back(u);
+  }
   ++d.pos;
   next_unit(di);
+}
+
+// ---- blocking pipeline exchanges (Megatron-LM's p2p_communication) --------------------------------------
+// A stage posts the sends of the group it just ran and the receives of the group it runs next, all at once
+// (batch_isend_irecv), and waits for all of them. A transfer starts when both its sender and its receiver
+// have posted it (NCCL's send and receive meet), so a stage may wait for a neighbour to get there.
+void Driver::start_exchange(size_t di, int64_t group)
+{
+  Device& d = devices_[di];
+  d.ex_enter = sg4::Engine::get_clock();
+  d.ex_group = group;
+  d.ex_transfers.clear();
+  d.ex_pending = 0;
+  std::vector<std::pair<size_t, bool>> posts;  // (transfer, as sender)
+  for (UnitId u : d.unsent)
+    posts.push_back({transfer_index(d.replica, UnitId(send_to_[u])), true});
+  d.unsent.clear();
+  if (group >= 0) {
+    const auto& order = sched_.order[size_t(d.coord.stage)];
+    const auto& groups = sched_.group[size_t(d.coord.stage)];
+    for (size_t p = d.pos; p < order.size() && groups[p] == group; ++p)
+      if (recv_from_[order[p]] >= 0)
+        posts.push_back({transfer_index(d.replica, order[p]), false});
+  }
+  d.ex_pending = int64_t(posts.size());
+  for (const auto& [id, as_sender] : posts)
+    d.ex_transfers.push_back(id);
+  if (posts.empty()) {
+    finish_exchange(di);
+    return;
+  }
+  for (const auto& [id, as_sender] : posts)
+    post_transfer(id, di, as_sender);
+}
+
+void Driver::post_transfer(size_t id, size_t di, bool as_sender)
+{
+  Transfer& t = transfers_[id];
+  (as_sender ? t.sender_posted : t.receiver_posted) = true;
+  (as_sender ? t.sender : t.receiver) = di;
+  if (!t.sender_posted || !t.receiver_posted)
+    return;
+  t.start = sg4::Engine::get_clock();
+  static const std::string label = "pipeline send";
+  flow(devices_[t.sender].id, devices_[t.receiver].id, prog_.send_bytes, [this, id]() {
+    Transfer& t = transfers_[id];
+    t.end = sg4::Engine::get_clock();
+    record(devices_[t.sender].id, 2, &label, t.start, t.end);
+    for (size_t side : {t.sender, t.receiver})
+      if (--devices_[side].ex_pending == 0)
+        finish_exchange(side);
+  });
+}
+
+void Driver::finish_exchange(size_t di)
+{
+  Device& d = devices_[di];
+  const double now = sg4::Engine::get_clock();
+  // Time spent while one of this exchange's transfers was moving data is exposed pipeline communication;
+  // the rest is waiting for a neighbour.
+  std::vector<std::pair<double, double>> busy;
+  for (size_t id : d.ex_transfers)
+    busy.push_back({std::max(transfers_[id].start, d.ex_enter), std::min(transfers_[id].end, now)});
+  std::sort(busy.begin(), busy.end());
+  double covered = 0, reach = d.ex_enter;
+  for (const auto& [a, b] : busy) {
+    double from = std::max(a, reach);
+    if (b > from) {
+      covered += b - from;
+      reach = b;
+    }
+  }
+  d.b.exposed_pp_comm_s += covered;
+  d.b.bubble_s += (now - d.ex_enter) - covered;
+  d.free_t = now;
+  if (d.ex_group >= 0)
+    d.exchanged_group = d.ex_group;
+  else
+    d.final_exchange_done = true;
+  next_unit(di);
+}
+
+size_t Driver::transfer_index(int64_t replica, UnitId consumer) const
+{
+  return size_t(replica) * boost::num_vertices(sched_.graph) + size_t(consumer);
 }
 
 void Driver::send(size_t di, UnitId to)

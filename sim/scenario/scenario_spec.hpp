@@ -21,6 +21,9 @@ struct ParallelSpec {
   int64_t vpp = 1;                  ///< model chunks per pipeline stage (interleaved schedule)
   bool sp = false;                  ///< sequence parallelism
   bool dp_overlap = true;           ///< gradient all-reduce overlapped with backward, in buckets
+  /// Pipeline sends and receives overlap computation (asynchronous). false: Megatron-LM's default, the
+  /// stage posts its sends and receives between units in one batch and waits for all of them.
+  bool pp_overlap = false;
   double dp_bucket_bytes = 25.0 * 1048576;  ///< PyTorch DDP's default bucket_cap_mb = 25
 };
 

@@ -157,6 +157,7 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   auto dp = par.integer("dp", false);
   s.parallel.sp = par.boolean("sp", false).value_or(false);
   s.parallel.dp_overlap = par.boolean("dp_overlap", false).value_or(true);
+  s.parallel.pp_overlap = par.boolean("pp_overlap", false).value_or(false);
   s.parallel.dp_bucket_bytes = par.quantity("dp_bucket", Dimension::Bytes, false).value_or(25.0 * 1048576);
   for (const char* k : {"tp", "pp", "vpp", "dp", "sp"})
     remember(par, k);
