@@ -1,6 +1,8 @@
 #pragma once
 /// Hardware description of a GPU cluster in SI units (seconds, bytes, bytes/s, FLOP/s, watts), as parsed and
 /// checked from hardware/*.yaml. Runtime code reads only these structs, never YAML.
+#include <cmath>
+#include <cstdint>
 #include <map>
 #include <string>
 
@@ -54,12 +56,56 @@ struct NetworkSpec {
   double oversubscription = 1;  ///< down/up bandwidth ratio at every switch level
 };
 
+/// A wafer-scale processor (Cerebras WSE class). The simulator sees it as a grid of tiles, each holding an equal
+/// share of the cores, SRAM and compute; neighbouring tiles are joined by mesh links whose bandwidth is the tile
+/// edge's share of the fabric bandwidth.
+struct WaferSpec {
+  std::string name;
+  int64_t cores = 0;
+  double sram_bytes = 0;
+  double sram_bw_Bps = 0;
+  double fabric_bw_Bps = 0;                  ///< aggregate over all cores and directions
+  std::map<std::string, double> peak_flops;  ///< per precision, whole wafer
+  double compute_efficiency = 1.0;           ///< achieved fraction of peak for transformer layers (calibrated)
+  int mesh_rows = 1, mesh_cols = 1;          ///< tiles of the simulation grid
+  double hop_latency_s = 0;                  ///< per mesh hop
+  double io_bw_Bps = 0;                      ///< off-wafer I/O, each direction
+  double io_latency_s = 0;
+  double power_W = 0;                        ///< per system
+  int64_t tiles() const { return int64_t(mesh_rows) * mesh_cols; }
+  /// One direction of a link between two neighbouring tiles: the cores along a tile edge times each core's
+  /// share of the fabric bandwidth (four directions per core).
+  double tile_link_bw_Bps() const;
+};
+
+/// External weight store that streams weights to the wafers and runs the optimizer (Cerebras MemoryX).
+struct MemoryXSpec {
+  double capacity_bytes = 0;
+  double bandwidth_Bps = 0;         ///< towards the systems, each direction
+  double update_bandwidth_Bps = 0;  ///< memory bandwidth of the optimizer update
+};
+
+/// Broadcast/reduce tree between MemoryX and the systems (Cerebras SwarmX).
+struct SwarmXSpec {
+  double port_bw_Bps = 0;  ///< each tree link, each direction
+  int fan_out = 2;
+  double latency_per_level_s = 0;
+};
+
 struct HardwareSpec {
   std::string file;
   std::string name;
+  bool wafer_scale = false;  ///< a wafer-scale system (wafer, memoryx, swarmx) instead of a GPU cluster
   DeviceSpec device;
   NodeSpec node;
   NetworkSpec network;
+  WaferSpec wafer;
+  MemoryXSpec memoryx;
+  SwarmXSpec swarmx;
+  /// Peak FLOP/s of one device (a GPU, or a whole wafer) at a precision; 0 when the precision is unknown.
+  double peak_flops(const std::string& precision) const;
+  double device_memory_bytes() const { return wafer_scale ? wafer.sram_bytes : device.memory_bytes; }
+  double device_power_W() const { return wafer_scale ? wafer.power_W : device.power_W; }
 };
 
 }  // namespace dtsim::hardware

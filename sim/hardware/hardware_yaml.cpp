@@ -17,17 +17,13 @@ static LinkSpec read_link(MapReader m)
   return l;
 }
 
+static std::map<std::string, double> read_peaks(MapReader& parent);
+
 static DeviceSpec read_device(MapReader m)
 {
   DeviceSpec d;
   d.name = m.string("name", true).value_or("");
-  MapReader peak = m.map("peak_flops", true);
-  for (const char* p : {"fp32", "tf32", "fp16", "bf16", "fp8"})
-    if (auto v = peak.quantity(p, Dimension::FlopRate, false))
-      d.peak_flops[p] = *v;
-  if (peak.valid() && d.peak_flops.empty())
-    m.error("peak_flops", "expected at least one of fp32, tf32, fp16, bf16, fp8");
-  peak.finish();
+  d.peak_flops = read_peaks(m);
   d.memory_bytes = m.quantity("memory", Dimension::Bytes, true).value_or(0);
   d.memory_bw_Bps = m.quantity("memory_bandwidth", Dimension::Bandwidth, true).value_or(0);
   d.power_W = m.quantity("power", Dimension::Power, false).value_or(0);
@@ -45,6 +41,56 @@ static DeviceSpec read_device(MapReader m)
   return d;
 }
 
+static std::map<std::string, double> read_peaks(MapReader& parent)
+{
+  std::map<std::string, double> peaks;
+  MapReader peak = parent.map("peak_flops", true);
+  for (const char* p : {"fp32", "tf32", "fp16", "bf16", "fp8"})
+    if (auto v = peak.quantity(p, Dimension::FlopRate, false))
+      peaks[p] = *v;
+  if (peak.valid() && peaks.empty())
+    parent.error("peak_flops", "expected at least one of fp32, tf32, fp16, bf16, fp8");
+  peak.finish();
+  return peaks;
+}
+
+// A wafer-scale system: the wafer, its weight store (MemoryX) and its broadcast/reduce tree (SwarmX).
+static void read_wafer_system(MapReader& root, HardwareSpec& hw)
+{
+  hw.wafer_scale = true;
+  MapReader w = root.map("wafer", true);
+  auto& wf = hw.wafer;
+  wf.name = w.string("name", true).value_or("");
+  wf.cores = w.integer("cores", true).value_or(1);
+  wf.sram_bytes = w.quantity("sram", Dimension::Bytes, true).value_or(0);
+  wf.sram_bw_Bps = w.quantity("sram_bandwidth", Dimension::Bandwidth, true).value_or(0);
+  wf.fabric_bw_Bps = w.quantity("fabric_bandwidth", Dimension::Bandwidth, true).value_or(0);
+  wf.peak_flops = read_peaks(w);
+  wf.compute_efficiency = w.number("compute_efficiency", true, 0.001, 1.0).value_or(1.0);
+  wf.power_W = w.quantity("power", Dimension::Power, true).value_or(0);
+  MapReader mesh = w.map("mesh", true);
+  wf.mesh_rows = int(mesh.integer("rows", true).value_or(1));
+  wf.mesh_cols = int(mesh.integer("cols", true).value_or(1));
+  wf.hop_latency_s = mesh.quantity("hop_latency", Dimension::Time, true, true).value_or(0);
+  mesh.finish();
+  MapReader io = w.map("io", true);
+  wf.io_bw_Bps = io.quantity("bandwidth", Dimension::Bandwidth, true).value_or(0);
+  wf.io_latency_s = io.quantity("latency", Dimension::Time, true, true).value_or(0);
+  io.finish();
+  w.finish();
+  MapReader mx = root.map("memoryx", true);
+  hw.memoryx.capacity_bytes = mx.quantity("capacity", Dimension::Bytes, true).value_or(0);
+  hw.memoryx.bandwidth_Bps = mx.quantity("bandwidth", Dimension::Bandwidth, true).value_or(0);
+  hw.memoryx.update_bandwidth_Bps = mx.quantity("update_bandwidth", Dimension::Bandwidth, true).value_or(0);
+  mx.finish();
+  MapReader sx = root.map("swarmx", true);
+  hw.swarmx.port_bw_Bps = sx.quantity("port_bandwidth", Dimension::Bandwidth, true).value_or(0);
+  hw.swarmx.fan_out = int(sx.integer("fan_out", true, 2).value_or(2));
+  hw.swarmx.latency_per_level_s = sx.quantity("latency_per_level", Dimension::Time, true, true).value_or(0);
+  sx.finish();
+  root.finish();
+}
+
 HardwareSpec load_hardware(const std::string& path, Diagnostics& diag)
 {
   HardwareSpec hw;
@@ -55,6 +101,10 @@ HardwareSpec load_hardware(const std::string& path, Diagnostics& diag)
   MapReader root(file, file.root(), "", diag);
   hw.name = root.string("name", true).value_or("");
   root.accept({"description"});
+  if (root.has("wafer")) {
+    read_wafer_system(root, hw);
+    return hw;
+  }
   hw.device = read_device(root.map("device", true));
 
   MapReader node = root.map("node", true);

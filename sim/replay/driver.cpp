@@ -11,9 +11,9 @@ collectives::Kind kind_of(model::TpCollective c)
   }
 }
 
-Driver::Driver(const scenario::ScenarioSpec& s, const StepProgram& prog, const parallel::PipelineSchedule& sched,
-       bool trace)
-    : s_(s), prog_(prog), sched_(sched), trace_on_(trace),
+Driver::Driver(Activities& acts, const scenario::ScenarioSpec& s, const StepProgram& prog,
+               const parallel::PipelineSchedule& sched, bool trace)
+    : acts_(acts), s_(s), prog_(prog), sched_(sched), trace_on_(trace),
       placement_(s.parallel.dp, s.parallel.tp, s.parallel.pp, s.hardware.node.devices),
       platform_(s.hardware, placement_)
 {
@@ -59,15 +59,6 @@ void Driver::start()
     next_unit(i);
 }
 
-void Driver::dispatch(Handler* h)
-{
-  graveyard_.clear();
-  graveyard_.push_back(std::move(h->keep));
-  auto fn = std::move(h->fn);
-  free_.push_back(h);
-  fn();
-}
-
 ReplayResult Driver::finish()
 {
   ReplayResult r;
@@ -96,47 +87,25 @@ ReplayResult Driver::finish()
                     &a.exposed_dp_comm_s, &a.bubble_s, &a.optimizer_s})
     *x /= n;
   r.simulated_devices = int64_t(devices_.size());
-  r.activities = activities_;
+  r.activities = acts_.count();
   r.links = platform_.link_count();
   r.trace = std::move(trace_);
   return r;
 }
 
 // ---- activities ----------------------------------------------------------------------------------------
-Handler* Driver::handler(std::function<void()> fn)
-{
-  Handler* h;
-  if (!free_.empty()) {
-    h = free_.back();
-    free_.pop_back();
-  } else {
-    handlers_.emplace_back();
-    h = &handlers_.back();
-  }
-  h->fn = std::move(fn);
-  ++activities_;
-  return h;
-}
-
 void Driver::exec_on(sg4::Host* host, double seconds, std::function<void()> fn)
 {
-  Handler* h = handler(std::move(fn));
-  auto e = sg4::Exec::init()->set_flops_amount(std::max(seconds, 0.0) * platform::kHostSpeed)->set_host(host);
-  e->set_data(h);
-  h->keep = e;
-  e->start();
+  acts_.exec(host, seconds, std::move(fn));
 }
 
 void Driver::flow(int64_t src, int64_t dst, double bytes, std::function<void()> fn)
 {
-  Handler* h = handler(std::move(fn));
+  // Within a node over NVLink, across nodes from NIC to NIC.
   bool local = platform_.same_node(src, dst);
   auto* a = local ? platform_.gpu(src) : platform_.nic(src);
   auto* b = local ? platform_.gpu(dst) : platform_.nic(dst);
-  auto c = sg4::Comm::sendto_init(a, b)->set_payload_size(uint64_t(std::max(bytes, 1.0)));
-  c->set_data(h);
-  h->keep = c;
-  c->start();
+  acts_.comm(a, b, bytes, std::move(fn));
 }
 
 // Runs the phases of a collective one after the other; `keep` filters the flows to simulate.

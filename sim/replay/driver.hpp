@@ -12,6 +12,7 @@
 
 #include "collectives/collective.hpp"
 #include "platform/cluster_platform.hpp"
+#include "replay/activities.hpp"
 #include "replay/replay.hpp"
 
 namespace dtsim::replay {
@@ -19,21 +20,13 @@ namespace dtsim::replay {
 namespace sg4 = simgrid::s4u;
 using parallel::UnitId;
 
-// SimGrid signals are static and cannot be disconnected (3.32): one callback per process dispatches to the
-// handler stored in the activity's user data.
-struct Handler {
-  std::function<void()> fn;
-  sg4::ActivityPtr keep;  // an actor-less activity must stay referenced until it completes
-};
-
 collectives::Kind kind_of(model::TpCollective c);
 
 class Driver {
  public:
-  Driver(const scenario::ScenarioSpec& s, const StepProgram& prog, const parallel::PipelineSchedule& sched,
-         bool trace);
+  Driver(Activities& acts, const scenario::ScenarioSpec& s, const StepProgram& prog,
+         const parallel::PipelineSchedule& sched, bool trace);
   void start();
-  void dispatch(Handler* h);
   ReplayResult finish();
   bool all_done() const { return done_count_ == devices_.size(); }
 
@@ -92,7 +85,6 @@ class Driver {
 
 
   // ---- activities ----------------------------------------------------------------------------------------
-  Handler* handler(std::function<void()> fn);
   void exec_on(sg4::Host* host, double seconds, std::function<void()> fn);
   void flow(int64_t src, int64_t dst, double bytes, std::function<void()> fn);
   // Runs the phases of a collective one after the other, each a latency delay then its flows.
@@ -130,6 +122,7 @@ class Driver {
   bool needs_embedding_sync(const Device& d) const;
   void maybe_optimizer(size_t di);
 
+  Activities& acts_;
   const scenario::ScenarioSpec& s_;
   const StepProgram& prog_;
   const parallel::PipelineSchedule& sched_;
@@ -144,10 +137,6 @@ class Driver {
   std::vector<Transfer> transfers_;
   static constexpr int kTpGroup = 0, kDpGroup = 1, kEmbeddingGroup = 2;
   std::map<std::tuple<int, int64_t, int64_t>, Instance> instances_;  // (group kind, group, sequence number)
-  std::deque<Handler> handlers_;
-  std::vector<Handler*> free_;
-  std::vector<sg4::ActivityPtr> graveyard_;
-  int64_t activities_ = 0;
   size_t done_count_ = 0;
   std::vector<TraceEvent> trace_;
   const std::string* optimizer_label_ = nullptr;

@@ -28,7 +28,7 @@ Derived derive(const RunReport& r)
   if (d.step <= 0)
     return d;
   const double devices = double(s.devices);
-  const double peak = s.hardware.device.peak_flops.at(s.training.precision);
+  const double peak = s.hardware.peak_flops(s.training.precision);
   d.samples_per_s = double(s.training.global_batch) / d.step;
   d.tokens_per_s = d.samples_per_s * double(s.training.seq_len);
   d.model_tflops = r.model_flops / d.step / devices / 1e12;

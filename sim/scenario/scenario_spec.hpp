@@ -15,6 +15,8 @@ namespace dtsim::scenario {
 enum class Schedule { GPipe, OneFOneB, Interleaved };
 enum class Recompute { None, Selective, Full };
 enum class Fidelity { Folded, Full };
+/// Execution of a model on a wafer-scale system.
+enum class WaferMode { Auto, WeightStreaming, LayerPipelined };
 
 struct ParallelSpec {
   int64_t dp = 1, tp = 1, pp = 1;
@@ -48,6 +50,7 @@ struct ScenarioSpec {
   Schedule schedule = Schedule::OneFOneB;
   TrainingSpec training;
   Fidelity fidelity = Fidelity::Folded;
+  WaferMode wafer_mode = WaferMode::Auto;  ///< wafer-scale hardware only
   int64_t microbatches = 1;  ///< per pipeline per step: global_batch / (micro_batch * dp)
   std::map<std::string, Origin> where;  ///< origin of each scenario key, for cross-file messages
 };
@@ -55,6 +58,7 @@ struct ScenarioSpec {
 const char* to_string(Schedule s);
 const char* to_string(Recompute r);
 const char* to_string(Fidelity f);
+const char* to_string(WaferMode m);
 
 /// Loads a scenario and the files it names, applies `overrides` ("key=value"), and checks everything; throws
 /// ConfigError with every problem found.

@@ -32,6 +32,16 @@ const char* to_string(Recompute r)
 
 const char* to_string(Fidelity f) { return f == Fidelity::Full ? "full" : "folded"; }
 
+const char* to_string(WaferMode m)
+{
+  switch (m) {
+    case WaferMode::Auto: return "auto";
+    case WaferMode::WeightStreaming: return "weight-streaming";
+    case WaferMode::LayerPipelined: return "layer-pipelined";
+  }
+  return "?";
+}
+
 namespace {
 
 // Loads a file named by the scenario; its errors keep their own location and say where it was referenced.
@@ -84,10 +94,24 @@ void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool hardware
                "expected at most max_position_embeddings (" + str(m.max_positions) + ")" + model_ref + ", got " +
                    str(s.training.seq_len));
   }
-  if (hardware_ok && !s.hardware.device.peak_flops.count(s.training.precision))
+  if (hardware_ok && s.hardware.peak_flops(s.training.precision) <= 0)
     diag.add(at("training.precision"), "training.precision",
              "expected a precision with a peak_flops entry in " + s.hardware.file + ", got '" +
                  s.training.precision + "'");
+  if (hardware_ok && s.hardware.wafer_scale) {
+    // Several wafer-scale systems are purely data parallel through SwarmX: one model replica per system.
+    for (const auto& [key, v] : {std::pair<const char*, int64_t>{"parallel.tp", p.tp}, {"parallel.pp", p.pp},
+                                 {"parallel.vpp", p.vpp}})
+      if (v != 1)
+        diag.add(at(key), key,
+                 std::string("expected 1 on wafer-scale hardware (") + s.hardware.file +
+                     "): several systems are purely data parallel through SwarmX, got " + str(v));
+    if (s.parallel.sp)
+      diag.add(at("parallel.sp"), "parallel.sp", "expected false on wafer-scale hardware, got true");
+  } else if (hardware_ok && s.where.count("wafer")) {
+    diag.add(at("wafer"), "wafer",
+             "the wafer section applies to wafer-scale hardware only; " + s.hardware.file + " is a GPU cluster");
+  }
   if (p.dp * p.tp * p.pp != s.devices)
     diag.add(at("devices"), "devices",
              "expected dp * tp * pp = devices, got " + str(p.dp) + " * " + str(p.tp) + " * " + str(p.pp) + " = " +
@@ -191,6 +215,15 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   for (const char* k : {"global_batch", "micro_batch", "seq_len", "precision", "recompute"})
     remember(tr, k);
   tr.finish();
+
+  MapReader wafer = root.map("wafer", false);
+  auto wm = wafer.choice("mode", {"auto", "weight-streaming", "layer-pipelined"}, false).value_or("auto");
+  s.wafer_mode = wm == "weight-streaming"  ? WaferMode::WeightStreaming
+                 : wm == "layer-pipelined" ? WaferMode::LayerPipelined
+                                           : WaferMode::Auto;
+  if (root.has("wafer"))
+    s.where["wafer"] = root.where("wafer");
+  wafer.finish();
 
   MapReader sim = root.map("simulation", false);
   auto fid = sim.choice("fidelity", {"folded", "full"}, false).value_or("folded");

@@ -1,0 +1,104 @@
+#include "replay/activities.hpp"
+
+#include <xbt/log.h>
+
+#include "platform/cluster_platform.hpp"
+
+namespace dtsim::replay {
+
+namespace sg4 = simgrid::s4u;
+
+namespace {
+// SimGrid 3.32's signals are static and cannot be disconnected: one callback per process dispatches to the
+// activities object of the run in progress.
+Activities* g_current = nullptr;
+bool g_connected = false;
+}  // namespace
+
+Activities::Activities()
+{
+  int argc = 1;
+  char name[] = "dtsim";
+  char* argv[] = {name, nullptr};
+  xbt_log_control_set("root.thresh:critical");
+  engine_ = std::make_unique<sg4::Engine>(&argc, argv);
+  sg4::Engine::set_config("network/model:CM02");
+  sg4::Engine::set_config("network/crosstraffic:0");
+  sg4::Engine::set_config("network/TCP-gamma:0");
+  g_current = this;
+  if (!g_connected) {
+    g_connected = true;
+    sg4::Activity::on_completion_cb(&Activities::on_completion);
+  }
+}
+
+Activities::~Activities()
+{
+  if (g_current == this)
+    g_current = nullptr;
+}
+
+void Activities::on_completion(sg4::Activity const& a)
+{
+  if (g_current == nullptr || a.get_state() != sg4::Activity::State::FINISHED)
+    return;
+  if (auto* h = a.get_data<Handler>())
+    g_current->dispatch(h);
+}
+
+Activities::Handler* Activities::handler(std::function<void()> fn)
+{
+  Handler* h;
+  if (!free_.empty()) {
+    h = free_.back();
+    free_.pop_back();
+  } else {
+    handlers_.emplace_back();
+    h = &handlers_.back();
+  }
+  h->fn = std::move(fn);
+  ++count_;
+  return h;
+}
+
+void Activities::dispatch(Handler* h)
+{
+  // The activity completing now must not lose its last reference inside its own callback: release the
+  // previous ones instead.
+  graveyard_.clear();
+  graveyard_.push_back(std::move(h->keep));
+  auto fn = std::move(h->fn);
+  free_.push_back(h);
+  fn();
+}
+
+void Activities::exec(sg4::Host* host, double seconds, std::function<void()> done)
+{
+  Handler* h = handler(std::move(done));
+  auto e = sg4::Exec::init()->set_flops_amount(std::max(seconds, 0.0) * platform::kHostSpeed)->set_host(host);
+  e->set_data(h);
+  h->keep = e;
+  e->start();
+}
+
+void Activities::delay(sg4::Host* timer, double seconds, std::function<void()> done)
+{
+  exec(timer, seconds, std::move(done));
+}
+
+void Activities::comm(sg4::Host* a, sg4::Host* b, double bytes, std::function<void()> done)
+{
+  Handler* h = handler(std::move(done));
+  auto c = sg4::Comm::sendto_init(a, b)->set_payload_size(uint64_t(std::max(bytes, 1.0)));
+  c->set_data(h);
+  h->keep = c;
+  c->start();
+}
+
+void Activities::run(const std::function<void()>& start)
+{
+  start();
+  engine_->run();
+}
+
+}  // namespace dtsim::replay

@@ -1,0 +1,152 @@
+#include "wafer/wafer_program.hpp"
+
+#include <algorithm>
+
+#include "config/units.hpp"
+#include "parallel/memory.hpp"
+
+namespace dtsim::wafer {
+
+using scenario::Recompute;
+using scenario::WaferMode;
+
+namespace {
+
+int elem_bytes(const scenario::ScenarioSpec& s) { return s.training.precision == "fp32" ? 4 : 2; }
+
+// Kernels on the wafer: GEMM FLOPs at the calibrated fraction of peak, memory-bound kernels at SRAM bandwidth.
+struct Cost {
+  double seconds = 0, flops = 0;
+};
+
+Cost cost(const std::vector<model::Op>& ops, const scenario::ScenarioSpec& s)
+{
+  const auto& w = s.hardware.wafer;
+  const double rate = s.hardware.peak_flops(s.training.precision) * w.compute_efficiency;
+  Cost c;
+  for (const auto& op : ops) {
+    c.flops += op.flops();
+    c.seconds += op.kind == model::Op::Kind::Gemm ? op.flops() / rate : op.bytes / w.sram_bw_Bps;
+  }
+  return c;
+}
+
+Cost cost(const std::vector<model::Segment>& segs, const scenario::ScenarioSpec& s)
+{
+  Cost c;
+  for (const auto& seg : segs) {
+    Cost k = cost(seg.ops, s);
+    c.seconds += k.seconds;
+    c.flops += k.flops;
+  }
+  return c;
+}
+
+WaferUnit unit(const std::string& label, double params, const model::PassProgram& p, bool full_recompute,
+               bool selective, const scenario::ScenarioSpec& s, double out_bytes)
+{
+  WaferUnit u;
+  u.label = label;
+  u.params = params;
+  u.weight_bytes = params * 2;
+  Cost f = cost(p.forward, s), b = cost(p.backward, s);
+  u.fwd_s = f.seconds;
+  u.fwd_flops = f.flops;
+  u.bwd_s = b.seconds;
+  u.bwd_flops = b.flops;
+  if (full_recompute) {
+    u.recompute_s = f.seconds;
+    u.recompute_flops = f.flops;
+  } else if (selective) {
+    Cost r = cost(p.selective_recompute, s);
+    u.recompute_s = r.seconds;
+    u.recompute_flops = r.flops;
+  }
+  u.out_bytes = out_bytes;
+  return u;
+}
+
+}  // namespace
+
+std::string WaferMemory::why_not() const
+{
+  using config::Dimension;
+  using config::format_quantity;
+  std::string why;
+  if (sram_total() > sram_capacity)
+    why += "on-wafer SRAM needs " + format_quantity(sram_total(), Dimension::Bytes) + " (weights and optimizer " +
+           format_quantity(sram_weights, Dimension::Bytes) + ", activations " +
+           format_quantity(sram_activations, Dimension::Bytes) + ") of " +
+           format_quantity(sram_capacity, Dimension::Bytes);
+  if (memoryx_total() > memoryx_capacity)
+    why += std::string(why.empty() ? "" : "; ") + "MemoryX needs " +
+           format_quantity(memoryx_total(), Dimension::Bytes) + " of " +
+           format_quantity(memoryx_capacity, Dimension::Bytes);
+  return why;
+}
+
+WaferMemory wafer_memory(const scenario::ScenarioSpec& s, const model::Transformer& t, WaferMode mode)
+{
+  WaferMemory m;
+  m.mode = mode;
+  const auto& spec = t.spec();
+  const double params = t.total_params(s.training.seq_len);
+  const double sbh = double(s.training.seq_len * s.training.micro_batch) * double(spec.hidden);
+  const int e = elem_bytes(s);
+  m.sram_capacity = s.hardware.wafer.sram_bytes;
+  // Activations kept on the wafer for one pass, as on a GPU without tensor parallelism (Korthikanti et al. 2022).
+  const bool full = s.training.recompute == Recompute::Full;
+  const double per_layer = parallel::layer_activation_bytes(spec, s, s.training.recompute == Recompute::Selective);
+  const double stored = full ? 2.0 * sbh * e / 2.0 : per_layer;
+  const double working = full ? parallel::layer_activation_bytes(spec, s, false) : 0.0;
+  const double logits = double(s.training.seq_len * s.training.micro_batch) * double(spec.vocab) * (e + 8);
+  m.sram_activations = double(spec.layers) * stored + working + logits;
+  if (mode == WaferMode::LayerPipelined) {
+    // The whole training state lives on the wafer: 16-bit weights and gradients, fp32 Adam states.
+    m.sram_weights = params * 16;
+  } else {
+    // Weight streaming: two layers' weights (the one computing, the one arriving) and one layer's gradients.
+    const double layer = t.layer_params() * 2;
+    m.sram_weights = 3 * layer;
+    m.memoryx_capacity = s.hardware.memoryx.capacity_bytes;
+    m.memoryx_weights = params * 2;
+    m.memoryx_gradients = params * 2;
+    m.memoryx_optimizer = params * 12;
+  }
+  return m;
+}
+
+WaferProgram build_wafer_program(const scenario::ScenarioSpec& s, const model::Transformer& t)
+{
+  WaferProgram p;
+  const auto& spec = t.spec();
+  const int e = elem_bytes(s);
+  model::Shape shape{s.training.micro_batch, s.training.seq_len, 1, false, e};
+  const bool full = s.training.recompute == Recompute::Full;
+  const bool selective = s.training.recompute == Recompute::Selective;
+  const double act = double(s.training.micro_batch * s.training.seq_len) * double(spec.hidden) * e;
+  auto layer = t.layer(shape), emb = t.embedding(shape), head = t.head(shape);
+  p.units.push_back(unit("embedding", t.embedding_params(s.training.seq_len), emb, false, false, s, act));
+  for (int64_t l = 0; l < spec.layers; ++l)
+    p.units.push_back(unit("layer " + std::to_string(l), t.layer_params(), layer, full, selective, s, act));
+  // A tied output layer reads the word embeddings again: they stream in with the head.
+  double head_params = t.head_params() + (spec.tied_embeddings ? double(spec.vocab) * double(spec.hidden) : 0.0);
+  p.units.push_back(unit("head", head_params, head, false, false, s, 0));
+  p.pass_batch = s.training.micro_batch;
+  p.passes = s.microbatches;
+  // MemoryX's Adam update: fp32 weights, momentum and variance read and written, the gradient read, the 16-bit
+  // weights written (28 bytes per parameter).
+  p.optimizer_bytes_per_param = 28;
+  const int64_t tokens = s.training.micro_batch * s.training.seq_len;
+  const double passes_total = double(s.training.global_batch) / double(s.training.micro_batch);
+  const double fwd = double(spec.layers) * t.layer_forward_flops(tokens, s.training.seq_len) +
+                     t.logits_forward_flops(tokens);
+  p.model_flops = 3.0 * fwd * passes_total;
+  double recompute = 0;
+  for (const auto& u : p.units)
+    recompute += u.recompute_flops;
+  p.hardware_flops = p.model_flops + recompute * passes_total;
+  return p;
+}
+
+}  // namespace dtsim::wafer
