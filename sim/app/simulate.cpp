@@ -1,24 +1,116 @@
 #include "app/simulate.hpp"
 
 #include <chrono>
+#include <cstdio>
 
 #include "hardware/compute_model.hpp"
 #include "model/transformer.hpp"
 #include "parallel/schedule.hpp"
 #include "replay/step_program.hpp"
+#include "app/child_process.hpp"
+#include "config/units.hpp"
+#include "wafer/wafer_replay.hpp"
 
 namespace dtsim::app {
+
+namespace {
+
+using scenario::WaferMode;
+
+// Fills the memory part of a wafer report for one mode.
+void set_wafer_memory(report::RunReport& r, const scenario::ScenarioSpec& s, const model::Transformer& t,
+                      WaferMode mode)
+{
+  r.wafer_mode = mode;
+  r.wafer_memory = wafer::wafer_memory(s, t, mode);
+  parallel::StageMemory sm;
+  sm.params = t.total_params(s.training.seq_len);
+  sm.weights_bytes = r.wafer_memory.sram_weights;
+  sm.activations_bytes = r.wafer_memory.sram_activations;
+  sm.microbatches_in_flight = 1;
+  r.memory.stages = {sm};
+  r.memory.capacity_bytes = r.wafer_memory.sram_capacity;
+  r.memory.peak_stage = 0;
+  r.why_not_fitting = r.wafer_memory.why_not();
+}
+
+report::RunReport simulate_wafer(const scenario::ScenarioSpec& s, bool record_trace)
+{
+  report::RunReport r;
+  r.scenario = &s;
+  r.wafer = true;
+  model::Transformer t(s.model);
+  r.total_params = t.total_params(s.training.seq_len);
+  auto program = wafer::build_wafer_program(s, t);
+  r.model_flops = program.model_flops;
+  r.hardware_flops = program.hardware_flops;
+  WaferMode mode = s.wafer_mode;
+  if (mode == WaferMode::Auto) {
+    // Auto: the modes that fit; when both do, each is simulated in a child process and the faster one wins.
+    std::vector<WaferMode> fitting;
+    std::string why;
+    for (WaferMode m : {WaferMode::WeightStreaming, WaferMode::LayerPipelined}) {
+      auto mem = wafer::wafer_memory(s, t, m);
+      if (mem.fits())
+        fitting.push_back(m);
+      else
+        why += std::string(why.empty() ? "" : "; ") + scenario::to_string(m) + " does not fit (" + mem.why_not() + ")";
+    }
+    if (fitting.empty()) {
+      set_wafer_memory(r, s, t, WaferMode::WeightStreaming);
+      r.wafer_mode_reason = "auto: " + why;
+      r.why_not_fitting = why;
+      return r;
+    }
+    mode = fitting.front();
+    if (fitting.size() == 2) {
+      std::vector<double> times;
+      for (WaferMode m : fitting) {
+        auto res = run_in_child([&]() {
+          return std::vector<double>{wafer::run_wafer_replay(s, program, m, false).step_time_s};
+        });
+        times.push_back(res ? res->front() : 1e300);
+      }
+      mode = times[1] < times[0] ? fitting[1] : fitting[0];
+      char buf[256];
+      std::snprintf(buf, sizeof buf, "auto: both modes fit; weight-streaming %.4g s, layer-pipelined %.4g s per step",
+                    times[0], times[1]);
+      r.wafer_mode_reason = buf;
+    } else {
+      r.wafer_mode_reason = "auto: the only mode that fits; " + why;
+    }
+  } else {
+    r.wafer_mode_reason = "set in the scenario";
+  }
+  set_wafer_memory(r, s, t, mode);
+  if (!r.wafer_memory.fits())
+    return r;
+  r.replay = wafer::run_wafer_replay(s, program, mode, record_trace);
+  r.simulated = true;
+  return r;
+}
+
+}  // namespace
 
 report::RunReport simulate(const scenario::ScenarioSpec& s, bool record_trace)
 {
   auto t0 = std::chrono::steady_clock::now();
+  if (s.hardware.wafer_scale) {
+    report::RunReport r = simulate_wafer(s, record_trace);
+    r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return r;
+  }
   report::RunReport r;
   r.scenario = &s;
   model::Transformer t(s.model);
   r.total_params = t.total_params(s.training.seq_len);
   r.memory = parallel::estimate_memory(s, t);
-  if (!r.memory.fits())
+  if (!r.memory.fits()) {
+    r.why_not_fitting = "peak " + config::format_quantity(r.memory.peak_bytes(), config::Dimension::Bytes) +
+                        " on stage " + std::to_string(r.memory.peak_stage) + " of " +
+                        config::format_quantity(r.memory.capacity_bytes, config::Dimension::Bytes);
     return r;
+  }
   hardware::ComputeModel compute(s.hardware.device, s.training.precision);
   auto program = std::make_shared<const replay::StepProgram>(replay::build_step_program(s, t, compute));
   r.program = program;

@@ -32,9 +32,7 @@ int run(const RunOptions& o)
   else
     dtsim::report::print_table(std::cout, report);
   if (!report.simulated) {
-    std::cerr << "dtsim: the plan does not fit in device memory (peak " << report.memory.peak_bytes() / 1073741824.0
-              << " GiB on stage " << report.memory.peak_stage << ", capacity "
-              << report.memory.capacity_bytes / 1073741824.0 << " GiB)\n";
+    std::cerr << "dtsim: the plan does not fit in memory: " << report.why_not_fitting << "\n";
     return kDoesNotFit;
   }
   if (!o.trace.empty()) {

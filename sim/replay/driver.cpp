@@ -68,24 +68,13 @@ ReplayResult Driver::finish()
   r.per_stage.resize(size_t(s_.parallel.pp));
   for (auto& d : devices_) {
     d.b.bubble_s += r.step_time_s - d.done_t;  // finished early: waits for the slowest device
-    auto& a = r.average;
-    a.compute_s += d.b.compute_s;
-    a.recompute_s += d.b.recompute_s;
-    a.exposed_tp_comm_s += d.b.exposed_tp_comm_s;
-    a.exposed_pp_comm_s += d.b.exposed_pp_comm_s;
-    a.exposed_dp_comm_s += d.b.exposed_dp_comm_s;
-    a.bubble_s += d.b.bubble_s;
-    a.optimizer_s += d.b.optimizer_s;
+    r.average += d.b;
     if (!seen[size_t(d.coord.stage)]) {
       seen[size_t(d.coord.stage)] = true;
       r.per_stage[size_t(d.coord.stage)] = d.b;
     }
   }
-  double n = double(devices_.size());
-  auto& a = r.average;
-  for (double* x : {&a.compute_s, &a.recompute_s, &a.exposed_tp_comm_s, &a.exposed_pp_comm_s,
-                    &a.exposed_dp_comm_s, &a.bubble_s, &a.optimizer_s})
-    *x /= n;
+  r.average /= double(devices_.size());
   r.simulated_devices = int64_t(devices_.size());
   r.activities = acts_.count();
   r.links = platform_.link_count();

@@ -4,6 +4,28 @@
 
 namespace dtsim::replay {
 
+Breakdown& Breakdown::operator+=(const Breakdown& o)
+{
+  compute_s += o.compute_s;
+  recompute_s += o.recompute_s;
+  exposed_tp_comm_s += o.exposed_tp_comm_s;
+  exposed_pp_comm_s += o.exposed_pp_comm_s;
+  exposed_dp_comm_s += o.exposed_dp_comm_s;
+  bubble_s += o.bubble_s;
+  optimizer_s += o.optimizer_s;
+  exposed_weight_streaming_s += o.exposed_weight_streaming_s;
+  exposed_fabric_s += o.exposed_fabric_s;
+  return *this;
+}
+
+Breakdown& Breakdown::operator/=(double n)
+{
+  for (double* x : {&compute_s, &recompute_s, &exposed_tp_comm_s, &exposed_pp_comm_s, &exposed_dp_comm_s, &bubble_s,
+                    &optimizer_s, &exposed_weight_streaming_s, &exposed_fabric_s})
+    *x /= n;
+  return *this;
+}
+
 ReplayResult run_replay(const scenario::ScenarioSpec& s, const StepProgram& program,
                         const parallel::PipelineSchedule& schedule, bool record_trace)
 {

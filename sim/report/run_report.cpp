@@ -50,15 +50,20 @@ json memory_json(const parallel::StageMemory& m)
               {"total_bytes", m.total_bytes()}};
 }
 
-json breakdown_json(const replay::Breakdown& b)
+json breakdown_json(const replay::Breakdown& b, bool wafer)
 {
-  return json{{"compute_s", b.compute_s},
-              {"recompute_s", b.recompute_s},
-              {"exposed_tp_comm_s", b.exposed_tp_comm_s},
-              {"exposed_pp_comm_s", b.exposed_pp_comm_s},
-              {"exposed_dp_comm_s", b.exposed_dp_comm_s},
-              {"bubble_s", b.bubble_s},
-              {"optimizer_s", b.optimizer_s}};
+  json j{{"compute_s", b.compute_s},
+         {"recompute_s", b.recompute_s},
+         {"exposed_tp_comm_s", b.exposed_tp_comm_s},
+         {"exposed_pp_comm_s", b.exposed_pp_comm_s},
+         {"exposed_dp_comm_s", b.exposed_dp_comm_s},
+         {"bubble_s", b.bubble_s},
+         {"optimizer_s", b.optimizer_s}};
+  if (wafer) {
+    j["exposed_weight_streaming_s"] = b.exposed_weight_streaming_s;
+    j["exposed_fabric_s"] = b.exposed_fabric_s;
+  }
+  return j;
 }
 
 }  // namespace
@@ -81,13 +86,30 @@ void print_json(std::ostream& out, const RunReport& r)
                {"precision", s.training.precision}, {"recompute", scenario::to_string(s.training.recompute)},
                {"fidelity", scenario::to_string(s.fidelity)}};
   j["params"] = r.total_params;
-  j["fits"] = r.memory.fits();
+  j["fits"] = r.fits();
+  if (!r.fits())
+    j["why_not_fitting"] = r.why_not_fitting;
+  const double power = double(s.devices) * s.hardware.device_power_W();
+  j["power_w"] = power;
   j["memory"] = {{"peak_bytes_per_device", r.memory.peak_bytes()},
                  {"capacity_bytes_per_device", r.memory.capacity_bytes},
                  {"peak_stage", r.memory.peak_stage},
                  {"stages", json::array()}};
   for (const auto& m : r.memory.stages)
     j["memory"]["stages"].push_back(memory_json(m));
+  if (r.wafer) {
+    const auto& w = r.wafer_memory;
+    j["wafer"] = {{"mode", scenario::to_string(r.wafer_mode)},
+                  {"mode_reason", r.wafer_mode_reason},
+                  {"systems", s.parallel.dp},
+                  {"sram_bytes", w.sram_total()},
+                  {"sram_capacity_bytes", w.sram_capacity},
+                  {"sram_weights_bytes", w.sram_weights},
+                  {"sram_activations_bytes", w.sram_activations},
+                  {"memoryx_bytes", w.memoryx_total()},
+                  {"memoryx_capacity_bytes", w.memoryx_capacity},
+                  {"passes_per_step", s.microbatches}};
+  }
   if (r.simulated) {
     j["step_time_s"] = d.step;
     j["samples_per_s"] = d.samples_per_s;
@@ -96,10 +118,11 @@ void print_json(std::ostream& out, const RunReport& r)
     j["hardware_tflops_per_device"] = d.hw_tflops;
     j["mfu"] = d.mfu;
     j["hfu"] = d.hfu;
-    j["breakdown"] = breakdown_json(r.replay.average);
+    j["energy_per_step_j"] = power * d.step;
+    j["breakdown"] = breakdown_json(r.replay.average, r.wafer);
     j["breakdown_per_stage"] = json::array();
     for (const auto& b : r.replay.per_stage)
-      j["breakdown_per_stage"].push_back(breakdown_json(b));
+      j["breakdown_per_stage"].push_back(breakdown_json(b, r.wafer));
     j["simulation"] = {{"simulated_devices", r.replay.simulated_devices},
                        {"activities", r.replay.activities},
                        {"links", r.replay.links}};
@@ -124,15 +147,36 @@ void print_table(std::ostream& out, const RunReport& r)
   out << "dtsim " << kVersion << ": " << s.name << "\n";
   row("model", s.model.name + " (" + num("%.3g", r.total_params / 1e9) + "B parameters)");
   row("hardware", s.hardware.name);
-  row("devices", std::to_string(s.devices) + " (" + std::to_string(s.devices / s.hardware.node.devices) +
-                     " nodes of " + std::to_string(s.hardware.node.devices) + ")");
-  row("plan", "dp " + std::to_string(s.parallel.dp) + ", tp " + std::to_string(s.parallel.tp) + ", pp " +
+  if (r.wafer)
+    row("systems", std::to_string(s.devices) + " x " + s.hardware.wafer.name +
+                       (s.devices > 1 ? ", data parallel through SwarmX" : ""));
+  else
+    row("devices", std::to_string(s.devices) + " (" +
+                       std::to_string((s.devices + s.hardware.node.devices - 1) / s.hardware.node.devices) +
+                       " nodes of " + std::to_string(s.hardware.node.devices) + ")");
+  if (r.wafer)
+    row("execution", std::string(scenario::to_string(r.wafer_mode)) + " (" + r.wafer_mode_reason + ")");
+  else
+    row("plan", "dp " + std::to_string(s.parallel.dp) + ", tp " + std::to_string(s.parallel.tp) + ", pp " +
                   std::to_string(s.parallel.pp) + (s.parallel.vpp > 1 ? ", vpp " + std::to_string(s.parallel.vpp) : "") +
                   (s.parallel.sp ? ", sp" : "") + ", " + scenario::to_string(s.schedule));
   row("batch", std::to_string(s.training.global_batch) + " x " + std::to_string(s.training.seq_len) +
                    " tokens, micro batch " + std::to_string(s.training.micro_batch) + ", " +
                    std::to_string(s.microbatches) + " microbatches per pipeline");
   row("training", s.training.precision + ", recompute " + scenario::to_string(s.training.recompute));
+  if (r.wafer) {
+    const auto& w = r.wafer_memory;
+    out << "\nMemory\n";
+    row("on-wafer SRAM", format_quantity(w.sram_total(), Dimension::Bytes) + " of " +
+                             format_quantity(w.sram_capacity, Dimension::Bytes) + " (weights and states " +
+                             format_quantity(w.sram_weights, Dimension::Bytes) + ", activations " +
+                             format_quantity(w.sram_activations, Dimension::Bytes) + ")");
+    if (w.memoryx_capacity > 0)
+      row("MemoryX", format_quantity(w.memoryx_total(), Dimension::Bytes) + " of " +
+                         format_quantity(w.memoryx_capacity, Dimension::Bytes) +
+                         " (weights, gradients, Adam states)");
+    row("fits", r.fits() ? "yes" : "NO: " + r.why_not_fitting);
+  } else {
   out << "\nMemory per device (peak on stage " << r.memory.peak_stage << ")\n";
   const auto& pk = r.memory.stages[size_t(r.memory.peak_stage)];
   row("weights", format_quantity(pk.weights_bytes, Dimension::Bytes));
@@ -143,8 +187,9 @@ void print_table(std::ostream& out, const RunReport& r)
   row("total / capacity", format_quantity(pk.total_bytes(), Dimension::Bytes) + " / " +
                               format_quantity(r.memory.capacity_bytes, Dimension::Bytes) +
                               (r.memory.fits() ? "  fits" : "  DOES NOT FIT"));
+  }
   if (!r.simulated) {
-    out << "\nNot simulated: the plan does not fit in device memory.\n";
+    out << "\nNot simulated: the plan does not fit in memory (" << r.why_not_fitting << ").\n";
     return;
   }
   out << "\nStep\n";
@@ -158,10 +203,17 @@ void print_table(std::ostream& out, const RunReport& r)
   part("compute", b.compute_s);
   part("  of which recomputation", b.recompute_s);
   part("exposed TP communication", b.exposed_tp_comm_s);
-  part("exposed PP communication", b.exposed_pp_comm_s);
-  part("exposed DP communication", b.exposed_dp_comm_s);
+  part(r.wafer ? "exposed region hand-offs" : "exposed PP communication", b.exposed_pp_comm_s);
+  part(r.wafer ? "exposed gradient streaming" : "exposed DP communication", b.exposed_dp_comm_s);
   part("pipeline bubble / idle", b.bubble_s);
   part("optimizer", b.optimizer_s);
+  if (r.wafer) {
+    part("exposed weight streaming", b.exposed_weight_streaming_s);
+    part("exposed on-wafer fabric", b.exposed_fabric_s);
+  }
+  const double power = double(s.devices) * s.hardware.device_power_W();
+  if (power > 0)
+    row("power, energy per step", format_quantity(power, Dimension::Power) + num(", %.3g kWh", power * d.step / 3.6e6));
   out << "\n";
   row("simulated", std::to_string(r.replay.simulated_devices) + " devices (" + scenario::to_string(s.fidelity) +
                        "), " + std::to_string(r.replay.activities) + " activities\n");

@@ -9,6 +9,7 @@
 #include "replay/replay.hpp"
 #include "replay/step_program.hpp"
 #include "scenario/scenario_spec.hpp"
+#include "wafer/wafer_program.hpp"
 
 namespace dtsim::report {
 
@@ -22,6 +23,13 @@ struct RunReport {
   std::shared_ptr<const replay::StepProgram> program;
   double model_flops = 0, hardware_flops = 0;  ///< per step, all devices
   double wall_s = 0;                           ///< simulator's own wall time
+  /// Wafer-scale systems: the execution mode simulated, how it was chosen, and where the model lives.
+  bool wafer = false;
+  scenario::WaferMode wafer_mode = scenario::WaferMode::WeightStreaming;
+  std::string wafer_mode_reason;
+  wafer::WaferMemory wafer_memory;
+  bool fits() const { return wafer ? wafer_memory.fits() : memory.fits(); }
+  std::string why_not_fitting;  ///< when it does not fit
 };
 
 void print_table(std::ostream& out, const RunReport& r);

@@ -32,7 +32,12 @@ WaferPlatform::WaferPlatform(const hardware::HardwareSpec& hw, int64_t systems)
 {
   const auto& w = hw.wafer;
   const double speed = platform::kHostSpeed;
+  // The top zone holds zones only (SimGrid 3.32 numbers a zone's netpoints per zone: hosts and child zones side
+  // by side in one star zone collide). Its children: the tree (MemoryX, SwarmX, the timer) and one zone per
+  // system; a system's link to the centre is its leaf edge.
+  auto* top = sg4::create_star_zone("wafer-cluster");
   auto* root = sg4::create_star_zone("swarmx");
+  root->set_parent(top);
 
   // Tree: MemoryX at the top, switches of fan-out f, the systems as leaves. Every node but MemoryX owns the
   // link to its parent; a node sends downwards from a host without links, so a route parent -> child crosses the
@@ -96,6 +101,11 @@ WaferPlatform::WaferPlatform(const hardware::HardwareSpec& hw, int64_t systems)
     edges_.push_back({p, n.up, -1});
   }
 
+  auto* tree_gw = root->create_router("swarmx-gw");
+  root->add_route(tree_gw, nullptr, nullptr, nullptr, {}, true);
+  root->seal();
+  top->add_route(root->get_netpoint(), nullptr, tree_gw, nullptr, {}, true);
+
   // Systems: a tile mesh each, entered through a gateway whose link to the tree is the system's leaf edge.
   tiles_.resize(size_t(systems));
   parent_of_.resize(size_t(systems));
@@ -104,7 +114,7 @@ WaferPlatform::WaferPlatform(const hardware::HardwareSpec& hw, int64_t systems)
   for (int64_t s = 0; s < systems; ++s) {
     const std::string sys = "wafer" + std::to_string(s);
     auto* z = sg4::create_full_zone(sys);
-    z->set_parent(root);
+    z->set_parent(top);
     auto& t = tiles_[size_t(s)];
     for (int r = 0; r < rows_; ++r)
       for (int c = 0; c < cols_; ++c)
@@ -114,7 +124,7 @@ WaferPlatform::WaferPlatform(const hardware::HardwareSpec& hw, int64_t systems)
       ++links_;
       return z->create_split_duplex_link(name, bw)->set_latency(w.hop_latency_s)->seal();
     };
-    std::vector<std::vector<sg4::Link*>> east(size_t(rows_)), south(size_t(rows_));
+    std::vector<std::vector<sg4::Link*>> east(static_cast<size_t>(rows_)), south(static_cast<size_t>(rows_));
     for (int r = 0; r < rows_; ++r)
       for (int c = 0; c < cols_; ++c) {
         if (c + 1 < cols_)
@@ -145,15 +155,15 @@ WaferPlatform::WaferPlatform(const hardware::HardwareSpec& hw, int64_t systems)
     sg4::Host* p = parent[size_t(s)] < 0 ? memoryx_ : switches[size_t(parent[size_t(s)])].down;
     double leaf_bw = parent[size_t(s)] < 0 ? std::min(hw.memoryx.bandwidth_Bps, hw.swarmx.port_bw_Bps)
                                            : hw.swarmx.port_bw_Bps;
-    auto* leaf = root->create_split_duplex_link(sys + "-leaf", leaf_bw)
+    auto* leaf = top->create_split_duplex_link(sys + "-leaf", leaf_bw)
                      ->set_latency(parent[size_t(s)] < 0 ? w.io_latency_s : hw.swarmx.latency_per_level_s)
                      ->seal();
     ++links_;
-    root->add_route(z->get_netpoint(), nullptr, gw->get_netpoint(), nullptr, {{leaf, Dir::UP}}, true);
+    top->add_route(z->get_netpoint(), nullptr, gw->get_netpoint(), nullptr, {{leaf, Dir::UP}}, true);
     parent_of_[size_t(s)] = p;
     edges_.push_back({p, nullptr, s});
   }
-  root->seal();
+  top->seal();
 }
 
 sg4::Host* WaferPlatform::tile(int64_t system, int r, int c) const

@@ -94,13 +94,15 @@ WaferMemory wafer_memory(const scenario::ScenarioSpec& s, const model::Transform
   const double sbh = double(s.training.seq_len * s.training.micro_batch) * double(spec.hidden);
   const int e = elem_bytes(s);
   m.sram_capacity = s.hardware.wafer.sram_bytes;
-  // Activations kept on the wafer for one pass, as on a GPU without tensor parallelism (Korthikanti et al. 2022).
+  // Activations kept on the wafer for one pass, as on a GPU without tensor parallelism (Korthikanti et al. 2022),
+  // except that the wafer never holds whole attention-score matrices or whole logits: attention and the loss
+  // are computed block by block as the data flows through (assumed, docs/wafer.md).
   const bool full = s.training.recompute == Recompute::Full;
-  const double per_layer = parallel::layer_activation_bytes(spec, s, s.training.recompute == Recompute::Selective);
+  const double per_layer = parallel::layer_activation_bytes(spec, s, true);
   const double stored = full ? 2.0 * sbh * e / 2.0 : per_layer;
-  const double working = full ? parallel::layer_activation_bytes(spec, s, false) : 0.0;
-  const double logits = double(s.training.seq_len * s.training.micro_batch) * double(spec.vocab) * (e + 8);
-  m.sram_activations = double(spec.layers) * stored + working + logits;
+  const double working = full ? per_layer : 0.0;
+  const double loss_state = double(s.training.seq_len * s.training.micro_batch) * 8;  // running max and sum
+  m.sram_activations = double(spec.layers) * stored + working + loss_state;
   if (mode == WaferMode::LayerPipelined) {
     // The whole training state lives on the wafer: 16-bit weights and gradients, fp32 Adam states.
     m.sram_weights = params * 16;

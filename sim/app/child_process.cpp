@@ -1,0 +1,98 @@
+#include "app/child_process.hpp"
+
+#include <cstdio>
+#include <cstdint>
+#include <iostream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace dtsim::app {
+
+namespace {
+
+struct Child {
+  pid_t pid = -1;
+  int fd = -1;
+};
+
+Child spawn(const std::function<std::vector<double>()>& work)
+{
+  int fd[2];
+  if (pipe(fd) != 0)
+    return {};
+  std::fflush(stdout);
+  std::cout.flush();
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fd[0]);
+    int code = 1;
+    try {
+      std::vector<double> out = work();
+      uint64_t n = out.size();
+      bool ok = write(fd[1], &n, sizeof n) == ssize_t(sizeof n) &&
+                write(fd[1], out.data(), n * sizeof(double)) == ssize_t(n * sizeof(double));
+      code = ok ? 0 : 1;
+    } catch (const std::exception& e) {
+      std::cerr << e.what() << "\n";
+    }
+    _exit(code);
+  }
+  close(fd[1]);
+  if (pid < 0) {
+    close(fd[0]);
+    return {};
+  }
+  return {pid, fd[0]};
+}
+
+std::optional<std::vector<double>> collect(const Child& c)
+{
+  if (c.pid < 0)
+    return std::nullopt;
+  uint64_t n = 0;
+  std::vector<double> out;
+  bool ok = read(c.fd, &n, sizeof n) == ssize_t(sizeof n) && n < (1u << 20);
+  if (ok) {
+    out.resize(n);
+    size_t got = 0;
+    while (ok && got < n * sizeof(double)) {
+      ssize_t r = read(c.fd, reinterpret_cast<char*>(out.data()) + got, n * sizeof(double) - got);
+      ok = r > 0;
+      got += ok ? size_t(r) : 0;
+    }
+  }
+  close(c.fd);
+  int status = 0;
+  waitpid(c.pid, &status, 0);
+  if (!ok || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return std::nullopt;
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::vector<double>> run_in_child(const std::function<std::vector<double>()>& work)
+{
+  return collect(spawn(work));
+}
+
+std::vector<std::optional<std::vector<double>>> run_in_children(
+    const std::vector<std::function<std::vector<double>()>>& jobs, int workers)
+{
+  std::vector<std::optional<std::vector<double>>> results(jobs.size());
+  std::vector<std::pair<size_t, Child>> running;
+  size_t next = 0;
+  while (next < jobs.size() || !running.empty()) {
+    while (next < jobs.size() && int(running.size()) < std::max(1, workers)) {
+      running.push_back({next, spawn(jobs[next])});
+      ++next;
+    }
+    // Children finish in any order; collecting the oldest first keeps the code simple and the order stable.
+    auto [index, child] = running.front();
+    running.erase(running.begin());
+    results[index] = collect(child);
+  }
+  return results;
+}
+
+}  // namespace dtsim::app

@@ -1,0 +1,268 @@
+// Weight-streaming execution of one training step (see wafer_replay.hpp).
+#include "wafer/weight_streaming.hpp"
+
+#include <algorithm>
+
+namespace dtsim::wafer {
+
+namespace sg4 = simgrid::s4u;
+using replay::Activities;
+
+WeightStreaming::WeightStreaming(Activities& acts, const scenario::ScenarioSpec& s, const WaferProgram& p,
+                                 const WaferPlatform& pf, bool trace)
+    : acts_(acts), s_(s), p_(p), pf_(pf), trace_on_(trace)
+{
+  // Folded (default): system 0 is simulated; the others do the same work on links of their own, and the
+  // SwarmX tree above the leaves carries each transfer once whatever the number of systems.
+  const int64_t systems = s.parallel.dp;
+  for (int64_t x = 0; x < (s.fidelity == scenario::Fidelity::Full ? systems : 1); ++x)
+    sys_.push_back(System{x});
+  const int64_t units = int64_t(p.units.size());
+  for (int64_t pass = 0; pass < p.passes; ++pass) {
+    const bool last_pass = pass + 1 == p.passes;
+    for (int64_t u = 0; u < units; ++u)
+      work_.push_back({u, false, last_pass, 0});
+    for (int64_t u = units - 1; u >= 0; --u)
+      work_.push_back({u, true, last_pass, 0});
+  }
+  // A unit that runs twice in a row (the head: forward then backward) keeps its weights on the wafer.
+  for (size_t k = 0; k < work_.size(); ++k) {
+    if (k > 0 && work_[k].unit == work_[k - 1].unit)
+      work_[k].load = work_[k - 1].load;
+    else {
+      work_[k].load = int64_t(loads_.size());
+      loads_.push_back({work_[k].unit});
+    }
+  }
+}
+
+void WeightStreaming::start()
+{
+  pump_loads();
+  for (size_t i = 0; i < sys_.size(); ++i)
+    next_work(i);
+}
+
+// Two weight buffers: load k may start once load k-1 has arrived and every system has finished the work that
+// used load k-2.
+void WeightStreaming::pump_loads()
+{
+  while (next_load_ < loads_.size()) {
+    const int64_t k = int64_t(next_load_);
+    if (k >= 1 && !loads_[size_t(k - 1)].arrived)
+      return;
+    if (k >= 2) {
+      for (const auto& sys : sys_)
+        if (sys.load_done_upto < k - 2)
+          return;
+    }
+    start_load(size_t(k));
+    ++next_load_;
+  }
+}
+
+void WeightStreaming::start_load(size_t k)
+{
+  Load& ld = loads_[k];
+  const WaferUnit& u = p_.units[size_t(ld.unit)];
+  ld.start = Activities::now();
+  const int cols = pf_.cols();
+  size_t flows = 0;
+  std::vector<std::pair<sg4::Host*, sg4::Host*>> ends;
+  std::vector<double> bytes;
+  for (const auto& e : pf_.edges())
+    if (e.child != nullptr) {  // a SwarmX edge: the weights cross it once
+      ends.push_back({e.parent, e.child});
+      bytes.push_back(u.weight_bytes);
+    }
+  for (const auto& sys : sys_)  // each simulated system: leaf edge, then down each column from its port
+    for (int c = 0; c < cols; ++c) {
+      ends.push_back({pf_.parent_of(sys.id), pf_.tile(sys.id, pf_.rows() - 1, c)});
+      bytes.push_back(u.weight_bytes / cols);
+    }
+  flows = ends.size();
+  ld.pending = int64_t(flows);
+  for (size_t i = 0; i < flows; ++i)
+    acts_.comm(ends[i].first, ends[i].second, bytes[i], [this, k]() {
+      Load& ld = loads_[k];
+      if (--ld.pending > 0)
+        return;
+      ld.arrived = true;
+      ld.end = Activities::now();
+      static const std::string label = "weights in";
+      for (const auto& sys : sys_)
+        record(sys.id, 2, &label, ld.start, ld.end);
+      pump_loads();
+      for (size_t i = 0; i < sys_.size(); ++i)
+        if (sys_[i].waiting_load)
+          next_work(i);
+    });
+}
+
+void WeightStreaming::next_work(size_t si)
+{
+  System& sys = sys_[si];
+  if (sys.next >= work_.size()) {
+    sys.compute_done_t = sys.free_t;
+    check_done();
+    return;
+  }
+  const Work& w = work_[sys.next];
+  const Load& ld = loads_[size_t(w.load)];
+  if (!ld.arrived) {
+    sys.waiting_load = true;
+    return;
+  }
+  const double now = Activities::now();
+  if (sys.waiting_load) {
+    sys.b.exposed_weight_streaming_s += now - sys.free_t;
+    sys.waiting_load = false;
+  }
+  const WaferUnit& u = p_.units[size_t(w.unit)];
+  const double seconds = w.backward ? u.recompute_s + u.bwd_s : u.fwd_s;
+  const size_t k = sys.next;
+  acts_.exec(pf_.tile(sys.id, 0, 0), seconds, [this, si, k, now]() {
+    System& sys = sys_[si];
+    const Work& w = work_[k];
+    const WaferUnit& u = p_.units[size_t(w.unit)];
+    const double end = Activities::now();
+    sys.b.compute_s += end - now;
+    if (w.backward && u.bwd_s + u.recompute_s > 0)
+      sys.b.recompute_s += (end - now) * u.recompute_s / (u.bwd_s + u.recompute_s);
+    record(sys.id, 0, &u.label, now, end);
+    sys.free_t = end;
+    // The buffer of this work's load is free once no later work still uses it.
+    if (k + 1 >= work_.size() || work_[k + 1].load != w.load)
+      sys.load_done_upto = w.load;
+    pump_loads();
+    if (w.backward)
+      stream_gradients(si, k);
+    exchange_activations(si, k);
+  });
+}
+
+// Activations (forward) or their gradients (backward) are laid out by row of tiles: each row exchanges its part
+// along its links before the next unit can start.
+void WeightStreaming::exchange_activations(size_t si, size_t k)
+{
+  System& sys = sys_[si];
+  const WaferUnit& u = p_.units[size_t(work_[k].unit)];
+  const int rows = pf_.rows(), cols = pf_.cols();
+  if (u.out_bytes <= 0 || cols < 2) {
+    ++sys.next;
+    next_work(si);
+    return;
+  }
+  const double t0 = Activities::now();
+  auto pending = std::make_shared<int>(rows);
+  const double per_row = u.out_bytes / rows * double(cols - 1) / double(cols);
+  for (int r = 0; r < rows; ++r)
+    acts_.comm(pf_.tile(sys.id, r, 0), pf_.tile(sys.id, r, cols - 1), per_row, [this, si, t0, pending]() {
+      if (--*pending > 0)
+        return;
+      System& sys = sys_[si];
+      const double now = Activities::now();
+      sys.b.exposed_fabric_s += now - t0;
+      static const std::string label = "activations across the mesh";
+      record(sys.id, 1, &label, t0, now);
+      sys.free_t = now;
+      ++sys.next;
+      next_work(si);
+    });
+}
+
+// A backward unit's gradients leave through the columns' ports and are summed up the SwarmX tree; on the last
+// pass MemoryX then updates the unit's weights (Adam on its CPUs).
+void WeightStreaming::stream_gradients(size_t si, size_t k)
+{
+  const Work& w = work_[k];
+  const WaferUnit& u = p_.units[size_t(w.unit)];
+  GradientSet& g = grads_[{w.unit, k}];
+  const System& sys = sys_[si];
+  const int cols = pf_.cols();
+  std::vector<std::pair<sg4::Host*, sg4::Host*>> ends;
+  std::vector<double> bytes;
+  for (int c = 0; c < cols; ++c) {
+    ends.push_back({pf_.tile(sys.id, pf_.rows() - 1, c), pf_.parent_of(sys.id)});
+    bytes.push_back(u.weight_bytes / cols);
+  }
+  if (!g.tree_started) {  // the tree above the leaves sums once, whatever the number of systems
+    g.tree_started = true;
+    for (const auto& e : pf_.edges())
+      if (e.child != nullptr) {
+        ends.push_back({e.child, e.parent});
+        bytes.push_back(u.weight_bytes);
+      }
+  }
+  g.pending += int64_t(ends.size());
+  ++outstanding_;
+  const double t0 = Activities::now();
+  for (size_t i = 0; i < ends.size(); ++i)
+    acts_.comm(ends[i].first, ends[i].second, bytes[i], [this, key = std::make_pair(w.unit, k), t0]() {
+      GradientSet& g = grads_[key];
+      if (--g.pending > 0)
+        return;
+      last_gradient_t_ = std::max(last_gradient_t_, Activities::now());
+      static const std::string label = "gradients out";
+      for (const auto& sys : sys_)
+        record(sys.id, 3, &label, t0, Activities::now());
+      const Work& w = work_[key.second];
+      if (!w.last_pass) {
+        --outstanding_;
+        check_done();
+        return;
+      }
+      const WaferUnit& u = p_.units[size_t(w.unit)];
+      const double t1 = Activities::now();
+      acts_.exec(pf_.memoryx(), u.params * p_.optimizer_bytes_per_param / s_.hardware.memoryx.update_bandwidth_Bps,
+                 [this, t1]() {
+                   static const std::string label = "optimizer (MemoryX)";
+                   record(-1, 0, &label, t1, Activities::now());
+                   last_update_t_ = std::max(last_update_t_, Activities::now());
+                   --outstanding_;
+                   check_done();
+                 });
+    });
+}
+
+void WeightStreaming::check_done()
+{
+  if (outstanding_ > 0)
+    return;
+  for (const auto& sys : sys_)
+    if (sys.next < work_.size())
+      return;
+  done_ = true;
+}
+
+replay::ReplayResult WeightStreaming::finish()
+{
+  replay::ReplayResult r;
+  double compute_end = 0;
+  for (const auto& sys : sys_)
+    compute_end = std::max(compute_end, sys.compute_done_t);
+  r.step_time_s = std::max({compute_end, last_gradient_t_, last_update_t_});
+  for (auto& sys : sys_) {
+    // After its last unit, a system waits for the last gradients to reach MemoryX, then for the last update.
+    const double grads = std::max(0.0, std::min(last_gradient_t_, r.step_time_s) - sys.compute_done_t);
+    sys.b.exposed_dp_comm_s += grads;
+    sys.b.optimizer_s += std::max(0.0, r.step_time_s - std::max(sys.compute_done_t, last_gradient_t_));
+    r.average += sys.b;
+    r.per_stage.push_back(sys.b);
+  }
+  r.average /= double(sys_.size());
+  r.per_stage.resize(1);
+  r.simulated_devices = int64_t(sys_.size());
+  r.activities = acts_.count();
+  r.links = pf_.link_count();
+  r.trace = std::move(trace_);
+  return r;
+}
+
+void WeightStreaming::record(int64_t device, int track, const std::string* name, double t0, double t1)
+{
+  if (trace_on_)
+    trace_.push_back({device, track, name, t0, t1});
+}
+
+}  // namespace dtsim::wafer
