@@ -1,9 +1,11 @@
 // dtsim: how long does one training step of model M take on hardware H under parallel plan P, and why?
 #include <fstream>
+#include <thread>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 
+#include "app/compare.hpp"
 #include "app/simulate.hpp"
 #include "report/explain.hpp"
 #include "core/diagnostics.hpp"
@@ -71,6 +73,15 @@ int main(int argc, char** argv)
   auto* val_cmd = app.add_subcommand("validate", "Check a scenario and the files it names; simulate nothing");
   val_cmd->add_option("scenario", vo.scenario, "Scenario YAML file")->required();
   val_cmd->add_option("--set", vo.sets, "Override a scenario key, e.g. --set parallel.tp=8 (repeatable)");
+  dtsim::app::CompareOptions co;
+  co.jobs = int(std::max(1u, std::thread::hardware_concurrency()));
+  auto* cmp_cmd = app.add_subcommand("compare", "Put scenarios side by side: time, throughput, FLOP/s, memory, power, "
+                                                "energy and the partitioning burden");
+  cmp_cmd->add_option("scenarios", co.scenarios, "Scenario YAML files")->required();
+  cmp_cmd->add_option("--format", co.format, "Output format")->check(CLI::IsMember({"table", "json"}));
+  bool no_burden = false;
+  cmp_cmd->add_flag("--no-burden", no_burden, "Do not simulate every parallel plan of the GPU scenarios");
+  cmp_cmd->add_option("--jobs", co.jobs, "Simulations run at once (processes)")->check(CLI::PositiveNumber);
   RunOptions eo;
   auto* exp_cmd = app.add_subcommand("explain", "List the kernels of one layer with their FLOPs, bytes and times");
   exp_cmd->add_option("scenario", eo.scenario, "Scenario YAML file")->required();
@@ -84,6 +95,10 @@ int main(int argc, char** argv)
   try {
     if (*run_cmd)
       return run(ro);
+    if (*cmp_cmd) {
+      co.burden = !no_burden;
+      return dtsim::app::compare(std::cout, co);
+    }
     if (*exp_cmd) {
       dtsim::report::print_explain(std::cout, dtsim::scenario::load_scenario(eo.scenario, eo.sets));
       return 0;

@@ -16,17 +16,17 @@ using json = nlohmann::ordered_json;
 
 namespace {
 
-struct Derived {
-  double step = 0, samples_per_s = 0, tokens_per_s = 0, model_tflops = 0, hw_tflops = 0, mfu = 0, hfu = 0;
-};
+}  // namespace
 
 Derived derive(const RunReport& r)
 {
   Derived d;
   const auto& s = *r.scenario;
-  d.step = r.replay.step_time_s;
+  d.power_W = double(s.devices) * s.hardware.device_power_W();
+  d.step = r.simulated ? r.replay.step_time_s : 0.0;
   if (d.step <= 0)
     return d;
+  d.energy_J = d.power_W * d.step;
   const double devices = double(s.devices);
   const double peak = s.hardware.peak_flops(s.training.precision);
   d.samples_per_s = double(s.training.global_batch) / d.step;
@@ -37,6 +37,8 @@ Derived derive(const RunReport& r)
   d.hfu = d.hw_tflops * 1e12 / peak;
   return d;
 }
+
+namespace {
 
 json memory_json(const parallel::StageMemory& m)
 {
@@ -89,8 +91,7 @@ void print_json(std::ostream& out, const RunReport& r)
   j["fits"] = r.fits();
   if (!r.fits())
     j["why_not_fitting"] = r.why_not_fitting;
-  const double power = double(s.devices) * s.hardware.device_power_W();
-  j["power_w"] = power;
+  j["power_w"] = d.power_W;
   j["memory"] = {{"peak_bytes_per_device", r.memory.peak_bytes()},
                  {"capacity_bytes_per_device", r.memory.capacity_bytes},
                  {"peak_stage", r.memory.peak_stage},
@@ -118,7 +119,7 @@ void print_json(std::ostream& out, const RunReport& r)
     j["hardware_tflops_per_device"] = d.hw_tflops;
     j["mfu"] = d.mfu;
     j["hfu"] = d.hfu;
-    j["energy_per_step_j"] = power * d.step;
+    j["energy_per_step_j"] = d.energy_J;
     j["breakdown"] = breakdown_json(r.replay.average, r.wafer);
     j["breakdown_per_stage"] = json::array();
     for (const auto& b : r.replay.per_stage)
@@ -211,9 +212,8 @@ void print_table(std::ostream& out, const RunReport& r)
     part("exposed weight streaming", b.exposed_weight_streaming_s);
     part("exposed on-wafer fabric", b.exposed_fabric_s);
   }
-  const double power = double(s.devices) * s.hardware.device_power_W();
-  if (power > 0)
-    row("power, energy per step", format_quantity(power, Dimension::Power) + num(", %.3g kWh", power * d.step / 3.6e6));
+  if (d.power_W > 0)
+    row("power, energy per step", format_quantity(d.power_W, Dimension::Power) + num(", %.3g kWh", d.energy_J / 3.6e6));
   out << "\n";
   row("simulated", std::to_string(r.replay.simulated_devices) + " devices (" + scenario::to_string(s.fidelity) +
                        "), " + std::to_string(r.replay.activities) + " activities\n");

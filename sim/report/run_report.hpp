@@ -32,6 +32,13 @@ struct RunReport {
   std::string why_not_fitting;  ///< when it does not fit
 };
 
+/// Step metrics derived from a report (zeros when nothing was simulated).
+struct Derived {
+  double step = 0, samples_per_s = 0, tokens_per_s = 0, model_tflops = 0, hw_tflops = 0, mfu = 0, hfu = 0;
+  double power_W = 0, energy_J = 0;
+};
+Derived derive(const RunReport& r);
+
 void print_table(std::ostream& out, const RunReport& r);
 void print_json(std::ostream& out, const RunReport& r);
 

@@ -64,4 +64,8 @@ const char* to_string(WaferMode m);
 /// ConfigError with every problem found.
 ScenarioSpec load_scenario(const std::string& path, const std::vector<std::string>& overrides);
 
+/// The cross-file checks of load_scenario on an already loaded scenario whose plan was changed in code (plan
+/// enumeration): every problem found, none when the plan can run. Sets `microbatches`.
+Diagnostics check_plan(ScenarioSpec& s);
+
 }  // namespace dtsim::scenario

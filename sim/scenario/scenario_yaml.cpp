@@ -63,7 +63,9 @@ Spec load_referenced(const std::string& path, const Origin& from, const std::str
 
 std::string str(int64_t v) { return std::to_string(v); }
 
-void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool hardware_ok)
+}  // namespace
+
+static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool hardware_ok)
 {
   auto at = [&](const std::string& key) { return s.where.count(key) ? s.where.at(key) : Origin{s.file, 0, 0}; };
   const auto& m = s.model;
@@ -142,7 +144,15 @@ void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool hardware
   }
 }
 
-}  // namespace
+Diagnostics check_plan(ScenarioSpec& s)
+{
+  Diagnostics diag;
+  if (s.parallel.dp > 0)
+    check_plan(s, diag, true, true);
+  else
+    diag.add({s.file, 0, 0}, "parallel.dp", "expected a positive data-parallel size");
+  return diag;
+}
 
 ScenarioSpec load_scenario(const std::string& path, const std::vector<std::string>& overrides)
 {
