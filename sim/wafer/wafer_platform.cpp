@@ -153,8 +153,8 @@ WaferPlatform::WaferPlatform(const hardware::HardwareSpec& hw, int64_t systems)
     }
     z->seal();
     sg4::Host* p = parent[size_t(s)] < 0 ? memoryx_ : switches[size_t(parent[size_t(s)])].down;
-    double leaf_bw = parent[size_t(s)] < 0 ? std::min(hw.memoryx.bandwidth_Bps, hw.swarmx.port_bw_Bps)
-                                           : hw.swarmx.port_bw_Bps;
+    // One system talks to MemoryX directly; several through SwarmX ports.
+    double leaf_bw = parent[size_t(s)] < 0 ? hw.memoryx.bandwidth_Bps : hw.swarmx.port_bw_Bps;
     auto* leaf = top->create_split_duplex_link(sys + "-leaf", leaf_bw)
                      ->set_latency(parent[size_t(s)] < 0 ? w.io_latency_s : hw.swarmx.latency_per_level_s)
                      ->seal();

@@ -146,16 +146,20 @@ void WeightStreaming::next_work(size_t si)
 void WeightStreaming::exchange_activations(size_t si, size_t k)
 {
   System& sys = sys_[si];
-  const WaferUnit& u = p_.units[size_t(work_[k].unit)];
+  const Work& w = work_[k];
+  // Forward hands the unit's output to the next unit; backward hands the gradient of the unit's input (the
+  // previous unit's output) to the previous unit, and the embedding's backward hands nothing on.
+  const double bytes = !w.backward ? p_.units[size_t(w.unit)].out_bytes
+                                   : (w.unit > 0 ? p_.units[size_t(w.unit - 1)].out_bytes : 0.0);
   const int rows = pf_.rows(), cols = pf_.cols();
-  if (u.out_bytes <= 0 || cols < 2) {
+  if (bytes <= 0 || cols < 2) {
     ++sys.next;
     next_work(si);
     return;
   }
   const double t0 = Activities::now();
   auto pending = std::make_shared<int>(rows);
-  const double per_row = u.out_bytes / rows * double(cols - 1) / double(cols);
+  const double per_row = bytes / rows * double(cols - 1) / double(cols);
   for (int r = 0; r < rows; ++r)
     acts_.comm(pf_.tile(sys.id, r, 0), pf_.tile(sys.id, r, cols - 1), per_row, [this, si, t0, pending]() {
       if (--*pending > 0)
