@@ -13,7 +13,7 @@ collectives::Kind kind_of(model::TpCollective c)
 
 Driver::Driver(Activities& acts, const scenario::ScenarioSpec& s, const StepProgram& prog,
                const parallel::PipelineSchedule& sched, bool trace)
-    : acts_(acts), s_(s), prog_(prog), sched_(sched), trace_on_(trace),
+    : acts_(acts), s_(s), prog_(prog), sched_(sched), trace_(trace),
       placement_(s.parallel.dp, s.parallel.tp, s.parallel.pp, s.hardware.node.devices),
       platform_(s.hardware, placement_)
 {
@@ -47,10 +47,6 @@ Driver::Driver(Activities& acts, const scenario::ScenarioSpec& s, const StepProg
   transfers_.assign(size_t(replicas * units), Transfer{});
   for (auto& dev : devices_)
     setup_buckets(dev);
-  if (trace_on_) {
-    static const std::string optimizer = "optimizer";
-    optimizer_label_ = &optimizer;
-  }
 }
 
 void Driver::start()
@@ -78,7 +74,7 @@ ReplayResult Driver::finish()
   r.simulated_devices = int64_t(devices_.size());
   r.activities = acts_.count();
   r.links = platform_.link_count();
-  r.trace = std::move(trace_);
+  r.trace = trace_.take();
   return r;
 }
 
@@ -139,10 +135,5 @@ bool Driver::join(const std::tuple<int, int64_t, int64_t>& key, int64_t members,
   return true;
 }
 
-void Driver::record(int64_t device, int track, const std::string* name, double t0, double t1)
-{
-  if (trace_on_)
-    trace_.push_back({device, track, name, t0, t1});
-}
 
 }  // namespace dtsim::replay

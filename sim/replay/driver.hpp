@@ -92,7 +92,6 @@ class Driver {
   // Full fidelity: a collective starts when the last member of its group arrives. Returns true (and the
   // members with their arrival times) for that last arrival.
   bool join(const std::tuple<int, int64_t, int64_t>& key, int64_t members, size_t di, double t0, Instance& out);
-  void record(int64_t device, int track, const std::string* name, double t0, double t1);
 
   // ---- schedule walking ----------------------------------------------------------------------------------
   void next_unit(size_t di);
@@ -126,7 +125,6 @@ class Driver {
   const scenario::ScenarioSpec& s_;
   const StepProgram& prog_;
   const parallel::PipelineSchedule& sched_;
-  bool trace_on_;
   parallel::Placement placement_;
   platform::ClusterPlatform platform_;
   bool full_ = false;
@@ -138,8 +136,7 @@ class Driver {
   static constexpr int kTpGroup = 0, kDpGroup = 1, kEmbeddingGroup = 2;
   std::map<std::tuple<int, int64_t, int64_t>, Instance> instances_;  // (group kind, group, sequence number)
   size_t done_count_ = 0;
-  std::vector<TraceEvent> trace_;
-  const std::string* optimizer_label_ = nullptr;
+  replay::Trace trace_;
 };
 
 }  // namespace dtsim::replay

@@ -102,7 +102,7 @@ void Driver::dp_bucket_done(size_t di, double t0)
 {
   static const std::string label = "gradient all-reduce";
   Device& d = devices_[di];
-  record(d.id, 3, &label, t0, sg4::Engine::get_clock());
+  trace_.add(d.id, 3, label, t0, sg4::Engine::get_clock());
   d.dp_busy = false;
   ++d.buckets_done;
   pump_dp(di);
@@ -145,7 +145,7 @@ void Driver::sync_embedding(size_t di)
       Device& w = devices_[inst.waiters[i]];
       w.embedding_wait_s = launch - inst.arrival_t[i];
       w.embedding_synced = true;
-      record(w.id, 3, &label, launch, sg4::Engine::get_clock());
+      trace_.add(w.id, 3, label, launch, sg4::Engine::get_clock());
       maybe_optimizer(inst.waiters[i]);
     }
   });
@@ -169,7 +169,7 @@ void Driver::maybe_optimizer(size_t di)
     Device& d = devices_[di];
     double now = sg4::Engine::get_clock();
     d.b.optimizer_s += now - t0;
-    record(d.id, 0, optimizer_label_, t0, now);
+    trace_.add(d.id, 0, "optimizer", t0, now);
     d.done_t = now;
     d.done = true;
     ++done_count_;

@@ -67,7 +67,7 @@ void Driver::run_step(size_t di)
         d.b.compute_s += now - t0;
         if (st.recompute)
           d.b.recompute_s += now - t0;
-        record(d.id, 0, &st.label, t0, now);
+        trace_.add(d.id, 0, st.label, t0, now);
         d.free_t = now;
         ++d.step;
         run_step(di);
@@ -134,7 +134,7 @@ void Driver::post_transfer(size_t id, size_t di, bool as_sender)
   flow(devices_[t.sender].id, devices_[t.receiver].id, prog_.send_bytes, [this, id]() {
     Transfer& t = transfers_[id];
     t.end = sg4::Engine::get_clock();
-    record(devices_[t.sender].id, 2, &label, t.start, t.end);
+    trace_.add(devices_[t.sender].id, 2, label, t.start, t.end);
     for (size_t side : {t.sender, t.receiver})
       if (--devices_[side].ex_pending == 0)
         finish_exchange(side);
@@ -185,7 +185,7 @@ void Driver::send(size_t di, UnitId to)
   int64_t src = d.id;
   flow(src, dst, prog_.send_bytes, [this, replica, to, t0, src]() {
     double now = sg4::Engine::get_clock();
-    record(src, 2, &label, t0, now);
+    trace_.add(src, 2, label, t0, now);
     Arrival& a = arrival(replica, to);
     a.arrived = true;
     a.send_start = t0;
@@ -219,7 +219,7 @@ void Driver::tp_collective(size_t di, const Step& st, double t0)
     Device& w = devices_[wi];
     double now = sg4::Engine::get_clock();
     w.b.exposed_tp_comm_s += now - arrived_t;
-    record(w.id, 1, &st.label, arrived_t, now);
+    trace_.add(w.id, 1, st.label, arrived_t, now);
     w.free_t = now;
     ++w.step;
     run_step(wi);

@@ -34,10 +34,27 @@ struct Breakdown {
 };
 
 struct TraceEvent {
-  int64_t device = 0;
-  int track = 0;  ///< 0 compute, 1 tensor-parallel, 2 pipeline, 3 data-parallel
-  const std::string* name = nullptr;
+  int64_t device = 0;  ///< a GPU, a wafer system or region; -1 for MemoryX
+  int track = 0;       ///< 0 compute, 1 tensor-parallel (wafer: on-wafer fabric), 2 pipeline (wafer: weights in),
+                       ///< 3 data-parallel (wafer: gradients out)
+  std::string name;
   double start = 0, end = 0;
+};
+
+/// Timeline events of a run, kept only when asked for.
+class Trace {
+ public:
+  explicit Trace(bool on) : on_(on) {}
+  void add(int64_t device, int track, const std::string& name, double t0, double t1)
+  {
+    if (on_)
+      events_.push_back({device, track, name, t0, t1});
+  }
+  std::vector<TraceEvent> take() { return std::move(events_); }
+
+ private:
+  bool on_;
+  std::vector<TraceEvent> events_;
 };
 
 struct ReplayResult {

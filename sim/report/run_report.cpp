@@ -221,7 +221,9 @@ void print_table(std::ostream& out, const RunReport& r)
 
 void write_trace(std::ostream& out, const RunReport& r)
 {
-  static const char* tracks[] = {"compute", "tensor-parallel", "pipeline", "data-parallel"};
+  static const char* gpu_tracks[] = {"compute", "tensor-parallel", "pipeline", "data-parallel"};
+  static const char* wafer_tracks[] = {"compute", "on-wafer fabric", "weights in", "gradients out"};
+  const char* const* tracks = r.wafer ? wafer_tracks : gpu_tracks;
   json events = json::array();
   std::vector<int64_t> devices;
   for (const auto& e : r.replay.trace)
@@ -229,12 +231,13 @@ void write_trace(std::ostream& out, const RunReport& r)
   std::sort(devices.begin(), devices.end());
   devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
   for (int64_t d : devices) {
-    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", d}, {"args", {{"name", "device " + std::to_string(d)}}}});
+    std::string process = d < 0 ? "MemoryX" : (r.wafer ? (r.wafer_mode == scenario::WaferMode::LayerPipelined ? "region " : "system ") : "device ") + std::to_string(d);
+    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", d}, {"args", {{"name", process}}}});
     for (int t = 0; t < 4; ++t)
       events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", d}, {"tid", t}, {"args", {{"name", tracks[t]}}}});
   }
   for (const auto& e : r.replay.trace)
-    events.push_back({{"name", *e.name},
+    events.push_back({{"name", e.name},
                       {"cat", tracks[e.track]},
                       {"ph", "X"},
                       {"ts", e.start * 1e6},

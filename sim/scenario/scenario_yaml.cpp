@@ -184,7 +184,7 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   s.devices = root.integer("devices", true).value_or(1);
   remember(root, "devices");
 
-  MapReader par = root.map("parallel", true);
+  MapReader par = root.map("parallel", false);  // all of its keys have defaults
   s.parallel.tp = par.integer("tp", false).value_or(1);
   s.parallel.pp = par.integer("pp", false).value_or(1);
   s.parallel.vpp = par.integer("vpp", false).value_or(1);

@@ -80,7 +80,7 @@ std::vector<Region> map_regions(const WaferProgram& p, int tiles)
 
 LayerPipeline::LayerPipeline(Activities& acts, const scenario::ScenarioSpec& s, const WaferProgram& p,
                              const WaferPlatform& pf, bool trace)
-    : acts_(acts), s_(s), p_(p), pf_(pf), trace_on_(trace)
+    : acts_(acts), s_(s), p_(p), pf_(pf), trace_(trace)
 {
   regions_ = map_regions(p, pf.rows() * pf.cols());
   st_.resize(regions_.size());
@@ -133,7 +133,7 @@ void LayerPipeline::pump(size_t g)
     State& st = st_[g];
     const double end = Activities::now();
     st.b.compute_s += end - now;
-    record(int64_t(g), 0, &regions_[g].label, now, end);
+    trace_.add(int64_t(g), 0, regions_[g].label, now, end);
     st.busy = false;
     st.free_t = end;
     if (backward)
@@ -159,7 +159,7 @@ void LayerPipeline::hand_off(size_t from, size_t to, bool backward)
   acts_.comm(a, b, regions_[backward ? to : from].out_bytes, [this, to, backward, t0]() {
     State& st = st_[to];
     static const std::string label = "activations to the next region";
-    record(int64_t(to), 1, &label, t0, Activities::now());
+    trace_.add(int64_t(to), 1, label, t0, Activities::now());
     st.arrival_start_t = t0;
     if (backward)
       ++st.bwd_ready;
@@ -227,14 +227,9 @@ replay::ReplayResult LayerPipeline::finish()
   r.simulated_devices = 1;
   r.activities = acts_.count();
   r.links = pf_.link_count();
-  r.trace = std::move(trace_);
+  r.trace = trace_.take();
   return r;
 }
 
-void LayerPipeline::record(int64_t device, int track, const std::string* name, double t0, double t1)
-{
-  if (trace_on_)
-    trace_.push_back({device, track, name, t0, t1});
-}
 
 }  // namespace dtsim::wafer

@@ -45,18 +45,16 @@ class LayerPipeline {
   void hand_off(size_t from, size_t to, bool backward);
   void sync_and_update(size_t g);
   simgrid::s4u::Host* host_of(size_t g, bool last) const;
-  void record(int64_t device, int track, const std::string* name, double t0, double t1);
 
   replay::Activities& acts_;
   const scenario::ScenarioSpec& s_;
   const WaferProgram& p_;
   const WaferPlatform& pf_;
-  bool trace_on_;
   std::vector<Region> regions_;
   std::vector<State> st_;
   size_t samples_ = 1;
   size_t done_count_ = 0;
-  std::vector<replay::TraceEvent> trace_;
+  replay::Trace trace_;
 };
 
 }  // namespace dtsim::wafer

@@ -10,7 +10,7 @@ using replay::Activities;
 
 WeightStreaming::WeightStreaming(Activities& acts, const scenario::ScenarioSpec& s, const WaferProgram& p,
                                  const WaferPlatform& pf, bool trace)
-    : acts_(acts), s_(s), p_(p), pf_(pf), trace_on_(trace)
+    : acts_(acts), s_(s), p_(p), pf_(pf), trace_(trace)
 {
   // Folded (default): system 0 is simulated; the others do the same work on links of their own, and the
   // SwarmX tree above the leaves carries each transfer once whatever the number of systems.
@@ -91,7 +91,7 @@ void WeightStreaming::start_load(size_t k)
       ld.end = Activities::now();
       static const std::string label = "weights in";
       for (const auto& sys : sys_)
-        record(sys.id, 2, &label, ld.start, ld.end);
+        trace_.add(sys.id, 2, label, ld.start, ld.end);
       pump_loads();
       for (size_t i = 0; i < sys_.size(); ++i)
         if (sys_[i].waiting_load)
@@ -129,7 +129,7 @@ void WeightStreaming::next_work(size_t si)
     sys.b.compute_s += end - now;
     if (w.backward && u.bwd_s + u.recompute_s > 0)
       sys.b.recompute_s += (end - now) * u.recompute_s / (u.bwd_s + u.recompute_s);
-    record(sys.id, 0, &u.label, now, end);
+    trace_.add(sys.id, 0, u.label, now, end);
     sys.free_t = end;
     // The buffer of this work's load is free once no later work still uses it.
     if (k + 1 >= work_.size() || work_[k + 1].load != w.load)
@@ -168,7 +168,7 @@ void WeightStreaming::exchange_activations(size_t si, size_t k)
       const double now = Activities::now();
       sys.b.exposed_fabric_s += now - t0;
       static const std::string label = "activations across the mesh";
-      record(sys.id, 1, &label, t0, now);
+      trace_.add(sys.id, 1, label, t0, now);
       sys.free_t = now;
       ++sys.next;
       next_work(si);
@@ -209,7 +209,7 @@ void WeightStreaming::stream_gradients(size_t si, size_t k)
       last_gradient_t_ = std::max(last_gradient_t_, Activities::now());
       static const std::string label = "gradients out";
       for (const auto& sys : sys_)
-        record(sys.id, 3, &label, t0, Activities::now());
+        trace_.add(sys.id, 3, label, t0, Activities::now());
       const Work& w = work_[key.second];
       if (!w.last_pass) {
         --outstanding_;
@@ -221,7 +221,7 @@ void WeightStreaming::stream_gradients(size_t si, size_t k)
       acts_.exec(pf_.memoryx(), u.params * p_.optimizer_bytes_per_param / s_.hardware.memoryx.update_bandwidth_Bps,
                  [this, t1]() {
                    static const std::string label = "optimizer (MemoryX)";
-                   record(-1, 0, &label, t1, Activities::now());
+                   trace_.add(-1, 0, label, t1, Activities::now());
                    last_update_t_ = std::max(last_update_t_, Activities::now());
                    --outstanding_;
                    check_done();
@@ -259,14 +259,9 @@ replay::ReplayResult WeightStreaming::finish()
   r.simulated_devices = int64_t(sys_.size());
   r.activities = acts_.count();
   r.links = pf_.link_count();
-  r.trace = std::move(trace_);
+  r.trace = trace_.take();
   return r;
 }
 
-void WeightStreaming::record(int64_t device, int track, const std::string* name, double t0, double t1)
-{
-  if (trace_on_)
-    trace_.push_back({device, track, name, t0, t1});
-}
 
 }  // namespace dtsim::wafer

@@ -52,13 +52,11 @@ class WeightStreaming {
   void exchange_activations(size_t si, size_t k);
   void stream_gradients(size_t si, size_t k);
   void check_done();
-  void record(int64_t device, int track, const std::string* name, double t0, double t1);
 
   replay::Activities& acts_;
   const scenario::ScenarioSpec& s_;
   const WaferProgram& p_;
   const WaferPlatform& pf_;
-  bool trace_on_;
   std::vector<System> sys_;
   std::vector<Work> work_;
   std::vector<Load> loads_;
@@ -67,7 +65,7 @@ class WeightStreaming {
   int64_t outstanding_ = 0;  // gradient sets not yet summed (and applied)
   double last_gradient_t_ = 0, last_update_t_ = 0;
   bool done_ = false;
-  std::vector<replay::TraceEvent> trace_;
+  replay::Trace trace_;
 };
 
 }  // namespace dtsim::wafer
