@@ -21,6 +21,9 @@ namespace {
 
 using dtsim::test::rel_diff;
 using dtsim::test::source_path;
+using dtsim::test::dtsim_binary;
+using dtsim::test::run_capture;
+using dtsim::test::CommandResult;
 
 void expect_partition(const dtsim::replay::Breakdown& b, double step, const std::string& what)
 {
@@ -77,28 +80,12 @@ TEST(TinyScenario, BreakdownThroughputAndJson)
 
 // Path of the dtsim binary from DTSIM_BINARY (set by tests/CMakeLists.txt); empty when unset or not built yet
 // (building only the dtsim_tests target does not build dtsim).
-std::string dtsim_binary()
-{
-  const char* p = std::getenv("DTSIM_BINARY");
-  return p && access(p, X_OK) == 0 ? std::string(p) : std::string();
-}
-
 // Runs a command, returns its stdout; fails the test when it exits non-zero.
 std::string run_command(const std::string& cmd)
 {
-  std::string out;
-  FILE* f = popen(cmd.c_str(), "r");
-  if (!f) {
-    ADD_FAILURE() << "cannot run " << cmd;
-    return out;
-  }
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-    out.append(buf, n);
-  int rc = pclose(f);
-  EXPECT_EQ(rc, 0) << cmd;
-  return out;
+  auto r = run_capture(cmd);
+  EXPECT_EQ(r.rc, 0) << cmd;
+  return r.out;
 }
 
 std::string run_tiny(const std::string& extra)

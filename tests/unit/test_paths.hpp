@@ -1,6 +1,12 @@
 #pragma once
-// Helpers shared by the unit tests: paths into the source tree and a relative-difference check.
+// Helpers shared by the unit tests: paths into the source tree, a relative-difference check, and running the
+// built dtsim program (a second simulation cannot run in the test's own process).
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "core/diagnostics.hpp"
@@ -22,6 +28,34 @@ inline model::ModelSpec load_model_or_throw(const std::string& relative)
   model::ModelSpec m = model::load_model(source_path(relative), diag);
   diag.throw_if_any();
   return m;
+}
+
+/// Path of the built dtsim program (DTSIM_BINARY, set by tests/CMakeLists.txt), or "" when unavailable.
+inline std::string dtsim_binary()
+{
+  const char* p = std::getenv("DTSIM_BINARY");
+  return p && access(p, X_OK) == 0 ? std::string(p) : std::string();
+}
+
+struct CommandResult {
+  std::string out;  ///< standard output
+  int rc = -1;      ///< exit code, -1 when the command did not exit normally
+};
+
+/// Runs a shell command and captures its standard output.
+inline CommandResult run_capture(const std::string& cmd)
+{
+  CommandResult r;
+  FILE* f = popen(cmd.c_str(), "r");
+  if (!f)
+    return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+    r.out.append(buf, n);
+  int status = pclose(f);
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
 }
 
 }  // namespace dtsim::test

@@ -36,6 +36,9 @@ namespace {
 
 using dtsim::test::rel_diff;
 using dtsim::test::source_path;
+using dtsim::test::dtsim_binary;
+using dtsim::test::run_capture;
+using dtsim::test::CommandResult;
 using dtsim::scenario::WaferMode;
 
 const std::string kDir = "tests/unit/data/wafer/";
@@ -94,43 +97,20 @@ double exchange_s(const dtsim::hardware::WaferSpec& w, double b)
 
 // ---- running the binary ---------------------------------------------------------------------------------------
 
-std::string dtsim_binary()
-{
-  const char* p = std::getenv("DTSIM_BINARY");
-  return p && access(p, X_OK) == 0 ? std::string(p) : std::string();
-}
-
-struct DtsimRun {
-  int rc = -1;
-  std::string out;
-};
-
 // Runs `dtsim run <scenario> --format json --set ...`; `with_stderr` folds stderr into the captured output.
-DtsimRun run_dtsim(const std::string& scenario_rel, const std::vector<std::string>& sets, bool with_stderr = false)
+CommandResult run_dtsim(const std::string& scenario_rel, const std::vector<std::string>& sets, bool with_stderr = false)
 {
   std::string cmd = "'" + dtsim_binary() + "' run '" + source_path(scenario_rel) + "' --format json";
   for (const auto& s : sets)
     cmd += " --set '" + s + "'";
   cmd += with_stderr ? " 2>&1" : "";
-  DtsimRun r;
-  FILE* f = popen(cmd.c_str(), "r");
-  if (!f) {
-    ADD_FAILURE() << "cannot run " << cmd;
-    return r;
-  }
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-    r.out.append(buf, n);
-  int status = pclose(f);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return run_capture(cmd);
 }
 
 // Step time of a run that must succeed.
 double step_of(const std::string& scenario_rel, const std::vector<std::string>& sets)
 {
-  DtsimRun r = run_dtsim(scenario_rel, sets);
+  CommandResult r = run_dtsim(scenario_rel, sets);
   EXPECT_EQ(r.rc, 0) << scenario_rel << " with " << ::testing::PrintToString(sets);
   if (r.rc != 0)
     return NAN;
