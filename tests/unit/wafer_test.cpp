@@ -418,10 +418,10 @@ TEST(WaferFit, WeightStreamingReportsMemoryXOnly)
 TEST(WaferFit, BinaryExitsThreeWhenTheModelDoesNotFit)
 {
   SKIP_WITHOUT_BINARY();
-  DtsimRun lp = run_dtsim(kNeox, {"wafer.mode=layer-pipelined"}, true);
+  CommandResult lp = run_dtsim(kNeox, {"wafer.mode=layer-pipelined"}, true);
   EXPECT_EQ(lp.rc, 3) << lp.out;
   EXPECT_NE(lp.out.find("SRAM"), std::string::npos);
-  DtsimRun big = run_dtsim(kNeox, {"model=" + source_path("models/megatron/megatron-1t.yaml"), "wafer.mode=weight-streaming"},
+  CommandResult big = run_dtsim(kNeox, {"model=" + source_path("models/megatron/megatron-1t.yaml"), "wafer.mode=weight-streaming"},
                       true);
   EXPECT_EQ(big.rc, 3) << big.out;
   EXPECT_NE(big.out.find("MemoryX needs"), std::string::npos) << big.out;
@@ -452,7 +452,7 @@ TEST(WaferAuto, PicksWeightStreamingForGptNeox20b)
 TEST(WaferAuto, PicksTheFasterModeWhenBothFit)
 {
   SKIP_WITHOUT_BINARY();
-  DtsimRun a = run_dtsim(kSmall, {"wafer.mode=auto"});
+  CommandResult a = run_dtsim(kSmall, {"wafer.mode=auto"});
   ASSERT_EQ(a.rc, 0);
   auto j = nlohmann::json::parse(a.out);
   const double ws = step_of(kSmall, {"wafer.mode=weight-streaming"});
