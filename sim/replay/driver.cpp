@@ -94,14 +94,19 @@ void Driver::flow(int64_t src, int64_t dst, double bytes, std::function<void()> 
 }
 
 // Runs the phases of a collective one after the other; `keep` filters the flows to simulate.
-void Driver::run_phases(std::shared_ptr<std::vector<collectives::Phase>> phases, size_t i, std::function<void()> done)
+double Driver::phase_delay(const collectives::Phase& ph) const
+{
+  double alpha = ph.inter_node ? s_.hardware.network.nic.latency_s : s_.hardware.node.nvlink.latency_s;
+  return ph.steps > 1 ? double(ph.steps - 1) * alpha : 0.0;
+}
+
+void Driver::run_phases(Phases phases, size_t i, std::function<void()> done, bool delay_paid)
 {
   if (i >= phases->size()) {
     done();
     return;
   }
   const auto& ph = (*phases)[i];
-  double alpha = ph.inter_node ? s_.hardware.network.nic.latency_s : s_.hardware.node.nvlink.latency_s;
   auto start_flows = [this, phases, i, done]() {
     const auto& ph = (*phases)[i];
     auto pending = std::make_shared<size_t>(ph.flows.size());
@@ -115,8 +120,9 @@ void Driver::run_phases(std::shared_ptr<std::vector<collectives::Phase>> phases,
           run_phases(phases, i + 1, done);
       });
   };
-  if (ph.steps > 1)
-    exec_on(platform_.timer(), double(ph.steps - 1) * alpha, start_flows);
+  const double delay = delay_paid ? 0.0 : phase_delay(ph);
+  if (delay > 0)
+    exec_on(platform_.timer(), delay, start_flows);
   else
     start_flows();
 }

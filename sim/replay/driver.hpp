@@ -54,6 +54,7 @@ class Driver {
     double ex_enter = 0;
     std::vector<size_t> ex_transfers;
     int64_t tp_seq = 0;
+    double prepaid_s = 0;  // latency of the coming collective, spent at the end of the kernel before it
     // data parallel
     std::vector<Bucket> buckets;
     size_t buckets_released = 0, buckets_done = 0;
@@ -87,8 +88,13 @@ class Driver {
   // ---- activities ----------------------------------------------------------------------------------------
   void exec_on(sg4::Host* host, double seconds, std::function<void()> fn);
   void flow(int64_t src, int64_t dst, double bytes, std::function<void()> fn);
-  // Runs the phases of a collective one after the other, each a latency delay then its flows.
-  void run_phases(std::shared_ptr<std::vector<collectives::Phase>> phases, size_t i, std::function<void()> done);
+  using Phases = std::shared_ptr<const std::vector<collectives::Phase>>;
+  // Runs the phases of a collective one after the other, each a latency delay then its flows; `delay_paid`: the
+  // first phase's delay was already spent (folded into the kernel before it).
+  void run_phases(Phases phases, size_t i, std::function<void()> done, bool delay_paid = false);
+  double phase_delay(const collectives::Phase& ph) const;
+  /// The phases of a tensor-parallel collective of a device's group (folded: its own ring edges), built once.
+  Phases tp_phases(const Device& d, const Step& st);
   // Full fidelity: a collective starts when the last member of its group arrives. Returns true (and the
   // members with their arrival times) for that last arrival.
   bool join(const std::tuple<int, int64_t, int64_t>& key, int64_t members, size_t di, double t0, Instance& out);
@@ -134,7 +140,8 @@ class Driver {
   std::vector<Arrival> arrivals_;
   std::vector<Transfer> transfers_;
   static constexpr int kTpGroup = 0, kDpGroup = 1, kEmbeddingGroup = 2;
-  std::map<std::tuple<int, int64_t, int64_t>, Instance> instances_;  // (group kind, group, sequence number)
+  std::map<std::tuple<int, int64_t, int64_t>, Instance> instances_;
+  std::map<std::tuple<int64_t, int64_t, int, double>, Phases> tp_plans_;  // (stage, dp, kind, bytes)  // (group kind, group, sequence number)
   size_t done_count_ = 0;
   replay::Trace trace_;
 };
