@@ -47,6 +47,34 @@ Driver::Driver(Activities& acts, const scenario::ScenarioSpec& s, const StepProg
   transfers_.assign(size_t(replicas * units), Transfer{});
   for (auto& dev : devices_)
     setup_buckets(dev);
+  tp_exclusive_ = !full_ && nvlink_exclusive_to_tp();
+}
+
+// In folded mode the representative's NVLink links carry its tensor-parallel flows only when the group sits in one
+// node, pipeline neighbours and the embedding pair are in other nodes, and data-parallel groups have one member
+// per node (no intra-node phase).
+bool Driver::nvlink_exclusive_to_tp() const
+{
+  const auto& p = s_.parallel;
+  if (p.tp > s_.hardware.node.devices)
+    return false;
+  for (int64_t st = 0; st < p.pp; ++st) {
+    auto group = placement_.tp_group(st, 0);
+    if (placement_.node_of(group.front()) != placement_.node_of(group.back()))
+      return false;
+    if (st + 1 < p.pp && platform_.same_node(placement_.device({st, 0, 0}), placement_.device({st + 1, 0, 0})))
+      return false;
+    if (p.dp > 1) {
+      auto dpg = placement_.dp_group(st, 0);
+      for (size_t i = 1; i < dpg.size(); ++i)
+        if (platform_.same_node(dpg[i - 1], dpg[i]))
+          return false;
+    }
+  }
+  if (p.pp > 1 && prog_.embedding_sync_bytes > 0 &&
+      platform_.same_node(placement_.device({0, 0, 0}), placement_.device({p.pp - 1, 0, 0})))
+    return false;
+  return true;
 }
 
 void Driver::start()

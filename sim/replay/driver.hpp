@@ -95,6 +95,11 @@ class Driver {
   double phase_delay(const collectives::Phase& ph) const;
   /// The phases of a tensor-parallel collective of a device's group (folded: its own ring edges), built once.
   Phases tp_phases(const Device& d, const Step& st);
+  /// Folded, when nothing but the representative's tensor-parallel flows ever uses its NVLink links: the
+  /// collective's time in closed form (delays, link latency, bytes over bandwidth), which is exactly what its
+  /// uncontended flows would take. 0 when that does not hold.
+  double tp_exclusive_time(const Device& d, const Step& st);
+  bool nvlink_exclusive_to_tp() const;
   // Full fidelity: a collective starts when the last member of its group arrives. Returns true (and the
   // members with their arrival times) for that last arrival.
   bool join(const std::tuple<int, int64_t, int64_t>& key, int64_t members, size_t di, double t0, Instance& out);
@@ -134,6 +139,7 @@ class Driver {
   parallel::Placement placement_;
   platform::ClusterPlatform platform_;
   bool full_ = false;
+  bool tp_exclusive_ = false;  // see tp_exclusive_time
   std::vector<int64_t> recv_from_, send_to_;
   std::vector<Device> devices_;
   std::map<int64_t, size_t> index_of_;

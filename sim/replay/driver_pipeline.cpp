@@ -65,9 +65,9 @@ void Driver::run_step(size_t di)
       // the end of the kernel saves an activity and changes no time (the device waits either way).
       double prepaid = 0;
       if (!full_ && d.step + 1 < d.steps->size() && (*d.steps)[d.step + 1].kind == Step::Kind::TpCollective) {
-        Phases next = tp_phases(d, (*d.steps)[d.step + 1]);
-        if (!next->empty())
-          prepaid = phase_delay(next->front());
+        const Step& next_step = (*d.steps)[d.step + 1];
+        Phases next = tp_phases(d, next_step);
+        prepaid = tp_exclusive_ ? tp_exclusive_time(d, next_step) : next->empty() ? 0.0 : phase_delay(next->front());
       }
       d.prepaid_s = prepaid;
       exec_on(platform_.gpu(d.id), st.seconds + prepaid, [this, di, t0, &st, prepaid]() {
@@ -240,6 +240,21 @@ Driver::Phases Driver::tp_phases(const Device& d, const Step& st)
   return p;
 }
 
+double Driver::tp_exclusive_time(const Device& d, const Step& st)
+{
+  if (!tp_exclusive_)
+    return 0;
+  const auto& link = s_.hardware.node.nvlink;
+  double total = 0;
+  for (const auto& ph : *tp_phases(d, st)) {
+    double bytes = 0;
+    for (const auto& f : ph.flows)
+      bytes = std::max(bytes, f.bytes);
+    total += phase_delay(ph) + (ph.flows.empty() ? 0.0 : link.latency_s + bytes / link.effective_bw_Bps());
+  }
+  return total;
+}
+
 void Driver::tp_collective(size_t di, const Step& st, double t0)
 {
   Device& d = devices_[di];
@@ -253,6 +268,12 @@ void Driver::tp_collective(size_t di, const Step& st, double t0)
     ++w.step;
     run_step(wi);
   };
+  if (tp_exclusive_ && d.prepaid_s > 0) {  // its whole time was spent with the kernel before it
+    const double prepaid = d.prepaid_s;
+    d.prepaid_s = 0;
+    finish(di, t0 - prepaid);
+    return;
+  }
   Phases phases = tp_phases(d, st);
   if (!full_) {
     // The latency of the first phase may have been spent already, at the end of the kernel before.
