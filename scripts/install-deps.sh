@@ -2,7 +2,7 @@
 # Installs dtsim's build dependencies from Debian's packages, only those that are missing.
 # Idempotent and quiet when everything is already there. Needs root (or sudo) when something is missing.
 set -euo pipefail
-packages=(g++ cmake make pkg-config libsimgrid-dev libboost-graph-dev libyaml-cpp-dev
+packages=(g++ cmake make pkg-config libsimgrid-dev libboost-graph-dev libyaml-cpp-dev gnuplot-nox
           libgtest-dev libcli11-dev nlohmann-json3-dev)
 missing=()
 for p in "${packages[@]}"; do

@@ -52,15 +52,6 @@ struct Burden {
   std::string best_plan, worst_plan;
 };
 
-std::string describe_plan(const scenario::ScenarioSpec& s)
-{
-  char b[160];
-  std::snprintf(b, sizeof b, "tp %lld pp %lld dp %lld%s mb %lld %s", (long long)s.parallel.tp,
-                (long long)s.parallel.pp, (long long)s.parallel.dp, s.parallel.vpp > 1 ? " vpp 2" : "",
-                (long long)s.training.micro_batch, scenario::to_string(s.training.recompute));
-  return b;
-}
-
 Burden burden_of(const scenario::ScenarioSpec& s, int jobs)
 {
   Burden b;
@@ -105,9 +96,9 @@ Burden burden_of(const scenario::ScenarioSpec& s, int jobs)
       continue;
     double t = res[i]->front();
     if (b.plans == 0 || t < b.best)
-      b.best = t, b.best_plan = describe_plan(space.fitting[i]);
+      b.best = t, b.best_plan = parallel::describe_plan(space.fitting[i]);
     if (b.plans == 0 || t > b.worst)
-      b.worst = t, b.worst_plan = describe_plan(space.fitting[i]);
+      b.worst = t, b.worst_plan = parallel::describe_plan(space.fitting[i]);
     ++b.plans;
   }
   return b;

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/compare.hpp"
+#include "app/search.hpp"
 #include "app/simulate.hpp"
 #include "report/explain.hpp"
 #include "core/diagnostics.hpp"
@@ -82,6 +83,18 @@ int main(int argc, char** argv)
   bool no_burden = false;
   cmp_cmd->add_flag("--no-burden", no_burden, "Do not simulate every parallel plan of the GPU scenarios");
   cmp_cmd->add_option("--jobs", co.jobs, "Simulations run at once (processes)")->check(CLI::PositiveNumber);
+  dtsim::app::SearchOptions so;
+  so.jobs = co.jobs;
+  auto* search_cmd = app.add_subcommand("search", "Simulate every parallel plan for the scenario's model and cluster "
+                                                  "and rank them by step time");
+  search_cmd->add_option("scenario", so.scenario, "Scenario YAML file")->required();
+  search_cmd->add_option("--set", so.sets, "Override a scenario key (repeatable)");
+  search_cmd->add_option("--devices", so.devices, "Search on this many devices instead of the scenario's")
+      ->check(CLI::PositiveNumber);
+  search_cmd->add_option("--top", so.top, "Plans to list")->check(CLI::PositiveNumber);
+  search_cmd->add_option("--format", so.format, "Output format")->check(CLI::IsMember({"table", "json"}));
+  search_cmd->add_option("--jobs", so.jobs, "Simulations run at once (processes)")->check(CLI::PositiveNumber);
+  search_cmd->add_flag("--narrow", so.narrow, "The smaller plan space of dtsim compare");
   RunOptions eo;
   auto* exp_cmd = app.add_subcommand("explain", "List the kernels of one layer with their FLOPs, bytes and times");
   exp_cmd->add_option("scenario", eo.scenario, "Scenario YAML file")->required();
@@ -95,6 +108,8 @@ int main(int argc, char** argv)
   try {
     if (*run_cmd)
       return run(ro);
+    if (*search_cmd)
+      return dtsim::app::search(std::cout, std::cerr, so);
     if (*cmp_cmd) {
       co.burden = !no_burden;
       return dtsim::app::compare(std::cout, co);

@@ -1,24 +1,41 @@
 #pragma once
 /// The parallel plans a GPU cluster offers for one model, batch and device count: every combination of tensor
-/// and pipeline sizes (data parallelism fills the rest), micro batch, recomputation and schedule, checked for
-/// divisibility and memory. This is what "partitioning" asks of a user; a wafer-scale system has one plan.
+/// and pipeline sizes (data parallelism fills the rest), chunks per stage, schedule, micro batch, recomputation and
+/// sequence parallelism, checked for divisibility and memory, with a count of each reason for pruning. This is
+/// what "partitioning" asks of a user; a wafer-scale system has one plan.
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "scenario/scenario_spec.hpp"
 
 namespace dtsim::parallel {
 
+/// The values tried along each dimension.
+struct PlanDimensions {
+  std::vector<int64_t> micro_batches{1, 2, 4};
+  std::vector<int64_t> chunks{1, 2};  ///< vpp; > 1 means the interleaved schedule
+  std::vector<scenario::Recompute> recompute{scenario::Recompute::Selective, scenario::Recompute::Full};
+  bool gpipe = false;             ///< also try GPipe (vpp 1)
+  bool sp_both = false;           ///< with tp > 1, try without sequence parallelism too (else always on)
+  /// The dimensions of `dtsim search`: micro batch 1..8, chunks 1..4, every recomputation, GPipe, sp on and off.
+  static PlanDimensions wide();
+};
+
 struct PlanSpace {
   std::vector<scenario::ScenarioSpec> fitting;  ///< plans that divide and fit in memory
   int64_t candidates = 0;                       ///< combinations looked at
   int64_t invalid = 0;                          ///< do not divide (heads, layers, batch, ...)
   int64_t not_fitting = 0;                      ///< divide but do not fit in device memory
+  std::map<std::string, int64_t> pruned;        ///< reason -> plans pruned for it (first reason of each plan)
 };
 
-/// The dimensions searched: tp among the divisors of the devices per node, pp among the divisors of the layer
-/// count, dp = devices / (tp * pp); micro batch 1, 2, 4; recomputation selective or full; 1F1B, and interleaved
-/// 1F1B with 2 chunks where it applies; sequence parallelism with tp > 1.
-PlanSpace enumerate_plans(const scenario::ScenarioSpec& base);
+/// tp runs over the powers of two up to the devices per node, pp over the divisors of the layer count that
+/// divide the devices, dp = devices / (tp * pp); then the dimensions above.
+PlanSpace enumerate_plans(const scenario::ScenarioSpec& base, const PlanDimensions& dims = PlanDimensions{});
+
+/// "tp 8 pp 16 dp 8 vpp 2 sp mb 1 selective 1f1b" for tables.
+std::string describe_plan(const scenario::ScenarioSpec& s);
 
 }  // namespace dtsim::parallel

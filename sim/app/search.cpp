@@ -1,0 +1,152 @@
+#include "app/search.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ostream>
+
+#include <nlohmann/json.hpp>
+
+#include "app/child_process.hpp"
+#include "app/simulate.hpp"
+#include "core/diagnostics.hpp"
+#include "core/version.hpp"
+#include "parallel/plan_space.hpp"
+#include "report/run_report.hpp"
+
+namespace dtsim::app {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+struct Ranked {
+  size_t index = 0;
+  double step = 0, samples = 0, mfu = 0, peak_mem = 0;
+};
+
+bool same_plan(const scenario::ScenarioSpec& a, const scenario::ScenarioSpec& b)
+{
+  return a.parallel.tp == b.parallel.tp && a.parallel.pp == b.parallel.pp && a.parallel.dp == b.parallel.dp &&
+         a.parallel.vpp == b.parallel.vpp && a.parallel.sp == b.parallel.sp && a.schedule == b.schedule &&
+         a.training.micro_batch == b.training.micro_batch && a.training.recompute == b.training.recompute;
+}
+
+}  // namespace
+
+int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
+{
+  auto overrides = o.sets;
+  if (o.devices > 0) {  // the device count changes dp: let the search choose it
+    overrides.push_back("devices=" + std::to_string(o.devices));
+    overrides.push_back("parallel.dp=" + std::to_string(o.devices));
+    overrides.push_back("parallel.tp=1");
+    overrides.push_back("parallel.pp=1");
+    overrides.push_back("parallel.vpp=1");
+    overrides.push_back("schedule=1f1b");
+  }
+  const auto base = scenario::load_scenario(o.scenario, overrides);
+  if (base.hardware.wafer_scale)
+    throw ConfigError({{{o.scenario, 0, 0}, "hardware",
+                        "a wafer-scale system has no parallel plan to search (its systems are purely data "
+                        "parallel); use dtsim run or dtsim compare"}});
+  const auto t0 = std::chrono::steady_clock::now();
+  auto space = parallel::enumerate_plans(base, o.narrow ? parallel::PlanDimensions{}
+                                                        : parallel::PlanDimensions::wide());
+  log << "search: " << space.candidates << " plans, " << space.invalid << " do not divide, " << space.not_fitting
+      << " do not fit, simulating " << space.fitting.size() << " with " << o.jobs << " processes\n";
+  std::vector<std::function<std::vector<double>()>> work;
+  for (const auto& p : space.fitting)
+    work.push_back([&p]() {
+      auto r = simulate(p, false);
+      auto d = report::derive(r);
+      return std::vector<double>{d.step, d.samples_per_s, d.mfu, r.memory.peak_bytes()};
+    });
+  auto results = run_in_children(work, o.jobs);
+  std::vector<Ranked> ranked;
+  for (size_t i = 0; i < results.size(); ++i)
+    if (results[i] && (*results[i])[0] > 0)
+      ranked.push_back({i, (*results[i])[0], (*results[i])[1], (*results[i])[2], (*results[i])[3]});
+  // Step time, then the plan's description, so that ties come out in the same order every time.
+  std::sort(ranked.begin(), ranked.end(), [&](const Ranked& a, const Ranked& b) {
+    if (a.step != b.step)
+      return a.step < b.step;
+    return parallel::describe_plan(space.fitting[a.index]) < parallel::describe_plan(space.fitting[b.index]);
+  });
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  int own = -1;
+  for (size_t i = 0; i < ranked.size(); ++i)
+    if (same_plan(space.fitting[ranked[i].index], base))
+      own = int(i);
+
+  json j;
+  j["dtsim_version"] = kVersion;
+  j["scenario"] = base.name;
+  j["model"] = base.model.name;
+  j["hardware"] = base.hardware.name;
+  j["devices"] = base.devices;
+  j["plans"] = {{"candidates", space.candidates}, {"invalid", space.invalid}, {"not_fitting", space.not_fitting},
+                {"simulated", ranked.size()}};
+  j["pruned"] = json::object();
+  for (const auto& [reason, n] : space.pruned)
+    j["pruned"][reason] = n;
+  j["ranking"] = json::array();
+  for (size_t i = 0; i < ranked.size(); ++i) {
+    const auto& r = ranked[i];
+    j["ranking"].push_back({{"rank", i + 1},
+                            {"plan", parallel::describe_plan(space.fitting[r.index])},
+                            {"step_time_s", r.step},
+                            {"samples_per_s", r.samples},
+                            {"mfu", r.mfu},
+                            {"memory_peak_bytes_per_device", r.peak_mem}});
+  }
+  j["scenario_plan"] = parallel::describe_plan(base);
+  if (own >= 0) {
+    j["scenario_plan_rank"] = own + 1;
+    j["scenario_plan_vs_best"] = ranked[size_t(own)].step / ranked.front().step;
+  }
+  if (o.format == "json") {
+    out << j.dump(2) << "\n";
+    return ranked.empty() ? 3 : 0;
+  }
+  char line[320];
+  out << "dtsim " << kVersion << " search: " << base.model.name << " on " << base.devices << " x "
+      << base.hardware.device.name << ", global batch " << base.training.global_batch << " x "
+      << base.training.seq_len << "\n\n";
+  std::snprintf(line, sizeof line, "  %lld plans looked at, %lld do not divide, %lld do not fit, %zu simulated in %.1f s\n",
+                (long long)space.candidates, (long long)space.invalid, (long long)space.not_fitting, ranked.size(),
+                wall);
+  out << line;
+  for (const auto& [reason, n] : space.pruned) {
+    std::snprintf(line, sizeof line, "    %6lld  %s\n", (long long)n, reason.c_str());
+    out << line;
+  }
+  if (ranked.empty()) {
+    out << "\nNo plan fits.\n";
+    return 3;
+  }
+  out << "\n  rank  step (s)  samples/s    MFU  memory/device  plan\n";
+  auto print_row = [&](size_t i) {
+    const auto& r = ranked[i];
+    std::snprintf(line, sizeof line, "  %4zu  %8.4g  %9.2f  %4.1f%%  %9.1f GiB  %s\n", i + 1, r.step, r.samples,
+                  100 * r.mfu, r.peak_mem / 1073741824.0, parallel::describe_plan(space.fitting[r.index]).c_str());
+    out << line;
+  };
+  for (size_t i = 0; i < ranked.size() && int(i) < o.top; ++i)
+    print_row(i);
+  if (ranked.size() > size_t(o.top)) {
+    out << "  ...\n";
+    print_row(ranked.size() - 1);
+  }
+  out << "\n  this scenario's plan: " << parallel::describe_plan(base);
+  if (own >= 0) {
+    std::snprintf(line, sizeof line, ", rank %d of %zu, %.2fx the best step time\n", own + 1, ranked.size(),
+                  ranked[size_t(own)].step / ranked.front().step);
+    out << line;
+  } else {
+    out << " (not among the plans searched, or it does not fit)\n";
+  }
+  return 0;
+}
+
+}  // namespace dtsim::app
