@@ -52,9 +52,14 @@ int run(const RunOptions& o)
 int validate(const RunOptions& o)
 {
   auto spec = dtsim::scenario::load_scenario(o.scenario, o.sets);
-  std::cout << o.scenario << ": ok (" << spec.model.name << " on " << spec.devices << " x "
-            << spec.hardware.device.name << ", dp " << spec.parallel.dp << " tp " << spec.parallel.tp << " pp "
-            << spec.parallel.pp << ", " << spec.microbatches << " microbatches per pipeline)\n";
+  if (spec.hardware.wafer_scale)
+    std::cout << o.scenario << ": ok (" << spec.model.name << " on " << spec.devices << " x "
+              << spec.hardware.wafer.name << ", " << spec.microbatches << " passes of " << spec.training.micro_batch
+              << " samples per system, mode " << dtsim::scenario::to_string(spec.wafer_mode) << ")\n";
+  else
+    std::cout << o.scenario << ": ok (" << spec.model.name << " on " << spec.devices << " x "
+              << spec.hardware.device.name << ", dp " << spec.parallel.dp << " tp " << spec.parallel.tp << " pp "
+              << spec.parallel.pp << ", " << spec.microbatches << " microbatches per pipeline)\n";
   return 0;
 }
 
