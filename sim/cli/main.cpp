@@ -7,6 +7,7 @@
 
 #include "app/compare.hpp"
 #include "app/search.hpp"
+#include "app/sweep.hpp"
 #include "app/simulate.hpp"
 #include "report/explain.hpp"
 #include "core/diagnostics.hpp"
@@ -88,6 +89,16 @@ int main(int argc, char** argv)
   bool no_burden = false;
   cmp_cmd->add_flag("--no-burden", no_burden, "Do not simulate every parallel plan of the GPU scenarios");
   cmp_cmd->add_option("--jobs", co.jobs, "Simulations run at once (processes)")->check(CLI::PositiveNumber);
+  dtsim::app::SweepOptions wo;
+  wo.jobs = co.jobs;
+  auto* sweep_cmd = app.add_subcommand("sweep", "Simulate every point of the cartesian product of varied scenario keys; "
+                                                "one row per point in PREFIX.csv and PREFIX.jsonl, resumable");
+  sweep_cmd->add_option("scenario", wo.scenario, "Scenario YAML file")->required();
+  sweep_cmd->add_option("--vary", wo.vary, "KEY=V1,V2,... or a range KEY=A..BxF / KEY=A..B+S (repeatable)")
+      ->allow_extra_args(false);
+  sweep_cmd->add_option("--out", wo.out_prefix, "Write PREFIX.csv and PREFIX.jsonl (default: <scenario>-sweep)");
+  sweep_cmd->add_option("--jobs", wo.jobs, "Simulations run at once (processes)")->check(CLI::PositiveNumber);
+  sweep_cmd->add_flag("--quiet", wo.quiet, "No progress and no messages");
   dtsim::app::SearchOptions so;
   so.jobs = co.jobs;
   auto* search_cmd = app.add_subcommand("search", "Simulate every parallel plan for the scenario's model and cluster "
@@ -113,6 +124,8 @@ int main(int argc, char** argv)
   try {
     if (*run_cmd)
       return run(ro);
+    if (*sweep_cmd)
+      return dtsim::app::sweep(wo, std::cerr);
     if (*search_cmd)
       return dtsim::app::search(std::cout, std::cerr, so);
     if (*cmp_cmd) {

@@ -1,0 +1,1217 @@
+#include "app/plot.hpp"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "config/suggest.hpp"
+#include "config/units.hpp"
+#include "core/diagnostics.hpp"
+
+namespace dtsim::app {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+[[noreturn]] void refuse(const std::string& file, int line, const std::string& key, const std::string& message)
+{
+  Diagnostics d;
+  d.add(Origin{file, line, 0}, key, message);
+  d.throw_if_any();
+  throw InternalError("plot: refuse without a diagnostic");
+}
+
+std::string trim(const std::string& s)
+{
+  size_t b = s.find_first_not_of(" \t");
+  size_t e = s.find_last_not_of(" \t");
+  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+}
+
+bool starts_with(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }
+bool ends_with(const std::string& s, const std::string& p)
+{
+  return s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0;
+}
+
+/// A whole cell as a finite number, or nothing.
+std::optional<double> to_number(const std::string& raw)
+{
+  const std::string s = trim(raw);
+  if (s.empty())
+    return std::nullopt;
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size() || !std::isfinite(v))
+    return std::nullopt;
+  return v;
+}
+
+std::string num(double v)
+{
+  if (!std::isfinite(v))
+    return "NaN";
+  char b[40];
+  std::snprintf(b, sizeof b, "%.10g", v);
+  return b;
+}
+
+std::string fmt(const char* f, double v)
+{
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+/// A gnuplot double-quoted string (noenhanced terminals: only backslash, quote and line breaks need care).
+std::string gq(const std::string& s)
+{
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '\\' || c == '"')
+      q += '\\', q += c;
+    else if (c == '\n')
+      q += "\\n";
+    else if (c == '\r' || c == '\t')
+      q += ' ';
+    else
+      q += c;
+  }
+  return q + "\"";
+}
+
+// ---- The table ----------------------------------------------------------------------------------------------
+
+struct Table {
+  std::string file;
+  CsvTable csv;
+  std::vector<size_t> ok;  ///< rows whose status is ok
+
+  /// A column by name: exactly, or as written by `dtsim sweep` for a varied input ("vary.<key>"); -1 when none.
+  int find(const std::string& name) const
+  {
+    for (size_t c = 0; c < csv.columns.size(); ++c)
+      if (csv.columns[c] == name)
+        return int(c);
+    for (size_t c = 0; c < csv.columns.size(); ++c)
+      if (csv.columns[c] == "vary." + name)
+        return int(c);
+    return -1;
+  }
+
+  int need(const std::string& name, const std::string& what) const
+  {
+    int c = find(name);
+    if (c >= 0)
+      return c;
+    std::string msg = "unknown column '" + name + "'";
+    std::string near = config::closest(name, csv.columns);
+    if (!near.empty())
+      msg += " (did you mean '" + near + "'?)";
+    refuse(file, 0, what, msg + "; the columns are: " + config::join_list(csv.columns));
+  }
+
+  const std::string& cell(size_t row, int c) const { return csv.rows[row][size_t(c)]; }
+  int line(size_t row) const { return csv.lines[row]; }
+};
+
+/// Outputs of `dtsim run --format json` (flattened), as opposed to the inputs a sweep varies.
+bool is_output(const std::string& c)
+{
+  static const std::set<std::string> names = {"status", "reason", "point", "dtsim_version", "scenario", "model",
+                                              "params", "fits", "why_not_fitting", "power_w", "step_time_s",
+                                              "samples_per_s", "tokens_per_s", "model_tflops_per_device",
+                                              "hardware_tflops_per_device", "mfu", "hfu", "energy_per_step_j"};
+  for (const char* p : {"memory.", "breakdown.", "breakdown_per_stage", "simulation.", "plan.", "wafer."})
+    if (starts_with(c, p))
+      return true;
+  return names.count(c) > 0;
+}
+
+struct Input {
+  std::string key;  ///< scenario key, e.g. "parallel.tp"
+  int col;          ///< column shown for it (the hardware name rather than its file when both are there)
+};
+
+/// The inputs that take more than one value over the usable rows: the "vary.<key>" columns of `dtsim sweep`,
+/// or (in a CSV without them) every column that is not an output.
+std::vector<Input> varied_inputs(const Table& t)
+{
+  bool sweep_format = false;
+  for (const auto& c : t.csv.columns)
+    sweep_format = sweep_format || starts_with(c, "vary.");
+  std::vector<Input> v;
+  for (size_t c = 0; c < t.csv.columns.size(); ++c) {
+    const std::string& name = t.csv.columns[c];
+    std::string key;
+    if (sweep_format) {
+      if (!starts_with(name, "vary."))
+        continue;
+      key = name.substr(5);
+    } else {
+      if (is_output(name))
+        continue;
+      key = name;
+    }
+    std::set<std::string> values;
+    for (size_t r : t.ok)
+      values.insert(t.cell(r, int(c)));
+    if (values.size() > 1)
+      v.push_back({key, t.find(key)});
+  }
+  return v;
+}
+
+std::vector<std::string> values_of(const Table& t, int col, const std::vector<size_t>& rows)
+{
+  std::vector<std::string> v;
+  for (size_t r : rows)
+    v.push_back(t.cell(r, col));
+  return v;
+}
+
+// ---- What the y axis shows -----------------------------------------------------------------------------------
+
+struct Measure {
+  std::string label;
+  double scale = 1;
+  bool total_rate = false;  ///< grows with the devices: ideal scaling is linear
+  bool per_device = false;  ///< a per-device rate: ideal scaling keeps it flat
+};
+
+Measure measure_of(const std::string& key)
+{
+  if (key == "samples_per_s")
+    return {"throughput (samples/s)", 1, true, false};
+  if (key == "tokens_per_s")
+    return {"throughput (tokens/s)", 1, true, false};
+  if (key == "step_time_s")
+    return {"step time (s)"};
+  if (key == "mfu")
+    return {"model FLOPs utilization, MFU (%)", 100, false, true};
+  if (key == "hfu")
+    return {"hardware FLOPs utilization, HFU (%)", 100, false, true};
+  if (key == "model_tflops_per_device")
+    return {"model TFLOP/s per device", 1, false, true};
+  if (key == "hardware_tflops_per_device")
+    return {"hardware TFLOP/s per device", 1, false, true};
+  if (key == "energy_per_step_j")
+    return {"energy per step (J)"};
+  if (key == "power_w")
+    return {"power (W)"};
+  if (key.find("bytes") != std::string::npos)
+    return {key + " (GiB)", 1.0 / 1073741824.0};
+  if (ends_with(key, "_s"))
+    return {key + " (s)"};
+  return {key};
+}
+
+// ---- The parts of the step-time breakdown --------------------------------------------------------------------
+
+struct Part {
+  std::string name, colour;
+  std::vector<double> values;  ///< per point, seconds
+};
+
+/// The stacked parts per row: the known breakdown columns in a fixed order with readable names (compute net of
+/// recomputation when recomputation shows), then any other breakdown column; parts that are zero everywhere are
+/// left out.
+std::vector<Part> breakdown_parts(const Table& t, const std::vector<size_t>& rows)
+{
+  struct Known {
+    const char* column;
+    const char* name;
+    const char* colour;
+  };
+  static const Known known[] = {{"breakdown.compute_s", "compute", "#4E79A7"},
+                                {"breakdown.recompute_s", "recompute", "#A0CBE8"},
+                                {"breakdown.exposed_tp_comm_s", "exposed TP comm", "#F28E2B"},
+                                {"breakdown.exposed_pp_comm_s", "exposed PP comm", "#EDC948"},
+                                {"breakdown.exposed_dp_comm_s", "exposed DP comm", "#E15759"},
+                                {"breakdown.bubble_s", "bubble", "#BAB0AC"},
+                                {"breakdown.optimizer_s", "optimizer", "#59A14F"},
+                                {"breakdown.exposed_weight_streaming_s", "weight streaming", "#B07AA1"},
+                                {"breakdown.exposed_fabric_s", "fabric", "#9C755F"}};
+  static const char* extra_colours[] = {"#76B7B2", "#FF9DA7", "#8CD17D", "#D37295"};
+  auto column = [&](int c) {
+    std::vector<double> v;
+    for (size_t r : rows)
+      v.push_back(c < 0 ? 0.0 : to_number(t.cell(r, c)).value_or(0.0));
+    return v;
+  };
+  std::vector<Part> parts;
+  std::set<std::string> used;
+  for (const auto& k : known) {
+    used.insert(k.column);
+    int c = -1;
+    for (size_t i = 0; i < t.csv.columns.size(); ++i)
+      if (t.csv.columns[i] == k.column)
+        c = int(i);
+    if (c >= 0)
+      parts.push_back({k.name, k.colour, column(c)});
+  }
+  // recompute_s is "of which recomputation" inside compute_s: show compute net of it
+  auto find_part = [&](const std::string& n) -> Part* {
+    for (auto& p : parts)
+      if (p.name == n)
+        return &p;
+    return nullptr;
+  };
+  Part* compute = find_part("compute");
+  Part* recompute = find_part("recompute");
+  if (compute && recompute) {
+    for (size_t i = 0; i < compute->values.size(); ++i)
+      compute->values[i] -= recompute->values[i];
+    compute->name = "compute (without recompute)";
+  }
+  size_t extra = 0;
+  for (size_t i = 0; i < t.csv.columns.size(); ++i) {
+    const std::string& c = t.csv.columns[i];
+    if (!starts_with(c, "breakdown.") || used.count(c))
+      continue;
+    std::string name = c.substr(10);
+    if (ends_with(name, "_s"))
+      name.resize(name.size() - 2);
+    std::replace(name.begin(), name.end(), '_', ' ');
+    parts.push_back({name, extra_colours[extra++ % 4], column(int(i))});
+  }
+  std::vector<Part> shown;
+  for (auto& p : parts)
+    if (std::any_of(p.values.begin(), p.values.end(), [](double v) { return std::fabs(v) > 0; }) ||
+        (shown.empty() && &p == &parts.back()))
+      shown.push_back(std::move(p));
+  if (shown.empty() && !parts.empty())
+    shown.push_back(parts.front());
+  return shown;
+}
+
+/// "exposed DP comm changes most: 1.23 s at 100 Gb/s -> 0.31 s at 800 Gb/s".
+std::string largest_change(const std::vector<Part>& parts, const std::vector<std::string>& labels)
+{
+  const Part* best = nullptr;
+  double best_range = 0;
+  for (const auto& p : parts) {
+    auto [lo, hi] = std::minmax_element(p.values.begin(), p.values.end());
+    if (lo != p.values.end() && *hi - *lo > best_range)
+      best = &p, best_range = *hi - *lo;
+  }
+  if (!best || labels.size() < 2)
+    return "";
+  auto secs = [](double v) { return fmt(v < 0.1 ? "%.3g s" : "%.2f s", v); };
+  auto one_line = [](std::string s) {
+    std::replace(s.begin(), s.end(), '\n', ' ');
+    return s;
+  };
+  return best->name + " changes most: " + secs(best->values.front()) + " at " + one_line(labels.front()) + " -> " +
+         secs(best->values.back()) + " at " + one_line(labels.back());
+}
+
+// ---- Gnuplot script pieces -----------------------------------------------------------------------------------
+
+const char* kSeriesColours[] = {"#4E79A7", "#E15759", "#59A14F", "#F28E2B", "#B07AA1",
+                                "#76B7B2", "#EDC948", "#9C755F", "#FF9DA7", "#BAB0AC"};
+
+struct Script {
+  std::string blocks;  ///< datablocks, defined once
+  std::string body;    ///< drawn once per terminal
+  int width = 1000, height = 700;
+};
+
+std::string style_preamble()
+{
+  std::string s = "reset\n";
+  s += "set datafile missing 'NaN'\n";
+  s += "set border 3 lw 1 lc rgb '#555555'\n";
+  s += "set tics nomirror out scale 0.6 textcolor rgb '#333333'\n";
+  s += "set grid lw 1 lc rgb '#E3E3E3'\n";
+  s += "set key noautotitle textcolor rgb '#222222' samplen 2.5 spacing 1.15\n";
+  s += "set title font ',15' textcolor rgb '#111111'\n";
+  for (int i = 0; i < 10; ++i)
+    s += "set style line " + std::to_string(i + 1) + " lc rgb '" + kSeriesColours[i] + "' lw 2.2 pt 7 ps 1.0\n";
+  return s;
+}
+
+std::string datablock(const std::string& name, const std::vector<std::vector<double>>& rows)
+{
+  std::string s = "$" + name + " << EOD\n";
+  for (const auto& r : rows) {
+    for (size_t i = 0; i < r.size(); ++i)
+      s += (i ? " " : "") + num(r[i]);
+    s += "\n";
+  }
+  return s + "EOD\n";
+}
+
+/// "set xtics (...)": explicit tics at `at` with `labels` (empty strings for bare tic marks).
+std::string xtics(const std::vector<double>& at, const std::vector<std::string>& labels)
+{
+  std::string s = "set xtics (";
+  for (size_t i = 0; i < at.size(); ++i)
+    s += (i ? ", " : "") + gq(labels[i]) + " " + num(at[i]);
+  return s + ")\n";
+}
+
+/// Rough width of a text in pixels at the PNG font (11 pt Sans).
+double text_px(const std::string& s)
+{
+  size_t longest = 0, cur = 0;
+  for (char c : s) {
+    if (c == '\n')
+      longest = std::max(longest, cur), cur = 0;
+    else if ((c & 0xC0) != 0x80)
+      ++cur;
+  }
+  return 7.5 * double(std::max(longest, cur));
+}
+
+/// Categorical x labels: rotated when they would not fit side by side in `plot_px`.
+std::string category_xtics(const std::vector<std::string>& labels, double plot_px, bool& rotated)
+{
+  std::vector<double> at;
+  double widest = 0;
+  for (size_t i = 0; i < labels.size(); ++i) {
+    at.push_back(double(i));
+    widest = std::max(widest, text_px(labels[i]));
+  }
+  const double slot = plot_px / std::max<double>(1, double(labels.size()));
+  rotated = widest > 0.9 * slot;
+  std::string s = rotated ? "set xtics rotate by 35 right\n" : "set xtics norotate\n";
+  return s + xtics(at, labels);
+}
+
+/// Stacked boxes (boxxyerror: x y xlow xhigh ylow yhigh) of the parts at the given x positions.
+void stacked_boxes(const std::string& block, const std::vector<Part>& parts, const std::vector<double>& x,
+                   const std::vector<double>& xlow, const std::vector<double>& xhigh, Script& s,
+                   std::string& plot_cmd, bool titles)
+{
+  std::vector<std::vector<double>> rows;
+  for (size_t i = 0; i < x.size(); ++i) {
+    std::vector<double> r = {x[i], xlow[i], xhigh[i]};
+    double base = 0;
+    for (const auto& p : parts) {
+      r.push_back(base);
+      base += std::max(0.0, p.values[i]);
+      r.push_back(base);
+    }
+    r.push_back(base);  // total
+    rows.push_back(r);
+  }
+  s.blocks += datablock(block, rows);
+  // top part first so that the legend reads in the order of the stack
+  for (size_t k = parts.size(); k-- > 0;) {
+    const std::string lo = std::to_string(4 + 2 * k), hi = std::to_string(5 + 2 * k);
+    plot_cmd += (plot_cmd.empty() ? "plot " : ", \\\n     ") + std::string("$") + block + " using 1:(($" + lo + "+$" +
+                hi + ")/2):2:3:" + lo + ":" + hi + " with boxxyerror fs solid 0.92 border lc rgb 'white' lc rgb '" +
+                parts[k].colour + "'" + (titles ? " title " + gq(parts[k].name) : " notitle");
+  }
+}
+
+// ---- The charts ----------------------------------------------------------------------------------------------
+
+struct Resolved {
+  std::string kind, title;
+  std::vector<size_t> rows;                  ///< usable rows, in CSV order
+  std::vector<Input> varied;                 ///< varied inputs
+  std::string x_key, y_key;                  ///< column names as the user would write them
+  int x_col = -1, y_col = -1;                ///< -1: not used
+  std::vector<std::string> group_keys;       ///< columns making the series
+  std::vector<int> group_cols;
+};
+
+std::string group_of(const Table& t, const Resolved& r, size_t row)
+{
+  std::string g;
+  for (size_t k = 0; k < r.group_cols.size(); ++k) {
+    const std::string& v = t.cell(row, r.group_cols[k]);
+    g += (k ? ", " : "") + (r.group_cols.size() > 1 ? r.group_keys[k] + "=" + v : v);
+  }
+  return g;
+}
+
+/// Groups of rows in order of first appearance.
+std::vector<std::pair<std::string, std::vector<size_t>>> groups(const Table& t, const Resolved& r)
+{
+  std::vector<std::pair<std::string, std::vector<size_t>>> g;
+  for (size_t row : r.rows) {
+    std::string name = group_of(t, r, row);
+    auto it = std::find_if(g.begin(), g.end(), [&](const auto& p) { return p.first == name; });
+    if (it == g.end())
+      g.push_back({name, {row}});
+    else
+      it->second.push_back(row);
+  }
+  return g;
+}
+
+double need_number(const Table& t, size_t row, int col, const std::string& what)
+{
+  auto v = to_number(t.cell(row, col));
+  if (!v)
+    refuse(t.file, t.line(row), what,
+           "column '" + t.csv.columns[size_t(col)] + "': expected a number, got '" + t.cell(row, col) + "'");
+  return *v;
+}
+
+Script scaling_chart(const Table& t, const Resolved& r, std::ostream& log)
+{
+  Script s;
+  const Measure m = measure_of(r.y_key);
+  const bool ideal = m.total_rate || m.per_device;
+  auto gs = groups(t, r);
+  std::set<double> xs;
+  double ymin = INFINITY, ymax = 0, effmax = 100;
+  std::string plot_top, plot_bottom, labels_bottom;
+  for (size_t g = 0; g < gs.size(); ++g) {
+    std::vector<std::pair<double, double>> pts;
+    for (size_t row : gs[g].second)
+      pts.push_back({need_number(t, row, r.x_col, "--x"), need_number(t, row, r.y_col, "--y") * m.scale});
+    std::sort(pts.begin(), pts.end());
+    for (size_t i = 1; i < pts.size(); ++i)
+      if (pts[i].first == pts[i - 1].first) {
+        log << "plot: note: several rows of " << (gs[g].first.empty() ? "the sweep" : "'" + gs[g].first + "'")
+            << " have " << r.x_key << " = " << num(pts[i].first)
+            << "; give the other varied input as --group to draw one line each\n";
+        break;
+      }
+    std::vector<std::vector<double>> rows;
+    const double x0 = pts.front().first, y0 = pts.front().second;
+    for (auto [x, y] : pts) {
+      double id = m.total_rate ? y0 * x / x0 : y0;
+      double eff = id > 0 ? 100.0 * y / id : NAN;
+      rows.push_back({x, y, id, eff});
+      xs.insert(x);
+      if (y > 0)
+        ymin = std::min(ymin, y);
+      ymax = std::max({ymax, y, ideal ? id : 0.0});
+      if (std::isfinite(eff))
+        effmax = std::max(effmax, eff);
+    }
+    const std::string block = "g" + std::to_string(g), ls = std::to_string(g % 10 + 1);
+    s.blocks += datablock(block, rows);
+    plot_top += (plot_top.empty() ? "plot " : ", \\\n     ") + std::string("$") + block +
+                " using 1:2 with linespoints ls " + ls + " title " + gq(gs[g].first.empty() ? "simulated" : gs[g].first);
+    if (ideal) {
+      plot_top += ", \\\n     $" + block + " using 1:3 with lines ls " + ls + " dt (6,4) lw 1.4 notitle";
+      plot_bottom += (plot_bottom.empty() ? "plot 100 with lines lc rgb '#777777' dt (6,4) lw 1.4 notitle" : "") +
+                     std::string(", \\\n     $") + block + " using 1:4 with linespoints ls " + ls + " notitle";
+      // the efficiency at the largest point, written beside it
+      labels_bottom += ", \\\n     $" + block + " every ::" + std::to_string(rows.size() - 1) +
+                       " using 1:4:(sprintf('%.0f%%', $4)) with labels left offset 1.2,0 font ',10' textcolor ls " +
+                       ls + " notitle";
+    }
+  }
+  if (ideal)
+    plot_top += ", \\\n     NaN with lines lc rgb '#555555' dt (6,4) lw 1.4 title " +
+                gq(m.total_rate ? "ideal linear scaling from the smallest point" : "ideal: flat from the smallest point");
+
+  std::vector<double> at(xs.begin(), xs.end());
+  std::vector<std::string> empty(at.size()), numbers;
+  for (double x : at)
+    numbers.push_back(num(x));
+  const double xmin = at.front(), xmax = at.back();
+  const bool logx = xmin > 0 && xmax / xmin >= 4;
+  const bool logy = ymin > 0 && ymax / ymin >= 20;
+
+  std::string& b = s.body;
+  b += style_preamble();
+  b += "set multiplot\n";
+  b += "set lmargin at screen 0.11\nset rmargin at screen 0.95\n";
+  if (logx)
+    b += "set logscale x 2\nset xrange [" + num(xmin / 1.3) + ":" + num(xmax * 1.3) + "]\n";
+  else
+    b += "set xrange [" + num(xmin - 0.05 * (xmax - xmin + 1)) + ":" + num(xmax + 0.05 * (xmax - xmin + 1)) + "]\n";
+  // top: the measure itself
+  b += "set tmargin at screen " + std::string(ideal ? "0.90" : "0.90") + "\nset bmargin at screen " +
+       std::string(ideal ? "0.42" : "0.13") + "\n";
+  b += "set title " + gq(r.title) + "\n";
+  b += "set ylabel " + gq(m.label) + "\n";
+  if (logy)
+    b += "set logscale y 10\nset mytics 10\nset grid xtics ytics mytics lw 1 lc rgb '#E3E3E3', lw 0.5 lc rgb "
+         "'#F0F0F0'\nset yrange [" +
+         num(ymin / 1.6) + ":" + num(ymax * 1.6) + "]\n";
+  else
+    b += "set yrange [0:" + num(ymax * 1.12) + "]\n";
+  b += "set format y '%g'\n";
+  b += "set key top left box lc rgb '#CCCCCC' opaque width 1\n";
+  std::string xlabel = r.x_key == "devices" ? "devices" : r.x_key;
+  if (logx)
+    xlabel += " (log2 scale)";
+  if (ideal) {
+    b += xtics(at, empty);
+    b += plot_top + "\n";
+    // bottom: parallel efficiency
+    b += "unset title\nunset logscale y\nset mytics default\nset grid xtics ytics\n";
+    b += "set tmargin at screen 0.36\nset bmargin at screen 0.10\n";
+    b += "set ylabel 'parallel efficiency (%)'\nset xlabel " + gq(xlabel) + "\n";
+    b += "set yrange [0:" + num(std::ceil(effmax / 10 + 0.5) * 10) + "]\nset ytics 20\n";
+    b += xtics(at, numbers);
+    b += "unset key\n";
+    b += plot_bottom + labels_bottom + "\n";
+  } else {
+    b += "set xlabel " + gq(xlabel) + "\n";
+    b += xtics(at, numbers);
+    b += plot_top + "\n";
+  }
+  b += "unset multiplot\n";
+  s.width = 1000;
+  s.height = ideal ? 780 : 560;
+  return s;
+}
+
+/// Label of a point on a categorical axis: the x column's value, or the varied inputs' values.
+std::string point_label(const Table& t, const Resolved& r, size_t row, size_t index)
+{
+  if (r.x_col >= 0)
+    return t.cell(row, r.x_col);
+  if (r.varied.size() == 1)
+    return t.cell(row, r.varied[0].col);
+  if (r.varied.empty()) {
+    int p = t.find("point");
+    return p >= 0 ? "point " + t.cell(row, p) : "row " + std::to_string(index + 1);
+  }
+  std::string s;
+  for (size_t k = 0; k < r.varied.size(); ++k) {
+    std::string key = r.varied[k].key;
+    size_t dot = key.rfind('.');
+    s += (k ? "\n" : "") + (dot == std::string::npos ? key : key.substr(dot + 1)) + "=" + t.cell(row, r.varied[k].col);
+  }
+  return s;
+}
+
+std::string category_xlabel(const Resolved& r)
+{
+  if (r.x_col >= 0)
+    return r.x_key;
+  std::vector<std::string> keys;
+  for (const auto& v : r.varied)
+    keys.push_back(v.key);
+  return keys.empty() ? "point" : config::join_list(keys);
+}
+
+Script whatif_chart(const Table& t, const Resolved& r, std::ostream& log)
+{
+  Script s;
+  const Measure m = measure_of(r.y_key);
+  auto axis = numeric_axis(values_of(t, r.x_col, r.rows));
+  if (!axis)
+    refuse(t.file, 0, "--x",
+           "column '" + r.x_key + "' is not numeric (numbers, or quantities such as '200 Gb/s' in one dimension): " +
+               "the what-if chart needs a numeric x; try --kind breakdown");
+  std::map<size_t, double> xval;
+  for (size_t i = 0; i < r.rows.size(); ++i)
+    xval[r.rows[i]] = axis->values[i];
+  auto gs = groups(t, r);
+  std::set<double> xs(axis->values.begin(), axis->values.end());
+  std::vector<double> at(xs.begin(), xs.end());
+  const double xmin = at.front(), xmax = at.back();
+  const bool logx = xmin > 0 && xmax / xmin >= 4;
+  // half width of the bars, in the axis's own scale (log2 or linear)
+  auto tx = [&](double x) { return logx ? std::log2(x) : x; };
+  auto itx = [&](double u) { return logx ? std::exp2(u) : u; };
+  double gap = at.size() > 1 ? INFINITY : (logx ? 1.0 : std::max(1.0, std::fabs(xmin)));
+  for (size_t i = 1; i < at.size(); ++i)
+    gap = std::min(gap, tx(at[i]) - tx(at[i - 1]));
+  const double half = 0.3 * gap;
+  const double lo_u = tx(xmin) - 1.6 * half, hi_u = tx(xmax) + 1.6 * half;
+
+  const std::string unit_note = axis->unit.empty() ? "" : " (" + axis->unit + ")";
+  std::string xlabel = r.x_key + unit_note + (logx ? ", log2 scale" : "");
+  if (!axis->unit.empty() && logx)
+    xlabel = r.x_key + " (" + axis->unit + ", log2 scale)";
+  std::vector<std::string> numbers;
+  for (double x : at)
+    numbers.push_back(fmt("%g", x));
+
+  std::string top;
+  double ymax = 0;
+  const bool value_labels = gs.size() == 1 && at.size() <= 16;
+  for (size_t g = 0; g < gs.size(); ++g) {
+    std::vector<std::vector<double>> rows;
+    for (size_t row : gs[g].second)
+      rows.push_back({xval[row], need_number(t, row, r.y_col, "--y") * m.scale});
+    std::sort(rows.begin(), rows.end());
+    for (size_t i = 1; i < rows.size(); ++i)
+      if (rows[i][0] == rows[i - 1][0]) {
+        log << "plot: note: several rows have " << r.x_key << " = " << num(rows[i][0])
+            << "; give the other varied input as --group to draw one line each\n";
+        break;
+      }
+    for (const auto& row : rows)
+      ymax = std::max(ymax, row[1]);
+    const std::string block = "g" + std::to_string(g), ls = std::to_string(g % 10 + 1);
+    s.blocks += datablock(block, rows);
+    top += (top.empty() ? "plot " : ", \\\n     ") + std::string("$") + block + " using 1:2 with linespoints ls " + ls +
+           (gs[g].first.empty() ? " notitle" : " title " + gq(gs[g].first));
+    if (value_labels)
+      top += ", \\\n     $" + block + " using 1:2:(sprintf('" + (m.label == "step time (s)" ? "%.3g s" : "%.3g") +
+             "', $2)) with labels offset 0,1.1 font ',10' textcolor rgb '#333333' notitle";
+  }
+
+  // one stacked breakdown panel per series (at most 4)
+  const size_t panels = gs.size() <= 4 ? gs.size() : 0;
+  if (gs.size() > 4)
+    log << "plot: note: " << gs.size() << " series: the stacked breakdown is drawn for at most 4; use --kind "
+        << "breakdown for the rest\n";
+  const double top_h = 430, panel_h = 270, head = 60, foot = 70;
+  s.width = 1000;
+  s.height = int(head + top_h + double(panels) * panel_h + foot);
+  const double H = s.height;
+  auto at_screen = [&](double px_from_top) { return num(1.0 - px_from_top / H); };
+
+  std::string& b = s.body;
+  b += style_preamble();
+  b += "set multiplot\n";
+  b += "set lmargin at screen 0.11\nset rmargin at screen 0.74\n";
+  if (logx)
+    b += "set logscale x 2\n";
+  b += "set xrange [" + num(itx(lo_u)) + ":" + num(itx(hi_u)) + "]\n";
+  b += "set tmargin at screen " + at_screen(head) + "\nset bmargin at screen " + at_screen(head + top_h - 50) + "\n";
+  b += "set title " + gq(r.title) + "\n";
+  b += "set ylabel " + gq(m.label) + "\nset yrange [0:" + num(ymax * 1.18) + "]\nset format y '%g'\n";
+  b += "set xlabel " + gq(xlabel) + "\n";
+  b += xtics(at, numbers);
+  b += "set key top right box lc rgb '#CCCCCC' opaque\n";
+  b += top + "\n";
+  for (size_t g = 0; g < panels; ++g) {
+    std::vector<double> x, xl, xh;
+    std::vector<std::string> labels;
+    std::vector<size_t> rows = gs[g].second;
+    std::sort(rows.begin(), rows.end(), [&](size_t a, size_t c) { return xval[a] < xval[c]; });
+    for (size_t row : rows) {
+      x.push_back(xval[row]);
+      xl.push_back(itx(tx(xval[row]) - half));
+      xh.push_back(itx(tx(xval[row]) + half));
+      labels.push_back(t.cell(row, r.x_col));
+    }
+    auto parts = breakdown_parts(t, rows);
+    std::string cmd;
+    stacked_boxes("b" + std::to_string(g), parts, x, xl, xh, s, cmd, g == 0);
+    double total_max = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      double sum = 0;
+      for (const auto& p : parts)
+        sum += std::max(0.0, p.values[i]);
+      total_max = std::max(total_max, sum);
+    }
+    const double top_px = head + top_h + double(g) * panel_h + 40;
+    b += "unset title\n";
+    b += "set tmargin at screen " + at_screen(top_px) + "\nset bmargin at screen " +
+         at_screen(top_px + panel_h - 80) + "\n";
+    std::string what = largest_change(parts, labels);
+    std::string heading = gs[g].first.empty() ? "where the step time goes" : gs[g].first;
+    b += "set title " + gq(heading + (what.empty() ? "" : "\n" + what)) + " font ',11'\n";
+    b += "set ylabel 'time per step (s)'\nset yrange [0:" + num(total_max * 1.1) + "]\n";
+    b += "set xlabel " + gq(xlabel) + "\n";
+    b += "set key outside right top vertical Left reverse box lc rgb '#CCCCCC' width 1\n";
+    if (g > 0)
+      b += "unset key\n";
+    b += cmd + "\n";
+  }
+  b += "unset multiplot\n";
+  return s;
+}
+
+Script breakdown_chart(const Table& t, const Resolved& r, std::ostream&)
+{
+  Script s;
+  std::vector<std::string> labels;
+  std::vector<double> x, xl, xh;
+  for (size_t i = 0; i < r.rows.size(); ++i) {
+    labels.push_back(point_label(t, r, r.rows[i], i));
+    x.push_back(double(i));
+    xl.push_back(double(i) - 0.34);
+    xh.push_back(double(i) + 0.34);
+  }
+  auto parts = breakdown_parts(t, r.rows);
+  if (parts.empty())
+    refuse(t.file, 0, "--kind breakdown",
+           "no breakdown.* column; the columns are: " + config::join_list(t.csv.columns));
+  std::string cmd;
+  stacked_boxes("b", parts, x, xl, xh, s, cmd, true);
+  double total_max = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    double sum = 0;
+    for (const auto& p : parts)
+      sum += std::max(0.0, p.values[i]);
+    total_max = std::max(total_max, sum);
+  }
+  const size_t total_col = 4 + 2 * parts.size();
+  cmd += ", \\\n     $b using 1:" + std::to_string(total_col) + ":(sprintf('%.3g s', $" + std::to_string(total_col) +
+         ")) with labels offset 0,0.8 font ',10' textcolor rgb '#333333' notitle";
+  s.width = std::clamp(int(420 + 80 * labels.size()), 900, 2400);
+  bool rotated = false;
+  std::string tics = category_xtics(labels, s.width - 400, rotated);
+  double label_px = 0;
+  for (const auto& l : labels)
+    label_px = std::max(label_px, text_px(l));
+  s.height = 600 + (rotated ? int(std::min(300.0, label_px * 0.6)) : 0);
+  std::string& b = s.body;
+  b += style_preamble();
+  b += "set title " + gq(r.title) + "\n";
+  b += "set ylabel 'time per step (s)'\nset yrange [0:" + num(total_max * 1.12) + "]\nset format y '%g'\n";
+  b += "set xlabel " + gq(category_xlabel(r)) + "\n";
+  b += "set xrange [-0.6:" + num(double(labels.size()) - 0.4) + "]\n";
+  b += "set grid noxtics ytics\n";
+  b += tics;
+  b += "set key outside right top vertical Left reverse box lc rgb '#CCCCCC' width 1\n";
+  std::string what = largest_change(parts, labels);
+  if (!what.empty() && r.varied.size() == 1)
+    b += "set label 1 " + gq(what) + " at graph 0.01, graph 0.98 left font ',10' textcolor rgb '#444444'\n";
+  b += cmd + "\n";
+  return s;
+}
+
+Script memory_chart(const Table& t, const Resolved& r, std::ostream& log)
+{
+  Script s;
+  const double gib = 1073741824.0;
+  int cap_col = t.find("memory.capacity_bytes_per_device");
+  if (cap_col < 0)
+    log << "plot: note: no memory.capacity_bytes_per_device column: the capacity line is left out\n";
+  std::vector<std::string> labels;
+  std::vector<std::vector<double>> rows;
+  double ymax = 0;
+  std::set<double> caps;
+  bool over = false;
+  for (size_t i = 0; i < r.rows.size(); ++i) {
+    const size_t row = r.rows[i];
+    labels.push_back(point_label(t, r, row, i));
+    double peak = need_number(t, row, r.y_col, "--y") / gib;
+    double cap = cap_col >= 0 ? to_number(t.cell(row, cap_col)).value_or(NAN) / gib : NAN;
+    if (std::isfinite(cap))
+      caps.insert(cap);
+    over = over || (std::isfinite(cap) && peak > cap);
+    rows.push_back({double(i), peak, cap, peak <= cap || !std::isfinite(cap) ? peak : NAN,
+                    peak > cap ? peak : NAN});
+    ymax = std::max({ymax, peak, std::isfinite(cap) ? cap : 0.0});
+  }
+  s.blocks += datablock("m", rows);
+  std::string cmd = "plot $m using 1:4:($1-0.34):($1+0.34):(0):4 with boxxyerror fs solid 0.92 border lc rgb "
+                    "'white' lc rgb '#4E79A7' title 'peak memory per device'";
+  if (over)
+    cmd += ", \\\n     $m using 1:5:($1-0.34):($1+0.34):(0):5 with boxxyerror fs solid 0.92 border lc rgb 'white' lc "
+           "rgb '#E15759' title 'peak above the capacity'";
+  cmd += ", \\\n     $m using 1:2:(sprintf('%.1f GiB', $2)) with labels offset 0,0.8 font ',10' textcolor rgb "
+         "'#333333' notitle";
+  if (caps.size() == 1)
+    cmd += ", \\\n     " + num(*caps.begin()) + " with lines lc rgb '#C0392B' dt (8,4) lw 2 title " +
+           gq("capacity per device (" + fmt("%.0f", *caps.begin()) + " GiB)");
+  else if (caps.size() > 1)
+    cmd += ", \\\n     $m using ($1-0.45):3:(0.9):(0) with vectors nohead lc rgb '#C0392B' dt (8,4) lw 2 title "
+           "'capacity per device'";
+  s.width = std::clamp(int(300 + 80 * labels.size()), 800, 2400);
+  bool rotated = false;
+  std::string tics = category_xtics(labels, s.width - 200, rotated);
+  double label_px = 0;
+  for (const auto& l : labels)
+    label_px = std::max(label_px, text_px(l));
+  s.height = 560 + (rotated ? int(std::min(300.0, label_px * 0.6)) : 0);
+  std::string& b = s.body;
+  b += style_preamble();
+  b += "set title " + gq(r.title) + "\n";
+  b += "set ylabel 'memory per device (GiB)'\nset yrange [0:" + num(ymax * 1.22) + "]\nset format y '%g'\n";
+  b += "set xlabel " + gq(category_xlabel(r)) + "\n";
+  b += "set xrange [-0.6:" + num(double(labels.size()) - 0.4) + "]\n";
+  b += "set grid noxtics ytics\n";
+  b += tics;
+  b += "set key top right horizontal box lc rgb '#CCCCCC' opaque width 1\n";
+  b += cmd + "\n";
+  return s;
+}
+
+// ---- Running gnuplot -----------------------------------------------------------------------------------------
+
+struct GnuplotRun {
+  int rc = -1;
+  std::string err;
+};
+
+GnuplotRun run_gnuplot(const fs::path& dir, const std::string& script)
+{
+  std::string exe = "gnuplot";
+  if (const char* e = std::getenv("DTSIM_GNUPLOT"); e && *e)
+    exe = e;
+  else if (access("/usr/bin/gnuplot", X_OK) == 0)
+    exe = "/usr/bin/gnuplot";
+  GnuplotRun r;
+  int fd[2];
+  if (pipe(fd) != 0) {
+    r.err = std::string("cannot create a pipe: ") + std::strerror(errno);
+    return r;
+  }
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) {
+    r.err = std::string("cannot fork: ") + std::strerror(errno);
+    close(fd[0]);
+    close(fd[1]);
+    return r;
+  }
+  if (pid == 0) {
+    close(fd[0]);
+    dup2(fd[1], 2);
+    int null = open("/dev/null", O_RDWR);
+    if (null >= 0) {
+      dup2(null, 0);
+      dup2(null, 1);
+    }
+    if (!dir.empty() && chdir(dir.c_str()) != 0) {
+      dprintf(2, "cannot enter %s: %s\n", dir.c_str(), std::strerror(errno));
+      _exit(127);
+    }
+    execlp(exe.c_str(), exe.c_str(), script.c_str(), static_cast<char*>(nullptr));
+    dprintf(2, "cannot run %s: %s\n", exe.c_str(), std::strerror(errno));
+    _exit(127);
+  }
+  close(fd[1]);
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+    if (n > 0)
+      r.err.append(buf, size_t(n));
+  close(fd[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  return r;
+}
+
+std::string read_file(const std::string& path)
+{
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    refuse(path, 0, "", std::string("cannot read the results file: ") +
+                            (fs::exists(path) ? "permission denied or not a file" : "no such file"));
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+// ---- Public functions ----------------------------------------------------------------------------------------
+
+CsvTable parse_csv(const std::string& text, const std::string& origin)
+{
+  std::vector<std::vector<std::string>> records;
+  std::vector<int> starts;
+  std::vector<std::string> rec;
+  std::string field;
+  int line = 1, rec_line = 1;
+  bool in_quotes = false, quoted = false, after_quote = false;
+  size_t i = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;  // a UTF-8 byte order mark
+  auto end_field = [&] {
+    rec.push_back(field);
+    field.clear();
+    quoted = after_quote = false;
+  };
+  auto end_record = [&] {
+    end_field();
+    if (!(rec.size() == 1 && rec[0].empty()))  // a blank line
+      records.push_back(rec), starts.push_back(rec_line);
+    rec.clear();
+  };
+  for (; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_quotes) {
+      if (c == '"') {
+        if (i + 1 < text.size() && text[i + 1] == '"')
+          field += '"', ++i;
+        else
+          in_quotes = false, after_quote = true;
+      } else {
+        if (c == '\n')
+          ++line;
+        field += c;
+      }
+      continue;
+    }
+    if (c == ',') {
+      end_field();
+      continue;
+    }
+    if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n')
+      continue;
+    if (c == '\n' || c == '\r') {
+      end_record();
+      rec_line = ++line;
+      continue;
+    }
+    if (c == '"') {
+      if (field.empty() && !quoted) {
+        in_quotes = quoted = true;
+        continue;
+      }
+      refuse(origin, line, "", "a quote inside an unquoted field (quote the whole field and double its quotes)");
+    }
+    if (after_quote)
+      refuse(origin, line, "", "text after the closing quote of a field (a field is either quoted or not)");
+    field += c;
+  }
+  if (in_quotes)
+    refuse(origin, rec_line, "", "a quoted field is not closed before the end of the file");
+  if (!field.empty() || !rec.empty() || quoted)
+    end_record();
+  if (records.empty())
+    refuse(origin, 0, "", "the file is empty: expected a header row naming the columns");
+  CsvTable t;
+  for (const auto& h : records[0])
+    t.columns.push_back(trim(h));
+  for (size_t k = 1; k < records.size(); ++k) {
+    auto& r = records[k];
+    if (r.size() > t.columns.size())
+      refuse(origin, starts[k], "",
+             "this row has " + std::to_string(r.size()) + " fields, the header " + std::to_string(t.columns.size()));
+    r.resize(t.columns.size());
+    t.rows.push_back(std::move(r));
+    t.lines.push_back(starts[k]);
+  }
+  return t;
+}
+
+std::optional<AxisQuantity> parse_axis_value(const std::string& raw)
+{
+  const std::string text = trim(raw);
+  if (auto v = to_number(text))
+    return AxisQuantity{*v, ""};
+  const char* begin = text.c_str();
+  char* end = nullptr;
+  std::strtod(begin, &end);
+  if (end == begin)
+    return std::nullopt;
+  const std::string unit = trim(std::string(end));
+  using config::Dimension;
+  for (Dimension d : {Dimension::Bandwidth, Dimension::Bytes, Dimension::Time, Dimension::FlopRate, Dimension::Power}) {
+    auto q = config::parse_quantity(text, d);
+    if (q.value)
+      return AxisQuantity{*q.value, unit};
+  }
+  return std::nullopt;
+}
+
+std::optional<NumericAxis> numeric_axis(const std::vector<std::string>& texts)
+{
+  if (texts.empty())
+    return std::nullopt;
+  NumericAxis a;
+  std::vector<AxisQuantity> q;
+  for (const auto& t : texts) {
+    auto v = parse_axis_value(t);
+    if (!v)
+      return std::nullopt;
+    q.push_back(*v);
+  }
+  a.unit = q.front().unit;
+  if (a.unit.empty()) {
+    for (const auto& v : q) {
+      if (!v.unit.empty())
+        return std::nullopt;
+      a.values.push_back(v.si);
+    }
+    return a;
+  }
+  // the SI value of one reference unit, in the reference unit's dimension
+  auto ref = parse_axis_value("1 " + a.unit);
+  if (!ref || ref->si <= 0)
+    return std::nullopt;
+  using config::Dimension;
+  std::optional<Dimension> dim;
+  for (Dimension d : {Dimension::Bandwidth, Dimension::Bytes, Dimension::Time, Dimension::FlopRate, Dimension::Power})
+    if (!dim && config::parse_quantity("1 " + a.unit, d).value)
+      dim = d;
+  for (size_t k = 0; k < q.size(); ++k) {
+    if (q[k].unit.empty() || !config::parse_quantity(texts[k], *dim).value)
+      return std::nullopt;  // a bare number, or another dimension
+    a.values.push_back(q[k].si / ref->si);
+  }
+  return a;
+}
+
+int plot(const PlotOptions& o, std::ostream& log)
+{
+  static const std::vector<std::string> kinds = {"auto", "scaling", "whatif", "breakdown", "memory"};
+  if (std::find(kinds.begin(), kinds.end(), o.kind) == kinds.end())
+    refuse("<command line>", 0, "--kind", "unknown kind '" + o.kind + "'; the kinds are " + config::join_list(kinds));
+  Table t;
+  t.file = o.csv;
+  t.csv = parse_csv(read_file(o.csv), o.csv);
+  const int status = t.find("status");
+  for (size_t r = 0; r < t.csv.rows.size(); ++r) {
+    const std::string st = status >= 0 ? t.cell(r, status) : "ok";
+    if (st == "ok") {
+      t.ok.push_back(r);
+      continue;
+    }
+    const int reason = t.find("reason");
+    std::string why = reason >= 0 ? t.cell(r, reason) : "";
+    std::replace(why.begin(), why.end(), '\n', ' ');
+    if (why.size() > 200)
+      why = why.substr(0, 197) + "...";
+    log << "plot: skipping " << o.csv << ":" << t.line(r) << ": status " << (st.empty() ? "(empty)" : st)
+        << (why.empty() ? "" : ": " + why) << "\n";
+  }
+  if (t.ok.empty())
+    refuse(o.csv, 0, "status",
+           t.csv.rows.empty() ? "the file has a header and no rows" : "no row has status ok: nothing to plot");
+
+  Resolved r;
+  r.rows = t.ok;
+  r.varied = varied_inputs(t);
+  r.kind = o.kind;
+  // check the named columns first, whatever the kind
+  if (!o.x.empty())
+    r.x_col = t.need(o.x, "--x"), r.x_key = o.x;
+  if (!o.y.empty())
+    r.y_col = t.need(o.y, "--y"), r.y_key = o.y;
+  if (!o.group.empty())
+    r.group_cols = {t.need(o.group, "--group")}, r.group_keys = {o.group};
+
+  std::vector<const Input*> numeric;
+  for (const auto& v : r.varied)
+    if (numeric_axis(values_of(t, v.col, r.rows)))
+      numeric.push_back(&v);
+  auto varies = [&](const std::string& key) {
+    return std::any_of(r.varied.begin(), r.varied.end(), [&](const Input& v) { return v.key == key; });
+  };
+  if (r.kind == "auto") {
+    std::string why;
+    if (varies("devices") || o.x == "devices")
+      r.kind = "scaling", why = "the devices column varies";
+    else if ((!o.x.empty() && numeric_axis(values_of(t, r.x_col, r.rows)) && r.varied.size() <= 2) ||
+             (o.x.empty() && numeric.size() == 1 && r.varied.size() <= 2))
+      r.kind = "whatif", why = "one numeric input varies";
+    else
+      r.kind = "breakdown",
+      why = r.varied.empty() ? "no input varies" : std::to_string(r.varied.size()) + " inputs vary";
+    log << "plot: kind " << r.kind << " (" << why << ")\n";
+  }
+
+  // the other varied inputs make the series of the line charts
+  auto default_groups = [&](const std::string& x_key) {
+    if (!r.group_cols.empty())
+      return;
+    for (const auto& v : r.varied)
+      if (v.key != x_key && t.csv.columns[size_t(v.col)] != x_key)
+        r.group_cols.push_back(v.col), r.group_keys.push_back(v.key);
+  };
+  std::string model;
+  if (int mc = t.find("model"); mc >= 0) {
+    std::set<std::string> names;
+    for (size_t row : r.rows)
+      names.insert(t.cell(row, mc));
+    if (names.size() == 1)
+      model = *names.begin() + ": ";
+  }
+  Script script;
+  if (r.kind == "scaling") {
+    if (r.x_col < 0)
+      r.x_col = t.need("devices", "--x"), r.x_key = "devices";
+    if (r.y_col < 0)
+      r.y_col = t.need("samples_per_s", "--y"), r.y_key = "samples_per_s";
+    default_groups(r.x_key);
+    r.title = o.title.empty() ? model + measure_of(r.y_key).label.substr(0, measure_of(r.y_key).label.find(" (")) +
+                                    " against " + r.x_key
+                              : o.title;
+    script = scaling_chart(t, r, log);
+  } else if (r.kind == "whatif") {
+    if (r.x_col < 0) {
+      if (numeric.empty())
+        refuse(o.csv, 0, "--x",
+               "no varied input is numeric; name the x column with --x; the columns are: " +
+                   config::join_list(t.csv.columns));
+      r.x_col = numeric.front()->col, r.x_key = numeric.front()->key;
+    }
+    if (r.y_col < 0)
+      r.y_col = t.need("step_time_s", "--y"), r.y_key = "step_time_s";
+    default_groups(r.x_key);
+    r.title = o.title.empty() ? model + "what if " + r.x_key + " changes" : o.title;
+    script = whatif_chart(t, r, log);
+  } else if (r.kind == "breakdown") {
+    if (!o.y.empty())
+      log << "plot: note: --y is not used by the breakdown chart (it stacks the breakdown.* columns)\n";
+    r.title = o.title.empty() ? model + "where the step time goes" : o.title;
+    script = breakdown_chart(t, r, log);
+  } else {
+    if (r.y_col < 0)
+      r.y_col = t.need("memory.peak_bytes_per_device", "--y"), r.y_key = "memory.peak_bytes_per_device";
+    r.title = o.title.empty() ? model + "peak memory per device" : o.title;
+    script = memory_chart(t, r, log);
+  }
+  if (!o.group.empty() && (r.kind == "breakdown" || r.kind == "memory"))
+    log << "plot: note: --group is not used by the " << r.kind << " chart (one bar per row)\n";
+
+  // the files: PREFIX.gp, then gnuplot writes PREFIX.svg and PREFIX.png next to it
+  std::string prefix = o.out_prefix;
+  if (prefix.empty())
+    prefix = ends_with(o.csv, ".csv") ? o.csv.substr(0, o.csv.size() - 4) : o.csv;
+  const fs::path pp(prefix);
+  const fs::path dir = pp.parent_path();
+  const std::string name = pp.filename().string();
+  if (name.empty())
+    refuse("<command line>", 0, "--out", "'" + prefix + "' names a directory; give a prefix such as results/scaling");
+  if (!dir.empty() && !fs::is_directory(dir))
+    refuse("<command line>", 0, "--out", "the directory '" + dir.string() + "' does not exist");
+  std::string gp = "# dtsim plot: " + r.kind + " chart of " + o.csv + "\n";
+  gp += "# Written by `dtsim plot`; to draw it again, run `gnuplot " + name + ".gp` in this directory.\n";
+  gp += "# Makes " + name + ".svg and " + name + ".png.\n\n";
+  gp += script.blocks + "\n";
+  const std::string W = std::to_string(script.width), H = std::to_string(script.height);
+  gp += "do for [out_i = 1:2] {\n";
+  gp += "if (out_i == 1) {\n";
+  gp += "  set terminal svg size " + W + "," + H + " dynamic noenhanced font 'Sans,14' linewidth 1.2 background rgb 'white'\n";
+  gp += "  set output " + gq(name + ".svg") + "\n";
+  gp += "} else {\n";
+  gp += "  set terminal pngcairo size " + W + "," + H + " noenhanced font 'Sans,11' linewidth 1.2 background rgb 'white'\n";
+  gp += "  set output " + gq(name + ".png") + "\n";
+  gp += "}\n";
+  gp += script.body;
+  gp += "set output\n}\n";
+  const fs::path gp_path = fs::path(prefix + ".gp");
+  {
+    std::ofstream out(gp_path, std::ios::binary | std::ios::trunc);
+    out << gp;
+    out.flush();
+    if (!out)
+      refuse("<command line>", 0, "--out", "cannot write " + gp_path.string());
+  }
+  std::error_code ec;
+  fs::remove(prefix + ".svg", ec);
+  fs::remove(prefix + ".png", ec);
+  GnuplotRun g = run_gnuplot(dir, name + ".gp");
+  auto size_of = [](const std::string& p) {
+    std::error_code e;
+    auto n = fs::file_size(p, e);
+    return e ? std::uintmax_t(0) : n;
+  };
+  if (g.rc != 0 || size_of(prefix + ".svg") == 0 || size_of(prefix + ".png") == 0) {
+    log << "plot: gnuplot failed" << (g.rc == 127 ? " (is gnuplot installed? Debian: gnuplot-nox)" : "")
+        << " (exit code " << g.rc << ") on " << gp_path.string() << (g.err.empty() ? "\n" : ":\n" + g.err);
+    if (!g.err.empty() && g.err.back() != '\n')
+      log << "\n";
+    return 1;
+  }
+  if (!g.err.empty())
+    log << "plot: gnuplot said: " << g.err << (g.err.back() == '\n' ? "" : "\n");
+  log << "plot: " << r.kind << " chart of " << r.rows.size() << " point" << (r.rows.size() == 1 ? "" : "s")
+      << " in " << prefix << ".svg and " << prefix << ".png (script " << gp_path.string() << ")\n";
+  return 0;
+}
+
+}  // namespace dtsim::app

@@ -1,0 +1,678 @@
+#include "app/sweep.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "app/child_process.hpp"
+#include "app/simulate.hpp"
+#include "config/units.hpp"
+#include "core/diagnostics.hpp"
+#include "report/run_report.hpp"
+#include "scenario/scenario_spec.hpp"
+
+namespace dtsim::app {
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+using Clock = std::chrono::steady_clock;
+
+constexpr uint64_t kMaxPoints = 1000000;
+constexpr size_t kMaxValues = 100000;
+
+[[noreturn]] void refuse(const std::string& origin, const std::string& key, const std::string& message)
+{
+  throw ConfigError({Diagnostic{Origin{origin, 0, 0}, key, message}});
+}
+
+std::string trim(const std::string& s)
+{
+  size_t a = s.find_first_not_of(" \t\r\n");
+  if (a == std::string::npos)
+    return "";
+  size_t b = s.find_last_not_of(" \t\r\n");
+  return s.substr(a, b - a + 1);
+}
+
+// "<integer>[ <unit>]": the integer and the unit text ("" when none); nullopt when it does not start with an integer.
+std::optional<std::pair<int64_t, std::string>> integer_with_unit(const std::string& text)
+{
+  std::string t = trim(text);
+  size_t i = 0;
+  if (i < t.size() && (t[i] == '-' || t[i] == '+'))
+    ++i;
+  size_t digits = i;
+  while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i])))
+    ++i;
+  if (i == digits || i - digits > 18)
+    return std::nullopt;
+  int64_t v = std::stoll(t.substr(0, i));
+  std::string unit = trim(t.substr(i));
+  if (!unit.empty() && !std::isalpha(static_cast<unsigned char>(unit[0])))
+    return std::nullopt;
+  return std::make_pair(v, unit);
+}
+
+bool known_unit(const std::string& unit)
+{
+  using config::Dimension;
+  for (Dimension d : {Dimension::Time, Dimension::Bytes, Dimension::Bandwidth, Dimension::FlopRate, Dimension::Power})
+    if (config::parse_quantity("1 " + unit, d).value)
+      return true;
+  return false;
+}
+
+// One range item: "A..BxF", "A..B+S" or "A..B" (step +1), integers, optionally with one unit.
+std::vector<std::string> expand_range(const std::string& item, const std::string& origin)
+{
+  const std::string form = "expected a range A..BxF (multiply by F) or A..B+S (add S) with integers A <= B, got '" +
+                           item + "'";
+  size_t dots = item.find("..");
+  std::string left = item.substr(0, dots), right = item.substr(dots + 2);
+  char op = '+';
+  int64_t step = 1;
+  std::string step_unit;
+  size_t at = right.find_last_of("x+");
+  if (at != std::string::npos) {
+    op = right[at];
+    auto s = integer_with_unit(right.substr(at + 1));
+    if (!s || right.substr(at + 1).find_first_of("+-") != std::string::npos)
+      refuse(origin, "", form);
+    step = s->first;
+    step_unit = s->second;
+    right = right.substr(0, at);
+  }
+  auto a = integer_with_unit(left), b = integer_with_unit(right);
+  if (!a || !b)
+    refuse(origin, "", form);
+  std::string unit;
+  for (const std::string& u : {a->second, b->second, step_unit}) {
+    if (u.empty())
+      continue;
+    if (!unit.empty() && u != unit)
+      refuse(origin, "", "expected one unit in the range '" + item + "', got '" + unit + "' and '" + u + "'");
+    unit = u;
+  }
+  if (!unit.empty() && !known_unit(unit))
+    refuse(origin, "", "unknown unit '" + unit + "' in the range '" + item +
+                           "': expected a unit of time, bytes, bandwidth, FLOP/s or power such as 'GB/s'");
+  const int64_t lo = a->first, hi = b->first;
+  if (lo > hi)
+    refuse(origin, "", form + " (the start is above the end)");
+  if (op == 'x' && (step < 2 || lo < 1))
+    refuse(origin, "", "expected a factor of at least 2 and a positive start in the range '" + item + "'");
+  if (op == '+' && step < 1)
+    refuse(origin, "", "expected a step of at least 1 in the range '" + item + "'");
+  std::vector<std::string> out;
+  for (int64_t v = lo; v <= hi;) {
+    out.push_back(std::to_string(v) + (unit.empty() ? "" : " " + unit));
+    if (out.size() > kMaxValues)
+      refuse(origin, "", "the range '" + item + "' has more than " + std::to_string(kMaxValues) + " values");
+    if (op == 'x' ? v > hi / step : v > hi - step)
+      break;
+    v = op == 'x' ? v * step : v + step;
+  }
+  return out;
+}
+
+std::vector<std::string> expand_values_at(const std::string& spec, const std::string& origin)
+{
+  std::vector<std::string> out;
+  if (trim(spec).empty())
+    refuse(origin, "", "expected a list of values after '=' (V1,V2,... or a range such as 8..64x2), got nothing");
+  std::stringstream ss(spec);
+  for (std::string item; std::getline(ss, item, ',');) {
+    item = trim(item);
+    if (item.empty())
+      refuse(origin, "", "expected a value between the commas of '" + spec + "', got an empty one");
+    if (item.find("..") != std::string::npos) {
+      auto r = expand_range(item, origin);
+      out.insert(out.end(), r.begin(), r.end());
+    } else {
+      out.push_back(item);
+    }
+  }
+  if (!spec.empty() && spec.back() == ',')
+    refuse(origin, "", "expected a value after the last comma of '" + spec + "'");
+  std::set<std::string> seen;
+  for (const auto& v : out)
+    if (!seen.insert(v).second)
+      refuse(origin, "", "the value '" + v + "' is listed twice: each point of a sweep must be different");
+  return out;
+}
+
+struct Axis {
+  std::string key, origin;
+  std::vector<std::string> values;
+};
+
+// Point i of the product: the first --vary is the outermost loop, the last one the innermost.
+std::vector<size_t> digits_of(uint64_t index, const std::vector<Axis>& axes)
+{
+  std::vector<size_t> d(axes.size());
+  for (size_t k = axes.size(); k-- > 0;) {
+    d[k] = size_t(index % axes[k].values.size());
+    index /= axes[k].values.size();
+  }
+  return d;
+}
+
+std::vector<std::string> overrides_of(uint64_t index, const std::vector<Axis>& axes)
+{
+  auto d = digits_of(index, axes);
+  std::vector<std::string> o;
+  for (size_t k = 0; k < axes.size(); ++k)
+    o.push_back(axes[k].key + "=" + axes[k].values[d[k]]);
+  return o;
+}
+
+json vary_of(uint64_t index, const std::vector<Axis>& axes)
+{
+  auto d = digits_of(index, axes);
+  json v = json::object();
+  for (size_t k = 0; k < axes.size(); ++k)
+    v[axes[k].key] = axes[k].values[d[k]];
+  return v;
+}
+
+std::string dump_line(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+// The row of one point; runs in a child process (one SimGrid engine per point).
+json compute_row(const std::string& scenario, uint64_t index, const std::vector<Axis>& axes)
+{
+  json row;
+  row["point"] = index;
+  row["vary"] = vary_of(index, axes);
+  try {
+    auto spec = scenario::load_scenario(scenario, overrides_of(index, axes));
+    auto report = simulate(spec, false);
+    std::ostringstream text;
+    report::print_json(text, report);
+    json run = json::parse(text.str());
+    row["status"] = report.simulated ? "ok" : "does-not-fit";
+    row["reason"] = report.simulated ? "" : report.why_not_fitting;
+    for (auto it = run.begin(); it != run.end(); ++it)
+      row[it.key()] = it.value();
+  } catch (const ConfigError& e) {
+    row["status"] = "input-error";
+    row["reason"] = e.what();
+  } catch (const std::exception& e) {
+    row["status"] = "error";
+    row["reason"] = std::string("internal error: ") + e.what();
+  }
+  return row;
+}
+
+// A row read back from a file: its point's identity (the varied values) and its text.
+struct StoredRow {
+  std::string identity, line;
+};
+
+std::optional<StoredRow> parse_row(const std::string& line)
+{
+  json j = json::parse(line, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("vary") || !j["vary"].is_object() || !j.contains("status"))
+    return std::nullopt;
+  return StoredRow{dump_line(j["vary"]), line};
+}
+
+std::vector<StoredRow> read_rows(const fs::path& p)
+{
+  std::vector<StoredRow> rows;
+  std::ifstream in(p, std::ios::binary);
+  for (std::string line; std::getline(in, line);)
+    if (auto r = parse_row(line))  // a line cut short by a stop does not parse: the point is computed again
+      rows.push_back(*r);
+  return rows;
+}
+
+std::string read_text(const fs::path& p)
+{
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Flattens a row for the CSV: nested keys joined with '.', arrays left out.
+void flatten(const json& j, const std::string& prefix, std::vector<std::pair<std::string, std::string>>& out)
+{
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    std::string key = prefix.empty() ? it.key() : prefix + "." + it.key();
+    const json& v = it.value();
+    if (v.is_object())
+      flatten(v, key, out);
+    else if (v.is_array())
+      continue;
+    else if (v.is_string())
+      out.push_back({key, v.get<std::string>()});
+    else if (v.is_null())
+      out.push_back({key, ""});
+    else
+      out.push_back({key, dump_line(v)});
+  }
+}
+
+std::string csv_cell(const std::string& s)
+{
+  if (s.find_first_of(",\"\n\r") == std::string::npos)
+    return s;
+  std::string q = "\"";
+  for (char c : s)
+    q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+void write_file_atomically(const fs::path& p, const std::string& text, const std::string& origin)
+{
+  fs::path tmp = p;
+  tmp += ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out)
+      refuse(origin, "", "cannot write " + tmp.string());
+  }
+  std::error_code ec;
+  fs::rename(tmp, p, ec);
+  if (ec)
+    refuse(origin, "", "cannot write " + p.string() + ": " + ec.message());
+}
+
+std::string duration_text(double s)
+{
+  char b[32];
+  long t = long(s + 0.5);
+  if (t >= 3600)
+    std::snprintf(b, sizeof b, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+  else
+    std::snprintf(b, sizeof b, "%ld:%02ld", t / 60, t % 60);
+  return b;
+}
+
+// Progress on `log`: a bar redrawn with '\r' on a terminal, a plain line every 10 s or 10% of points otherwise.
+class Progress {
+ public:
+  Progress(std::ostream& log, bool quiet, uint64_t total, uint64_t done_before)
+      : log_(log), quiet_(quiet), total_(total), before_(done_before), shown_all_(done_before), start_(Clock::now()),
+        last_line_(start_)
+  {
+    to_stderr_ = &log == &std::cerr || &log == &std::clog;
+    tty_ = to_stderr_ && isatty(STDERR_FILENO);
+  }
+
+  // `done` points computed in this run so far.
+  void update(uint64_t done, bool force = false)
+  {
+    if (quiet_ || total_ == 0)
+      return;
+    const auto now = Clock::now();
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    const uint64_t all = before_ + done;
+    const double rate = elapsed > 0 ? double(done) / elapsed : 0;
+    const double left = rate > 0 ? double(total_ - all) / rate : 0;
+    char b[256];
+    if (tty_) {
+      if (!force && done == shown_ && now - last_line_ < std::chrono::seconds(1))
+        return;
+      const int width = 30;
+      int filled = int(double(width) * double(all) / double(total_));
+      std::string bar(size_t(filled), '#');
+      bar += std::string(size_t(width - filled), ' ');
+      std::snprintf(b, sizeof b, "\rsweep [%s] %llu/%llu points  %.2f points/s  %s left   ", bar.c_str(),
+                    (unsigned long long)all, (unsigned long long)total_, rate,
+                    rate > 0 ? duration_text(left).c_str() : "?:??");
+    } else {
+      const bool decile = all * 10 / total_ > shown_all_ * 10 / total_;
+      if (!force && done == shown_)
+        return;
+      if (!force && !decile && now - last_line_ < std::chrono::seconds(10))
+        return;
+      std::snprintf(b, sizeof b, "sweep: %llu/%llu points (%.0f%%), %.2f points/s, %s left\n",
+                    (unsigned long long)all, (unsigned long long)total_, 100.0 * double(all) / double(total_), rate,
+                    rate > 0 ? duration_text(left).c_str() : "?:??");
+    }
+    emit(b);
+    shown_ = done;
+    shown_all_ = all;
+    last_line_ = now;
+  }
+
+  void finish()
+  {
+    if (!quiet_ && tty_ && shown_ != uint64_t(-1))
+      emit("\n");
+  }
+
+ private:
+  // Written without the stdio locks when going to stderr: child processes are forked while this runs.
+  void emit(const std::string& s)
+  {
+    if (to_stderr_) {
+      ssize_t r = ::write(STDERR_FILENO, s.data(), s.size());
+      (void)r;
+    } else {
+      log_ << s << std::flush;
+    }
+  }
+
+  std::ostream& log_;
+  bool quiet_, to_stderr_ = false, tty_ = false;
+  uint64_t total_, before_, shown_ = uint64_t(-1), shown_all_ = 0;
+  Clock::time_point start_, last_line_;
+};
+
+}  // namespace
+
+std::vector<std::string> expand_values(const std::string& spec) { return expand_values_at(spec, "--vary " + spec); }
+
+int sweep(const SweepOptions& o, std::ostream& log)
+{
+  // 1. The axes, refused before anything runs when empty, contradictory or malformed.
+  if (o.vary.empty())
+    refuse("--vary", "", "expected at least one --vary KEY=V1,V2,... : a sweep must vary something");
+  std::vector<Axis> axes;
+  std::map<std::string, std::string> first_origin;
+  uint64_t total = 1;
+  for (const auto& v : o.vary) {
+    const std::string origin = "--vary " + v;
+    auto eq = v.find('=');
+    if (eq == std::string::npos)
+      refuse(origin, "", "expected KEY=V1,V2,... (a dotted scenario key such as parallel.tp), got '" + v + "'");
+    Axis a;
+    a.key = trim(v.substr(0, eq));
+    a.origin = origin;
+    if (a.key.empty())
+      refuse(origin, "", "expected KEY=V1,V2,... with a dotted scenario key such as parallel.tp, got an empty key");
+    if (first_origin.count(a.key))
+      refuse(origin, a.key,
+             "varied twice (also by " + first_origin[a.key] + "): a key takes one list of values in a sweep");
+    first_origin[a.key] = origin;
+    a.values = expand_values_at(v.substr(eq + 1), origin);
+    if (total > kMaxPoints / a.values.size())
+      refuse(origin, a.key, "the sweep has more than " + std::to_string(kMaxPoints) + " points");
+    total *= a.values.size();
+    axes.push_back(std::move(a));
+  }
+  if (o.jobs < 1)
+    refuse("--jobs", "", "expected at least 1 job, got " + std::to_string(o.jobs));
+
+  // 2. The scenario and the keys: the first point must not name an unknown key.
+  {
+    std::error_code ec;
+    if (!fs::is_regular_file(o.scenario, ec))
+      refuse(o.scenario, "", "cannot read file: it does not exist or is not a readable file");
+    try {
+      scenario::load_scenario(o.scenario, overrides_of(0, axes));
+    } catch (const ConfigError& e) {
+      std::vector<Diagnostic> unknown;
+      for (const auto& d : e.items()) {
+        if (d.where.file == o.scenario && d.key_path.empty())
+          throw;  // the scenario itself does not load (malformed YAML): no point could run
+        for (const auto& a : axes) {
+          const bool names_key = !d.key_path.empty() && (a.key == d.key_path || a.key.rfind(d.key_path + ".", 0) == 0);
+          const bool set_of_key = d.where.file.rfind("<command line> --set " + a.key + "=", 0) == 0;
+          if ((names_key && d.message.rfind("unknown key", 0) == 0) ||
+              (set_of_key && (d.message.find("cannot be set") != std::string::npos ||
+                              d.message.find("dotted key") != std::string::npos)))
+            unknown.push_back({Origin{a.origin, 0, 0}, a.key, "not a key of the scenario: " + d.message});
+        }
+      }
+      if (!unknown.empty())
+        throw ConfigError(unknown);
+      // Any other problem is particular to this point: it is recorded in its row like any failing point.
+    }
+  }
+
+  // 3. The files, and the rows already computed by a stopped or finished run of the same sweep.
+  const std::string prefix =
+      o.out_prefix.empty() ? fs::path(o.scenario).stem().string() + "-sweep" : o.out_prefix;
+  const std::string out_origin = "--out " + prefix;
+  const fs::path csv_path = prefix + ".csv", jsonl_path = prefix + ".jsonl", journal_path = prefix + ".partial.jsonl",
+                 points_dir = prefix + ".points";
+  std::map<std::string, uint64_t> index_of;
+  for (uint64_t i = 0; i < total; ++i)
+    index_of[dump_line(vary_of(i, axes))] = i;
+  std::map<uint64_t, std::string> rows;  // point index -> JSONL line
+  std::vector<std::string> leftovers;    // complete rows of a stopped run not yet in the journal
+  size_t foreign = 0;
+  std::string foreign_example;
+  auto take = [&](const StoredRow& r) {
+    auto it = index_of.find(r.identity);
+    if (it == index_of.end()) {
+      if (foreign++ == 0)
+        foreign_example = r.identity;
+      return false;
+    }
+    return rows.emplace(it->second, r.line).second;
+  };
+  for (const auto& r : read_rows(jsonl_path))
+    take(r);
+  for (const auto& r : read_rows(journal_path))
+    take(r);
+  std::error_code ec;
+  for (fs::directory_iterator it(points_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const auto& p = it->path();
+    if (p.extension() == ".json") {
+      std::string text = read_text(p);
+      if (!text.empty() && text.back() == '\n')
+        text.pop_back();
+      if (auto r = parse_row(text); r && take(*r))
+        leftovers.push_back(r->line);
+    }
+  }
+  if (foreign > 0)
+    refuse(out_origin, "",
+           std::to_string(foreign) + " row(s) of " + prefix + ".jsonl / .partial.jsonl are not points of this sweep (" +
+               "for example " + foreign_example + "): resume with the same scenario and --vary arguments, or " +
+               "choose another --out");
+  {
+    std::error_code ec;
+    fs::path dir = fs::path(prefix).parent_path();
+    if (!dir.empty())
+      fs::create_directories(dir, ec);
+    fs::create_directories(points_dir, ec);
+    if (!fs::is_directory(points_dir))
+      refuse(out_origin, "", "cannot create the directory " + points_dir.string());
+  }
+
+  std::ofstream journal;
+  {
+    std::string old = read_text(journal_path);
+    journal.open(journal_path, std::ios::binary | std::ios::app);
+    if (!journal)
+      refuse(out_origin, "", "cannot write " + journal_path.string());
+    if (!old.empty() && old.back() != '\n')
+      journal << '\n';  // a line cut short by a stop stays alone on its line (and is ignored)
+    for (const auto& l : leftovers)
+      journal << l << '\n';
+    journal.flush();
+  }
+  // Files in the points directory are either in the journal now or stale: start it empty.
+  if (fs::is_directory(points_dir, ec))
+    for (const auto& entry : fs::directory_iterator(points_dir))
+      fs::remove(entry.path(), ec);
+
+  std::vector<uint64_t> pending;
+  for (uint64_t i = 0; i < total; ++i)
+    if (!rows.count(i))
+      pending.push_back(i);
+  if (!o.quiet) {
+    log << "sweep: " << total << " point" << (total == 1 ? "" : "s") << " (";
+    for (size_t k = 0; k < axes.size(); ++k)
+      log << (k ? " x " : "") << axes[k].key << ": " << axes[k].values.size();
+    log << ")";
+    if (!rows.empty())
+      log << ", " << rows.size() << " already done in " << prefix << ".*";
+    log << ", " << pending.size() << " to run, " << o.jobs << " at a time\n";
+    log.flush();
+  }
+
+  // 4. The points, in child processes; each child writes its row to POINTS/<index>.json, a helper thread appends the
+  // finished rows to the journal (flushed) and draws the progress while run_in_children waits for the children.
+  const auto start = Clock::now();
+  Progress progress(log, o.quiet, total, rows.size());
+  std::mutex mu;
+  std::condition_variable cv;
+  bool stop = false;
+  uint64_t done = 0;
+  auto collect_finished = [&]() {
+    std::vector<std::pair<uint64_t, fs::path>> found;
+    std::error_code ec;
+    for (fs::directory_iterator it(points_dir, ec), end; !ec && it != end; it.increment(ec)) {
+      const auto& p = it->path();
+      if (p.extension() != ".json")
+        continue;
+      try {
+        found.push_back({std::stoull(p.stem().string()), p});
+      } catch (const std::exception&) {
+      }
+    }
+    std::sort(found.begin(), found.end());
+    for (const auto& [index, p] : found) {
+      std::string text = read_text(p);
+      if (!text.empty() && text.back() == '\n')
+        text.pop_back();
+      if (!rows.count(index) && parse_row(text)) {
+        journal << text << '\n';
+        journal.flush();
+        rows[index] = text;
+        ++done;
+      }
+      fs::remove(p, ec);
+    }
+  };
+  std::thread helper([&]() {
+    std::unique_lock<std::mutex> lock(mu);
+    while (!stop) {
+      collect_finished();
+      progress.update(done);
+      cv.wait_for(lock, std::chrono::milliseconds(100));
+    }
+  });
+  std::vector<std::function<std::vector<double>()>> work;
+  for (uint64_t index : pending)
+    work.push_back([&, index]() {
+      json row = compute_row(o.scenario, index, axes);
+      fs::path tmp = points_dir / (std::to_string(index) + ".json.tmp");
+      {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        out << dump_line(row) << '\n';
+        out.flush();
+        if (!out)
+          return std::vector<double>{};  // the parent records the point as failed
+      }
+      fs::rename(tmp, points_dir / (std::to_string(index) + ".json"));
+      return std::vector<double>{1.0};
+    });
+  std::vector<std::optional<std::vector<double>>> results;
+  try {
+    results = run_in_children(work, o.jobs);
+  } catch (...) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      stop = true;
+    }
+    cv.notify_all();
+    helper.join();
+    throw;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    stop = true;
+  }
+  cv.notify_all();
+  helper.join();
+  collect_finished();
+  // A child that ended without a row (a crash): the point is recorded as failed.
+  for (size_t k = 0; k < pending.size(); ++k) {
+    const uint64_t index = pending[k];
+    if (rows.count(index))
+      continue;
+    json row;
+    row["point"] = index;
+    row["vary"] = vary_of(index, axes);
+    row["status"] = "error";
+    row["reason"] = results[k] ? "the simulation process could not write its row in " + points_dir.string()
+                               : "the simulation process ended without a result (a crash or an internal error)";
+    rows[index] = dump_line(row);
+    journal << rows[index] << '\n';
+    journal.flush();
+    ++done;
+  }
+  if (!pending.empty())
+    progress.update(done, true);
+  progress.finish();
+
+  // 5. The final files, sorted by point index (identical whatever the number of jobs and the stops on the way).
+  std::string jsonl;
+  std::vector<std::vector<std::pair<std::string, std::string>>> flat;
+  std::vector<std::string> columns;
+  std::set<std::string> seen;
+  std::map<std::string, size_t> statuses;
+  for (const auto& [index, line] : rows) {
+    jsonl += line + "\n";
+    json j = json::parse(line);
+    statuses[j.value("status", std::string("?"))]++;
+    flat.emplace_back();
+    flatten(j, "", flat.back());
+    for (const auto& [key, value] : flat.back())
+      if (seen.insert(key).second)
+        columns.push_back(key);
+  }
+  std::string csv;
+  for (size_t c = 0; c < columns.size(); ++c)
+    csv += (c ? "," : "") + csv_cell(columns[c]);
+  csv += "\n";
+  for (const auto& r : flat) {
+    std::map<std::string, const std::string*> cells;
+    for (const auto& [key, value] : r)
+      cells[key] = &value;
+    for (size_t c = 0; c < columns.size(); ++c) {
+      auto it = cells.find(columns[c]);
+      csv += (c ? "," : "") + (it == cells.end() ? std::string() : csv_cell(*it->second));
+    }
+    csv += "\n";
+  }
+  write_file_atomically(jsonl_path, jsonl, out_origin);
+  write_file_atomically(csv_path, csv, out_origin);
+  journal.close();
+  fs::remove(journal_path, ec);
+  fs::remove(points_dir, ec);  // empty by now; left alone otherwise
+
+  if (!o.quiet) {
+    const double wall = std::chrono::duration<double>(Clock::now() - start).count();
+    char b[64];
+    std::snprintf(b, sizeof b, "%.1f s", wall);
+    log << "sweep: ran " << done << " point" << (done == 1 ? "" : "s") << " in " << b << "; " << rows.size() << " rows (";
+    bool first = true;
+    for (const auto& [status, n] : statuses) {
+      log << (first ? "" : ", ") << n << " " << status;
+      first = false;
+    }
+    log << ") in " << csv_path.string() << " and " << jsonl_path.string() << "\n";
+    log.flush();
+  }
+  return 0;
+}
+
+}  // namespace dtsim::app
