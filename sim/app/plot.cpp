@@ -273,7 +273,8 @@ std::vector<Part> breakdown_parts(const Table& t, const std::vector<size_t>& row
   };
   Part* compute = find_part("compute");
   Part* recompute = find_part("recompute");
-  if (compute && recompute) {
+  if (compute && recompute &&
+      std::any_of(recompute->values.begin(), recompute->values.end(), [](double v) { return v > 0; })) {
     for (size_t i = 0; i < compute->values.size(); ++i)
       compute->values[i] -= recompute->values[i];
     compute->name = "compute (without recompute)";

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/compare.hpp"
+#include "app/plot.hpp"
 #include "app/search.hpp"
 #include "app/sweep.hpp"
 #include "app/simulate.hpp"
@@ -99,6 +100,16 @@ int main(int argc, char** argv)
   sweep_cmd->add_option("--out", wo.out_prefix, "Write PREFIX.csv and PREFIX.jsonl (default: <scenario>-sweep)");
   sweep_cmd->add_option("--jobs", wo.jobs, "Simulations run at once (processes)")->check(CLI::PositiveNumber);
   sweep_cmd->add_flag("--quiet", wo.quiet, "No progress and no messages");
+  dtsim::app::PlotOptions po;
+  auto* plot_cmd = app.add_subcommand("plot", "Render a results CSV (from dtsim sweep) as SVG and PNG through gnuplot");
+  plot_cmd->add_option("csv", po.csv, "Results CSV file")->required();
+  plot_cmd->add_option("--kind", po.kind, "Chart kind")
+      ->check(CLI::IsMember({"auto", "scaling", "whatif", "breakdown", "memory"}));
+  plot_cmd->add_option("--x", po.x, "Column of the x axis");
+  plot_cmd->add_option("--y", po.y, "Column of the y axis");
+  plot_cmd->add_option("--group", po.group, "Column whose values make one series each");
+  plot_cmd->add_option("--out", po.out_prefix, "Write PREFIX.gp, PREFIX.svg and PREFIX.png");
+  plot_cmd->add_option("--title", po.title, "Chart title");
   dtsim::app::SearchOptions so;
   so.jobs = co.jobs;
   auto* search_cmd = app.add_subcommand("search", "Simulate every parallel plan for the scenario's model and cluster "
@@ -124,6 +135,8 @@ int main(int argc, char** argv)
   try {
     if (*run_cmd)
       return run(ro);
+    if (*plot_cmd)
+      return dtsim::app::plot(po, std::cerr);
     if (*sweep_cmd)
       return dtsim::app::sweep(wo, std::cerr);
     if (*search_cmd)
