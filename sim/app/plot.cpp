@@ -191,6 +191,15 @@ struct Measure {
   double scale = 1;
   bool total_rate = false;  ///< grows with the devices: ideal scaling is linear
   bool per_device = false;  ///< a per-device rate: ideal scaling keeps it flat
+  /// for titles: the label without its unit
+  std::string name() const
+  {
+    if (label.rfind("MFU", 0) == 0 || label.find(", MFU") != std::string::npos)
+      return "MFU";
+    if (label.find(", HFU") != std::string::npos)
+      return "HFU";
+    return label.substr(0, label.find(" ("));
+  }
 };
 
 Measure measure_of(const std::string& key)
@@ -264,7 +273,7 @@ std::vector<Part> breakdown_parts(const Table& t, const std::vector<size_t>& row
     if (c >= 0)
       parts.push_back({k.name, k.colour, column(c)});
   }
-  // recompute_s is "of which recomputation" inside compute_s: show compute net of it
+  // recompute_s is "of which recomputation" inside compute_s: "compute" is net of it when it shows
   auto find_part = [&](const std::string& n) -> Part* {
     for (auto& p : parts)
       if (p.name == n)
@@ -277,7 +286,6 @@ std::vector<Part> breakdown_parts(const Table& t, const std::vector<size_t>& row
       std::any_of(recompute->values.begin(), recompute->values.end(), [](double v) { return v > 0; })) {
     for (size_t i = 0; i < compute->values.size(); ++i)
       compute->values[i] -= recompute->values[i];
-    compute->name = "compute (without recompute)";
   }
   size_t extra = 0;
   for (size_t i = 0; i < t.csv.columns.size(); ++i) {
@@ -338,7 +346,7 @@ std::string style_preamble()
   s += "set datafile missing 'NaN'\n";
   s += "set border 3 lw 1 lc rgb '#555555'\n";
   s += "set tics nomirror out scale 0.6 textcolor rgb '#333333'\n";
-  s += "set grid lw 1 lc rgb '#E3E3E3'\n";
+  s += "set grid back lt 1 lw 1 lc rgb '#E6E6E6', lt 1 lw 0.6 lc rgb '#F2F2F2'\n";
   s += "set key noautotitle textcolor rgb '#222222' samplen 2.5 spacing 1.15\n";
   s += "set title font ',15' textcolor rgb '#111111'\n";
   for (int i = 0; i < 10; ++i)
@@ -380,18 +388,53 @@ double text_px(const std::string& s)
 }
 
 /// Categorical x labels: rotated when they would not fit side by side in `plot_px`.
-std::string category_xtics(const std::vector<std::string>& labels, double plot_px, bool& rotated)
+/// Labels of several lines (one per varied input) stay upright when each line fits; otherwise they are joined
+/// on one line and rotated. `extra_px` is the height to add to the canvas for them.
+std::string category_xtics(std::vector<std::string> labels, double plot_px, int& extra_px)
 {
   std::vector<double> at;
   double widest = 0;
+  size_t lines = 1;
   for (size_t i = 0; i < labels.size(); ++i) {
     at.push_back(double(i));
     widest = std::max(widest, text_px(labels[i]));
+    lines = std::max<size_t>(lines, 1 + size_t(std::count(labels[i].begin(), labels[i].end(), '\n')));
   }
   const double slot = plot_px / std::max<double>(1, double(labels.size()));
-  rotated = widest > 0.9 * slot;
+  const bool rotated = widest > 0.9 * slot;
+  extra_px = int(17 * (lines - 1));
+  if (rotated) {
+    widest = 0;
+    for (auto& l : labels) {
+      for (auto& c : l)
+        if (c == '\n')
+          c = ';';
+      size_t k;
+      while ((k = l.find(";")) != std::string::npos)
+        l.replace(k, 1, ", ");
+      widest = std::max(widest, text_px(l));
+    }
+    extra_px = int(std::min(320.0, 0.6 * widest));
+  }
   std::string s = rotated ? "set xtics rotate by 35 right\n" : "set xtics norotate\n";
+  // room on the left for the first rotated label (it leans left of its bar)
+  const double lean = rotated ? 0.82 * text_px(labels.front()) - 0.6 * slot : 0;
+  s += "set lmargin " + num(std::max(10.0, std::ceil(lean / 7.5) + 1)) + "\n";
   return s + xtics(at, labels);
+}
+
+/// A long value cut for a tic label: "DGX A100 80GB, 8 x HDR ..." -> "DGX A100 80GB".
+std::string shorten(const std::string& v)
+{
+  if (v.size() <= 24)
+    return v;
+  size_t cut = v.find_first_of(",(");
+  if (cut != std::string::npos && cut >= 3 && cut <= 24)
+    return trim(v.substr(0, cut));
+  size_t n = 22;
+  while (n > 0 && (v[n] & 0xC0) == 0x80)  // not inside a UTF-8 character
+    --n;
+  return v.substr(0, n) + "...";
 }
 
 /// Stacked boxes (boxxyerror: x y xlow xhigh ylow yhigh) of the parts at the given x positions.
@@ -467,6 +510,24 @@ double need_number(const Table& t, size_t row, int col, const std::string& what)
   return *v;
 }
 
+/// Tics of a log axis at 1, 2, 5 times the powers of ten inside [lo, hi] (labelled), 1..9 minor ones unlabelled.
+std::string log_ytics(double lo, double hi)
+{
+  std::string s = "set ytics (";
+  bool first = true;
+  for (int e = int(std::floor(std::log10(lo))); e <= int(std::ceil(std::log10(hi))); ++e)
+    for (int k = 1; k <= 9; ++k) {
+      const double v = k * std::pow(10.0, e);
+      if (v < lo || v > hi)
+        continue;
+      const bool major = k == 1 || k == 2 || k == 5;
+      s += (first ? "" : ", ") + std::string(major ? gq(fmt("%g", v)) + " " : "\"\" ") + num(v) +
+           (major ? "" : " 1");
+      first = false;
+    }
+  return s + ")\nset grid ytics mytics\n";
+}
+
 Script scaling_chart(const Table& t, const Resolved& r, std::ostream& log)
 {
   Script s;
@@ -474,7 +535,7 @@ Script scaling_chart(const Table& t, const Resolved& r, std::ostream& log)
   const bool ideal = m.total_rate || m.per_device;
   auto gs = groups(t, r);
   std::set<double> xs;
-  double ymin = INFINITY, ymax = 0, effmax = 100;
+  double ymin = INFINITY, ymax = 0, effmax = 100, effmin = 100;
   std::string plot_top, plot_bottom, labels_bottom;
   for (size_t g = 0; g < gs.size(); ++g) {
     std::vector<std::pair<double, double>> pts;
@@ -499,15 +560,15 @@ Script scaling_chart(const Table& t, const Resolved& r, std::ostream& log)
         ymin = std::min(ymin, y);
       ymax = std::max({ymax, y, ideal ? id : 0.0});
       if (std::isfinite(eff))
-        effmax = std::max(effmax, eff);
+        effmax = std::max(effmax, eff), effmin = std::min(effmin, eff);
     }
     const std::string block = "g" + std::to_string(g), ls = std::to_string(g % 10 + 1);
     s.blocks += datablock(block, rows);
     plot_top += (plot_top.empty() ? "plot " : ", \\\n     ") + std::string("$") + block +
                 " using 1:2 with linespoints ls " + ls + " title " + gq(gs[g].first.empty() ? "simulated" : gs[g].first);
     if (ideal) {
-      plot_top += ", \\\n     $" + block + " using 1:3 with lines ls " + ls + " dt (6,4) lw 1.4 notitle";
-      plot_bottom += (plot_bottom.empty() ? "plot 100 with lines lc rgb '#777777' dt (6,4) lw 1.4 notitle" : "") +
+      plot_top += ", \\\n     $" + block + " using 1:3 with lines ls " + ls + " dt (10,6) lw 1.5 notitle";
+      plot_bottom += (plot_bottom.empty() ? "plot 100 with lines lc rgb '#777777' dt (10,6) lw 1.5 notitle" : "") +
                      std::string(", \\\n     $") + block + " using 1:4 with linespoints ls " + ls + " notitle";
       // the efficiency at the largest point, written beside it
       labels_bottom += ", \\\n     $" + block + " every ::" + std::to_string(rows.size() - 1) +
@@ -516,7 +577,7 @@ Script scaling_chart(const Table& t, const Resolved& r, std::ostream& log)
     }
   }
   if (ideal)
-    plot_top += ", \\\n     NaN with lines lc rgb '#555555' dt (6,4) lw 1.4 title " +
+    plot_top += ", \\\n     NaN with lines lc rgb '#555555' dt (10,6) lw 1.5 title " +
                 gq(m.total_rate ? "ideal linear scaling from the smallest point" : "ideal: flat from the smallest point");
 
   std::vector<double> at(xs.begin(), xs.end());
@@ -525,7 +586,8 @@ Script scaling_chart(const Table& t, const Resolved& r, std::ostream& log)
     numbers.push_back(num(x));
   const double xmin = at.front(), xmax = at.back();
   const bool logx = xmin > 0 && xmax / xmin >= 4;
-  const bool logy = ymin > 0 && ymax / ymin >= 20;
+  // a total rate on a log2 device axis: log y too, so that ideal scaling is a straight line
+  const bool logy = ymin > 0 && ymax / ymin >= (logx && m.total_rate ? 4 : 20);
 
   std::string& b = s.body;
   b += style_preamble();
@@ -536,18 +598,19 @@ Script scaling_chart(const Table& t, const Resolved& r, std::ostream& log)
   else
     b += "set xrange [" + num(xmin - 0.05 * (xmax - xmin + 1)) + ":" + num(xmax + 0.05 * (xmax - xmin + 1)) + "]\n";
   // top: the measure itself
-  b += "set tmargin at screen " + std::string(ideal ? "0.90" : "0.90") + "\nset bmargin at screen " +
-       std::string(ideal ? "0.42" : "0.13") + "\n";
-  b += "set title " + gq(r.title) + "\n";
+  // the title and the legend (long hardware names) above the chart, where they cover no line
+  const double key_rows = double(gs.size() + (ideal ? 1 : 0));
+  const double top = 0.93 - (key_rows * 19 + 14) / double(ideal ? 780 : 560);
+  b += "set label 99 " + gq(r.title) + " at screen 0.5, screen 0.965 center font ',15' textcolor rgb '#111111'\n";
+  b += "set tmargin at screen " + num(top) + "\nset bmargin at screen " + std::string(ideal ? "0.42" : "0.13") + "\n";
   b += "set ylabel " + gq(m.label) + "\n";
   if (logy)
-    b += "set logscale y 10\nset mytics 10\nset grid xtics ytics mytics lw 1 lc rgb '#E3E3E3', lw 0.5 lc rgb "
-         "'#F0F0F0'\nset yrange [" +
-         num(ymin / 1.6) + ":" + num(ymax * 1.6) + "]\n";
+    b += "set logscale y 10\nset yrange [" + num(ymin / 1.5) + ":" + num(ymax * 1.5) + "]\n" +
+         log_ytics(ymin / 1.5, ymax * 1.5);
   else
     b += "set yrange [0:" + num(ymax * 1.12) + "]\n";
   b += "set format y '%g'\n";
-  b += "set key top left box lc rgb '#CCCCCC' opaque width 1\n";
+  b += "set key at screen 0.11, screen 0.935 top left vertical Left reverse box lc rgb '#CCCCCC' width 1\n";
   std::string xlabel = r.x_key == "devices" ? "devices" : r.x_key;
   if (logx)
     xlabel += " (log2 scale)";
@@ -555,10 +618,12 @@ Script scaling_chart(const Table& t, const Resolved& r, std::ostream& log)
     b += xtics(at, empty);
     b += plot_top + "\n";
     // bottom: parallel efficiency
-    b += "unset title\nunset logscale y\nset mytics default\nset grid xtics ytics\n";
+    b += "unset label 99\nunset logscale y\nset ytics autofreq\nset grid nomytics\n";
     b += "set tmargin at screen 0.36\nset bmargin at screen 0.10\n";
     b += "set ylabel 'parallel efficiency (%)'\nset xlabel " + gq(xlabel) + "\n";
-    b += "set yrange [0:" + num(std::ceil(effmax / 10 + 0.5) * 10) + "]\nset ytics 20\n";
+    const double eff_lo = std::max(0.0, std::floor((effmin - 5) / 10) * 10);
+    const double eff_hi = std::ceil((effmax + 5) / 10) * 10;
+    b += "set yrange [" + num(eff_lo) + ":" + num(eff_hi) + "]\nset ytics " + num(eff_hi - eff_lo > 50 ? 20 : 10) + "\n";
     b += xtics(at, numbers);
     b += "unset key\n";
     b += plot_bottom + labels_bottom + "\n";
@@ -577,9 +642,9 @@ Script scaling_chart(const Table& t, const Resolved& r, std::ostream& log)
 std::string point_label(const Table& t, const Resolved& r, size_t row, size_t index)
 {
   if (r.x_col >= 0)
-    return t.cell(row, r.x_col);
+    return shorten(t.cell(row, r.x_col));
   if (r.varied.size() == 1)
-    return t.cell(row, r.varied[0].col);
+    return shorten(t.cell(row, r.varied[0].col));
   if (r.varied.empty()) {
     int p = t.find("point");
     return p >= 0 ? "point " + t.cell(row, p) : "row " + std::to_string(index + 1);
@@ -588,7 +653,8 @@ std::string point_label(const Table& t, const Resolved& r, size_t row, size_t in
   for (size_t k = 0; k < r.varied.size(); ++k) {
     std::string key = r.varied[k].key;
     size_t dot = key.rfind('.');
-    s += (k ? "\n" : "") + (dot == std::string::npos ? key : key.substr(dot + 1)) + "=" + t.cell(row, r.varied[k].col);
+    s += (k ? "\n" : "") + (dot == std::string::npos ? key : key.substr(dot + 1)) + "=" +
+         shorten(t.cell(row, r.varied[k].col));
   }
   return s;
 }
@@ -629,10 +695,9 @@ Script whatif_chart(const Table& t, const Resolved& r, std::ostream& log)
   const double half = 0.3 * gap;
   const double lo_u = tx(xmin) - 1.6 * half, hi_u = tx(xmax) + 1.6 * half;
 
-  const std::string unit_note = axis->unit.empty() ? "" : " (" + axis->unit + ")";
-  std::string xlabel = r.x_key + unit_note + (logx ? ", log2 scale" : "");
-  if (!axis->unit.empty() && logx)
-    xlabel = r.x_key + " (" + axis->unit + ", log2 scale)";
+  std::string xlabel = r.x_key;
+  if (!axis->unit.empty() || logx)
+    xlabel += " (" + axis->unit + (!axis->unit.empty() && logx ? ", " : "") + (logx ? "log2 scale" : "") + ")";
   std::vector<std::string> numbers;
   for (double x : at)
     numbers.push_back(fmt("%g", x));
@@ -667,8 +732,10 @@ Script whatif_chart(const Table& t, const Resolved& r, std::ostream& log)
   if (gs.size() > 4)
     log << "plot: note: " << gs.size() << " series: the stacked breakdown is drawn for at most 4; use --kind "
         << "breakdown for the rest\n";
-  const double top_h = 430, panel_h = 270, head = 60, foot = 70;
-  s.width = 1000;
+  // several series: their legend (long hardware names) goes between the title and the chart
+  const double key_px = gs.size() > 1 ? double(gs.size()) * 19 + 16 : 0;
+  const double top_h = 330, panel_h = 300, head = 60 + key_px, foot = 95;
+  s.width = 1040;
   s.height = int(head + top_h + double(panels) * panel_h + foot);
   const double H = s.height;
   auto at_screen = [&](double px_from_top) { return num(1.0 - px_from_top / H); };
@@ -680,12 +747,15 @@ Script whatif_chart(const Table& t, const Resolved& r, std::ostream& log)
   if (logx)
     b += "set logscale x 2\n";
   b += "set xrange [" + num(itx(lo_u)) + ":" + num(itx(hi_u)) + "]\n";
-  b += "set tmargin at screen " + at_screen(head) + "\nset bmargin at screen " + at_screen(head + top_h - 50) + "\n";
-  b += "set title " + gq(r.title) + "\n";
+  b += "set tmargin at screen " + at_screen(head) + "\nset bmargin at screen " + at_screen(head + top_h - 40) + "\n";
+  b += "set label 99 " + gq(r.title) + " at screen 0.5, screen " + at_screen(28) +
+       " center font ',15' textcolor rgb '#111111'\n";
   b += "set ylabel " + gq(m.label) + "\nset yrange [0:" + num(ymax * 1.18) + "]\nset format y '%g'\n";
-  b += "set xlabel " + gq(xlabel) + "\n";
+  b += "unset xlabel\n";  // the panel below carries it: the same axis
   b += xtics(at, numbers);
-  b += "set key top right box lc rgb '#CCCCCC' opaque\n";
+  b += gs.size() > 1 ? "set key at screen 0.11, screen " + at_screen(50) +
+                          " top left vertical Left reverse box lc rgb '#CCCCCC' width 1\n"
+                    : "unset key\n";
   b += top + "\n";
   for (size_t g = 0; g < panels; ++g) {
     std::vector<double> x, xl, xh;
@@ -708,18 +778,19 @@ Script whatif_chart(const Table& t, const Resolved& r, std::ostream& log)
         sum += std::max(0.0, p.values[i]);
       total_max = std::max(total_max, sum);
     }
-    const double top_px = head + top_h + double(g) * panel_h + 40;
-    b += "unset title\n";
+    const double top_px = head + top_h + double(g) * panel_h + 70;
+    b += "unset label 99\n";
     b += "set tmargin at screen " + at_screen(top_px) + "\nset bmargin at screen " +
-         at_screen(top_px + panel_h - 80) + "\n";
+         at_screen(top_px + panel_h - (g + 1 == panels ? 70 : 90)) + "\n";
     std::string what = largest_change(parts, labels);
     std::string heading = gs[g].first.empty() ? "where the step time goes" : gs[g].first;
     b += "set title " + gq(heading + (what.empty() ? "" : "\n" + what)) + " font ',11'\n";
     b += "set ylabel 'time per step (s)'\nset yrange [0:" + num(total_max * 1.1) + "]\n";
-    b += "set xlabel " + gq(xlabel) + "\n";
-    b += "set key outside right top vertical Left reverse box lc rgb '#CCCCCC' width 1\n";
-    if (g > 0)
-      b += "unset key\n";
+    b += g + 1 == panels ? "set xlabel " + gq(xlabel) + "\n" : "unset xlabel\n";
+    // the legend of the parts, in the right margin beside the first panel
+    b += g == 0 ? "set key at screen 0.76, screen " + at_screen(top_px) +
+                      " top left vertical Left reverse box lc rgb '#CCCCCC' width 1\n"
+                : "unset key\n";
     b += cmd + "\n";
   }
   b += "unset multiplot\n";
@@ -751,15 +822,14 @@ Script breakdown_chart(const Table& t, const Resolved& r, std::ostream&)
     total_max = std::max(total_max, sum);
   }
   const size_t total_col = 4 + 2 * parts.size();
-  cmd += ", \\\n     $b using 1:" + std::to_string(total_col) + ":(sprintf('%.3g s', $" + std::to_string(total_col) +
+  const std::string tc = "$" + std::to_string(total_col);
+  cmd += ", \\\n     $b using 1:" + std::to_string(total_col) + ":(" + tc + " >= 10 ? sprintf('%.1f s', " + tc +
+         ") : " + tc + " >= 0.1 ? sprintf('%.2f s', " + tc + ") : sprintf('%.3g s', " + tc +
          ")) with labels offset 0,0.8 font ',10' textcolor rgb '#333333' notitle";
   s.width = std::clamp(int(420 + 80 * labels.size()), 900, 2400);
-  bool rotated = false;
-  std::string tics = category_xtics(labels, s.width - 400, rotated);
-  double label_px = 0;
-  for (const auto& l : labels)
-    label_px = std::max(label_px, text_px(l));
-  s.height = 600 + (rotated ? int(std::min(300.0, label_px * 0.6)) : 0);
+  int extra_px = 0;
+  std::string tics = category_xtics(labels, s.width - 400, extra_px);
+  s.height = 600 + extra_px;
   std::string& b = s.body;
   b += style_preamble();
   b += "set title " + gq(r.title) + "\n";
@@ -769,9 +839,15 @@ Script breakdown_chart(const Table& t, const Resolved& r, std::ostream&)
   b += "set grid noxtics ytics\n";
   b += tics;
   b += "set key outside right top vertical Left reverse box lc rgb '#CCCCCC' width 1\n";
-  std::string what = largest_change(parts, labels);
-  if (!what.empty() && r.varied.size() == 1)
-    b += "set label 1 " + gq(what) + " at graph 0.01, graph 0.98 left font ',10' textcolor rgb '#444444'\n";
+  std::vector<std::string> named = labels;
+  if (r.x_col < 0 && r.varied.size() == 1)
+    for (auto& l : named)
+      l = r.varied[0].key + " = " + l;
+  std::string what = largest_change(parts, named);
+  if (!what.empty() && labels.size() > 1 && (r.x_col >= 0 || r.varied.size() == 1)) {
+    b += "set tmargin 5\nset title offset 0,0.6\n";
+    b += "set label 1 " + gq(what) + " at graph 0.5, graph 1.035 center font ',10' textcolor rgb '#444444'\n";
+  }
   b += cmd + "\n";
   return s;
 }
@@ -815,12 +891,9 @@ Script memory_chart(const Table& t, const Resolved& r, std::ostream& log)
     cmd += ", \\\n     $m using ($1-0.45):3:(0.9):(0) with vectors nohead lc rgb '#C0392B' dt (8,4) lw 2 title "
            "'capacity per device'";
   s.width = std::clamp(int(300 + 80 * labels.size()), 800, 2400);
-  bool rotated = false;
-  std::string tics = category_xtics(labels, s.width - 200, rotated);
-  double label_px = 0;
-  for (const auto& l : labels)
-    label_px = std::max(label_px, text_px(l));
-  s.height = 560 + (rotated ? int(std::min(300.0, label_px * 0.6)) : 0);
+  int extra_px = 0;
+  std::string tics = category_xtics(labels, s.width - 200, extra_px);
+  s.height = 560 + extra_px;
   std::string& b = s.body;
   b += style_preamble();
   b += "set title " + gq(r.title) + "\n";
@@ -829,7 +902,7 @@ Script memory_chart(const Table& t, const Resolved& r, std::ostream& log)
   b += "set xrange [-0.6:" + num(double(labels.size()) - 0.4) + "]\n";
   b += "set grid noxtics ytics\n";
   b += tics;
-  b += "set key top right horizontal box lc rgb '#CCCCCC' opaque width 1\n";
+  b += "set key top right horizontal Left reverse box lc rgb '#CCCCCC' opaque width 1\n";
   b += cmd + "\n";
   return s;
 }
@@ -1127,9 +1200,7 @@ int plot(const PlotOptions& o, std::ostream& log)
     if (r.y_col < 0)
       r.y_col = t.need("samples_per_s", "--y"), r.y_key = "samples_per_s";
     default_groups(r.x_key);
-    r.title = o.title.empty() ? model + measure_of(r.y_key).label.substr(0, measure_of(r.y_key).label.find(" (")) +
-                                    " against " + r.x_key
-                              : o.title;
+    r.title = o.title.empty() ? model + measure_of(r.y_key).name() + " against " + r.x_key : o.title;
     script = scaling_chart(t, r, log);
   } else if (r.kind == "whatif") {
     if (r.x_col < 0) {
@@ -1176,7 +1247,7 @@ int plot(const PlotOptions& o, std::ostream& log)
   const std::string W = std::to_string(script.width), H = std::to_string(script.height);
   gp += "do for [out_i = 1:2] {\n";
   gp += "if (out_i == 1) {\n";
-  gp += "  set terminal svg size " + W + "," + H + " dynamic noenhanced font 'Sans,14' linewidth 1.2 background rgb 'white'\n";
+  gp += "  set terminal svg size " + W + "," + H + " dynamic noenhanced font 'Sans,11' fontscale 1.3 linewidth 1.2 background rgb 'white'\n";
   gp += "  set output " + gq(name + ".svg") + "\n";
   gp += "} else {\n";
   gp += "  set terminal pngcairo size " + W + "," + H + " noenhanced font 'Sans,11' linewidth 1.2 background rgb 'white'\n";
