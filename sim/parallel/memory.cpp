@@ -71,9 +71,17 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const model::Trans
     sm.stage = st;
     sm.params = stage_params(t, s, st);
     const double weight_bytes = s.training.precision == "fp32" ? 4 : 2;
-    sm.weights_bytes = sm.params * weight_bytes;
-    sm.gradients_bytes = sm.params * weight_bytes;
-    sm.optimizer_bytes = sm.params * (s.training.precision == "fp32" ? 8 : 12);  // (fp32 master,) momentum, variance
+    // ZeRO (Rajbhandari et al. 2019, Sec. 5): stage 1 shards the optimizer states over the dp ranks, stage 2
+    // also the gradients, stage 3 also the weights; stage 3 then holds the gathered weights of the layer being
+    // computed and of the one being prefetched.
+    const int zero = s.parallel.zero;
+    const double d = double(s.parallel.dp);
+    sm.weights_bytes = sm.params * weight_bytes / (zero >= 3 ? d : 1.0);
+    if (zero >= 3)
+      sm.weights_bytes += 2.0 * t.layer_params_per_rank(s.parallel.tp) * weight_bytes;
+    sm.gradients_bytes = sm.params * weight_bytes / (zero >= 2 ? d : 1.0);
+    // (fp32 master,) momentum, variance
+    sm.optimizer_bytes = sm.params * (s.training.precision == "fp32" ? 8 : 12) / (zero >= 1 ? d : 1.0);
     int64_t in_flight = 0;
     switch (s.schedule) {
       case Schedule::GPipe: in_flight = mb * v; break;

@@ -13,9 +13,9 @@ collectives::Kind kind_of(model::TpCollective c)
 
 Driver::Driver(Activities& acts, const scenario::ScenarioSpec& s, const StepProgram& prog,
                const parallel::PipelineSchedule& sched, bool trace)
-    : acts_(acts), s_(s), prog_(prog), sched_(sched), trace_(trace),
+    : acts_(acts), s_(s), prog_(prog), sched_(sched),
       placement_(s.parallel.dp, s.parallel.tp, s.parallel.pp, s.hardware.node.devices),
-      platform_(s.hardware, placement_)
+      platform_(s.hardware, placement_), trace_(trace)
 {
   full_ = s.fidelity == scenario::Fidelity::Full;
   const int64_t units = int64_t(boost::num_vertices(sched.graph));
@@ -45,8 +45,7 @@ Driver::Driver(Activities& acts, const scenario::ScenarioSpec& s, const StepProg
   const int64_t replicas = full_ ? s.parallel.dp * s.parallel.tp : 1;
   arrivals_.assign(size_t(replicas * units), Arrival{});
   transfers_.assign(size_t(replicas * units), Transfer{});
-  for (auto& dev : devices_)
-    setup_buckets(dev);
+  setup_buckets();
   tp_exclusive_ = !full_ && nvlink_exclusive_to_tp();
 }
 

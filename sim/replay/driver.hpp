@@ -31,10 +31,12 @@ class Driver {
   bool all_done() const { return done_count_ == devices_.size(); }
 
  private:
-  struct Bucket {
-    int64_t chunk = 0;
-    int last_grad = 0;  // ready when this gradient entry of the chunk is ready
+  /// One collective on the device's data-parallel communicator; NCCL runs them one at a time, in issue order.
+  struct DpOp {
+    collectives::Kind kind = collectives::Kind::AllReduce;
     double bytes = 0;
+    enum class What { Gradients, ParamGather, ParamRefresh } what = What::Gradients;
+    size_t step = 0;  ///< ParamGather: the step of the current unit that waits for it
   };
   struct Device {
     int64_t id = 0;
@@ -56,10 +58,12 @@ class Driver {
     int64_t tp_seq = 0;
     double prepaid_s = 0;  // latency of the coming collective, spent at the end of the kernel before it
     // data parallel
-    std::vector<Bucket> buckets;
-    size_t buckets_released = 0, buckets_done = 0;
+    std::deque<DpOp> dp_queue;
     bool dp_busy = false;
-    std::vector<int> grads_ready;  // per chunk
+    int64_t dp_seq = 0;               // collectives issued on the communicator (full fidelity: join key)
+    std::vector<char> gather_state;   // ZeRO-3, per step of the current unit: 0 not issued, 1 issued, 2 done
+    bool waiting_gather = false;
+    bool refreshed = false;           // ZeRO 1-2: updated parameters all-gathered after the optimizer
     bool backward_done = false;
     double backward_end_t = 0;
     bool optimizer_started = false;
@@ -118,19 +122,30 @@ class Driver {
   // device index offset of a replica (dp, tp) within its stage
   int64_t replica_offset(int64_t replica) const { return full_ ? replica : 0; }
 
-  // ---- data parallel -------------------------------------------------------------------------------------
-  void setup_buckets(Device& d);
+  // ---- data parallel ----------------------------------------------------------------------------------
+  /// Where each chunk's gradient buckets end: bytes of the bucket that a gradient entry completes, 0 if none.
+  void setup_buckets();
   void grad_ready(size_t di, int index);
-  void release_buckets(size_t di);
+  /// A backward unit finished (gradients of a whole chunk for one microbatch).
+  void on_backward_unit_done(size_t di);
+  /// Whether this unit's gradients are reduced now: on the last microbatch, or on every one when the
+  /// gradients are sharded (ZeRO 2 and 3 keep only 1/dp of them between microbatches).
+  bool reduces_gradients(const parallel::Unit& u) const;
+  collectives::Kind gradient_collective() const;
+  void enqueue_dp(size_t di, DpOp op);
   // NCCL runs a communicator's collectives one at a time, in order.
   void pump_dp(size_t di);
-  void dp_bucket_done(size_t di, double t0);
+  void dp_op_done(size_t di, const DpOp& op, double t0);
+  Phases dp_phases(const Device& d, collectives::Kind kind, double bytes);
+  // ZeRO-3: waits at a ParamGather step until its all-gather is done; the next one is prefetched.
+  bool param_gather_ready(size_t di);
   void on_backward_done(size_t di);
   // First and last stage all-reduce their copies of the word-embedding gradients; waiting for the other stage
   // to get there is idle time, the all-reduce itself is gradient communication.
   void sync_embedding(size_t di);
   bool needs_embedding_sync(const Device& d) const;
   void maybe_optimizer(size_t di);
+  void finish_device(size_t di);
 
   Activities& acts_;
   const scenario::ScenarioSpec& s_;
@@ -147,7 +162,9 @@ class Driver {
   std::vector<Transfer> transfers_;
   static constexpr int kTpGroup = 0, kDpGroup = 1, kEmbeddingGroup = 2;
   std::map<std::tuple<int, int64_t, int64_t>, Instance> instances_;
-  std::map<std::tuple<int64_t, int64_t, int, double>, Phases> tp_plans_;  // (stage, dp, kind, bytes)  // (group kind, group, sequence number)
+  std::map<std::tuple<int64_t, int64_t, int, double>, Phases> tp_plans_;  // (stage, dp, kind, bytes)
+  std::map<std::tuple<int64_t, int64_t, int, double>, Phases> dp_plans_;  // (stage, tp or -1, kind, bytes)
+  std::vector<std::vector<std::vector<double>>> bucket_at_;  // [stage][chunk][gradient index], see setup_buckets
   size_t done_count_ = 0;
   replay::Trace trace_;
 };

@@ -3,69 +3,77 @@
 namespace dtsim::replay {
 
 // ---- data parallel -------------------------------------------------------------------------------------
-void Driver::setup_buckets(Device& d)
+void Driver::setup_buckets()
 {
-  const int64_t st = d.coord.stage, v = s_.parallel.vpp;
-  d.grads_ready.assign(size_t(v), 0);
-  if (s_.parallel.dp == 1)
-    return;
-  if (!s_.parallel.dp_overlap) {  // one all-reduce of every gradient once backward is over
-    double total = 0;
-    for (int64_t c = 0; c < v; ++c)
-      for (double b : prog_.gradients[size_t(st)][size_t(c)].bytes)
-        total += b;
-    d.buckets.push_back({-1, 0, total});
-    return;
-  }
-  // Each model chunk is its own data-parallel module with its own buckets (Megatron-LM, PyTorch DDP).
-  for (int64_t c = 0; c < v; ++c) {
-    const auto& g = prog_.gradients[size_t(st)][size_t(c)].bytes;
-    double acc = 0;
-    for (size_t i = 0; i < g.size(); ++i) {
-      acc += g[i];
-      if (acc >= s_.parallel.dp_bucket_bytes || i + 1 == g.size()) {
-        d.buckets.push_back({c, int(i), acc});
-        acc = 0;
+  const int64_t pp = s_.parallel.pp, v = s_.parallel.vpp;
+  bucket_at_.assign(size_t(pp), std::vector<std::vector<double>>(size_t(v)));
+  for (int64_t st = 0; st < pp; ++st)
+    for (int64_t c = 0; c < v; ++c) {
+      // Each model chunk is its own data-parallel module with its own buckets (Megatron-LM, PyTorch DDP).
+      const auto& g = prog_.gradients[size_t(st)][size_t(c)].bytes;
+      auto& at = bucket_at_[size_t(st)][size_t(c)];
+      at.assign(g.size(), 0.0);
+      double acc = 0;
+      for (size_t i = 0; i < g.size(); ++i) {
+        acc += g[i];
+        if (acc >= s_.parallel.dp_bucket_bytes || i + 1 == g.size()) {
+          at[i] = acc;
+          acc = 0;
+        }
       }
     }
-  }
+}
+
+bool Driver::reduces_gradients(const parallel::Unit& u) const
+{
+  return s_.parallel.dp > 1 && (s_.parallel.zero >= 2 || u.microbatch == sched_.microbatches - 1);
+}
+
+collectives::Kind Driver::gradient_collective() const
+{
+  // ZeRO shards the optimizer: each rank needs the reduced gradients of its own shard only.
+  return s_.parallel.zero >= 1 ? collectives::Kind::ReduceScatter : collectives::Kind::AllReduce;
 }
 
 void Driver::grad_ready(size_t di, int index)
 {
   Device& d = devices_[di];
   const auto& u = sched_.graph[d.unit];
-  if (u.microbatch != sched_.microbatches - 1 || d.buckets.empty() || !s_.parallel.dp_overlap)
+  if (!s_.parallel.dp_overlap || !reduces_gradients(u))
     return;
-  d.grads_ready[size_t(u.chunk)] = index + 1;
-  release_buckets(di);
+  double bytes = bucket_at_[size_t(d.coord.stage)][size_t(u.chunk)][size_t(index)];
+  if (bytes > 0)
+    enqueue_dp(di, {gradient_collective(), bytes, DpOp::What::Gradients, 0});
 }
 
-void Driver::release_buckets(size_t di)
+void Driver::on_backward_unit_done(size_t di)
 {
+  // Without overlap, sharded gradients (ZeRO 2, 3) are reduce-scattered once the chunk's backward is over;
+  // replicated ones once the whole backward is over (on_backward_done).
   Device& d = devices_[di];
-  while (d.buckets_released < d.buckets.size()) {
-    const Bucket& b = d.buckets[d.buckets_released];
-    bool ready = b.chunk < 0 ? d.backward_done : d.grads_ready[size_t(b.chunk)] > b.last_grad;
-    if (!ready)
-      break;
-    ++d.buckets_released;
-  }
+  const auto& u = sched_.graph[d.unit];
+  if (s_.parallel.dp_overlap || s_.parallel.zero < 2 || !u.backward || !reduces_gradients(u))
+    return;
+  double total = 0;
+  for (double b : prog_.gradients[size_t(d.coord.stage)][size_t(u.chunk)].bytes)
+    total += b;
+  enqueue_dp(di, {gradient_collective(), total, DpOp::What::Gradients, 0});
+}
+
+void Driver::enqueue_dp(size_t di, DpOp op)
+{
+  devices_[di].dp_queue.push_back(op);
   pump_dp(di);
 }
 
-// NCCL runs a communicator's collectives one at a time, in order.
-void Driver::pump_dp(size_t di)
+Driver::Phases Driver::dp_phases(const Device& d, collectives::Kind kind, double bytes)
 {
-  Device& d = devices_[di];
-  if (d.dp_busy || d.buckets_done >= d.buckets_released) {
-    maybe_optimizer(di);
-    return;
-  }
-  d.dp_busy = true;
-  const Bucket& b = d.buckets[d.buckets_done];
-  std::vector<collectives::Phase> phases;
+  auto key = std::make_tuple(d.coord.stage, full_ ? d.coord.tp : int64_t(-1), int(kind), bytes);
+  auto it = dp_plans_.find(key);
+  if (it != dp_plans_.end())
+    return it->second;
   // Folded: the representative's group plus the groups of the other TP ranks, which share the fabric.
+  std::vector<collectives::Phase> phases;
   std::vector<int64_t> ranks;
   if (full_)
     ranks.push_back(d.coord.tp);
@@ -73,39 +81,98 @@ void Driver::pump_dp(size_t di)
     for (int64_t r = 0; r < s_.parallel.tp; ++r)
       ranks.push_back(r);
   for (int64_t r : ranks) {
-    auto p = collectives::plan_collective(collectives::Kind::AllReduce, b.bytes,
-                                          placement_.dp_group(d.coord.stage, r), placement_);
+    auto p = collectives::plan_collective(kind, bytes, placement_.dp_group(d.coord.stage, r), placement_);
     if (phases.empty())
       phases = std::move(p);
     else
       for (size_t i = 0; i < p.size(); ++i)
         phases[i].flows.insert(phases[i].flows.end(), p[i].flows.begin(), p[i].flows.end());
   }
+  auto ptr = std::make_shared<const std::vector<collectives::Phase>>(std::move(phases));
+  dp_plans_.emplace(key, ptr);
+  return ptr;
+}
+
+// NCCL runs a communicator's collectives one at a time, in order.
+void Driver::pump_dp(size_t di)
+{
+  Device& d = devices_[di];
+  if (d.dp_busy || d.dp_queue.empty()) {
+    maybe_optimizer(di);
+    return;
+  }
+  d.dp_busy = true;
+  const DpOp op = d.dp_queue.front();
+  d.dp_queue.pop_front();
+  const int64_t seq = d.dp_seq++;
   double t0 = sg4::Engine::get_clock();
-  auto phases_ptr = std::make_shared<std::vector<collectives::Phase>>(std::move(phases));
+  Phases phases = dp_phases(d, op.kind, op.bytes);
   if (!full_) {
-    run_phases(phases_ptr, 0, [this, di, t0]() { dp_bucket_done(di, t0); });
+    run_phases(phases, 0, [this, di, op, t0]() { dp_op_done(di, op, t0); });
     return;
   }
   // Full: the group's members join; the collective starts when the last one arrives.
   Instance inst;
-  if (!join({kDpGroup, d.coord.stage * s_.parallel.tp + d.coord.tp, int64_t(d.buckets_done)}, s_.parallel.dp, di,
-            t0, inst))
+  if (!join({kDpGroup, d.coord.stage * s_.parallel.tp + d.coord.tp, seq}, s_.parallel.dp, di, t0, inst))
     return;
-  run_phases(phases_ptr, 0, [this, inst]() {
+  run_phases(phases, 0, [this, inst, op]() {
     for (size_t i = 0; i < inst.waiters.size(); ++i)
-      dp_bucket_done(inst.waiters[i], inst.arrival_t[i]);
+      dp_op_done(inst.waiters[i], op, inst.arrival_t[i]);
   });
 }
 
-void Driver::dp_bucket_done(size_t di, double t0)
+void Driver::dp_op_done(size_t di, const DpOp& op, double t0)
 {
-  static const std::string label = "gradient all-reduce";
+  static const std::string gradients = "gradient all-reduce", scatter = "gradient reduce-scatter",
+                           gather = "parameter all-gather";
   Device& d = devices_[di];
-  trace_.add(d.id, 3, label, t0, sg4::Engine::get_clock());
+  const double now = sg4::Engine::get_clock();
+  const std::string& label = op.what != DpOp::What::Gradients                ? gather
+                             : op.kind == collectives::Kind::ReduceScatter ? scatter
+                                                                           : gradients;
+  trace_.add(d.id, 3, label, t0, now);
   d.dp_busy = false;
-  ++d.buckets_done;
+  if (op.what == DpOp::What::ParamGather) {
+    d.gather_state[op.step] = 2;
+    if (d.waiting_gather && d.step == op.step) {
+      d.waiting_gather = false;
+      d.b.exposed_dp_comm_s += now - d.free_t;
+      d.free_t = now;
+      ++d.step;
+      pump_dp(di);
+      run_step(di);
+      return;
+    }
+  } else if (op.what == DpOp::What::ParamRefresh) {
+    d.b.exposed_dp_comm_s += now - t0;
+    d.refreshed = true;
+    finish_device(di);
+    return;
+  }
   pump_dp(di);
+}
+
+bool Driver::param_gather_ready(size_t di)
+{
+  Device& d = devices_[di];
+  const auto& steps = *d.steps;
+  if (d.gather_state.size() != steps.size())
+    d.gather_state.assign(steps.size(), 0);
+  // Issue this step's gather (if the previous one did not prefetch it) and prefetch the next one.
+  size_t issued = 0;
+  for (size_t j = d.step; j < steps.size() && issued < 2; ++j) {
+    if (steps[j].kind != Step::Kind::ParamGather)
+      continue;
+    ++issued;
+    if (d.gather_state[j] == 0) {
+      d.gather_state[j] = 1;
+      d.dp_queue.push_back({collectives::Kind::AllGather, steps[j].bytes, DpOp::What::ParamGather, j});
+    }
+  }
+  const bool ready = d.gather_state[d.step] == 2;
+  d.waiting_gather = !ready;
+  pump_dp(di);
+  return ready;
 }
 
 void Driver::on_backward_done(size_t di)
@@ -115,7 +182,15 @@ void Driver::on_backward_done(size_t di)
     return;
   d.backward_done = true;
   d.backward_end_t = sg4::Engine::get_clock();
-  release_buckets(di);
+  if (s_.parallel.dp > 1 && !s_.parallel.dp_overlap && s_.parallel.zero < 2) {  // one collective of every gradient
+    double total = 0;
+    for (const auto& chunk : prog_.gradients[size_t(d.coord.stage)])
+      for (double b : chunk.bytes)
+        total += b;
+    enqueue_dp(di, {gradient_collective(), total, DpOp::What::Gradients, 0});
+    return;
+  }
+  pump_dp(di);
 }
 
 bool Driver::needs_embedding_sync(const Device& d) const
@@ -154,7 +229,7 @@ void Driver::sync_embedding(size_t di)
 void Driver::maybe_optimizer(size_t di)
 {
   Device& d = devices_[di];
-  if (!d.backward_done || d.optimizer_started || d.buckets_done < d.buckets.size())
+  if (!d.backward_done || d.optimizer_started || d.dp_busy || !d.dp_queue.empty())
     return;
   if (needs_embedding_sync(d) && !d.embedding_synced) {
     sync_embedding(di);
@@ -170,10 +245,24 @@ void Driver::maybe_optimizer(size_t di)
     double now = sg4::Engine::get_clock();
     d.b.optimizer_s += now - t0;
     trace_.add(d.id, 0, "optimizer", t0, now);
-    d.done_t = now;
-    d.done = true;
-    ++done_count_;
+    const double refresh = prog_.param_allgather_bytes.empty()
+                               ? 0.0
+                               : prog_.param_allgather_bytes[size_t(d.coord.stage)];
+    if (refresh > 0 && s_.parallel.dp > 1) {
+      d.dp_queue.push_back({collectives::Kind::AllGather, refresh, DpOp::What::ParamRefresh, 0});
+      pump_dp(di);
+      return;
+    }
+    finish_device(di);
   });
+}
+
+void Driver::finish_device(size_t di)
+{
+  Device& d = devices_[di];
+  d.done_t = sg4::Engine::get_clock();
+  d.done = true;
+  ++done_count_;
 }
 
 }  // namespace dtsim::replay

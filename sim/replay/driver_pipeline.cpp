@@ -35,6 +35,7 @@ void Driver::next_unit(size_t di)
   }
   d.steps = &unit_steps(prog_, u.stage, u.chunk, u.microbatch, u.backward);
   d.step = 0;
+  d.gather_state.clear();
   run_step(di);
 }
 
@@ -56,6 +57,12 @@ void Driver::run_step(size_t di)
     const Step& st = (*d.steps)[d.step];
     if (st.kind == Step::Kind::GradReady) {
       grad_ready(di, st.grad_index);
+      ++d.step;
+      continue;
+    }
+    if (st.kind == Step::Kind::ParamGather) {
+      if (!param_gather_ready(di))
+        return;  // dp_op_done resumes the device
       ++d.step;
       continue;
     }
@@ -87,6 +94,7 @@ void Driver::run_step(size_t di)
     return;
   }
   // unit finished
+  on_backward_unit_done(di);
   const UnitId u = d.unit;
   if (send_to_[u] >= 0) {
     if (s_.parallel.pp_overlap)

@@ -61,6 +61,18 @@ void grad_ready(std::vector<Step>& out, ChunkGradients& grads, double bytes, con
   out.push_back(std::move(st));
 }
 
+// ZeRO-3: the parameters of the coming kernels (one layer, the embedding or the head) are gathered first.
+void param_gather(std::vector<Step>& out, double params, int elem, int zero, const std::string& label)
+{
+  if (zero < 3)
+    return;
+  Step st;
+  st.kind = Step::Kind::ParamGather;
+  st.bytes = params * elem;
+  st.label = "parameter all-gather " + label;
+  out.push_back(std::move(st));
+}
+
 }  // namespace
 
 const std::vector<Step>& unit_steps(const StepProgram& p, int64_t stage, int64_t chunk, int64_t microbatch,
@@ -85,6 +97,7 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Tra
   const double layer_grad_bytes = t.layer_params_per_rank(tp) * grad_elem;
   const double h = double(m.hidden);
   const bool fused = s.training.grad_accumulation_fusion;
+  const int zero = s.parallel.zero;
 
   StepProgram prog;
   prog.forward.assign(size_t(p), std::vector<std::vector<Step>>(size_t(v)));
@@ -98,20 +111,31 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Tra
       auto& fw = prog.forward[size_t(st)][size_t(c)];
       auto& bw = prog.backward[size_t(st)][size_t(c)];
       auto& grads = prog.gradients[size_t(st)][size_t(c)];
-      if (first)
+      double head_params = t.head_params() - (m.tied_embeddings ? 0.0 : double(m.vocab) * h);
+      if (!m.tied_embeddings || p > 1)
+        head_params += double(m.vocab) * h / double(tp);
+      const double emb_params =
+          double(m.vocab) * h / double(tp) +
+          (m.learned_positions ? double(std::min(s.training.seq_len, m.max_positions)) * h : 0.0);
+      const double layer_params = t.layer_params_per_rank(tp);
+      if (first) {
+        param_gather(fw, emb_params, elem, zero, "embedding");
         append(fw, emb.forward, cm, "forward embedding", false);
-      for (int64_t l = 0; l < per_chunk; ++l)
+      }
+      for (int64_t l = 0; l < per_chunk; ++l) {
+        param_gather(fw, layer_params, elem, zero, "layer " + std::to_string(layer0 + l));
         append(fw, layer.forward, cm, "forward layer " + std::to_string(layer0 + l), false);
+      }
       if (last) {
+        param_gather(fw, head_params, elem, zero, "head");
         append(fw, head.forward, cm, "forward head", false);
+        param_gather(bw, head_params, elem, zero, "head");
         append(bw, head.backward, cm, "backward head", false);
-        double head_params = t.head_params() - (m.tied_embeddings ? 0.0 : double(m.vocab) * h);
-        if (!m.tied_embeddings || p > 1)
-          head_params += double(m.vocab) * h / double(tp);
         grad_ready(bw, grads, head_params * grad_elem, cm, fused);
       }
       for (int64_t l = per_chunk - 1; l >= 0; --l) {
         std::string name = "layer " + std::to_string(layer0 + l);
+        param_gather(bw, layer_params, elem, zero, name);
         if (s.training.recompute == Recompute::Full)
           append(bw, layer.forward, cm, "recompute " + name, true);
         else if (s.training.recompute == Recompute::Selective)
@@ -120,9 +144,8 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Tra
         grad_ready(bw, grads, layer_grad_bytes, cm, fused);
       }
       if (first) {
+        param_gather(bw, emb_params, elem, zero, "embedding");
         append(bw, emb.backward, cm, "backward embedding", false);
-        double emb_params = double(m.vocab) * h / double(tp) +
-                            (m.learned_positions ? double(std::min(s.training.seq_len, m.max_positions)) * h : 0.0);
         grad_ready(bw, grads, emb_params * grad_elem, cm, fused);
       }
     }
@@ -131,7 +154,11 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Tra
       chunk.erase(std::remove_if(chunk.begin(), chunk.end(), [](const Step& x) { return x.accumulation; }),
                   chunk.end());
     prog.stage_params.push_back(parallel::stage_params(t, s, st));
-    prog.optimizer_seconds.push_back(cm.memory_seconds(kOptimizerBytesPerParam * prog.stage_params.back()));
+    // ZeRO 1-3: each rank updates only its 1/dp share of the stage's parameters, then (stages 1 and 2) the
+    // updated 16-bit parameters are all-gathered; stage 3 keeps them sharded and gathers them before use.
+    const double updated = prog.stage_params.back() / (zero >= 1 ? double(s.parallel.dp) : 1.0);
+    prog.optimizer_seconds.push_back(cm.memory_seconds(kOptimizerBytesPerParam * updated));
+    prog.param_allgather_bytes.push_back(zero == 1 || zero == 2 ? prog.stage_params.back() * elem : 0.0);
   }
   // Megatron-LM's scatter/gather: each tensor-parallel rank sends 1/t of the activations to the next stage
   // (sequence parallelism shards them the same way).

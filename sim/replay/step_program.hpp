@@ -14,14 +14,15 @@
 namespace dtsim::replay {
 
 struct Step {
-  enum class Kind { Compute, TpCollective, GradReady };
+  /// ParamGather (ZeRO-3): the device needs the next parameters gathered over its data-parallel group.
+  enum class Kind { Compute, TpCollective, GradReady, ParamGather };
   Kind kind = Kind::Compute;
   double seconds = 0;        ///< compute time (Compute)
   double flops = 0;          ///< hardware FLOPs of the step on one device (Compute)
   bool recompute = false;    ///< re-running a forward for activation recomputation (Compute)
   bool accumulation = false; ///< adding a microbatch's gradients into the stored ones (Compute)
   model::TpCollective collective = model::TpCollective::None;
-  double bytes = 0;          ///< collective tensor size (TpCollective)
+  double bytes = 0;          ///< collective tensor size (TpCollective, ParamGather)
   int grad_index = 0;        ///< position in the chunk's gradient list (GradReady)
   std::string label;
 };
@@ -39,6 +40,9 @@ struct StepProgram {
   std::vector<std::vector<std::vector<Step>>> backward_first;  ///< [stage][chunk]
   std::vector<std::vector<ChunkGradients>> gradients;    ///< [stage][chunk]
   std::vector<double> optimizer_seconds;                 ///< [stage]
+  /// ZeRO 1 and 2: after the optimizer, each rank all-gathers the updated 16-bit parameters of its stage over
+  /// the data-parallel group (the whole tensor; each rank updated 1/dp of it). 0 otherwise.
+  std::vector<double> param_allgather_bytes;             ///< [stage]
   std::vector<double> stage_params;                      ///< [stage], per device
   /// Tied embeddings with pp > 1: the first and last stages both hold the word embeddings and all-reduce their
   /// gradients before the optimizer (Megatron-LM). 0 when there is nothing to synchronise.

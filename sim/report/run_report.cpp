@@ -82,7 +82,8 @@ void print_json(std::ostream& out, const RunReport& r)
   j["devices"] = s.devices;
   j["plan"] = {{"dp", s.parallel.dp},          {"tp", s.parallel.tp},
                {"pp", s.parallel.pp},          {"vpp", s.parallel.vpp},
-               {"sp", s.parallel.sp},          {"schedule", scenario::to_string(s.schedule)},
+               {"sp", s.parallel.sp},          {"zero", s.parallel.zero},
+               {"schedule", scenario::to_string(s.schedule)},
                {"micro_batch", s.training.micro_batch}, {"microbatches", s.microbatches},
                {"global_batch", s.training.global_batch}, {"seq_len", s.training.seq_len},
                {"precision", s.training.precision}, {"recompute", scenario::to_string(s.training.recompute)},
@@ -160,7 +161,9 @@ void print_table(std::ostream& out, const RunReport& r)
   else
     row("plan", "dp " + std::to_string(s.parallel.dp) + ", tp " + std::to_string(s.parallel.tp) + ", pp " +
                   std::to_string(s.parallel.pp) + (s.parallel.vpp > 1 ? ", vpp " + std::to_string(s.parallel.vpp) : "") +
-                  (s.parallel.sp ? ", sp" : "") + ", " + scenario::to_string(s.schedule));
+                  (s.parallel.sp ? ", sp" : "") +
+                  (s.parallel.zero > 0 ? ", ZeRO-" + std::to_string(s.parallel.zero) : "") + ", " +
+                  scenario::to_string(s.schedule));
   row("batch", std::to_string(s.training.global_batch) + " x " + std::to_string(s.training.seq_len) +
                    " tokens, micro batch " + std::to_string(s.training.micro_batch) + ", " +
                    std::to_string(s.microbatches) + " microbatches per pipeline");

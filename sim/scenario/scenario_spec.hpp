@@ -27,6 +27,9 @@ struct ParallelSpec {
   /// stage posts its sends and receives between units in one batch and waits for all of them.
   bool pp_overlap = false;
   double dp_bucket_bytes = 25.0 * 1048576;  ///< PyTorch DDP's default bucket_cap_mb = 25
+  /// ZeRO stage over the data-parallel group (Rajbhandari et al. 2019): 0 replicates everything; 1 shards the
+  /// optimizer states (Megatron-LM's distributed optimizer); 2 also the gradients; 3 also the weights (FSDP).
+  int zero = 0;
 };
 
 struct TrainingSpec {

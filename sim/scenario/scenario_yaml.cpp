@@ -110,10 +110,18 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
                      "): several systems are purely data parallel through SwarmX, got " + str(v));
     if (s.parallel.sp)
       diag.add(at("parallel.sp"), "parallel.sp", "expected false on wafer-scale hardware, got true");
+    if (p.zero != 0)
+      diag.add(at("parallel.zero"), "parallel.zero",
+               "expected 0 on wafer-scale hardware: weights and optimizer states live in MemoryX, got " +
+                   str(p.zero));
   } else if (hardware_ok && s.where.count("wafer")) {
     diag.add(at("wafer"), "wafer",
              "the wafer section applies to wafer-scale hardware only; " + s.hardware.file + " is a GPU cluster");
   }
+  if (p.zero > 0 && p.dp == 1)
+    diag.add(at("parallel.zero"), "parallel.zero",
+             "expected zero 0 with dp = 1: ZeRO shards over the data-parallel group and there is nothing to shard "
+             "over, got zero " + str(p.zero));
   if (p.dp * p.tp * p.pp != s.devices)
     diag.add(at("devices"), "devices",
              "expected dp * tp * pp = devices, got " + str(p.dp) + " * " + str(p.tp) + " * " + str(p.pp) + " = " +
@@ -193,7 +201,10 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   s.parallel.dp_overlap = par.boolean("dp_overlap", false).value_or(true);
   s.parallel.pp_overlap = par.boolean("pp_overlap", false).value_or(false);
   s.parallel.dp_bucket_bytes = par.quantity("dp_bucket", Dimension::Bytes, false).value_or(25.0 * 1048576);
-  for (const char* k : {"tp", "pp", "vpp", "dp", "sp"})
+  s.parallel.zero = int(par.integer("zero", false, 0).value_or(0));
+  if (s.parallel.zero > 3)
+    par.error("zero", "expected a ZeRO stage 0, 1, 2 or 3, got " + str(s.parallel.zero));
+  for (const char* k : {"tp", "pp", "vpp", "dp", "sp", "zero"})
     remember(par, k);
   par.finish();
   const bool sizes_ok = diag.items().size() == errors_before_values;
@@ -218,7 +229,7 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   s.training.global_batch = tr.integer("global_batch", true).value_or(1);
   s.training.micro_batch = tr.integer("micro_batch", true).value_or(1);
   s.training.seq_len = tr.integer("seq_len", true).value_or(1);
-  s.training.precision = tr.choice("precision", {"bf16", "fp16", "fp32"}, false).value_or("bf16");
+  s.training.precision = tr.choice("precision", {"bf16", "fp16", "fp8", "fp32"}, false).value_or("bf16");
   auto rc = tr.choice("recompute", {"none", "selective", "full"}, false).value_or("none");
   s.training.recompute = rc == "none" ? Recompute::None : rc == "selective" ? Recompute::Selective : Recompute::Full;
   s.training.grad_accumulation_fusion = tr.boolean("grad_accumulation_fusion", false).value_or(true);

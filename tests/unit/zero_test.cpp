@@ -1,0 +1,178 @@
+// ZeRO stages (Rajbhandari et al. 2019) on scenarios/tiny.yaml (tiny-gpt: h 256, 4 layers, vocab 1024, 512
+// positions, tied embeddings; tp 2, pp 4, dp 2): memory per device, traffic per collective and optimizer work,
+// each against numbers computed by hand below, and the end-to-end identity all-reduce = reduce-scatter +
+// all-gather that makes ZeRO-1 cost no more communication than plain data parallelism.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "hardware/compute_model.hpp"
+#include "parallel/memory.hpp"
+#include "replay/step_program.hpp"
+#include "scenario/scenario_spec.hpp"
+#include "test_paths.hpp"
+
+namespace {
+
+using dtsim::replay::Step;
+using dtsim::test::rel_diff;
+using dtsim::test::source_path;
+
+// By hand: a tiny-gpt layer has 12h^2 + 13h = 789,760 parameters; a tp-2 rank holds the matrices and QKV/fc1
+// biases halved and the 4h norm parameters and 2h output biases whole: (789,760 - 1,536) / 2 + 1,536 = 395,648.
+constexpr double kLayerPerRank = 395648;
+// The first stage adds half the word embeddings (1024 * 256 / 2 = 131,072) and the positions (512 * 256).
+constexpr double kEmbeddingPerRank = 131072 + 131072;
+// The last stage keeps the final norm (2h = 512) and its copy of half the word embeddings (131,072).
+constexpr double kHeadPerRank = 512 + 131072;
+
+dtsim::scenario::ScenarioSpec tiny(int zero)
+{
+  return dtsim::scenario::load_scenario(source_path("scenarios/tiny.yaml"),
+                                        {"parallel.zero=" + std::to_string(zero)});
+}
+
+TEST(ZeroMemory, StagesShardStatesGradientsAndWeights)
+{
+  for (int zero = 0; zero <= 3; ++zero) {
+    SCOPED_TRACE("zero " + std::to_string(zero));
+    auto s = tiny(zero);
+    ASSERT_EQ(s.parallel.dp, 2);
+    dtsim::model::Transformer t(s.model);
+    auto r = dtsim::parallel::estimate_memory(s, t);
+    const auto& mid = r.stages[1];  // one layer, nothing else
+    ASSERT_DOUBLE_EQ(mid.params, kLayerPerRank);
+    const double P = kLayerPerRank;
+    // weights 2 B, gradients 2 B, optimizer 12 B per parameter, each divided by dp = 2 from its stage on;
+    // stage 3 also holds two gathered layers (the one computed and the one prefetched).
+    const double weights = zero >= 3 ? 2 * P / 2 + 2 * (2 * P) : 2 * P;
+    const double grads = zero >= 2 ? 2 * P / 2 : 2 * P;
+    const double optim = zero >= 1 ? 12 * P / 2 : 12 * P;
+    EXPECT_DOUBLE_EQ(mid.weights_bytes, weights);
+    EXPECT_DOUBLE_EQ(mid.gradients_bytes, grads);
+    EXPECT_DOUBLE_EQ(mid.optimizer_bytes, optim);
+  }
+  // The numbers themselves, for stage 2 (the hand computation above written out): 791,296 B of gradients
+  // become 395,648 B; 4,747,776 B of optimizer states become 2,373,888 B.
+  auto s = tiny(2);
+  dtsim::model::Transformer t(s.model);
+  auto r = dtsim::parallel::estimate_memory(s, t);
+  EXPECT_DOUBLE_EQ(r.stages[1].gradients_bytes, 395648.0);
+  EXPECT_DOUBLE_EQ(r.stages[1].optimizer_bytes, 2373888.0);
+}
+
+std::vector<const Step*> gathers(const std::vector<Step>& steps)
+{
+  std::vector<const Step*> out;
+  for (const auto& st : steps)
+    if (st.kind == Step::Kind::ParamGather)
+      out.push_back(&st);
+  return out;
+}
+
+TEST(ZeroTraffic, Stage3GathersEachLayerBeforeForwardAndBackward)
+{
+  auto s = tiny(3);
+  dtsim::model::Transformer t(s.model);
+  dtsim::hardware::ComputeModel cm(s.hardware.device, s.training.precision);
+  auto prog = dtsim::replay::build_step_program(s, t, cm);
+  // 16-bit parameters: bytes = 2 * parameters per TP rank.
+  auto first_fw = gathers(prog.forward[0][0]);
+  ASSERT_EQ(first_fw.size(), 2u);  // embedding, layer 0
+  EXPECT_DOUBLE_EQ(first_fw[0]->bytes, 2 * kEmbeddingPerRank);
+  EXPECT_DOUBLE_EQ(first_fw[1]->bytes, 2 * kLayerPerRank);
+  auto mid_bw = gathers(prog.backward[1][0]);
+  ASSERT_EQ(mid_bw.size(), 1u);
+  EXPECT_DOUBLE_EQ(mid_bw[0]->bytes, 791296.0);
+  auto last_fw = gathers(prog.forward[3][0]), last_bw = gathers(prog.backward[3][0]);
+  ASSERT_EQ(last_fw.size(), 2u);  // layer 3, head
+  ASSERT_EQ(last_bw.size(), 2u);  // head, layer 3
+  EXPECT_DOUBLE_EQ(last_fw[1]->bytes, 2 * kHeadPerRank);
+  EXPECT_DOUBLE_EQ(last_bw[0]->bytes, 2 * kHeadPerRank);
+  // Parameters stay sharded after the optimizer: nothing to all-gather there.
+  for (double b : prog.param_allgather_bytes)
+    EXPECT_EQ(b, 0.0);
+}
+
+TEST(ZeroTraffic, Stages1And2AllGatherUpdatedParametersAfterTheOptimizer)
+{
+  auto s0 = tiny(0);
+  dtsim::model::Transformer t(s0.model);
+  dtsim::hardware::ComputeModel cm(s0.hardware.device, s0.training.precision);
+  auto p0 = dtsim::replay::build_step_program(s0, t, cm);
+  for (int zero : {1, 2}) {
+    SCOPED_TRACE("zero " + std::to_string(zero));
+    auto s = tiny(zero);
+    auto p = dtsim::replay::build_step_program(s, t, cm);
+    EXPECT_DOUBLE_EQ(p.param_allgather_bytes[1], 2 * kLayerPerRank);
+    EXPECT_DOUBLE_EQ(p.param_allgather_bytes[0], 2 * (kLayerPerRank + kEmbeddingPerRank));
+    // Each rank updates half the parameters: 56 B each (kOptimizerBytesPerParam) over memory bandwidth.
+    EXPECT_DOUBLE_EQ(p.optimizer_seconds[1], cm.memory_seconds(dtsim::replay::kOptimizerBytesPerParam * (kLayerPerRank / 2)));
+    EXPECT_TRUE(gathers(p.forward[1][0]).empty());
+  }
+  EXPECT_TRUE(p0.param_allgather_bytes[1] == 0.0);
+  EXPECT_DOUBLE_EQ(p0.optimizer_seconds[1], cm.memory_seconds(dtsim::replay::kOptimizerBytesPerParam * kLayerPerRank));
+}
+
+// ---- end to end, through the dtsim program (one SimGrid engine per process) ------------------------------
+
+nlohmann::json run_tiny(const std::string& extra)
+{
+  const std::string cmd = "'" + dtsim::test::dtsim_binary() + "' run '" + source_path("scenarios/tiny.yaml") +
+                          "' --format json" + extra;
+  auto r = dtsim::test::run_capture(cmd);
+  EXPECT_EQ(r.rc, 0) << cmd;
+  return nlohmann::json::parse(r.out);
+}
+
+// tp 8 fills a node, so each data-parallel pair spans two nodes (one ring over the NICs); without overlap the
+// gradients' collective is fully exposed. A ring all-reduce is a reduce-scatter followed by an all-gather (same
+// steps, same bytes), so ZeRO-1's reduce-scatter of the gradients plus its all-gather of the updated 16-bit
+// parameters (as many bytes as the 16-bit gradients) take exactly the all-reduce's time, while the optimizer
+// works on half the parameters.
+TEST(ZeroEndToEnd, Zero1CommunicatesExactlyAsMuchAsDataParallel)
+{
+  if (dtsim::test::dtsim_binary().empty())
+    GTEST_SKIP() << "DTSIM_BINARY is not set or not an executable";
+  const std::string plan = " --set devices=32 --set parallel.tp=8 --set parallel.pp=2 --set parallel.dp=2"
+                           " --set parallel.dp_overlap=false";
+  auto z0 = run_tiny(plan), z1 = run_tiny(plan + " --set parallel.zero=1");
+  const auto &b0 = z0.at("breakdown"), &b1 = z1.at("breakdown");
+  const double dp0 = b0.at("exposed_dp_comm_s").get<double>(), dp1 = b1.at("exposed_dp_comm_s").get<double>();
+  std::printf("[zero] exposed DP: zero 0 %.12g s, zero 1 %.12g s; optimizer %.9g s -> %.9g s\n", dp0, dp1,
+              b0.at("optimizer_s").get<double>(), b1.at("optimizer_s").get<double>());
+  EXPECT_GT(dp0, 0.0);
+  EXPECT_LT(rel_diff(dp1, dp0), 1e-9);
+  EXPECT_LT(b1.at("optimizer_s").get<double>(), 0.6 * b0.at("optimizer_s").get<double>());
+}
+
+// Folded fidelity (one device per stage) against every device simulated, for each stage, with overlap on.
+TEST(ZeroEndToEnd, FoldedAndFullFidelityAgreeForEveryStage)
+{
+  if (dtsim::test::dtsim_binary().empty())
+    GTEST_SKIP() << "DTSIM_BINARY is not set or not an executable";
+  for (int zero = 1; zero <= 3; ++zero) {
+    const std::string z = " --set parallel.zero=" + std::to_string(zero);
+    auto folded = run_tiny(z), full = run_tiny(z + " --set simulation.fidelity=full");
+    const double a = folded.at("step_time_s").get<double>(), b = full.at("step_time_s").get<double>();
+    std::printf("[zero %d] folded %.9g s, full %.9g s\n", zero, a, b);
+    EXPECT_LT(rel_diff(a, b), 0.01) << "zero " << zero;
+  }
+}
+
+// ZeRO-3 gathers parameters before every layer of every microbatch: more data-parallel traffic than ZeRO-2,
+// less weight memory once a device holds more than the two gathered layers (pp 1: all four layers, dp 8).
+TEST(ZeroEndToEnd, Zero3TradesTrafficForMemory)
+{
+  if (dtsim::test::dtsim_binary().empty())
+    GTEST_SKIP() << "DTSIM_BINARY is not set or not an executable";
+  const std::string plan = " --set parallel.pp=1 --set parallel.dp=8 --set parallel.dp_overlap=false";
+  auto z2 = run_tiny(plan + " --set parallel.zero=2");
+  auto z3 = run_tiny(plan + " --set parallel.zero=3");
+  EXPECT_GT(z3.at("breakdown").at("exposed_dp_comm_s").get<double>(),
+            z2.at("breakdown").at("exposed_dp_comm_s").get<double>());
+  const auto &m2 = z2.at("memory").at("stages").at(0), &m3 = z3.at("memory").at("stages").at(0);
+  EXPECT_LT(m3.at("weights_bytes").get<double>(), m2.at("weights_bytes").get<double>());
+}
+
+}  // namespace
