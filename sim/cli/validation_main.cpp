@@ -1,5 +1,6 @@
 // dtsim_validation: simulates each published run of a reference table and compares it with the published figure:
-// achieved TFLOP/s per device (metric tflops_per_gpu, recomputation counted) or step time (metric step_time_s).
+// achieved TFLOP/s per device (metric tflops_per_gpu, recomputation counted), step time (metric step_time_s) or
+// model FLOP utilisation (metric mfu, a fraction; recomputation not counted).
 // Errors are given in throughput terms: positive means the simulation is faster than the published run.
 // Each row runs in a child process (SimGrid allows one engine per process). Prints a Markdown table; exits 1 when
 // a row misses its bound or the mean absolute error misses its bound.
@@ -24,8 +25,12 @@ struct Row {
   double gpus = 0, published = 0, simulated = NAN, step_s = NAN;
 };
 
-// Runs one scenario in a child process; returns {hardware TFLOP/s per device, step time}.
-std::pair<double, double> simulate_in_child(const std::string& scenario)
+struct Measured {
+  double tflops = NAN, step_s = NAN, mfu = NAN;
+};
+
+// Runs one scenario in a child process.
+Measured simulate_in_child(const std::string& scenario)
 {
   int fd[2];
   if (pipe(fd) != 0)
@@ -34,13 +39,14 @@ std::pair<double, double> simulate_in_child(const std::string& scenario)
   pid_t pid = fork();
   if (pid == 0) {
     close(fd[0]);
-    double out[2] = {NAN, NAN};
+    double out[3] = {NAN, NAN, NAN};
     try {
       auto spec = dtsim::scenario::load_scenario(scenario, {});
       auto r = dtsim::app::simulate(spec, false);
       if (r.simulated) {
         out[1] = r.replay.step_time_s;
         out[0] = r.hardware_flops / out[1] / double(spec.devices) / 1e12;
+        out[2] = r.model_flops / out[1] / double(spec.devices) / spec.hardware.peak_flops(spec.training.precision);
       }
     } catch (const std::exception& e) {
       std::cerr << scenario << ": " << e.what() << "\n";
@@ -49,14 +55,14 @@ std::pair<double, double> simulate_in_child(const std::string& scenario)
     _exit(n == sizeof out ? 0 : 1);
   }
   close(fd[1]);
-  double in[2] = {NAN, NAN};
+  double in[3] = {NAN, NAN, NAN};
   ssize_t n = read(fd[0], in, sizeof in);
   close(fd[0]);
   int status = 0;
   waitpid(pid, &status, 0);
   if (n != sizeof in)
-    return {NAN, NAN};
-  return {in[0], in[1]};
+    return {};
+  return {in[0], in[1], in[2]};
 }
 
 }  // namespace
@@ -94,8 +100,8 @@ int main(int argc, char** argv)
     std::getline(ss, r.metric, ',');
     std::getline(ss, f, ',');
     r.published = std::stod(f);
-    if (r.metric != "tflops_per_gpu" && r.metric != "step_time_s") {
-      std::cerr << argv[1] << ": unknown metric '" << r.metric << "' (expected tflops_per_gpu or step_time_s)\n";
+    if (r.metric != "tflops_per_gpu" && r.metric != "step_time_s" && r.metric != "mfu") {
+      std::cerr << argv[1] << ": unknown metric '" << r.metric << "' (expected tflops_per_gpu, step_time_s or mfu)\n";
       return 2;
     }
     rows.push_back(r);
@@ -105,16 +111,17 @@ int main(int argc, char** argv)
   std::printf("| run | GPUs | metric | published | simulated | error |\n");
   std::printf("|---|---|---|---|---|---|\n");
   for (auto& r : rows) {
-    double tflops = NAN;
-    std::tie(tflops, r.step_s) = simulate_in_child(r.scenario);
+    const Measured m = simulate_in_child(r.scenario);
+    r.step_s = m.step_s;
     const bool by_time = r.metric == "step_time_s";
-    r.simulated = by_time ? r.step_s : tflops;
+    r.simulated = by_time ? r.step_s : r.metric == "mfu" ? m.mfu : m.tflops;
     double err = by_time ? r.published / r.simulated - 1 : (r.simulated - r.published) / r.published;
     bool row_ok = std::isfinite(err) && std::fabs(err) <= row_bound;
     ok = ok && row_ok;
     sum_abs += std::isfinite(err) ? std::fabs(err) : 1.0;
     std::printf("| %s | %.0f | %s | %.2f | %.2f | %+.1f%%%s |\n", r.label.c_str(), r.gpus,
-                by_time ? "step time (s)" : "TFLOP/s per GPU", r.published, r.simulated, 100 * err,
+                by_time ? "step time (s)" : r.metric == "mfu" ? "MFU" : "TFLOP/s per GPU", r.published, r.simulated,
+                100 * err,
                 row_ok ? "" : " (out of bound)");
   }
   double mae = rows.empty() ? 0 : sum_abs / double(rows.size());

@@ -108,6 +108,41 @@ std::optional<int64_t> MapReader::integer(const std::string& key, bool required,
   return x;
 }
 
+std::optional<std::vector<int64_t>> MapReader::integer_list(const std::string& key, bool required, int64_t min)
+{
+  const std::string expected = "a list of integers >= " + std::to_string(min);
+  known_.push_back(key);
+  if (!valid_)
+    return std::nullopt;
+  YAML::Node v = node_[key];
+  if (!v.IsDefined()) {
+    if (required)
+      missing(key, expected);
+    return std::nullopt;
+  }
+  if (!v.IsSequence()) {
+    error(key, "expected " + expected + " (such as [7, 8, 7]), got " + kind_of(v));
+    return std::nullopt;
+  }
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    const YAML::Node item = v[i];
+    const std::string s = item.IsScalar() ? item.Scalar() : std::string();
+    char* end = nullptr;
+    errno = 0;
+    long long x = s.empty() ? 0 : std::strtoll(s.c_str(), &end, 10);
+    if (s.empty() || *end != '\0' || errno == ERANGE || x < min) {
+      const std::string item_path = path_of(key) + "[" + std::to_string(i) + "]";
+      diag_->add(file_->origin(item, item_path), item_path,
+                 "expected an integer >= " + std::to_string(min) + ", got " +
+                     (item.IsScalar() ? "'" + s + "'" : kind_of(item)));
+      return std::nullopt;
+    }
+    out.push_back(x);
+  }
+  return out;
+}
+
 std::optional<double> MapReader::quantity(const std::string& key, Dimension d, bool required, bool allow_zero)
 {
   auto v = scalar(key, required, describe(d));

@@ -23,6 +23,8 @@ class MapReader {
 
   /// Integer >= min. Absent and not required: nullopt, no error.
   std::optional<int64_t> integer(const std::string& key, bool required, int64_t min = 1);
+  /// A sequence of integers, each >= min. Absent and not required: nullopt, no error.
+  std::optional<std::vector<int64_t>> integer_list(const std::string& key, bool required, int64_t min = 1);
   /// Quantity with a mandatory unit, > 0 unless allow_zero.
   std::optional<double> quantity(const std::string& key, Dimension d, bool required, bool allow_zero = false);
   /// Dimensionless number in [lo, hi].

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "scenario/layer_partition.hpp"
+
 namespace dtsim::parallel {
 
 using scenario::Recompute;
@@ -33,7 +35,7 @@ double stage_params(const model::Transformer& t, const scenario::ScenarioSpec& s
 {
   const auto& m = t.spec();
   const int64_t tp = s.parallel.tp, pp = s.parallel.pp;
-  double p = double(m.layers / pp) * t.layer_params_per_rank(tp);
+  double p = double(scenario::stage_layers(s, stage)) * t.layer_params_per_rank(tp);
   const double h = double(m.hidden);
   if (stage == 0) {
     p += double(m.vocab) * h / double(tp);
@@ -58,7 +60,6 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const model::Trans
   const int64_t pp = s.parallel.pp, v = s.parallel.vpp, mb = s.microbatches;
   const int e = elem_bytes(s);
   const double sbh = double(s.training.seq_len) * double(s.training.micro_batch) * double(m.hidden);
-  const int64_t layers_per_chunk = m.layers / (pp * v);
   const bool full = s.training.recompute == Recompute::Full;
   const double per_layer = layer_activation_bytes(m, s, s.training.recompute == Recompute::Selective);
   // Under full recompute only each layer's input is kept (sharded under sequence parallelism), plus the
@@ -89,7 +90,9 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const model::Trans
       case Schedule::Interleaved: in_flight = std::min((pp - st - 1) * 2 + (v - 1) * pp + 1, mb * v); break;
     }
     sm.microbatches_in_flight = in_flight;
-    sm.activations_bytes = double(in_flight) * double(layers_per_chunk) * stored + working;
+    // Uneven stages (parallel.stage_layers): the stage's mean layers per chunk.
+    const double layers_per_chunk = double(scenario::stage_layers(s, st)) / double(v);
+    sm.activations_bytes = double(in_flight) * layers_per_chunk * stored + working;
     if (st == pp - 1)  // logits of the microbatch whose loss is being computed: 16-bit plus two fp32 copies
       sm.activations_bytes +=
           double(s.training.seq_len * s.training.micro_batch) * double(m.vocab) / double(s.parallel.tp) * (e + 8);

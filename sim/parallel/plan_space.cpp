@@ -96,6 +96,9 @@ PlanSpace enumerate_plans(const scenario::ScenarioSpec& base, const PlanDimensio
                 s.parallel.vpp = vpp;
                 s.parallel.sp = sp;
                 s.schedule = sc;
+                // The scenario's own uneven split fits its own pipeline shape only; others split evenly.
+                if (pp != base.parallel.pp || vpp != base.parallel.vpp)
+                  s.parallel.stage_layers.clear();
                 s.training.micro_batch = mb;
                 s.training.recompute = rc;
                 consider(std::move(s));

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "parallel/memory.hpp"
+#include "scenario/layer_partition.hpp"
 
 namespace dtsim::replay {
 
@@ -92,7 +93,7 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Tra
   const int elem = s.training.precision == "fp32" ? 4 : 2;
   model::Shape shape{s.training.micro_batch, s.training.seq_len, tp, s.parallel.sp, elem};
   const model::PassProgram layer = t.layer(shape), emb = t.embedding(shape), head = t.head(shape);
-  const int64_t per_chunk = m.layers / (p * v);
+  const std::vector<int64_t> chunk_layers = scenario::chunk_layers(s);
   const double grad_elem = elem;
   const double layer_grad_bytes = t.layer_params_per_rank(tp) * grad_elem;
   const double h = double(m.hidden);
@@ -107,7 +108,7 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Tra
     for (int64_t c = 0; c < v; ++c) {
       const int64_t vs = c * p + st;
       const bool first = vs == 0, last = vs == p * v - 1;
-      const int64_t layer0 = vs * per_chunk;
+      const int64_t layer0 = scenario::first_layer(s, vs), per_chunk = chunk_layers[size_t(vs)];
       auto& fw = prog.forward[size_t(st)][size_t(c)];
       auto& bw = prog.backward[size_t(st)][size_t(c)];
       auto& grads = prog.gradients[size_t(st)][size_t(c)];

@@ -30,6 +30,9 @@ struct ParallelSpec {
   /// ZeRO stage over the data-parallel group (Rajbhandari et al. 2019): 0 replicates everything; 1 shards the
   /// optimizer states (Megatron-LM's distributed optimizer); 2 also the gradients; 3 also the weights (FSDP).
   int zero = 0;
+  /// Layers per pipeline stage (per virtual stage with vpp > 1, in chunk * pp + stage order); empty: an even
+  /// split, which needs pp * vpp to divide the layers. See layer_partition.hpp.
+  std::vector<int64_t> stage_layers;
 };
 
 struct TrainingSpec {

@@ -84,10 +84,22 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
     if (m.ffn % p.tp != 0)
       diag.add(at("parallel.tp"), "parallel.tp",
                "expected a divisor of intermediate_size (" + str(m.ffn) + ")" + model_ref + ", got " + str(p.tp));
-    if (p.pp > m.layers)
+    if (p.pp > m.layers) {
       diag.add(at("parallel.pp"), "parallel.pp",
                "expected at most num_hidden_layers (" + str(m.layers) + ")" + model_ref + ", got " + str(p.pp));
-    else if (m.layers % (p.pp * p.vpp) != 0)
+    } else if (!p.stage_layers.empty()) {
+      int64_t sum = 0;
+      for (int64_t n : p.stage_layers)
+        sum += n;
+      if (int64_t(p.stage_layers.size()) != p.pp * p.vpp)
+        diag.add(at("parallel.stage_layers"), "parallel.stage_layers",
+                 "expected one entry per pipeline stage and model chunk (pp * vpp = " + str(p.pp * p.vpp) +
+                     "), got " + str(int64_t(p.stage_layers.size())));
+      else if (sum != m.layers)
+        diag.add(at("parallel.stage_layers"), "parallel.stage_layers",
+                 "expected entries summing to num_hidden_layers (" + str(m.layers) + ")" + model_ref + ", got " +
+                     str(sum));
+    } else if (m.layers % (p.pp * p.vpp) != 0)
       diag.add(at(p.vpp > 1 ? "parallel.vpp" : "parallel.pp"), p.vpp > 1 ? "parallel.vpp" : "parallel.pp",
                "expected pp * vpp to divide num_hidden_layers (" + str(m.layers) + ")" + model_ref + ", got " +
                    str(p.pp) + " * " + str(p.vpp) + " = " + str(p.pp * p.vpp));
@@ -201,10 +213,11 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   s.parallel.dp_overlap = par.boolean("dp_overlap", false).value_or(true);
   s.parallel.pp_overlap = par.boolean("pp_overlap", false).value_or(false);
   s.parallel.dp_bucket_bytes = par.quantity("dp_bucket", Dimension::Bytes, false).value_or(25.0 * 1048576);
+  s.parallel.stage_layers = par.integer_list("stage_layers", false).value_or(std::vector<int64_t>{});
   s.parallel.zero = int(par.integer("zero", false, 0).value_or(0));
   if (s.parallel.zero > 3)
     par.error("zero", "expected a ZeRO stage 0, 1, 2 or 3, got " + str(s.parallel.zero));
-  for (const char* k : {"tp", "pp", "vpp", "dp", "sp", "zero"})
+  for (const char* k : {"tp", "pp", "vpp", "dp", "sp", "zero", "stage_layers"})
     remember(par, k);
   par.finish();
   const bool sizes_ok = diag.items().size() == errors_before_values;

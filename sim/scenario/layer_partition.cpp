@@ -1,0 +1,31 @@
+#include "scenario/layer_partition.hpp"
+
+namespace dtsim::scenario {
+
+std::vector<int64_t> chunk_layers(const ScenarioSpec& s)
+{
+  const int64_t chunks = s.parallel.pp * s.parallel.vpp;
+  if (!s.parallel.stage_layers.empty())
+    return s.parallel.stage_layers;
+  return std::vector<int64_t>(size_t(chunks), s.model.layers / chunks);
+}
+
+int64_t stage_layers(const ScenarioSpec& s, int64_t stage)
+{
+  const auto layers = chunk_layers(s);
+  int64_t n = 0;
+  for (int64_t c = 0; c < s.parallel.vpp; ++c)
+    n += layers[size_t(c * s.parallel.pp + stage)];
+  return n;
+}
+
+int64_t first_layer(const ScenarioSpec& s, int64_t vs)
+{
+  const auto layers = chunk_layers(s);
+  int64_t n = 0;
+  for (int64_t i = 0; i < vs; ++i)
+    n += layers[size_t(i)];
+  return n;
+}
+
+}  // namespace dtsim::scenario

@@ -1,0 +1,21 @@
+#pragma once
+/// How a model's layers are split over pipeline stages: evenly by default, or as given by parallel.stage_layers
+/// (published runs balance the embedding and the head by giving the first and last stages fewer layers: BLOOM
+/// 176B, 70 layers on 12 stages; Llama 3 405B, 126 layers on 16 stages).
+#include <cstdint>
+#include <vector>
+
+#include "scenario/scenario_spec.hpp"
+
+namespace dtsim::scenario {
+
+/// Layers of each virtual stage (model chunk), indexed by chunk * pp + stage; they sum to num_hidden_layers.
+std::vector<int64_t> chunk_layers(const ScenarioSpec& s);
+
+/// Layers one device of `stage` holds, over all its chunks.
+int64_t stage_layers(const ScenarioSpec& s, int64_t stage);
+
+/// The first layer of virtual stage `vs`.
+int64_t first_layer(const ScenarioSpec& s, int64_t vs);
+
+}  // namespace dtsim::scenario

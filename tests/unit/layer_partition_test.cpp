@@ -1,0 +1,57 @@
+// Uneven pipeline stages (parallel.stage_layers): tiny-gpt's 4 layers on 3 stages as [1, 2, 1], checked by hand.
+#include <gtest/gtest.h>
+
+#include "hardware/compute_model.hpp"
+#include "parallel/memory.hpp"
+#include "replay/step_program.hpp"
+#include "scenario/layer_partition.hpp"
+#include "test_paths.hpp"
+
+namespace {
+
+using dtsim::test::source_path;
+
+// Whether a unit runs a given layer (its kernels, split by tensor-parallel collectives, share the label).
+bool runs(const std::vector<dtsim::replay::Step>& steps, const std::string& label)
+{
+  for (const auto& st : steps)
+    if (st.kind == dtsim::replay::Step::Kind::Compute && st.label == label)
+      return true;
+  return false;
+}
+
+TEST(LayerPartition, UnevenStagesRunAndHoldTheirOwnLayers)
+{
+  auto s = dtsim::scenario::load_scenario(
+      source_path("scenarios/tiny.yaml"),
+      {"devices=24", "parallel.pp=3", "parallel.stage_layers=[1, 2, 1]"});
+  EXPECT_EQ(dtsim::scenario::chunk_layers(s), (std::vector<int64_t>{1, 2, 1}));
+  EXPECT_EQ(dtsim::scenario::first_layer(s, 2), 3);
+  dtsim::model::Transformer t(s.model);
+  dtsim::hardware::ComputeModel cm(s.hardware.device, s.training.precision);
+  auto prog = dtsim::replay::build_step_program(s, t, cm);
+  // Kernels are labelled with their global layer index.
+  EXPECT_TRUE(runs(prog.forward[0][0], "forward layer 0"));
+  EXPECT_FALSE(runs(prog.forward[0][0], "forward layer 1"));
+  EXPECT_TRUE(runs(prog.forward[1][0], "forward layer 1"));
+  EXPECT_TRUE(runs(prog.forward[1][0], "forward layer 2"));
+  EXPECT_TRUE(runs(prog.forward[2][0], "forward layer 3"));
+  EXPECT_FALSE(runs(prog.forward[2][0], "forward layer 2"));
+  EXPECT_TRUE(runs(prog.backward[1][0], "backward layer 2"));
+  // The middle stage holds two layers of 395,648 parameters per tp-2 rank (see zero_test.cpp).
+  auto mem = dtsim::parallel::estimate_memory(s, t);
+  EXPECT_DOUBLE_EQ(mem.stages[1].params, 2 * 395648.0);
+}
+
+TEST(LayerPartition, EvenListEqualsDefaultSplit)
+{
+  auto even = dtsim::scenario::load_scenario(source_path("scenarios/tiny.yaml"), {});
+  auto listed = dtsim::scenario::load_scenario(source_path("scenarios/tiny.yaml"),
+                                               {"parallel.stage_layers=[1, 1, 1, 1]"});
+  dtsim::model::Transformer t(even.model);
+  auto a = dtsim::parallel::estimate_memory(even, t), b = dtsim::parallel::estimate_memory(listed, t);
+  for (size_t i = 0; i < a.stages.size(); ++i)
+    EXPECT_DOUBLE_EQ(a.stages[i].total_bytes(), b.stages[i].total_bytes());
+}
+
+}  // namespace
