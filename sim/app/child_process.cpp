@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdint>
 #include <iostream>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -45,7 +46,7 @@ Child spawn(const std::function<std::vector<double>()>& work)
   return {pid, fd[0]};
 }
 
-std::optional<std::vector<double>> collect(const Child& c)
+std::optional<std::vector<double>> collect(const Child& c, ChildUsage* usage = nullptr)
 {
   if (c.pid < 0)
     return std::nullopt;
@@ -63,7 +64,13 @@ std::optional<std::vector<double>> collect(const Child& c)
   }
   close(c.fd);
   int status = 0;
-  waitpid(c.pid, &status, 0);
+  struct rusage ru {};
+  wait4(c.pid, &status, 0, &ru);
+  if (usage) {
+    usage->user_cpu_s = double(ru.ru_utime.tv_sec) + 1e-6 * double(ru.ru_utime.tv_usec);
+    usage->system_cpu_s = double(ru.ru_stime.tv_sec) + 1e-6 * double(ru.ru_stime.tv_usec);
+    usage->peak_rss_bytes = int64_t(ru.ru_maxrss) * 1024;  // Linux reports kilobytes
+  }
   if (!ok || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
     return std::nullopt;
   return out;
@@ -74,6 +81,11 @@ std::optional<std::vector<double>> collect(const Child& c)
 std::optional<std::vector<double>> run_in_child(const std::function<std::vector<double>()>& work)
 {
   return collect(spawn(work));
+}
+
+std::optional<std::vector<double>> run_in_child(const std::function<std::vector<double>()>& work, ChildUsage* usage)
+{
+  return collect(spawn(work), usage);
 }
 
 std::vector<std::optional<std::vector<double>>> run_in_children(

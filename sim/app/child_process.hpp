@@ -1,6 +1,7 @@
 #pragma once
 /// SimGrid allows one engine per process: to simulate several scenarios (auto mode, comparisons, validation
 /// tables, plan enumeration) each one runs in a forked child that sends its numbers back through a pipe.
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <vector>
@@ -10,6 +11,16 @@ namespace dtsim::app {
 /// Runs `work` in a child process and returns what it returned, or nothing when the child failed (an exception,
 /// a crash). The child's stdout is flushed first so that nothing is printed twice.
 std::optional<std::vector<double>> run_in_child(const std::function<std::vector<double>()>& work);
+
+/// What the kernel measured of a finished child and the children it waited for (wait4's rusage).
+struct ChildUsage {
+  double user_cpu_s = 0;    ///< user CPU time, the child's own and its reaped children's
+  double system_cpu_s = 0;
+  int64_t peak_rss_bytes = 0;  ///< largest resident set of the child or of any child it reaped
+};
+
+/// As run_in_child, and fills `usage` (when not null) with what the kernel measured of the child.
+std::optional<std::vector<double>> run_in_child(const std::function<std::vector<double>()>& work, ChildUsage* usage);
 
 /// Runs the jobs in child processes, at most `workers` at a time; results in job order.
 std::vector<std::optional<std::vector<double>>> run_in_children(

@@ -60,13 +60,16 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
     work.push_back([&p]() {
       auto r = simulate(p, false);
       auto d = report::derive(r);
-      return std::vector<double>{d.step, d.samples_per_s, d.mfu, r.memory.peak_bytes()};
+      return std::vector<double>{d.step, d.samples_per_s, d.mfu, r.memory.peak_bytes(), double(r.replay.activities)};
     });
   auto results = run_in_children(work, o.jobs);
   std::vector<Ranked> ranked;
+  double activities = 0;  // SimGrid activities of every simulated plan, for dtsim bench
   for (size_t i = 0; i < results.size(); ++i)
-    if (results[i] && (*results[i])[0] > 0)
+    if (results[i] && (*results[i])[0] > 0) {
+      activities += (*results[i])[4];
       ranked.push_back({i, (*results[i])[0], (*results[i])[1], (*results[i])[2], (*results[i])[3]});
+    }
   // Step time, then the plan's description, so that ties come out in the same order every time.
   std::sort(ranked.begin(), ranked.end(), [&](const Ranked& a, const Ranked& b) {
     if (a.step != b.step)
@@ -86,7 +89,7 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
   j["hardware"] = base.hardware.name;
   j["devices"] = base.devices;
   j["plans"] = {{"candidates", space.candidates}, {"invalid", space.invalid}, {"not_fitting", space.not_fitting},
-                {"simulated", ranked.size()}};
+                {"simulated", ranked.size()}, {"activities", int64_t(activities)}};
   j["pruned"] = json::object();
   for (const auto& [reason, n] : space.pruned)
     j["pruned"][reason] = n;

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "app/bench.hpp"
 #include "app/compare.hpp"
 #include "app/plot.hpp"
 #include "app/search.hpp"
@@ -126,6 +127,18 @@ int main(int argc, char** argv)
   auto* exp_cmd = app.add_subcommand("explain", "List the kernels of one layer with their FLOPs, bytes and times");
   exp_cmd->add_option("scenario", eo.scenario, "Scenario YAML file")->required();
   exp_cmd->add_option("--set", eo.sets, "Override a scenario key, e.g. --set parallel.tp=8 (repeatable)");
+  dtsim::app::BenchOptions bo;
+  bo.jobs = co.jobs;
+  auto* bench_cmd = app.add_subcommand("bench", "Measure dtsim itself: wall time, user CPU, peak memory and "
+                                                "activities per second of named cases, each run in a child process");
+  bench_cmd->add_option("--case", bo.cases, "Case to run (repeatable; default: all but tiny; see --list)");
+  bench_cmd->add_option("--scenario", bo.scenario, "Also run this scenario as the case 'custom'");
+  bench_cmd->add_option("--set", bo.sets, "Override a key of --scenario (repeatable)");
+  bench_cmd->add_option("--repeat", bo.repeat, "Runs of each case")->check(CLI::PositiveNumber);
+  bench_cmd->add_option("--jobs", bo.jobs, "Processes of the sweep and search cases")->check(CLI::PositiveNumber);
+  bench_cmd->add_option("--root", bo.root, "Directory holding scenarios/ (default: the current directory)");
+  bench_cmd->add_option("--format", bo.format, "Output format")->check(CLI::IsMember({"table", "json"}));
+  bench_cmd->add_flag("--list", bo.list, "List the cases and run nothing");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -135,6 +148,8 @@ int main(int argc, char** argv)
   try {
     if (*run_cmd)
       return run(ro);
+    if (*bench_cmd)
+      return dtsim::app::bench(std::cout, std::cerr, bo);
     if (*plot_cmd)
       return dtsim::app::plot(po, std::cerr);
     if (*sweep_cmd)

@@ -15,27 +15,30 @@ ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const paralle
   const int64_t nodes = placement.nodes();
   auto* root = sg4::create_star_zone("cluster");
 
-  // Nodes: NVSwitch as a star of per-GPU split-duplex links.
+  // Nodes: NVSwitch as a star of per-GPU split-duplex links. All GPUs share one star zone: GPUs only exchange
+  // data within their node (across nodes a device sends from its NIC host), so the routes are those of one star
+  // zone per node, and SimGrid 3.32 looks every new host and link name up zone by zone (Engine::link_by_name_or_null),
+  // which made one zone per node cost a quarter of a 3,072-GPU run.
   const auto& nvl = hw.node.nvlink;
   gpus_.resize(size_t(placement.devices()));
-  for (int64_t n = 0; n < nodes; ++n) {
-    auto* zone = sg4::create_star_zone("node" + std::to_string(n));
-    zone->set_parent(root);
+  auto* gpu_zone = sg4::create_star_zone("nodes");
+  gpu_zone->set_parent(root);
+  for (int64_t n = 0; n < nodes; ++n)
     for (int64_t l = 0; l < per_node && n * per_node + l < placement.devices(); ++l) {
       int64_t d = n * per_node + l;
-      auto* host = zone->create_host("gpu" + std::to_string(d), kHostSpeed)->seal();
-      auto* link = zone->create_split_duplex_link("nvlink" + std::to_string(d), nvl.effective_bw_Bps())
+      auto* host = gpu_zone->create_host("gpu" + std::to_string(d), kHostSpeed)->seal();
+      auto* link = gpu_zone->create_split_duplex_link("nvlink" + std::to_string(d), nvl.effective_bw_Bps())
                        ->set_latency(nvl.latency_s / 2)
                        ->seal();
       ++links_;
-      zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {{link, LinkInRoute::Direction::UP}}, true);
+      gpu_zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {{link, LinkInRoute::Direction::UP}},
+                          true);
       gpus_[size_t(d)] = host;
     }
-    auto* gw = zone->create_router("node" + std::to_string(n) + "-gw");
-    zone->add_route(gw, nullptr, nullptr, nullptr, {}, true);
-    zone->seal();
-    root->add_route(zone->get_netpoint(), nullptr, gw, nullptr, {}, true);
-  }
+  auto* nodes_gw = gpu_zone->create_router("nodes-gw");
+  gpu_zone->add_route(nodes_gw, nullptr, nullptr, nullptr, {}, true);
+  gpu_zone->seal();
+  root->add_route(gpu_zone->get_netpoint(), nullptr, nodes_gw, nullptr, {}, true);
 
   // Fabric: NIC hosts grouped into leaf switches, leaves into pods, pods under a non-blocking core.
   const auto& net = hw.network;

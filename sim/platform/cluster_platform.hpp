@@ -1,6 +1,7 @@
 #pragma once
 /// The SimGrid platform of a GPU cluster, built in code from the hardware description:
-///  - one star zone per node: a host per GPU, each with its own split-duplex NVLink link to the NVSwitch;
+///  - a host per GPU, each with its own split-duplex NVLink link to its node's NVSwitch (one star zone holds all
+///    GPUs: GPUs of different nodes never exchange data directly, so the zone's centre is only ever an NVSwitch);
 ///  - the NICs as hosts of a fabric of nested star zones (leaf switches, pods, core), each switch group's
 ///    uplink a shared link whose capacity is its NICs' bandwidth over the oversubscription ratio
 ///    (a fluid view of a fat tree: ECMP spreads a group's traffic over its uplinks evenly);

@@ -112,6 +112,13 @@ class Driver {
   void next_unit(size_t di);
   void account_wait(Device& d, const Arrival& a);
   void run_step(size_t di);
+  /// Folded with closed-form tensor-parallel collectives (tp_exclusive_): nothing but the device itself sets the
+  /// pace of its kernels and of those collectives, so a run of them is one activity of their total time and each
+  /// step's share is booked when it completes (same times up to rounding, far fewer activities). A run ends
+  /// where something else must happen at that instant: gradients that release data-parallel buckets, or a
+  /// collective that does not follow a kernel (it runs as flows).
+  void run_merged(size_t di, double t0);
+  bool releases_buckets(const Device& d) const;
   void send(size_t di, UnitId to);
   Arrival& arrival(int64_t replica, UnitId u);
   void tp_collective(size_t di, const Step& st, double t0);

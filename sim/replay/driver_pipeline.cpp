@@ -67,6 +67,10 @@ void Driver::run_step(size_t di)
       continue;
     }
     double t0 = sg4::Engine::get_clock();
+    if (st.kind == Step::Kind::Compute && tp_exclusive_) {
+      run_merged(di, t0);
+      return;
+    }
     if (st.kind == Step::Kind::Compute) {
       // Folded: a tensor-parallel collective right after this kernel starts with a latency delay; spending it at
       // the end of the kernel saves an activity and changes no time (the device waits either way).
@@ -104,6 +108,66 @@ void Driver::run_step(size_t di)
   }
   ++d.pos;
   next_unit(di);
+}
+
+bool Driver::releases_buckets(const Device& d) const
+{
+  // Driver::grad_ready does something only for the last microbatch, with buckets overlapped with backward.
+  return s_.parallel.dp_overlap && !d.buckets.empty() &&
+         sched_.graph[d.unit].microbatch == sched_.microbatches - 1;
+}
+
+void Driver::run_merged(size_t di, double t0)
+{
+  Device& d = devices_[di];
+  const auto& steps = *d.steps;
+  const size_t begin = d.step;
+  size_t end = begin;
+  double total = 0;
+  bool after_kernel = false;  // a collective is timed in closed form only right after a kernel (run_step)
+  for (; end < steps.size(); ++end) {
+    const Step& st = steps[end];
+    if (st.kind == Step::Kind::Compute) {
+      total += st.seconds;
+      after_kernel = true;
+      continue;
+    }
+    if (st.kind == Step::Kind::TpCollective ? !after_kernel : releases_buckets(d))
+      break;
+    if (st.kind == Step::Kind::TpCollective)
+      total += tp_exclusive_time(d, st);
+    after_kernel = false;
+  }
+  exec_on(platform_.gpu(d.id), total, [this, di, t0, begin, end]() {
+    Device& d = devices_[di];
+    // Each step's share, as run_step and tp_collective would have booked it one activity at a time; the last one
+    // takes what is left up to the clock, so that the parts still add up to the step time exactly.
+    const double now = sg4::Engine::get_clock();
+    size_t last = begin;
+    for (size_t k = begin; k < end; ++k)
+      if ((*d.steps)[k].kind != Step::Kind::GradReady)
+        last = k;
+    double t = t0;
+    for (size_t k = begin; k < end; ++k) {
+      const Step& st = (*d.steps)[k];
+      if (st.kind == Step::Kind::GradReady)
+        continue;
+      const bool kernel = st.kind == Step::Kind::Compute;
+      const double x = k == last ? now - t : kernel ? st.seconds : tp_exclusive_time(d, st);
+      if (kernel) {
+        d.b.compute_s += x;
+        if (st.recompute)
+          d.b.recompute_s += x;
+      } else {
+        d.b.exposed_tp_comm_s += x;
+      }
+      trace_.add(d.id, kernel ? 0 : 1, st.label, t, t + x);
+      t += x;
+    }
+    d.free_t = sg4::Engine::get_clock();
+    d.step = end;
+    run_step(di);
+  });
 }
 
 // ---- blocking pipeline exchanges (Megatron-LM's p2p_communication) --------------------------------------

@@ -1,0 +1,266 @@
+#include "app/bench.hpp"
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <ostream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "app/child_process.hpp"
+#include "app/search.hpp"
+#include "app/simulate.hpp"
+#include "app/sweep.hpp"
+#include "core/diagnostics.hpp"
+#include "core/version.hpp"
+#include "scenario/scenario_spec.hpp"
+
+namespace dtsim::app {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+enum class Kind { Run, Sweep, Search };
+
+struct Case {
+  std::string name;
+  std::string what;
+  Kind kind = Kind::Run;
+  std::string scenario;            // relative to the root
+  std::vector<std::string> sets;   // run and search: --set overrides; sweep: --vary lists
+};
+
+// The cases of issue 6: the GPT-3 175B and Megatron 1T steps (1F1B and interleaved), a wafer step, a 1,000-point
+// sweep and the 1,024-GPU GPT-3 plan search; `tiny` is for the test of this command.
+std::vector<Case> builtin_cases()
+{
+  // Interleaving: 2 model chunks per stage (GPT-3: 96 layers / 16 stages = 6 per stage; 1T: 128 / 64 = 2).
+  const std::vector<std::string> interleaved = {"schedule=interleaved-1f1b", "parallel.vpp=2"};
+  return {
+      {"gpt3-175b-1024-1f1b", "GPT-3 175B, 1,024 A100, tp 8 pp 16 dp 8, 1F1B, 192 microbatches", Kind::Run,
+       "scenarios/default.yaml", {}},
+      {"gpt3-175b-1024-interleaved", "GPT-3 175B, 1,024 A100, tp 8 pp 16 dp 8, interleaved (vpp 2)", Kind::Run,
+       "scenarios/default.yaml", interleaved},
+      {"megatron-1t-3072-1f1b", "Megatron 1T, 3,072 A100, tp 8 pp 64 dp 6, 1F1B, global batch 3072, mb 1",
+       Kind::Run, "scenarios/validation/megatron-2021-1t.yaml", {}},
+      {"megatron-1t-3072-interleaved", "Megatron 1T, 3,072 A100, tp 8 pp 64 dp 6, interleaved (vpp 2), gb 3072, mb 1",
+       Kind::Run, "scenarios/validation/megatron-2021-1t.yaml", interleaved},
+      {"wafer-gpt3-175b-16cs2", "GPT-3 175B on 16 CS-2, weight streaming", Kind::Run,
+       "scenarios/compare/gpt3-175b-cs2.yaml", {}},
+      {"sweep-1000",
+       "1,000-point sweep of GPT-3 XL (10 device counts x 10 sequence lengths x 10 bucket sizes), --jobs processes",
+       Kind::Sweep,
+       "scenarios/bench/sweep-gpt3-xl.yaml",
+       {"devices=16..160+16", "training.seq_len=200..2000+200", "parallel.dp_bucket=5..50+5 MiB"}},
+      {"search-gpt3-175b-1024", "plan search, GPT-3 175B on 1,024 A100, --jobs processes", Kind::Search,
+       "scenarios/default.yaml", {}},
+      {"tiny", "tiny GPT on 16 A100 (for tests)", Kind::Run, "scenarios/tiny.yaml", {}},
+  };
+}
+
+std::string join_path(const std::string& root, const std::string& rel) { return (std::filesystem::path(root) / rel).string(); }
+
+// What a case returns from its child: activities, simulated step time (0 for sweeps and searches), simulations.
+std::vector<double> run_case(const Case& c, const BenchOptions& o)
+{
+  const std::string path = c.scenario.rfind('/', 0) == 0 ? c.scenario : join_path(o.root, c.scenario);
+  if (c.kind == Kind::Run) {
+    auto spec = scenario::load_scenario(path, c.sets);
+    auto r = simulate(spec, false);
+    return {double(r.replay.activities), r.simulated ? r.replay.step_time_s : 0.0, 1.0};
+  }
+  if (c.kind == Kind::Search) {
+    SearchOptions so;
+    so.scenario = path;
+    so.sets = c.sets;
+    so.format = "json";
+    so.jobs = o.jobs;
+    std::ostringstream out, log;
+    app::search(out, log, so);
+    auto j = json::parse(out.str());
+    return {double(j.at("plans").at("activities").get<int64_t>()), 0.0,
+            double(j.at("plans").at("simulated").get<int64_t>())};
+  }
+  // Sweep: into a fresh temporary directory (a resumed sweep would skip its points), removed afterwards.
+  char tmpl[] = "/tmp/dtsim-bench-XXXXXX";
+  if (!mkdtemp(tmpl))
+    throw std::runtime_error("cannot create a temporary directory for the sweep");
+  SweepOptions wo;
+  wo.scenario = path;
+  wo.vary = c.sets;
+  wo.out_prefix = std::string(tmpl) + "/sweep";
+  wo.jobs = o.jobs;
+  wo.quiet = true;
+  std::ostringstream log;
+  app::sweep(wo, log);
+  double activities = 0, points = 0;
+  std::ifstream in(wo.out_prefix + ".jsonl");
+  for (std::string line; std::getline(in, line);) {
+    auto j = json::parse(line);
+    if (j.value("status", "") == "ok") {
+      activities += double(j.at("simulation").at("activities").get<int64_t>());
+      ++points;
+    }
+  }
+  std::filesystem::remove_all(tmpl);
+  return {activities, 0.0, points};
+}
+
+struct Sample {
+  double wall_s = 0;
+  ChildUsage usage;
+};
+
+struct Result {
+  const Case* c = nullptr;
+  std::vector<Sample> samples;
+  double activities = 0, step_s = 0, simulations = 0;
+  bool ok = true;
+};
+
+double median(std::vector<double> v)
+{
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n == 0 ? 0.0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+const char* kind_name(Kind k) { return k == Kind::Run ? "run" : k == Kind::Sweep ? "sweep" : "search"; }
+
+void print_table(std::ostream& out, const std::vector<Result>& results, double load)
+{
+  char line[512];
+  std::snprintf(line, sizeof line, "%-30s %4s %9s %9s %9s %9s %12s %12s %7s\n", "case", "runs", "wall best",
+                "wall med", "user CPU", "peak RSS", "activities", "activities/s", "sims");
+  out << line;
+  for (const auto& r : results) {
+    if (!r.ok) {
+      out << r.c->name << ": FAILED\n";
+      continue;
+    }
+    std::vector<double> walls, users;
+    int64_t rss = 0;
+    for (const auto& s : r.samples) {
+      walls.push_back(s.wall_s);
+      users.push_back(s.usage.user_cpu_s);
+      rss = std::max(rss, s.usage.peak_rss_bytes);
+    }
+    const double best = *std::min_element(walls.begin(), walls.end());
+    std::snprintf(line, sizeof line, "%-30s %4zu %8.3fs %8.3fs %8.3fs %6.0fMiB %12.0f %12.3g %7.0f\n",
+                  r.c->name.c_str(), r.samples.size(), best, median(walls), median(users), double(rss) / 1048576.0,
+                  r.activities, r.activities / best, r.simulations);
+    out << line;
+  }
+  std::snprintf(line, sizeof line, "load average before the runs: %.2f\n", load);
+  out << line;
+}
+
+void print_json(std::ostream& out, const std::vector<Result>& results, double load)
+{
+  json j;
+  j["dtsim_version"] = kVersion;
+  j["load_average_1min_before"] = load;
+  j["cases"] = json::array();
+  for (const auto& r : results) {
+    json c;
+    c["case"] = r.c->name;
+    c["what"] = r.c->what;
+    c["kind"] = kind_name(r.c->kind);
+    c["ok"] = r.ok;
+    if (r.ok) {
+      std::vector<double> walls, users;
+      int64_t rss = 0;
+      json runs = json::array();
+      for (const auto& s : r.samples) {
+        walls.push_back(s.wall_s);
+        users.push_back(s.usage.user_cpu_s);
+        rss = std::max(rss, s.usage.peak_rss_bytes);
+        runs.push_back({{"wall_s", s.wall_s}, {"user_cpu_s", s.usage.user_cpu_s},
+                        {"system_cpu_s", s.usage.system_cpu_s}, {"peak_rss_bytes", s.usage.peak_rss_bytes}});
+      }
+      const double best = *std::min_element(walls.begin(), walls.end());
+      c["wall_best_s"] = best;
+      c["wall_median_s"] = median(walls);
+      c["user_cpu_median_s"] = median(users);
+      c["peak_rss_bytes"] = rss;
+      c["activities"] = int64_t(r.activities);
+      c["activities_per_s"] = r.activities / best;
+      c["simulations"] = int64_t(r.simulations);
+      c["step_time_s"] = r.step_s;
+      c["runs"] = runs;
+    }
+    j["cases"].push_back(c);
+  }
+  out << j.dump(2) << "\n";
+}
+
+}  // namespace
+
+int bench(std::ostream& out, std::ostream& log, const BenchOptions& o)
+{
+  auto all = builtin_cases();
+  if (o.list) {
+    for (const auto& c : all)
+      out << c.name << "  " << c.what << "\n";
+    return 0;
+  }
+  std::vector<Case> chosen;
+  if (!o.scenario.empty())
+    chosen.push_back({"custom", o.scenario, Kind::Run, std::filesystem::absolute(o.scenario).string(), o.sets});
+  for (const auto& name : o.cases) {
+    auto it = std::find_if(all.begin(), all.end(), [&](const Case& c) { return c.name == name; });
+    if (it == all.end()) {
+      std::string known;
+      for (const auto& c : all)
+        known += (known.empty() ? "" : ", ") + c.name;
+      throw ConfigError({{{"<command line>", 0, 0}, "--case", "'" + name + "' is not a benchmark case; the cases are: " + known}});
+    }
+    chosen.push_back(*it);
+  }
+  if (chosen.empty())
+    for (const auto& c : all)
+      if (c.name != "tiny")
+        chosen.push_back(c);
+
+  double load[1] = {0};
+  getloadavg(load, 1);
+  std::vector<Result> results;
+  int code = 0;
+  for (const auto& c : chosen) {
+    Result r;
+    r.c = &c;
+    for (int i = 0; i < std::max(1, o.repeat) && r.ok; ++i) {
+      Sample s;
+      const auto t0 = std::chrono::steady_clock::now();
+      auto got = run_in_child([&]() { return run_case(c, o); }, &s.usage);
+      s.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (!got || got->size() != 3) {
+        r.ok = false;
+        code = 1;
+        log << "bench: " << c.name << " failed\n";
+        break;
+      }
+      r.activities = (*got)[0];
+      r.step_s = (*got)[1];
+      r.simulations = (*got)[2];
+      r.samples.push_back(s);
+      log << "bench: " << c.name << " run " << i + 1 << ": " << s.wall_s << " s wall, " << s.usage.user_cpu_s
+          << " s user\n";
+    }
+    results.push_back(std::move(r));
+  }
+  if (o.format == "json")
+    print_json(out, results, load[0]);
+  else
+    print_table(out, results, load[0]);
+  return code;
+}
+
+}  // namespace dtsim::app
