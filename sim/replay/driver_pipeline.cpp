@@ -112,9 +112,8 @@ void Driver::run_step(size_t di)
 
 bool Driver::releases_buckets(const Device& d) const
 {
-  // Driver::grad_ready does something only for the last microbatch, with buckets overlapped with backward.
-  return s_.parallel.dp_overlap && !d.buckets.empty() &&
-         sched_.graph[d.unit].microbatch == sched_.microbatches - 1;
+  // Driver::grad_ready issues buckets only with overlap, on the microbatches whose gradients are reduced.
+  return s_.parallel.dp_overlap && reduces_gradients(sched_.graph[d.unit]);
 }
 
 void Driver::run_merged(size_t di, double t0)
@@ -132,6 +131,8 @@ void Driver::run_merged(size_t di, double t0)
       after_kernel = true;
       continue;
     }
+    if (st.kind == Step::Kind::ParamGather)  // waits for the data-parallel communicator: run_step handles it
+      break;
     if (st.kind == Step::Kind::TpCollective ? !after_kernel : releases_buckets(d))
       break;
     if (st.kind == Step::Kind::TpCollective)
