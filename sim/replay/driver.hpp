@@ -56,6 +56,7 @@ class Driver {
     double ex_enter = 0;
     std::vector<size_t> ex_transfers;
     int64_t tp_seq = 0;
+    std::function<void()> tp_done;  // full fidelity, parallel.tp_overlap: what follows the pending TP collective
     double prepaid_s = 0;  // latency of the coming collective, spent at the end of the kernel before it
     // data parallel
     std::deque<DpOp> dp_queue;
@@ -122,6 +123,11 @@ class Driver {
   void send(size_t di, UnitId to);
   Arrival& arrival(int64_t replica, UnitId u);
   void tp_collective(size_t di, const Step& st, double t0);
+  // parallel.tp_overlap: [begin, end) is an all-gather and/or a reduce-scatter around one compute step.
+  bool overlap_group(const Device& d, size_t& end) const;
+  void run_overlap_group(size_t di, size_t end, double t0);
+  // A TP collective on its own (no accounting), then `done`.
+  void tp_comm(size_t di, const Step& st, std::function<void()> done);
   void start_exchange(size_t di, int64_t group);
   void post_transfer(size_t id, size_t di, bool as_sender);
   void finish_exchange(size_t di);

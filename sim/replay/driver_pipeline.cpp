@@ -67,6 +67,11 @@ void Driver::run_step(size_t di)
       continue;
     }
     double t0 = sg4::Engine::get_clock();
+    size_t group_end = 0;
+    if (s_.parallel.tp_overlap && overlap_group(d, group_end)) {
+      run_overlap_group(di, group_end, t0);
+      return;
+    }
     if (st.kind == Step::Kind::Compute && tp_exclusive_) {
       run_merged(di, t0);
       return;
@@ -75,7 +80,8 @@ void Driver::run_step(size_t di)
       // Folded: a tensor-parallel collective right after this kernel starts with a latency delay; spending it at
       // the end of the kernel saves an activity and changes no time (the device waits either way).
       double prepaid = 0;
-      if (!full_ && d.step + 1 < d.steps->size() && (*d.steps)[d.step + 1].kind == Step::Kind::TpCollective) {
+      if (!full_ && !s_.parallel.tp_overlap && d.step + 1 < d.steps->size() &&
+          (*d.steps)[d.step + 1].kind == Step::Kind::TpCollective) {
         const Step& next_step = (*d.steps)[d.step + 1];
         Phases next = tp_phases(d, next_step);
         prepaid = tp_exclusive_ ? tp_exclusive_time(d, next_step) : next->empty() ? 0.0 : phase_delay(next->front());
@@ -132,6 +138,8 @@ void Driver::run_merged(size_t di, double t0)
       continue;
     }
     if (st.kind == Step::Kind::ParamGather)  // waits for the data-parallel communicator: run_step handles it
+      break;
+    if (s_.parallel.tp_overlap && st.kind == Step::Kind::TpCollective)  // run_step groups it with its GEMMs
       break;
     if (st.kind == Step::Kind::TpCollective ? !after_kernel : releases_buckets(d))
       break;
@@ -362,6 +370,108 @@ void Driver::tp_collective(size_t di, const Step& st, double t0)
     for (size_t i = 0; i < inst.waiters.size(); ++i)
       finish(inst.waiters[i], inst.arrival_t[i]);
   });
+}
+
+// ---- tensor-parallel overlap (parallel.tp_overlap) ------------------------------------------------------
+// An all-gather overlaps the compute step that consumes it, a reduce-scatter the one that produces it: the group is
+// [all-gather] compute [reduce-scatter]. The collectives run one after the other on the TP communicator while the
+// GPU computes; the device goes on when both are done. The slowdown of the GEMMs that share the GPU with the
+// communication kernels is not modelled.
+bool Driver::overlap_group(const Device& d, size_t& end) const
+{
+  const auto& steps = *d.steps;
+  size_t i = d.step;
+  auto is = [&](size_t k, model::TpCollective c) {
+    return k < steps.size() && steps[k].kind == Step::Kind::TpCollective && steps[k].collective == c;
+  };
+  auto compute = [&](size_t k) { return k < steps.size() && steps[k].kind == Step::Kind::Compute; };
+  if (is(i, model::TpCollective::AllGather) && compute(i + 1))
+    i += 2;
+  else if (compute(i) && is(i + 1, model::TpCollective::ReduceScatter))
+    i += 1;
+  else
+    return false;
+  if (is(i, model::TpCollective::ReduceScatter))
+    ++i;
+  end = i;
+  return true;
+}
+
+void Driver::tp_comm(size_t di, const Step& st, std::function<void()> done)
+{
+  Device& d = devices_[di];
+  const int64_t seq = d.tp_seq++;
+  if (!full_) {
+    if (tp_exclusive_)  // nothing else uses these links: its closed-form time
+      exec_on(platform_.timer(), tp_exclusive_time(d, st), std::move(done));
+    else
+      run_phases(tp_phases(d, st), 0, std::move(done));
+    return;
+  }
+  d.tp_done = std::move(done);
+  Instance inst;
+  if (!join({kTpGroup, d.coord.stage * s_.parallel.dp + d.coord.dp, seq}, s_.parallel.tp, di,
+            sg4::Engine::get_clock(), inst))
+    return;
+  run_phases(tp_phases(d, st), 0, [this, inst]() {
+    for (size_t w : inst.waiters) {
+      auto next = std::move(devices_[w].tp_done);
+      next();
+    }
+  });
+}
+
+void Driver::run_overlap_group(size_t di, size_t end, double t0)
+{
+  Device& d = devices_[di];
+  const size_t begin = d.step;
+  size_t compute = begin;
+  std::vector<size_t> comms;
+  for (size_t k = begin; k < end; ++k) {
+    if ((*d.steps)[k].kind == Step::Kind::Compute)
+      compute = k;
+    else
+      comms.push_back(k);
+  }
+  struct State {
+    int pending = 2;
+    double compute_end = 0;
+  };
+  auto state = std::make_shared<State>();
+  auto finish = [this, di, begin, end, compute, t0, state]() {
+    Device& d = devices_[di];
+    const double now = sg4::Engine::get_clock();
+    const Step& c = (*d.steps)[compute];
+    const double busy = state->compute_end - t0;
+    d.b.compute_s += busy;
+    if (c.recompute)
+      d.b.recompute_s += busy;
+    d.b.exposed_tp_comm_s += now - state->compute_end;
+    trace_.add(d.id, 0, c.label, t0, state->compute_end);
+    for (size_t k = begin; k < end; ++k)
+      if (k != compute)
+        trace_.add(d.id, 1, (*d.steps)[k].label + " (overlapped)", t0, now);
+    d.free_t = now;
+    d.step = end;
+    run_step(di);
+  };
+  exec_on(platform_.gpu(d.id), (*d.steps)[compute].seconds, [state, finish]() {
+    state->compute_end = sg4::Engine::get_clock();
+    if (--state->pending == 0)
+      finish();
+  });
+  // The collectives one after the other (the chain refers to itself weakly; each pending step keeps it alive).
+  auto chain = std::make_shared<std::function<void(size_t)>>();
+  std::weak_ptr<std::function<void(size_t)>> weak = chain;
+  *chain = [this, di, comms, state, finish, weak](size_t i) {
+    if (i == comms.size()) {
+      if (--state->pending == 0)
+        finish();
+      return;
+    }
+    tp_comm(di, (*devices_[di].steps)[comms[i]], [self = weak.lock(), i]() { (*self)(i + 1); });
+  };
+  (*chain)(0);
 }
 
 }  // namespace dtsim::replay

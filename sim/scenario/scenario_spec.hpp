@@ -27,6 +27,10 @@ struct ParallelSpec {
   /// stage posts its sends and receives between units in one batch and waits for all of them.
   bool pp_overlap = false;
   double dp_bucket_bytes = 25.0 * 1048576;  ///< PyTorch DDP's default bucket_cap_mb = 25
+  /// Tensor-parallel communication overlapped with the GEMMs next to it (Megatron-LM's --tp-comm-overlap with
+  /// Transformer Engine, off by default; needs sequence parallelism): an all-gather runs beside the kernels that
+  /// consume it, a reduce-scatter beside the kernels that produce it, as if pipelined chunk by chunk.
+  bool tp_overlap = false;
   /// ZeRO stage over the data-parallel group (Rajbhandari et al. 2019): 0 replicates everything; 1 shards the
   /// optimizer states (Megatron-LM's distributed optimizer); 2 also the gradients; 3 also the weights (FSDP).
   int zero = 0;

@@ -130,6 +130,10 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
     diag.add(at("wafer"), "wafer",
              "the wafer section applies to wafer-scale hardware only; " + s.hardware.file + " is a GPU cluster");
   }
+  if (p.tp_overlap && !p.sp)
+    diag.add(at("parallel.tp_overlap"), "parallel.tp_overlap",
+             "expected parallel.sp: true with tp_overlap (Megatron-LM overlaps the all-gathers and reduce-scatters of "
+             "sequence parallelism), got sp false");
   if (p.zero > 0 && p.dp == 1)
     diag.add(at("parallel.zero"), "parallel.zero",
              "expected zero 0 with dp = 1: ZeRO shards over the data-parallel group and there is nothing to shard "
@@ -212,12 +216,13 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   s.parallel.sp = par.boolean("sp", false).value_or(false);
   s.parallel.dp_overlap = par.boolean("dp_overlap", false).value_or(true);
   s.parallel.pp_overlap = par.boolean("pp_overlap", false).value_or(false);
+  s.parallel.tp_overlap = par.boolean("tp_overlap", false).value_or(false);
   s.parallel.dp_bucket_bytes = par.quantity("dp_bucket", Dimension::Bytes, false).value_or(25.0 * 1048576);
   s.parallel.stage_layers = par.integer_list("stage_layers", false).value_or(std::vector<int64_t>{});
   s.parallel.zero = int(par.integer("zero", false, 0).value_or(0));
   if (s.parallel.zero > 3)
     par.error("zero", "expected a ZeRO stage 0, 1, 2 or 3, got " + str(s.parallel.zero));
-  for (const char* k : {"tp", "pp", "vpp", "dp", "sp", "zero", "stage_layers"})
+  for (const char* k : {"tp", "pp", "vpp", "dp", "sp", "zero", "stage_layers", "tp_overlap"})
     remember(par, k);
   par.finish();
   const bool sizes_ok = diag.items().size() == errors_before_values;
