@@ -15,7 +15,12 @@ double ring_factor(Kind k, int64_t n)  // bytes each rank sends, per byte of the
   return k == Kind::AllReduce ? 2 * f : f;
 }
 
-int64_t ring_steps(Kind k, int64_t n) { return k == Kind::AllReduce ? 2 * (n - 1) : n - 1; }
+int64_t ring_steps(Kind k, int64_t n)
+{
+  if (k == Kind::AllToAll)  // not a ring: all pairs at once
+    return 1;
+  return k == Kind::AllReduce ? 2 * (n - 1) : n - 1;
+}
 
 Phase ring_phase(Kind kind, double bytes, const std::vector<int64_t>& ring, bool inter_node)
 {
@@ -36,6 +41,19 @@ std::vector<Phase> plan_collective(Kind kind, double bytes, const std::vector<in
   std::vector<Phase> phases;
   if (group.size() < 2 || bytes <= 0)
     return phases;
+  if (kind == Kind::AllToAll) {
+    Phase ph;
+    ph.steps = 1;  // every pair at once: one latency, paid by the flows
+    const double share = bytes / double(group.size());
+    for (int64_t a : group)
+      for (int64_t b : group)
+        if (a != b) {
+          ph.flows.push_back({a, b, share});
+          ph.inter_node = ph.inter_node || placement.node_of(a) != placement.node_of(b);
+        }
+    phases.push_back(std::move(ph));
+    return phases;
+  }
   // members per node, in group order
   std::map<int64_t, std::vector<int64_t>> by_node;
   for (int64_t d : group)

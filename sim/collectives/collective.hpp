@@ -11,7 +11,9 @@
 
 namespace dtsim::collectives {
 
-enum class Kind { AllReduce, ReduceScatter, AllGather };
+/// AllToAll: every rank sends bytes / n to every other rank at once (NCCL's grouped sends and receives), one
+/// phase of n (n - 1) flows; `bytes` is what one rank holds before the exchange, its own share included.
+enum class Kind { AllReduce, ReduceScatter, AllGather, AllToAll };
 
 struct Flow {
   int64_t src = 0, dst = 0;  ///< device indices

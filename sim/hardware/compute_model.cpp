@@ -37,8 +37,16 @@ double ComputeModel::seconds(const model::Op& op) const
 {
   double t = memory_seconds(op.bytes);
   if (op.kind == model::Op::Kind::Gemm) {
-    double eff = gemm_efficiency(op.batch, op.m, op.n, op.k);
-    t = std::max(t, op.flops() / (peak_ * eff));
+    // With area_exponent p > 1 the fitted curve makes a GEMM's compute time grow again as its output shrinks below
+    // A* = half_area * (p - 1)^(1/p) (where area / efficiency is smallest). A GEMM is never slower than the same
+    // GEMM padded to A* output elements, so smaller outputs take the padded GEMM's time (a router's 8 columns, say).
+    const auto& g = device_.gemm;
+    const double area = op.batch * op.m * op.n;
+    double padded = area;
+    if (g.area_exponent > 1 && g.half_area > 0)
+      padded = std::max(area, g.half_area * std::pow(g.area_exponent - 1, 1.0 / g.area_exponent));
+    const double eff = gemm_efficiency(1, padded, 1, op.k);
+    t = std::max(t, op.flops() * (padded / area) / (peak_ * eff));
   }
   return t;
 }

@@ -17,9 +17,10 @@ struct Op {
   double flops() const { return kind == Kind::Gemm ? 2.0 * batch * m * n * k : 0.0; }
 };
 
-/// Tensor-parallel collective types over the TP group. `None` marks Megatron's conjugate operators that are the
-/// identity in one direction (the f operator's forward, the g operator's backward).
-enum class TpCollective { None, AllReduce, ReduceScatter, AllGather };
+/// Collectives of a layer: over the TP group, except AllToAll, which is the mixture-of-experts token dispatch and
+/// combine over the expert-parallel group. `None` marks Megatron's conjugate operators that are the identity in one
+/// direction (the f operator's forward, the g operator's backward).
+enum class TpCollective { None, AllReduce, ReduceScatter, AllGather, AllToAll };
 
 /// Either a run of kernels, or a collective between runs of kernels.
 struct Segment {

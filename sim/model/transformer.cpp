@@ -11,17 +11,27 @@ const char* to_string(TpCollective c)
     case TpCollective::AllReduce: return "all-reduce";
     case TpCollective::ReduceScatter: return "reduce-scatter";
     case TpCollective::AllGather: return "all-gather";
+    case TpCollective::AllToAll: return "expert all-to-all";
   }
   return "?";
 }
 
-double Transformer::layer_params() const
+double Transformer::mlp_params() const
 {
   const double h = double(spec_.hidden), f = double(spec_.ffn);
-  double attn = h * (attn_width() + 2 * kv_width()) + (attn_width() + 2 * kv_width()) + attn_width() * h + h;
-  double mlp = gated() ? 3 * h * f + 2 * f + h : 2 * h * f + f + h;
+  if (gated())  // no biases
+    return 3 * h * f;
+  return 2 * h * f + f + h;
+}
+
+double Transformer::layer_params() const
+{
+  const double h = double(spec_.hidden);
+  // Mixture of experts: num_local_experts MLPs and a router (h x experts, no bias) in place of one MLP.
+  const double mlp = moe() ? double(spec_.experts) * mlp_params() + h * double(spec_.experts) : mlp_params();
   if (gated())  // llama-style layers have no biases and RMSNorm with one weight vector
-    return h * (attn_width() + 2 * kv_width()) + attn_width() * h + 3 * h * f + 2 * h;
+    return h * (attn_width() + 2 * kv_width()) + attn_width() * h + mlp + 2 * h;
+  double attn = h * (attn_width() + 2 * kv_width()) + (attn_width() + 2 * kv_width()) + attn_width() * h + h;
   return attn + mlp + 4 * h;  // two layer norms, weight and bias each
 }
 
@@ -47,12 +57,29 @@ double Transformer::total_params(int64_t seq) const
   return double(spec_.layers) * layer_params() + embedding_params(seq) + head_params();
 }
 
-double Transformer::layer_params_per_rank(int64_t tp) const
+double Transformer::layer_expert_params_per_rank(int64_t tp, int64_t ep) const
+{
+  if (!moe())
+    return 0.0;
+  // Experts are split over ep ranks, each expert's matrices over tp (Megatron-LM: expert tensor parallelism =
+  // tp); the fc2 output bias of GPT-style experts is not split over tp.
+  const double per_expert = gated() ? mlp_params() / double(tp)
+                                    : (mlp_params() - double(spec_.hidden)) / double(tp) + double(spec_.hidden);
+  return double(spec_.experts) / double(ep) * per_expert;
+}
+
+double Transformer::layer_params_per_rank(int64_t tp, int64_t ep) const
 {
   const double h = double(spec_.hidden), t = double(tp);
   double norms = gated() ? 2 * h : 4 * h;
   double replicated_bias = gated() ? 0.0 : 2 * h;  // proj and fc2 output biases are not split
-  return (layer_params() - norms - replicated_bias) / t + norms + replicated_bias;
+  if (!moe())
+    return (layer_params() - norms - replicated_bias) / t + norms + replicated_bias;
+  // Attention as above; the router is replicated on every rank.
+  const double experts = double(spec_.experts) * mlp_params() + h * double(spec_.experts);
+  const double attn_bias = gated() ? 0.0 : h;  // the projection's output bias
+  const double attention = layer_params() - experts - norms - attn_bias;
+  return attention / t + norms + attn_bias + h * double(spec_.experts) + layer_expert_params_per_rank(tp, ep);
 }
 
 double Transformer::layer_forward_flops(int64_t tokens, int64_t seq) const
@@ -62,6 +89,8 @@ double Transformer::layer_forward_flops(int64_t tokens, int64_t seq) const
   double attention = 2 * 2 * T * s * attn_width();  // scores and attention-over-values
   double proj = 2 * T * attn_width() * h;
   double mlp = 2 * T * h * f * (gated() ? 3 : 2);
+  if (moe())  // each token goes through num_experts_per_tok experts, after the router
+    mlp = mlp * double(spec_.experts_per_token) + 2 * T * h * double(spec_.experts);
   return qkv + attention + proj + mlp;
 }
 
@@ -78,6 +107,7 @@ struct Item {
   char conjugate = 0;  // 0 for a kernel
   Op fwd;
   std::vector<Op> bwd;
+  double bytes = 0;  // a conjugate's tensor, when not the layer's boundary activation
 };
 
 Op gemm(const std::string& name, double batch, double m, double n, double k, int e)
@@ -114,10 +144,12 @@ Item mem_item(const std::string& name, double fwd_bytes, double bwd_bytes)
   return {0, mem(name, fwd_bytes), {mem(name + ".bwd", bwd_bytes)}};
 }
 
-Item conj(char which) { return {which, {}, {}}; }
+Item conj(char which, double bytes = 0) { return {which, {}, {}, bytes}; }
 
 TpCollective forward_collective(char c, bool sp)
 {
+  if (c == 'a')  // expert dispatch or combine: an all-to-all in both directions
+    return TpCollective::AllToAll;
   if (c == 'f')
     return sp ? TpCollective::AllGather : TpCollective::None;
   return sp ? TpCollective::ReduceScatter : TpCollective::AllReduce;
@@ -125,6 +157,8 @@ TpCollective forward_collective(char c, bool sp)
 
 TpCollective backward_collective(char c, bool sp)
 {
+  if (c == 'a')
+    return TpCollective::AllToAll;
   if (c == 'f')
     return sp ? TpCollective::ReduceScatter : TpCollective::AllReduce;
   return sp ? TpCollective::AllGather : TpCollective::None;
@@ -140,27 +174,36 @@ void push_ops(std::vector<Segment>& out, std::vector<Op> ops)
     out.push_back(Segment{std::move(ops), TpCollective::None, 0});
 }
 
-void push_collective(std::vector<Segment>& out, TpCollective c, double bytes, int64_t tp)
+// A collective over a group of one rank is nothing.
+void push_collective(std::vector<Segment>& out, TpCollective c, double bytes, int64_t group)
 {
-  if (c == TpCollective::None || tp == 1)
+  if (c == TpCollective::None || group == 1)
     return;
   out.push_back(Segment{{}, c, bytes});
 }
 
 // Turns a forward item list into forward and backward segment lists. Backward runs the items in reverse order,
-// each kernel's backward kernels, and each conjugate operator's other direction.
-PassProgram assemble(const std::vector<Item>& items, bool sp, double boundary_bytes, int64_t tp)
+// each kernel's backward kernels, and each conjugate operator's other direction. `dispatch_bytes`: the tokens an
+// expert all-to-all ('a') moves (sent and received by one rank, its own share included).
+PassProgram assemble(const std::vector<Item>& items, bool sp, double boundary_bytes, int64_t tp,
+                     double dispatch_bytes = 0, int64_t ep = 1)
 {
   PassProgram p;
   for (const auto& it : items) {
-    if (it.conjugate)
-      push_collective(p.forward, forward_collective(it.conjugate, sp), boundary_bytes, tp);
+    const double bytes = it.bytes > 0 ? it.bytes : boundary_bytes;
+    if (it.conjugate == 'a')
+      push_collective(p.forward, TpCollective::AllToAll, dispatch_bytes, ep);
+    else if (it.conjugate)
+      push_collective(p.forward, forward_collective(it.conjugate, sp), bytes, tp);
     else
       push_ops(p.forward, {it.fwd});
   }
   for (auto it = items.rbegin(); it != items.rend(); ++it) {
-    if (it->conjugate)
-      push_collective(p.backward, backward_collective(it->conjugate, sp), boundary_bytes, tp);
+    const double bytes = it->bytes > 0 ? it->bytes : boundary_bytes;
+    if (it->conjugate == 'a')
+      push_collective(p.backward, TpCollective::AllToAll, dispatch_bytes, ep);
+    else if (it->conjugate)
+      push_collective(p.backward, backward_collective(it->conjugate, sp), bytes, tp);
     else
       push_ops(p.backward, it->bwd);
   }
@@ -200,20 +243,45 @@ PassProgram Transformer::layer(const Shape& sh) const
   // MLP block: bias-dropout-add (residual), LN -> f -> fc1, activation, fc2 -> g -> bias-dropout-add
   items.push_back(mem_item("bias_dropout_add1", (3 * e + mask) * Tn * h, (2 * e + mask) * Tn * h));
   items.push_back(mem_item("layernorm2", 2 * e * Tn * h, 3 * e * Tn * h));
-  items.push_back(conj('f'));
   const double fn = f / t;
-  if (gated()) {
-    items.push_back(gemm_item("fc1_gate_up", 1, T, 2 * fn, h, e));
-    items.push_back(mem_item("silu_mul", 3 * e * T * fn, 5 * e * T * fn));
+  // Mixture of experts (Megatron-Core's all-to-all token dispatcher; with tp > 1 it needs sequence parallelism):
+  // the router scores the rank's own tokens, their top-k copies go to their experts' ranks (all-to-all over ep),
+  // the tensor-parallel ranks all-gather what they received (each holds a 1/tp slice of every local expert), the
+  // local experts run as one grouped GEMM each over their share, and the way back is a reduce-scatter over tp and
+  // an all-to-all. The busiest rank's experts get expert_imbalance times the mean number of tokens; the all-to-all
+  // moves the mean volume.
+  const double k = moe() ? double(spec_.experts_per_token) : 1.0;
+  const double local_experts = moe() ? double(spec_.experts) / double(sh.ep) : 1.0;
+  const double Tx = moe() ? T * k * sh.expert_imbalance : T;  // tokens through this rank's MLPs
+  const double per_expert = Tx / local_experts;
+  if (moe()) {
+    const double E = double(spec_.experts);
+    items.push_back(gemm_item("router", 1, Tn, E, h, e));
+    items.push_back(mem_item("router_topk", (e + 8) * Tn * E, (e + 8) * Tn * E));  // fp32 softmax, top-k, indices
+    items.push_back(mem_item("dispatch_permute", 2 * e * Tn * k * h, 2 * e * Tn * k * h));
+    items.push_back(conj('a'));
+    items.push_back(conj('f', e * Tx * h));
   } else {
-    items.push_back(gemm_item("fc1", 1, T, fn, h, e));
-    items.push_back(mem_item("bias_gelu", 2 * e * T * fn, 3 * e * T * fn));
+    items.push_back(conj('f'));
   }
-  items.push_back(gemm_item("fc2", 1, T, h, fn, e));
-  items.push_back(conj('g'));
+  if (gated()) {
+    items.push_back(gemm_item("fc1_gate_up", local_experts, per_expert, 2 * fn, h, e));
+    items.push_back(mem_item("silu_mul", 3 * e * Tx * fn, 5 * e * Tx * fn));
+  } else {
+    items.push_back(gemm_item("fc1", local_experts, per_expert, fn, h, e));
+    items.push_back(mem_item("bias_gelu", 2 * e * Tx * fn, 3 * e * Tx * fn));
+  }
+  items.push_back(gemm_item("fc2", local_experts, per_expert, h, fn, e));
+  if (moe()) {
+    items.push_back(conj('g', e * Tx * h));
+    items.push_back(conj('a'));
+    items.push_back(mem_item("combine_unpermute", (2 * k + 1) * e * Tn * h, (2 * k + 1) * e * Tn * h));
+  } else {
+    items.push_back(conj('g'));
+  }
   items.push_back(mem_item("bias_dropout_add2", (3 * e + mask) * Tn * h, (2 * e + mask) * Tn * h));
 
-  PassProgram p = assemble(items, sh.sp, e * T * h, sh.tp);
+  PassProgram p = assemble(items, sh.sp, e * T * h, sh.tp, e * Tn * k * h, sh.ep);
   for (const auto& it : core)
     p.selective_recompute.push_back(it.fwd);
   return p;

@@ -23,6 +23,8 @@ struct Shape {
   int64_t tp = 1;           ///< t
   bool sp = false;          ///< sequence parallelism
   int elem_bytes = 2;       ///< bytes per activation element (2 for bf16/fp16)
+  int64_t ep = 1;           ///< expert parallelism (mixture of experts)
+  double expert_imbalance = 1.0;  ///< tokens on the busiest expert relative to the mean (>= 1)
 };
 
 class Transformer {
@@ -39,8 +41,12 @@ class Transformer {
   /// Whole-model parameter count (tied embeddings counted once).
   double total_params(int64_t seq) const;
 
-  /// Parameters one TP rank holds for one layer (matrices divided by t, norms replicated).
-  double layer_params_per_rank(int64_t tp) const;
+  /// Parameters one rank holds for one layer (matrices divided by t, norms replicated; with experts, the expert
+  /// matrices also divided by ep).
+  double layer_params_per_rank(int64_t tp, int64_t ep = 1) const;
+  /// Of those, the expert parameters (reduced over the expert-data-parallel group, not the whole dp group).
+  double layer_expert_params_per_rank(int64_t tp, int64_t ep) const;
+  bool moe() const { return spec_.experts > 0; }
 
   /// Forward FLOPs of one layer for one microbatch, whole (all TP ranks together).
   double layer_forward_flops(int64_t tokens, int64_t seq) const;
@@ -55,6 +61,8 @@ class Transformer {
   double attn_width() const { return double(spec_.heads) * double(spec_.head_dim); }
   double kv_width() const { return double(spec_.kv_heads) * double(spec_.head_dim); }
   bool gated() const { return spec_.family == Family::GatedDecoder; }
+  /// Parameters of one MLP (one expert's with experts), whole.
+  double mlp_params() const;
   ModelSpec spec_;
 };
 

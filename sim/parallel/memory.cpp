@@ -24,7 +24,15 @@ double layer_activation_bytes(const model::ModelSpec& m, const scenario::Scenari
   double qkv = 2.0 * (aw + 2.0 * kvw) / h;
   double attn_out = 2.0 * aw / h;
   double mlp = (m.family == model::Family::GatedDecoder ? 6.0 : 4.0) * f / h;
-  double per_sbh = (s.parallel.sp ? replicated / t : replicated) + (qkv + attn_out + mlp) / t;
+  // Mixture of experts: k copies of each token (the busiest rank: times the imbalance) go through the experts,
+  // and the dispatched expert inputs (2 bytes per element) are kept whole on every TP rank.
+  double dispatched = 0;
+  if (m.experts > 0) {
+    const double routed = double(m.experts_per_token) * s.training.expert_imbalance;
+    mlp *= routed;
+    dispatched = 2.0 * routed;
+  }
+  double per_sbh = (s.parallel.sp ? replicated / t : replicated) + (qkv + attn_out + mlp) / t + dispatched;
   // softmax output (2), its dropout mask (1) and dropout output (2) per attention score element
   double scores = selective ? 0.0 : 5.0 * double(m.heads) * sq / (h * t);
   double sbh = sq * double(s.training.micro_batch) * h;
@@ -35,7 +43,7 @@ double stage_params(const model::Transformer& t, const scenario::ScenarioSpec& s
 {
   const auto& m = t.spec();
   const int64_t tp = s.parallel.tp, pp = s.parallel.pp;
-  double p = double(scenario::stage_layers(s, stage)) * t.layer_params_per_rank(tp);
+  double p = double(scenario::stage_layers(s, stage)) * t.layer_params_per_rank(tp, s.parallel.ep);
   const double h = double(m.hidden);
   if (stage == 0) {
     p += double(m.vocab) * h / double(tp);
@@ -50,6 +58,11 @@ double stage_params(const model::Transformer& t, const scenario::ScenarioSpec& s
       p += double(m.vocab) * h / double(tp);
   }
   return p;
+}
+
+double stage_expert_params(const model::Transformer& t, const scenario::ScenarioSpec& s, int64_t stage)
+{
+  return double(scenario::stage_layers(s, stage)) * t.layer_expert_params_per_rank(s.parallel.tp, s.parallel.ep);
 }
 
 MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const model::Transformer& t)
@@ -75,14 +88,17 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const model::Trans
     // ZeRO (Rajbhandari et al. 2019, Sec. 5): stage 1 shards the optimizer states over the dp ranks, stage 2
     // also the gradients, stage 3 also the weights; stage 3 then holds the gathered weights of the layer being
     // computed and of the one being prefetched.
+    // Expert parameters are sharded over their own data-parallel group (dp / ep ranks).
     const int zero = s.parallel.zero;
-    const double d = double(s.parallel.dp);
-    sm.weights_bytes = sm.params * weight_bytes / (zero >= 3 ? d : 1.0);
+    const double d = double(s.parallel.dp), de = double(s.parallel.dp / s.parallel.ep);
+    const double experts = stage_expert_params(t, s, st), dense = sm.params - experts;
+    auto sharded = [&](int from_stage) { return zero >= from_stage ? dense / d + experts / de : sm.params; };
+    sm.weights_bytes = sharded(3) * weight_bytes;
     if (zero >= 3)
-      sm.weights_bytes += 2.0 * t.layer_params_per_rank(s.parallel.tp) * weight_bytes;
-    sm.gradients_bytes = sm.params * weight_bytes / (zero >= 2 ? d : 1.0);
+      sm.weights_bytes += 2.0 * t.layer_params_per_rank(s.parallel.tp, s.parallel.ep) * weight_bytes;
+    sm.gradients_bytes = sharded(2) * weight_bytes;
     // (fp32 master,) momentum, variance
-    sm.optimizer_bytes = sm.params * (s.training.precision == "fp32" ? 8 : 12) / (zero >= 1 ? d : 1.0);
+    sm.optimizer_bytes = sharded(1) * (s.training.precision == "fp32" ? 8 : 12);
     int64_t in_flight = 0;
     switch (s.schedule) {
       case Schedule::GPipe: in_flight = mb * v; break;

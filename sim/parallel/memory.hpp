@@ -31,6 +31,8 @@ double layer_activation_bytes(const model::ModelSpec& m, const scenario::Scenari
 
 /// Parameters one device of `stage` holds.
 double stage_params(const model::Transformer& t, const scenario::ScenarioSpec& s, int64_t stage);
+/// Of those, the expert parameters (mixture of experts; 0 otherwise).
+double stage_expert_params(const model::Transformer& t, const scenario::ScenarioSpec& s, int64_t stage);
 
 MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const model::Transformer& t);
 

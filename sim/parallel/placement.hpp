@@ -21,6 +21,10 @@ class Placement {
   int64_t nodes() const { return (devices() + per_node_ - 1) / per_node_; }
   std::vector<int64_t> tp_group(int64_t stage, int64_t dp) const;
   std::vector<int64_t> dp_group(int64_t stage, int64_t tp) const;
+  /// Expert parallelism (Megatron-LM: ep consecutive data-parallel ranks): the ep ranks that share the experts of
+  /// data-parallel rank `dp`, and the dp / ep ranks that hold the same experts (their gradients are reduced together).
+  std::vector<int64_t> ep_group(int64_t stage, int64_t dp, int64_t tp, int64_t ep) const;
+  std::vector<int64_t> expert_dp_group(int64_t stage, int64_t dp, int64_t tp, int64_t ep) const;
   int64_t dp() const { return dp_; }
   int64_t tp() const { return tp_; }
   int64_t pp() const { return pp_; }

@@ -7,6 +7,7 @@ collectives::Kind kind_of(model::TpCollective c)
   switch (c) {
     case model::TpCollective::ReduceScatter: return collectives::Kind::ReduceScatter;
     case model::TpCollective::AllGather: return collectives::Kind::AllGather;
+    case model::TpCollective::AllToAll: return collectives::Kind::AllToAll;
     default: return collectives::Kind::AllReduce;
   }
 }
@@ -63,6 +64,12 @@ bool Driver::nvlink_exclusive_to_tp() const
       return false;
     if (st + 1 < p.pp && platform_.same_node(placement_.device({st, 0, 0}), placement_.device({st + 1, 0, 0})))
       return false;
+    if (p.ep > 1) {  // expert all-to-alls must not share the representative's NVLink links either
+      auto epg = placement_.ep_group(st, 0, 0, p.ep);
+      for (size_t i = 1; i < epg.size(); ++i)
+        if (platform_.same_node(epg[0], epg[i]))
+          return false;
+    }
     if (p.dp > 1) {
       auto dpg = placement_.dp_group(st, 0);
       for (size_t i = 1; i < dpg.size(); ++i)

@@ -37,6 +37,7 @@ class Driver {
     double bytes = 0;
     enum class What { Gradients, ParamGather, ParamRefresh } what = What::Gradients;
     size_t step = 0;  ///< ParamGather: the step of the current unit that waits for it
+    bool expert = false;  ///< over the expert-data-parallel group (expert parameters), not the dp group
   };
   struct Device {
     int64_t id = 0;
@@ -56,6 +57,7 @@ class Driver {
     double ex_enter = 0;
     std::vector<size_t> ex_transfers;
     int64_t tp_seq = 0;
+    int64_t ep_seq = 0;
     std::function<void()> tp_done;  // full fidelity, parallel.tp_overlap: what follows the pending TP collective
     double prepaid_s = 0;  // latency of the coming collective, spent at the end of the kernel before it
     // data parallel
@@ -64,7 +66,7 @@ class Driver {
     int64_t dp_seq = 0;               // collectives issued on the communicator (full fidelity: join key)
     std::vector<char> gather_state;   // ZeRO-3, per step of the current unit: 0 not issued, 1 issued, 2 done
     bool waiting_gather = false;
-    bool refreshed = false;           // ZeRO 1-2: updated parameters all-gathered after the optimizer
+    int refresh_pending = 0;          // ZeRO 1-2: all-gathers of updated parameters after the optimizer
     bool backward_done = false;
     double backward_end_t = 0;
     bool optimizer_started = false;
@@ -123,6 +125,8 @@ class Driver {
   void send(size_t di, UnitId to);
   Arrival& arrival(int64_t replica, UnitId u);
   void tp_collective(size_t di, const Step& st, double t0);
+  /// Mixture of experts: the token all-to-all over the device's expert-parallel group (driver_experts.cpp).
+  void ep_collective(size_t di, const Step& st, double t0);
   // parallel.tp_overlap: [begin, end) is an all-gather and/or a reduce-scatter around one compute step.
   bool overlap_group(const Device& d, size_t& end) const;
   void run_overlap_group(size_t di, size_t end, double t0);
@@ -149,7 +153,10 @@ class Driver {
   // NCCL runs a communicator's collectives one at a time, in order.
   void pump_dp(size_t di);
   void dp_op_done(size_t di, const DpOp& op, double t0);
-  Phases dp_phases(const Device& d, collectives::Kind kind, double bytes);
+  Phases dp_phases(const Device& d, collectives::Kind kind, double bytes, bool expert);
+  /// Queues the gradients' collectives of `total` bytes (non-expert) and `experts` bytes (expert).
+  void enqueue_gradients(size_t di, double total, double experts);
+  bool experts_replicated() const { return s_.parallel.dp / s_.parallel.ep > 1; }
   // ZeRO-3: waits at a ParamGather step until its all-gather is done; the next one is prefetched.
   bool param_gather_ready(size_t di);
   void on_backward_done(size_t di);
@@ -173,10 +180,11 @@ class Driver {
   std::map<int64_t, size_t> index_of_;
   std::vector<Arrival> arrivals_;
   std::vector<Transfer> transfers_;
-  static constexpr int kTpGroup = 0, kDpGroup = 1, kEmbeddingGroup = 2;
+  static constexpr int kTpGroup = 0, kDpGroup = 1, kEmbeddingGroup = 2, kEpGroup = 3, kExpertDpGroup = 4;
   std::map<std::tuple<int, int64_t, int64_t>, Instance> instances_;
   std::map<std::tuple<int64_t, int64_t, int, double>, Phases> tp_plans_;  // (stage, dp, kind, bytes)
-  std::map<std::tuple<int64_t, int64_t, int, double>, Phases> dp_plans_;  // (stage, tp or -1, kind, bytes)
+  std::map<std::tuple<int64_t, int64_t, int, double, bool>, Phases> dp_plans_;  // (stage, tp or -1, kind, bytes, expert)
+  std::map<std::tuple<int64_t, int64_t, double>, Phases> ep_plans_;  // (stage, EP group and TP rank or -1, bytes)
   std::vector<std::vector<std::vector<double>>> bucket_at_;  // [stage][chunk][gradient index], see setup_buckets
   size_t done_count_ = 0;
   replay::Trace trace_;

@@ -10,15 +10,21 @@ void Driver::setup_buckets()
   for (int64_t st = 0; st < pp; ++st)
     for (int64_t c = 0; c < v; ++c) {
       // Each model chunk is its own data-parallel module with its own buckets (Megatron-LM, PyTorch DDP).
-      const auto& g = prog_.gradients[size_t(st)][size_t(c)].bytes;
+      // Expert and non-expert gradients fill separate buckets (they are reduced over different groups).
+      const auto& grads = prog_.gradients[size_t(st)][size_t(c)];
+      const auto& g = grads.bytes;
       auto& at = bucket_at_[size_t(st)][size_t(c)];
       at.assign(g.size(), 0.0);
-      double acc = 0;
+      double acc[2] = {0, 0};
+      int last[2] = {-1, -1};
+      for (size_t i = 0; i < g.size(); ++i)
+        last[grads.expert.empty() || !grads.expert[i] ? 0 : 1] = int(i);
       for (size_t i = 0; i < g.size(); ++i) {
-        acc += g[i];
-        if (acc >= s_.parallel.dp_bucket_bytes || i + 1 == g.size()) {
-          at[i] = acc;
-          acc = 0;
+        const int kind = grads.expert.empty() || !grads.expert[i] ? 0 : 1;
+        acc[kind] += g[i];
+        if (acc[kind] >= s_.parallel.dp_bucket_bytes || int(i) == last[kind]) {
+          at[i] = acc[kind];
+          acc[kind] = 0;
         }
       }
     }
@@ -42,8 +48,19 @@ void Driver::grad_ready(size_t di, int index)
   if (!s_.parallel.dp_overlap || !reduces_gradients(u))
     return;
   double bytes = bucket_at_[size_t(d.coord.stage)][size_t(u.chunk)][size_t(index)];
-  if (bytes > 0)
-    enqueue_dp(di, {gradient_collective(), bytes, DpOp::What::Gradients, 0});
+  const auto& expert = prog_.gradients[size_t(d.coord.stage)][size_t(u.chunk)].expert;
+  const bool is_expert = !expert.empty() && expert[size_t(index)];
+  if (bytes > 0 && (!is_expert || experts_replicated()))
+    enqueue_dp(di, {gradient_collective(), bytes, DpOp::What::Gradients, 0, is_expert});
+}
+
+void Driver::enqueue_gradients(size_t di, double total, double experts)
+{
+  if (total > 0)
+    devices_[di].dp_queue.push_back({gradient_collective(), total, DpOp::What::Gradients, 0, false});
+  if (experts > 0 && experts_replicated())
+    devices_[di].dp_queue.push_back({gradient_collective(), experts, DpOp::What::Gradients, 0, true});
+  pump_dp(di);
 }
 
 void Driver::on_backward_unit_done(size_t di)
@@ -54,10 +71,11 @@ void Driver::on_backward_unit_done(size_t di)
   const auto& u = sched_.graph[d.unit];
   if (s_.parallel.dp_overlap || s_.parallel.zero < 2 || !u.backward || !reduces_gradients(u))
     return;
-  double total = 0;
-  for (double b : prog_.gradients[size_t(d.coord.stage)][size_t(u.chunk)].bytes)
-    total += b;
-  enqueue_dp(di, {gradient_collective(), total, DpOp::What::Gradients, 0});
+  double total = 0, experts = 0;
+  const auto& g = prog_.gradients[size_t(d.coord.stage)][size_t(u.chunk)];
+  for (size_t i = 0; i < g.bytes.size(); ++i)
+    (!g.expert.empty() && g.expert[i] ? experts : total) += g.bytes[i];
+  enqueue_gradients(di, total, experts);
 }
 
 void Driver::enqueue_dp(size_t di, DpOp op)
@@ -66,9 +84,12 @@ void Driver::enqueue_dp(size_t di, DpOp op)
   pump_dp(di);
 }
 
-Driver::Phases Driver::dp_phases(const Device& d, collectives::Kind kind, double bytes)
+Driver::Phases Driver::dp_phases(const Device& d, collectives::Kind kind, double bytes, bool expert)
 {
-  auto key = std::make_tuple(d.coord.stage, full_ ? d.coord.tp : int64_t(-1), int(kind), bytes);
+  // Full fidelity: one plan per group (expert groups differ by dp % ep); folded: one per stage.
+  const int64_t group_key =
+      !full_ ? int64_t(-1) : d.coord.tp * s_.parallel.ep + (expert ? d.coord.dp % s_.parallel.ep : 0);
+  auto key = std::make_tuple(d.coord.stage, group_key, int(kind), bytes, expert);
   auto it = dp_plans_.find(key);
   if (it != dp_plans_.end())
     return it->second;
@@ -80,8 +101,21 @@ Driver::Phases Driver::dp_phases(const Device& d, collectives::Kind kind, double
   else
     for (int64_t r = 0; r < s_.parallel.tp; ++r)
       ranks.push_back(r);
+  // Expert gradients go over the expert-data-parallel groups; folded, all of them (one per expert-parallel rank)
+  // run at once, as they do in the cluster.
+  std::vector<std::vector<int64_t>> groups;
+  const int64_t ep = s_.parallel.ep;
   for (int64_t r : ranks) {
-    auto p = collectives::plan_collective(kind, bytes, placement_.dp_group(d.coord.stage, r), placement_);
+    if (!expert)
+      groups.push_back(placement_.dp_group(d.coord.stage, r));
+    else if (full_)
+      groups.push_back(placement_.expert_dp_group(d.coord.stage, d.coord.dp, r, ep));
+    else
+      for (int64_t e = 0; e < ep; ++e)
+        groups.push_back(placement_.expert_dp_group(d.coord.stage, e, r, ep));
+  }
+  for (const auto& g : groups) {
+    auto p = collectives::plan_collective(kind, bytes, g, placement_);
     if (phases.empty())
       phases = std::move(p);
     else
@@ -106,14 +140,18 @@ void Driver::pump_dp(size_t di)
   d.dp_queue.pop_front();
   const int64_t seq = d.dp_seq++;
   double t0 = sg4::Engine::get_clock();
-  Phases phases = dp_phases(d, op.kind, op.bytes);
+  Phases phases = dp_phases(d, op.kind, op.bytes, op.expert);
   if (!full_) {
     run_phases(phases, 0, [this, di, op, t0]() { dp_op_done(di, op, t0); });
     return;
   }
-  // Full: the group's members join; the collective starts when the last one arrives.
+  // Full: the group's members join; the collective starts when the last one arrives. Every device issues the
+  // same sequence of collectives, expert ones included, so the sequence number names the instance.
   Instance inst;
-  if (!join({kDpGroup, d.coord.stage * s_.parallel.tp + d.coord.tp, seq}, s_.parallel.dp, di, t0, inst))
+  const int64_t group = (d.coord.stage * s_.parallel.tp + d.coord.tp) * s_.parallel.ep +
+                        (op.expert ? d.coord.dp % s_.parallel.ep : 0);
+  const int64_t members = op.expert ? s_.parallel.dp / s_.parallel.ep : s_.parallel.dp;
+  if (!join({op.expert ? kExpertDpGroup : kDpGroup, group, seq}, members, di, t0, inst))
     return;
   run_phases(phases, 0, [this, inst, op]() {
     for (size_t i = 0; i < inst.waiters.size(); ++i)
@@ -145,9 +183,10 @@ void Driver::dp_op_done(size_t di, const DpOp& op, double t0)
     }
   } else if (op.what == DpOp::What::ParamRefresh) {
     d.b.exposed_dp_comm_s += now - t0;
-    d.refreshed = true;
-    finish_device(di);
-    return;
+    if (--d.refresh_pending == 0) {
+      finish_device(di);
+      return;
+    }
   }
   pump_dp(di);
 }
@@ -166,7 +205,7 @@ bool Driver::param_gather_ready(size_t di)
     ++issued;
     if (d.gather_state[j] == 0) {
       d.gather_state[j] = 1;
-      d.dp_queue.push_back({collectives::Kind::AllGather, steps[j].bytes, DpOp::What::ParamGather, j});
+      d.dp_queue.push_back({collectives::Kind::AllGather, steps[j].bytes, DpOp::What::ParamGather, j, false});
     }
   }
   const bool ready = d.gather_state[d.step] == 2;
@@ -183,11 +222,11 @@ void Driver::on_backward_done(size_t di)
   d.backward_done = true;
   d.backward_end_t = sg4::Engine::get_clock();
   if (s_.parallel.dp > 1 && !s_.parallel.dp_overlap && s_.parallel.zero < 2) {  // one collective of every gradient
-    double total = 0;
+    double total = 0, experts = 0;
     for (const auto& chunk : prog_.gradients[size_t(d.coord.stage)])
-      for (double b : chunk.bytes)
-        total += b;
-    enqueue_dp(di, {gradient_collective(), total, DpOp::What::Gradients, 0});
+      for (size_t i = 0; i < chunk.bytes.size(); ++i)
+        (!chunk.expert.empty() && chunk.expert[i] ? experts : total) += chunk.bytes[i];
+    enqueue_gradients(di, total, experts);
     return;
   }
   pump_dp(di);
@@ -245,11 +284,17 @@ void Driver::maybe_optimizer(size_t di)
     double now = sg4::Engine::get_clock();
     d.b.optimizer_s += now - t0;
     trace_.add(d.id, 0, "optimizer", t0, now);
-    const double refresh = prog_.param_allgather_bytes.empty()
+    const size_t st = size_t(d.coord.stage);
+    const double refresh = prog_.param_allgather_bytes.empty() ? 0.0 : prog_.param_allgather_bytes[st];
+    const double experts = prog_.expert_allgather_bytes.empty() || !experts_replicated()
                                ? 0.0
-                               : prog_.param_allgather_bytes[size_t(d.coord.stage)];
-    if (refresh > 0 && s_.parallel.dp > 1) {
-      d.dp_queue.push_back({collectives::Kind::AllGather, refresh, DpOp::What::ParamRefresh, 0});
+                               : prog_.expert_allgather_bytes[st];
+    if (s_.parallel.dp > 1 && (refresh > 0 || experts > 0)) {
+      if (refresh > 0)
+        d.dp_queue.push_back({collectives::Kind::AllGather, refresh, DpOp::What::ParamRefresh, 0, false});
+      if (experts > 0)
+        d.dp_queue.push_back({collectives::Kind::AllGather, experts, DpOp::What::ParamRefresh, 0, true});
+      d.refresh_pending = int(d.dp_queue.size());
       pump_dp(di);
       return;
     }

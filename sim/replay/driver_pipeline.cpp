@@ -67,6 +67,10 @@ void Driver::run_step(size_t di)
       continue;
     }
     double t0 = sg4::Engine::get_clock();
+    if (st.kind == Step::Kind::EpCollective) {
+      ep_collective(di, st, t0);
+      return;
+    }
     size_t group_end = 0;
     if (s_.parallel.tp_overlap && overlap_group(d, group_end)) {
       run_overlap_group(di, group_end, t0);
@@ -137,7 +141,7 @@ void Driver::run_merged(size_t di, double t0)
       after_kernel = true;
       continue;
     }
-    if (st.kind == Step::Kind::ParamGather)  // waits for the data-parallel communicator: run_step handles it
+    if (st.kind == Step::Kind::ParamGather || st.kind == Step::Kind::EpCollective)  // run_step handles them
       break;
     if (s_.parallel.tp_overlap && st.kind == Step::Kind::TpCollective)  // run_step groups it with its GEMMs
       break;

@@ -31,7 +31,7 @@ void append(std::vector<Step>& out, const std::vector<model::Segment>& segs, con
   for (const auto& seg : segs) {
     if (seg.is_collective()) {
       Step st;
-      st.kind = Step::Kind::TpCollective;
+      st.kind = seg.collective == model::TpCollective::AllToAll ? Step::Kind::EpCollective : Step::Kind::TpCollective;
       st.collective = seg.collective;
       st.bytes = seg.collective_bytes;
       st.label = label + " " + model::to_string(seg.collective);
@@ -45,8 +45,10 @@ void append(std::vector<Step>& out, const std::vector<model::Segment>& segs, con
 // A parameter group's gradients are ready. Without gradient-accumulation fusion, PyTorch's AccumulateGrad adds
 // each new gradient into the stored one (read both, write one) on every microbatch but the first.
 void grad_ready(std::vector<Step>& out, ChunkGradients& grads, double bytes, const hardware::ComputeModel& cm,
-                bool fused)
+                bool fused, bool expert = false)
 {
+  if (bytes <= 0)
+    return;
   if (!fused) {
     Step acc;
     acc.kind = Step::Kind::Compute;
@@ -59,6 +61,7 @@ void grad_ready(std::vector<Step>& out, ChunkGradients& grads, double bytes, con
   st.kind = Step::Kind::GradReady;
   st.grad_index = int(grads.bytes.size());
   grads.bytes.push_back(bytes);
+  grads.expert.push_back(expert);
   out.push_back(std::move(st));
 }
 
@@ -91,11 +94,14 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Tra
   const auto& m = t.spec();
   const int64_t p = s.parallel.pp, v = s.parallel.vpp, tp = s.parallel.tp;
   const int elem = s.training.precision == "fp32" ? 4 : 2;
-  model::Shape shape{s.training.micro_batch, s.training.seq_len, tp, s.parallel.sp, elem};
+  model::Shape shape{s.training.micro_batch, s.training.seq_len, tp, s.parallel.sp, elem, s.parallel.ep,
+                     s.training.expert_imbalance};
   const model::PassProgram layer = t.layer(shape), emb = t.embedding(shape), head = t.head(shape);
   const std::vector<int64_t> chunk_layers = scenario::chunk_layers(s);
   const double grad_elem = elem;
-  const double layer_grad_bytes = t.layer_params_per_rank(tp) * grad_elem;
+  // A layer's experts are reduced over their own group (expert data parallelism), the rest over dp.
+  const double expert_grad_bytes = t.layer_expert_params_per_rank(tp, s.parallel.ep) * grad_elem;
+  const double layer_grad_bytes = t.layer_params_per_rank(tp, s.parallel.ep) * grad_elem - expert_grad_bytes;
   const double h = double(m.hidden);
   const bool fused = s.training.grad_accumulation_fusion;
   const int zero = s.parallel.zero;
@@ -118,7 +124,7 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Tra
       const double emb_params =
           double(m.vocab) * h / double(tp) +
           (m.learned_positions ? double(std::min(s.training.seq_len, m.max_positions)) * h : 0.0);
-      const double layer_params = t.layer_params_per_rank(tp);
+      const double layer_params = t.layer_params_per_rank(tp, s.parallel.ep);
       if (first) {
         param_gather(fw, emb_params, elem, zero, "embedding");
         append(fw, emb.forward, cm, "forward embedding", false);
@@ -142,6 +148,7 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Tra
         else if (s.training.recompute == Recompute::Selective)
           bw.push_back(compute_step(layer.selective_recompute, cm, "recompute attention " + name, true));
         append(bw, layer.backward, cm, "backward " + name, false);
+        grad_ready(bw, grads, expert_grad_bytes, cm, fused, true);
         grad_ready(bw, grads, layer_grad_bytes, cm, fused);
       }
       if (first) {
@@ -157,9 +164,12 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Tra
     prog.stage_params.push_back(parallel::stage_params(t, s, st));
     // ZeRO 1-3: each rank updates only its 1/dp share of the stage's parameters, then (stages 1 and 2) the
     // updated 16-bit parameters are all-gathered; stage 3 keeps them sharded and gathers them before use.
-    const double updated = prog.stage_params.back() / (zero >= 1 ? double(s.parallel.dp) : 1.0);
+    const double experts = parallel::stage_expert_params(t, s, st), dense = prog.stage_params.back() - experts;
+    const double expert_dp = double(s.parallel.dp / s.parallel.ep);
+    const double updated = zero >= 1 ? dense / double(s.parallel.dp) + experts / expert_dp : dense + experts;
     prog.optimizer_seconds.push_back(cm.memory_seconds(kOptimizerBytesPerParam * updated));
-    prog.param_allgather_bytes.push_back(zero == 1 || zero == 2 ? prog.stage_params.back() * elem : 0.0);
+    prog.param_allgather_bytes.push_back(zero == 1 || zero == 2 ? dense * elem : 0.0);
+    prog.expert_allgather_bytes.push_back(zero == 1 || zero == 2 ? experts * elem : 0.0);
   }
   // Megatron-LM's scatter/gather: each tensor-parallel rank sends 1/t of the activations to the next stage
   // (sequence parallelism shards them the same way).

@@ -15,7 +15,8 @@ namespace dtsim::replay {
 
 struct Step {
   /// ParamGather (ZeRO-3): the device needs the next parameters gathered over its data-parallel group.
-  enum class Kind { Compute, TpCollective, GradReady, ParamGather };
+  /// EpCollective: a mixture-of-experts token all-to-all over the expert-parallel group.
+  enum class Kind { Compute, TpCollective, GradReady, ParamGather, EpCollective };
   Kind kind = Kind::Compute;
   double seconds = 0;        ///< compute time (Compute)
   double flops = 0;          ///< hardware FLOPs of the step on one device (Compute)
@@ -30,6 +31,8 @@ struct Step {
 /// Gradients of one chunk in the order backward produces them (output side first).
 struct ChunkGradients {
   std::vector<double> bytes;  ///< gradient bytes per entry (a layer, the head or the embedding)
+  /// Whether the entry is a layer's experts: reduced over the expert-data-parallel group (dp / ep ranks).
+  std::vector<bool> expert;
 };
 
 struct StepProgram {
@@ -42,7 +45,8 @@ struct StepProgram {
   std::vector<double> optimizer_seconds;                 ///< [stage]
   /// ZeRO 1 and 2: after the optimizer, each rank all-gathers the updated 16-bit parameters of its stage over
   /// the data-parallel group (the whole tensor; each rank updated 1/dp of it). 0 otherwise.
-  std::vector<double> param_allgather_bytes;             ///< [stage]
+  std::vector<double> param_allgather_bytes;             ///< [stage], non-expert parameters (dp group)
+  std::vector<double> expert_allgather_bytes;            ///< [stage], expert parameters (expert-dp group)
   std::vector<double> stage_params;                      ///< [stage], per device
   /// Tied embeddings with pp > 1: the first and last stages both hold the word embeddings and all-reduce their
   /// gradients before the optimizer (Megatron-LM). 0 when there is nothing to synchronise.

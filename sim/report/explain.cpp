@@ -23,6 +23,8 @@ collectives::Kind kind_of(model::TpCollective c)
     return collectives::Kind::ReduceScatter;
   if (c == model::TpCollective::AllGather)
     return collectives::Kind::AllGather;
+  if (c == model::TpCollective::AllToAll)
+    return collectives::Kind::AllToAll;
   return collectives::Kind::AllReduce;
 }
 
@@ -37,11 +39,16 @@ PassTime print_pass(std::ostream& out, const char* title, const std::vector<mode
   out << title << "\n";
   for (const auto& seg : segs) {
     if (seg.is_collective()) {
-      double ct = collectives::ring_time(kind_of(seg.collective), seg.collective_bytes, s.parallel.tp,
-                                         link.latency_s, link.effective_bw_Bps());
+      // The expert all-to-all spans ep data-parallel ranks: inside a node only when tp * ep fits in one.
+      const bool a2a = seg.collective == model::TpCollective::AllToAll;
+      const auto& l = !a2a ? link : s.parallel.tp * s.parallel.ep <= s.hardware.node.devices ? s.hardware.node.nvlink
+                                                                                             : s.hardware.network.nic;
+      double ct = collectives::ring_time(kind_of(seg.collective), seg.collective_bytes,
+                                         a2a ? s.parallel.ep : s.parallel.tp, l.latency_s, l.effective_bw_Bps());
       pt.collectives_s += ct;
       std::snprintf(line, sizeof line, "  %-24s %-26s %10s %10.2f %8.1f\n", model::to_string(seg.collective),
-                    "(tensor-parallel group)", "", seg.collective_bytes / 1e6, ct * 1e6);
+                    a2a ? "(expert-parallel group)" : "(tensor-parallel group)", "", seg.collective_bytes / 1e6,
+                    ct * 1e6);
       out << line;
       continue;
     }
@@ -109,7 +116,8 @@ void print_explain(std::ostream& out, const scenario::ScenarioSpec& s)
   model::Transformer t(s.model);
   hardware::ComputeModel cm(s.hardware.device, s.training.precision);
   const int elem = s.training.precision == "fp32" ? 4 : 2;
-  model::Shape shape{s.training.micro_batch, s.training.seq_len, s.parallel.tp, s.parallel.sp, elem};
+  model::Shape shape{s.training.micro_batch, s.training.seq_len, s.parallel.tp, s.parallel.sp, elem, s.parallel.ep,
+                     s.training.expert_imbalance};
   out << "Kernels of one microbatch on one tensor-parallel rank (" << s.model.name << ", micro batch "
       << s.training.micro_batch << ", sequence " << s.training.seq_len << ", tp " << s.parallel.tp
       << (s.parallel.sp ? ", sp" : "") << ", " << s.training.precision << " on " << s.hardware.device.name << ")\n";

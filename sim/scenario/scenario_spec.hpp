@@ -34,6 +34,9 @@ struct ParallelSpec {
   /// ZeRO stage over the data-parallel group (Rajbhandari et al. 2019): 0 replicates everything; 1 shards the
   /// optimizer states (Megatron-LM's distributed optimizer); 2 also the gradients; 3 also the weights (FSDP).
   int zero = 0;
+  /// Expert parallelism (mixture-of-experts models): the experts of each layer are split over ep ranks, carved out
+  /// of the data-parallel ranks as Megatron-LM does (ep divides dp); tokens go to their experts by all-to-all.
+  int64_t ep = 1;
   /// Layers per pipeline stage (per virtual stage with vpp > 1, in chunk * pp + stage order); empty: an even
   /// split, which needs pp * vpp to divide the layers. See layer_partition.hpp.
   std::vector<int64_t> stage_layers;
@@ -47,6 +50,8 @@ struct TrainingSpec {
   /// --gradient-accumulation-fusion, the default since late 2021); false: PyTorch adds each microbatch's
   /// gradients into the stored ones with a separate kernel.
   bool grad_accumulation_fusion = true;
+  /// Mixture of experts: tokens routed to the busiest expert relative to the mean (1: perfectly balanced).
+  double expert_imbalance = 1.0;
 };
 
 struct ScenarioSpec {

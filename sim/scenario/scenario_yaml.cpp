@@ -103,6 +103,20 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
       diag.add(at(p.vpp > 1 ? "parallel.vpp" : "parallel.pp"), p.vpp > 1 ? "parallel.vpp" : "parallel.pp",
                "expected pp * vpp to divide num_hidden_layers (" + str(m.layers) + ")" + model_ref + ", got " +
                    str(p.pp) + " * " + str(p.vpp) + " = " + str(p.pp * p.vpp));
+    if (p.ep > 1 && m.experts == 0)
+      diag.add(at("parallel.ep"), "parallel.ep",
+               "expected 1 for a model without experts (num_local_experts" + model_ref + " is not set), got " +
+                   str(p.ep));
+    else if (m.experts > 0 && m.experts % p.ep != 0)
+      diag.add(at("parallel.ep"), "parallel.ep",
+               "expected a divisor of num_local_experts (" + str(m.experts) + ")" + model_ref + ", got " + str(p.ep));
+    if (m.experts > 0 && p.tp > 1 && !p.sp)
+      diag.add(at("parallel.sp"), "parallel.sp",
+               "expected true for a model with experts and tp > 1 (Megatron-Core's expert dispatch needs sequence "
+               "parallelism), got false");
+    if (s.training.expert_imbalance != 1.0 && m.experts == 0)
+      diag.add(at("training.expert_imbalance"), "training.expert_imbalance",
+               "applies to models with experts only; num_local_experts" + model_ref + " is not set");
     if (s.training.seq_len > m.max_positions)
       diag.add(at("training.seq_len"), "training.seq_len",
                "expected at most max_position_embeddings (" + str(m.max_positions) + ")" + model_ref + ", got " +
@@ -115,7 +129,7 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
   if (hardware_ok && s.hardware.wafer_scale) {
     // Several wafer-scale systems are purely data parallel through SwarmX: one model replica per system.
     for (const auto& [key, v] : {std::pair<const char*, int64_t>{"parallel.tp", p.tp}, {"parallel.pp", p.pp},
-                                 {"parallel.vpp", p.vpp}})
+                                 {"parallel.vpp", p.vpp}, {"parallel.ep", p.ep}})
       if (v != 1)
         diag.add(at(key), key,
                  std::string("expected 1 on wafer-scale hardware (") + s.hardware.file +
@@ -130,6 +144,13 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
     diag.add(at("wafer"), "wafer",
              "the wafer section applies to wafer-scale hardware only; " + s.hardware.file + " is a GPU cluster");
   }
+  if (p.ep > 1 && p.dp % p.ep != 0)
+    diag.add(at("parallel.ep"), "parallel.ep",
+             "expected a divisor of dp (" + str(p.dp) + "): expert-parallel ranks are carved out of the data-parallel "
+             "ones, got " + str(p.ep));
+  if (p.ep > 1 && p.zero == 3)
+    diag.add(at("parallel.zero"), "parallel.zero",
+             "expected zero 0, 1 or 2 with ep > 1: ZeRO-3 gathering of expert parameters is not modelled, got 3");
   if (p.tp_overlap && !p.sp)
     diag.add(at("parallel.tp_overlap"), "parallel.tp_overlap",
              "expected parallel.sp: true with tp_overlap (Megatron-LM overlaps the all-gathers and reduce-scatters of "
@@ -220,9 +241,10 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   s.parallel.dp_bucket_bytes = par.quantity("dp_bucket", Dimension::Bytes, false).value_or(25.0 * 1048576);
   s.parallel.stage_layers = par.integer_list("stage_layers", false).value_or(std::vector<int64_t>{});
   s.parallel.zero = int(par.integer("zero", false, 0).value_or(0));
+  s.parallel.ep = par.integer("ep", false).value_or(1);
   if (s.parallel.zero > 3)
     par.error("zero", "expected a ZeRO stage 0, 1, 2 or 3, got " + str(s.parallel.zero));
-  for (const char* k : {"tp", "pp", "vpp", "dp", "sp", "zero", "stage_layers", "tp_overlap"})
+  for (const char* k : {"tp", "pp", "vpp", "dp", "sp", "zero", "stage_layers", "tp_overlap", "ep"})
     remember(par, k);
   par.finish();
   const bool sizes_ok = diag.items().size() == errors_before_values;
@@ -251,7 +273,8 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   auto rc = tr.choice("recompute", {"none", "selective", "full"}, false).value_or("none");
   s.training.recompute = rc == "none" ? Recompute::None : rc == "selective" ? Recompute::Selective : Recompute::Full;
   s.training.grad_accumulation_fusion = tr.boolean("grad_accumulation_fusion", false).value_or(true);
-  for (const char* k : {"global_batch", "micro_batch", "seq_len", "precision", "recompute"})
+  s.training.expert_imbalance = tr.number("expert_imbalance", false, 1.0, 1e6).value_or(1.0);
+  for (const char* k : {"global_batch", "micro_batch", "seq_len", "precision", "recompute", "expert_imbalance"})
     remember(tr, k);
   tr.finish();
 
