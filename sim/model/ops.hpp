@@ -17,10 +17,12 @@ struct Op {
   double flops() const { return kind == Kind::Gemm ? 2.0 * batch * m * n * k : 0.0; }
 };
 
-/// Collectives of a layer: over the TP group, except AllToAll, which is the mixture-of-experts token dispatch and
-/// combine over the expert-parallel group. `None` marks Megatron's conjugate operators that are the identity in one
-/// direction (the f operator's forward, the g operator's backward).
-enum class TpCollective { None, AllReduce, ReduceScatter, AllGather, AllToAll };
+/// Collectives of a layer: over the TP group, except AllToAll, the mixture-of-experts token dispatch and combine
+/// over the expert-parallel group, and the context-parallel ring of keys and values over the cp group
+/// (ContextGather in forward: each rank's K and V go round the ring; ContextGatherReduce in backward: K and V go
+/// round again and their gradients come back, an all-reduce's traffic). `None` marks Megatron's conjugate operators
+/// that are the identity in one direction (the f operator's forward, the g operator's backward).
+enum class TpCollective { None, AllReduce, ReduceScatter, AllGather, AllToAll, ContextGather, ContextGatherReduce };
 
 /// Either a run of kernels, or a collective between runs of kernels.
 struct Segment {

@@ -12,6 +12,8 @@ const char* to_string(TpCollective c)
     case TpCollective::ReduceScatter: return "reduce-scatter";
     case TpCollective::AllGather: return "all-gather";
     case TpCollective::AllToAll: return "expert all-to-all";
+    case TpCollective::ContextGather: return "context ring (K, V)";
+    case TpCollective::ContextGatherReduce: return "context ring (K, V, dK, dV)";
   }
   return "?";
 }
@@ -186,12 +188,14 @@ void push_collective(std::vector<Segment>& out, TpCollective c, double bytes, in
 // each kernel's backward kernels, and each conjugate operator's other direction. `dispatch_bytes`: the tokens an
 // expert all-to-all ('a') moves (sent and received by one rank, its own share included).
 PassProgram assemble(const std::vector<Item>& items, bool sp, double boundary_bytes, int64_t tp,
-                     double dispatch_bytes = 0, int64_t ep = 1)
+                     double dispatch_bytes = 0, int64_t ep = 1, int64_t cp = 1)
 {
   PassProgram p;
   for (const auto& it : items) {
     const double bytes = it.bytes > 0 ? it.bytes : boundary_bytes;
-    if (it.conjugate == 'a')
+    if (it.conjugate == 'c')  // context-parallel ring: keys and values of every rank
+      push_collective(p.forward, TpCollective::ContextGather, it.bytes, cp);
+    else if (it.conjugate == 'a')
       push_collective(p.forward, TpCollective::AllToAll, dispatch_bytes, ep);
     else if (it.conjugate)
       push_collective(p.forward, forward_collective(it.conjugate, sp), bytes, tp);
@@ -200,7 +204,9 @@ PassProgram assemble(const std::vector<Item>& items, bool sp, double boundary_by
   }
   for (auto it = items.rbegin(); it != items.rend(); ++it) {
     const double bytes = it->bytes > 0 ? it->bytes : boundary_bytes;
-    if (it->conjugate == 'a')
+    if (it->conjugate == 'c')
+      push_collective(p.backward, TpCollective::ContextGatherReduce, it->bytes, cp);
+    else if (it->conjugate == 'a')
       push_collective(p.backward, TpCollective::AllToAll, dispatch_bytes, ep);
     else if (it->conjugate)
       push_collective(p.backward, backward_collective(it->conjugate, sp), bytes, tp);
@@ -216,12 +222,13 @@ PassProgram Transformer::layer(const Shape& sh) const
 {
   const int e = sh.elem_bytes;
   const double t = double(sh.tp), b = double(sh.micro_batch), s = double(sh.seq);
-  const double T = b * s;                       // tokens in the microbatch
+  const double sq = s / double(sh.cp);          // queries of each sequence this rank holds (context parallel)
+  const double T = b * sq;                      // tokens in the microbatch on this rank
   const double Tn = sh.sp ? T / t : T;          // tokens a rank holds outside the TP regions
   const double h = double(spec_.hidden), f = double(spec_.ffn), dh = double(spec_.head_dim);
   const double heads = double(spec_.heads) / t;  // attention heads per rank
   const double qkv_n = (attn_width() + 2 * kv_width()) / t;
-  const double score_elems = b * heads * s * s;  // attention matrix elements per rank
+  const double score_elems = b * heads * sq * s;  // attention matrix elements per rank (its queries, all keys)
   const double mask = 1.0;                       // dropout masks are one byte per element
 
   std::vector<Item> items;
@@ -232,11 +239,15 @@ PassProgram Transformer::layer(const Shape& sh) const
   if (!spec_.learned_positions)  // rotary embedding applied to queries and keys
     items.push_back(mem_item("rotary", 2 * e * T * (attn_width() + kv_width()) / t,
                              2 * e * T * (attn_width() + kv_width()) / t));
+  // Context parallel: the rank's queries meet every rank's keys and values, which go round the cp ring while
+  // the attention runs on the blocks already there (Megatron-LM's ring attention).
+  if (sh.cp > 1)
+    items.push_back(conj('c', e * b * s * 2 * kv_width() / t));
   std::vector<Item> core;
-  core.push_back(gemm_item("attn_scores", b * heads, s, s, dh, e));
+  core.push_back(gemm_item("attn_scores", b * heads, sq, s, dh, e));
   core.push_back(mem_item("softmax", 2 * e * score_elems, 3 * e * score_elems));
   core.push_back(mem_item("attn_dropout", (2 * e + mask) * score_elems, (2 * e + mask) * score_elems));
-  core.push_back(gemm_item("attn_values", b * heads, s, dh, s, e));
+  core.push_back(gemm_item("attn_values", b * heads, sq, dh, s, e));
   items.insert(items.end(), core.begin(), core.end());
   items.push_back(gemm_item("proj", 1, T, h, attn_width() / t, e));
   items.push_back(conj('g'));
@@ -281,7 +292,7 @@ PassProgram Transformer::layer(const Shape& sh) const
   }
   items.push_back(mem_item("bias_dropout_add2", (3 * e + mask) * Tn * h, (2 * e + mask) * Tn * h));
 
-  PassProgram p = assemble(items, sh.sp, e * T * h, sh.tp, e * Tn * k * h, sh.ep);
+  PassProgram p = assemble(items, sh.sp, e * T * h, sh.tp, e * Tn * k * h, sh.ep, sh.cp);
   for (const auto& it : core)
     p.selective_recompute.push_back(it.fwd);
   return p;
@@ -290,7 +301,7 @@ PassProgram Transformer::layer(const Shape& sh) const
 PassProgram Transformer::embedding(const Shape& sh) const
 {
   const int e = sh.elem_bytes;
-  const double T = double(sh.micro_batch) * double(sh.seq), h = double(spec_.hidden);
+  const double T = double(sh.micro_batch) * double(sh.seq) / double(sh.cp), h = double(spec_.hidden);
   const double Tn = sh.sp ? T / double(sh.tp) : T;
   std::vector<Item> items;
   // Vocabulary-parallel lookup: each rank gathers the rows it owns, then the partial results are summed (g).
@@ -304,7 +315,8 @@ PassProgram Transformer::embedding(const Shape& sh) const
 PassProgram Transformer::head(const Shape& sh) const
 {
   const int e = sh.elem_bytes;
-  const double t = double(sh.tp), T = double(sh.micro_batch) * double(sh.seq), h = double(spec_.hidden);
+  const double t = double(sh.tp), T = double(sh.micro_batch) * double(sh.seq) / double(sh.cp);
+  const double h = double(spec_.hidden);
   const double Tn = sh.sp ? T / t : T;
   const double logits = T * double(spec_.vocab) / t;  // logit elements per rank
   std::vector<Item> items;

@@ -25,6 +25,7 @@ struct Shape {
   int elem_bytes = 2;       ///< bytes per activation element (2 for bf16/fp16)
   int64_t ep = 1;           ///< expert parallelism (mixture of experts)
   double expert_imbalance = 1.0;  ///< tokens on the busiest expert relative to the mean (>= 1)
+  int64_t cp = 1;           ///< context parallelism: the rank holds seq / cp tokens of each sequence
 };
 
 class Transformer {

@@ -35,7 +35,8 @@ double layer_activation_bytes(const model::ModelSpec& m, const scenario::Scenari
   double per_sbh = (s.parallel.sp ? replicated / t : replicated) + (qkv + attn_out + mlp) / t + dispatched;
   // softmax output (2), its dropout mask (1) and dropout output (2) per attention score element
   double scores = selective ? 0.0 : 5.0 * double(m.heads) * sq / (h * t);
-  double sbh = sq * double(s.training.micro_batch) * h;
+  // Context parallel: the rank holds seq / cp tokens; its attention scores cover its queries and every key.
+  double sbh = sq / double(s.parallel.cp) * double(s.training.micro_batch) * h;
   return sbh * (per_sbh + scores) * elem_bytes(s) / 2.0;
 }
 
@@ -72,7 +73,8 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const model::Trans
   const auto& m = t.spec();
   const int64_t pp = s.parallel.pp, v = s.parallel.vpp, mb = s.microbatches;
   const int e = elem_bytes(s);
-  const double sbh = double(s.training.seq_len) * double(s.training.micro_batch) * double(m.hidden);
+  const double sbh =
+      double(s.training.seq_len / s.parallel.cp) * double(s.training.micro_batch) * double(m.hidden);
   const bool full = s.training.recompute == Recompute::Full;
   const double per_layer = layer_activation_bytes(m, s, s.training.recompute == Recompute::Selective);
   // Under full recompute only each layer's input is kept (sharded under sequence parallelism), plus the
@@ -90,7 +92,7 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const model::Trans
     // computed and of the one being prefetched.
     // Expert parameters are sharded over their own data-parallel group (dp / ep ranks).
     const int zero = s.parallel.zero;
-    const double d = double(s.parallel.dp), de = double(s.parallel.dp / s.parallel.ep);
+    const double d = double(s.parallel.dp_cp()), de = double(s.parallel.dp / s.parallel.ep);
     const double experts = stage_expert_params(t, s, st), dense = sm.params - experts;
     auto sharded = [&](int from_stage) { return zero >= from_stage ? dense / d + experts / de : sm.params; };
     sm.weights_bytes = sharded(3) * weight_bytes;
@@ -111,7 +113,8 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const model::Trans
     sm.activations_bytes = double(in_flight) * layers_per_chunk * stored + working;
     if (st == pp - 1)  // logits of the microbatch whose loss is being computed: 16-bit plus two fp32 copies
       sm.activations_bytes +=
-          double(s.training.seq_len * s.training.micro_batch) * double(m.vocab) / double(s.parallel.tp) * (e + 8);
+          double(s.training.seq_len / s.parallel.cp * s.training.micro_batch) * double(m.vocab) /
+          double(s.parallel.tp) * (e + 8);
     r.stages.push_back(sm);
   }
   for (size_t i = 0; i < r.stages.size(); ++i)

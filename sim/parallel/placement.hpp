@@ -25,6 +25,12 @@ class Placement {
   /// data-parallel rank `dp`, and the dp / ep ranks that hold the same experts (their gradients are reduced together).
   std::vector<int64_t> ep_group(int64_t stage, int64_t dp, int64_t tp, int64_t ep) const;
   std::vector<int64_t> expert_dp_group(int64_t stage, int64_t dp, int64_t tp, int64_t ep) const;
+  /// Context parallelism: the driver places cp ranks inside the data-parallel index (dp' = dp * cp + c, Megatron's
+  /// tp-cp-dp order); the cp ranks of data-parallel index `dp` are the cp consecutive ones.
+  std::vector<int64_t> cp_group(int64_t stage, int64_t dp, int64_t tp, int64_t cp) const
+  {
+    return ep_group(stage, dp, tp, cp);
+  }
   int64_t dp() const { return dp_; }
   int64_t tp() const { return tp_; }
   int64_t pp() const { return pp_; }

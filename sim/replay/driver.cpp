@@ -15,7 +15,7 @@ collectives::Kind kind_of(model::TpCollective c)
 Driver::Driver(Activities& acts, const scenario::ScenarioSpec& s, const StepProgram& prog,
                const parallel::PipelineSchedule& sched, bool trace)
     : acts_(acts), s_(s), prog_(prog), sched_(sched),
-      placement_(s.parallel.dp, s.parallel.tp, s.parallel.pp, s.hardware.node.devices),
+      placement_(s.parallel.dp_cp(), s.parallel.tp, s.parallel.pp, s.hardware.node.devices),
       platform_(s.hardware, placement_), trace_(trace)
 {
   full_ = s.fidelity == scenario::Fidelity::Full;
@@ -43,7 +43,7 @@ Driver::Driver(Activities& acts, const scenario::ScenarioSpec& s, const StepProg
       devices_.push_back(std::move(dev));
     }
   }
-  const int64_t replicas = full_ ? s.parallel.dp * s.parallel.tp : 1;
+  const int64_t replicas = full_ ? s.parallel.dp_cp() * s.parallel.tp : 1;
   arrivals_.assign(size_t(replicas * units), Arrival{});
   transfers_.assign(size_t(replicas * units), Transfer{});
   setup_buckets();
@@ -64,6 +64,12 @@ bool Driver::nvlink_exclusive_to_tp() const
       return false;
     if (st + 1 < p.pp && platform_.same_node(placement_.device({st, 0, 0}), placement_.device({st + 1, 0, 0})))
       return false;
+    if (p.cp > 1) {  // nor the context-parallel ring
+      auto cpg = placement_.cp_group(st, 0, 0, p.cp);
+      for (size_t i = 1; i < cpg.size(); ++i)
+        if (platform_.same_node(cpg[0], cpg[i]))
+          return false;
+    }
     if (p.ep > 1) {  // expert all-to-alls must not share the representative's NVLink links either
       auto epg = placement_.ep_group(st, 0, 0, p.ep);
       for (size_t i = 1; i < epg.size(); ++i)

@@ -58,7 +58,9 @@ class Driver {
     std::vector<size_t> ex_transfers;
     int64_t tp_seq = 0;
     int64_t ep_seq = 0;
-    std::function<void()> tp_done;  // full fidelity, parallel.tp_overlap: what follows the pending TP collective
+    int64_t cp_seq = 0;
+    std::function<void()> tp_done;
+    std::function<void()> cp_done;  // full fidelity: what follows the pending context-parallel ring  // full fidelity, parallel.tp_overlap: what follows the pending TP collective
     double prepaid_s = 0;  // latency of the coming collective, spent at the end of the kernel before it
     // data parallel
     std::deque<DpOp> dp_queue;
@@ -127,10 +129,13 @@ class Driver {
   void tp_collective(size_t di, const Step& st, double t0);
   /// Mixture of experts: the token all-to-all over the device's expert-parallel group (driver_experts.cpp).
   void ep_collective(size_t di, const Step& st, double t0);
+  /// Context parallelism: the ring of keys and values over the device's cp group, then `done` (driver_context.cpp).
+  void cp_ring(size_t di, const Step& st, std::function<void()> done);
   // parallel.tp_overlap: [begin, end) is an all-gather and/or a reduce-scatter around one compute step.
-  bool overlap_group(const Device& d, size_t& end) const;
+  bool overlap_group(const Device& d, size_t& end) const { return overlap_group_at(*d.steps, d.step, end); }
+  bool overlap_group_at(const std::vector<Step>& steps, size_t at, size_t& end) const;
   void run_overlap_group(size_t di, size_t end, double t0);
-  // A TP collective on its own (no accounting), then `done`.
+  // A TP collective, or a context-parallel ring (over the cp group), on its own (no accounting), then `done`.
   void tp_comm(size_t di, const Step& st, std::function<void()> done);
   void start_exchange(size_t di, int64_t group);
   void post_transfer(size_t id, size_t di, bool as_sender);
@@ -180,10 +185,12 @@ class Driver {
   std::map<int64_t, size_t> index_of_;
   std::vector<Arrival> arrivals_;
   std::vector<Transfer> transfers_;
-  static constexpr int kTpGroup = 0, kDpGroup = 1, kEmbeddingGroup = 2, kEpGroup = 3, kExpertDpGroup = 4;
+  static constexpr int kTpGroup = 0, kDpGroup = 1, kEmbeddingGroup = 2, kEpGroup = 3, kExpertDpGroup = 4,
+                       kCpGroup = 5;
   std::map<std::tuple<int, int64_t, int64_t>, Instance> instances_;
   std::map<std::tuple<int64_t, int64_t, int, double>, Phases> tp_plans_;  // (stage, dp, kind, bytes)
   std::map<std::tuple<int64_t, int64_t, int, double, bool>, Phases> dp_plans_;  // (stage, tp or -1, kind, bytes, expert)
+  std::map<std::tuple<int64_t, int64_t, int, double>, Phases> cp_plans_;  // (stage, group or -1, kind, bytes)
   std::map<std::tuple<int64_t, int64_t, double>, Phases> ep_plans_;  // (stage, EP group and TP rank or -1, bytes)
   std::vector<std::vector<std::vector<double>>> bucket_at_;  // [stage][chunk][gradient index], see setup_buckets
   size_t done_count_ = 0;

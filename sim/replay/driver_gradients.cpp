@@ -32,7 +32,7 @@ void Driver::setup_buckets()
 
 bool Driver::reduces_gradients(const parallel::Unit& u) const
 {
-  return s_.parallel.dp > 1 && (s_.parallel.zero >= 2 || u.microbatch == sched_.microbatches - 1);
+  return s_.parallel.dp_cp() > 1 && (s_.parallel.zero >= 2 || u.microbatch == sched_.microbatches - 1);
 }
 
 collectives::Kind Driver::gradient_collective() const
@@ -150,7 +150,7 @@ void Driver::pump_dp(size_t di)
   Instance inst;
   const int64_t group = (d.coord.stage * s_.parallel.tp + d.coord.tp) * s_.parallel.ep +
                         (op.expert ? d.coord.dp % s_.parallel.ep : 0);
-  const int64_t members = op.expert ? s_.parallel.dp / s_.parallel.ep : s_.parallel.dp;
+  const int64_t members = op.expert ? s_.parallel.dp / s_.parallel.ep : s_.parallel.dp_cp();
   if (!join({op.expert ? kExpertDpGroup : kDpGroup, group, seq}, members, di, t0, inst))
     return;
   run_phases(phases, 0, [this, inst, op]() {
@@ -221,7 +221,7 @@ void Driver::on_backward_done(size_t di)
     return;
   d.backward_done = true;
   d.backward_end_t = sg4::Engine::get_clock();
-  if (s_.parallel.dp > 1 && !s_.parallel.dp_overlap && s_.parallel.zero < 2) {  // one collective of every gradient
+  if (s_.parallel.dp_cp() > 1 && !s_.parallel.dp_overlap && s_.parallel.zero < 2) {  // one collective of every gradient
     double total = 0, experts = 0;
     for (const auto& chunk : prog_.gradients[size_t(d.coord.stage)])
       for (size_t i = 0; i < chunk.bytes.size(); ++i)
@@ -289,7 +289,7 @@ void Driver::maybe_optimizer(size_t di)
     const double experts = prog_.expert_allgather_bytes.empty() || !experts_replicated()
                                ? 0.0
                                : prog_.expert_allgather_bytes[st];
-    if (s_.parallel.dp > 1 && (refresh > 0 || experts > 0)) {
+    if (s_.parallel.dp_cp() > 1 && (refresh > 0 || experts > 0)) {
       if (refresh > 0)
         d.dp_queue.push_back({collectives::Kind::AllGather, refresh, DpOp::What::ParamRefresh, 0, false});
       if (experts > 0)

@@ -72,7 +72,7 @@ void Driver::run_step(size_t di)
       return;
     }
     size_t group_end = 0;
-    if (s_.parallel.tp_overlap && overlap_group(d, group_end)) {
+    if ((s_.parallel.tp_overlap || s_.parallel.cp > 1) && overlap_group(d, group_end)) {
       run_overlap_group(di, group_end, t0);
       return;
     }
@@ -136,13 +136,16 @@ void Driver::run_merged(size_t di, double t0)
   bool after_kernel = false;  // a collective is timed in closed form only right after a kernel (run_step)
   for (; end < steps.size(); ++end) {
     const Step& st = steps[end];
+    size_t group_end = 0;
+    if (end > begin && (s_.parallel.tp_overlap || s_.parallel.cp > 1) && overlap_group_at(steps, end, group_end))
+      break;  // run_step overlaps it with its communication
     if (st.kind == Step::Kind::Compute) {
       total += st.seconds;
       after_kernel = true;
       continue;
     }
-    if (st.kind == Step::Kind::ParamGather || st.kind == Step::Kind::EpCollective)  // run_step handles them
-      break;
+    if (st.kind == Step::Kind::ParamGather || st.kind == Step::Kind::EpCollective || st.kind == Step::Kind::CpRing)
+      break;  // run_step handles them
     if (s_.parallel.tp_overlap && st.kind == Step::Kind::TpCollective)  // run_step groups it with its GEMMs
       break;
     if (st.kind == Step::Kind::TpCollective ? !after_kernel : releases_buckets(d))
@@ -368,7 +371,7 @@ void Driver::tp_collective(size_t di, const Step& st, double t0)
     return;
   }
   Instance inst;
-  if (!join({kTpGroup, d.coord.stage * s_.parallel.dp + d.coord.dp, seq}, s_.parallel.tp, di, t0, inst))
+  if (!join({kTpGroup, d.coord.stage * s_.parallel.dp_cp() + d.coord.dp, seq}, s_.parallel.tp, di, t0, inst))
     return;
   run_phases(phases, 0, [finish, inst]() {
     for (size_t i = 0; i < inst.waiters.size(); ++i)
@@ -381,14 +384,25 @@ void Driver::tp_collective(size_t di, const Step& st, double t0)
 // [all-gather] compute [reduce-scatter]. The collectives run one after the other on the TP communicator while the
 // GPU computes; the device goes on when both are done. The slowdown of the GEMMs that share the GPU with the
 // communication kernels is not modelled.
-bool Driver::overlap_group(const Device& d, size_t& end) const
+bool Driver::overlap_group_at(const std::vector<Step>& steps, size_t at, size_t& end) const
 {
-  const auto& steps = *d.steps;
-  size_t i = d.step;
+  size_t i = at;
   auto is = [&](size_t k, model::TpCollective c) {
     return k < steps.size() && steps[k].kind == Step::Kind::TpCollective && steps[k].collective == c;
   };
   auto compute = [&](size_t k) { return k < steps.size() && steps[k].kind == Step::Kind::Compute; };
+  // Context parallel: the ring before the attention it feeds (forward), after the attention whose gradients it
+  // carries (backward); always overlapped, as Megatron-LM's ring attention does.
+  auto ring = [&](size_t k, model::TpCollective c) {
+    return k < steps.size() && steps[k].kind == Step::Kind::CpRing && steps[k].collective == c;
+  };
+  if ((ring(i, model::TpCollective::ContextGather) && compute(i + 1)) ||
+      (compute(i) && ring(i + 1, model::TpCollective::ContextGatherReduce))) {
+    end = i + 2;
+    return true;
+  }
+  if (!s_.parallel.tp_overlap)
+    return false;
   if (is(i, model::TpCollective::AllGather) && compute(i + 1))
     i += 2;
   else if (compute(i) && is(i + 1, model::TpCollective::ReduceScatter))
@@ -404,6 +418,10 @@ bool Driver::overlap_group(const Device& d, size_t& end) const
 void Driver::tp_comm(size_t di, const Step& st, std::function<void()> done)
 {
   Device& d = devices_[di];
+  if (st.kind == Step::Kind::CpRing) {
+    cp_ring(di, st, std::move(done));
+    return;
+  }
   const int64_t seq = d.tp_seq++;
   if (!full_) {
     if (tp_exclusive_)  // nothing else uses these links: its closed-form time
@@ -414,7 +432,7 @@ void Driver::tp_comm(size_t di, const Step& st, std::function<void()> done)
   }
   d.tp_done = std::move(done);
   Instance inst;
-  if (!join({kTpGroup, d.coord.stage * s_.parallel.dp + d.coord.dp, seq}, s_.parallel.tp, di,
+  if (!join({kTpGroup, d.coord.stage * s_.parallel.dp_cp() + d.coord.dp, seq}, s_.parallel.tp, di,
             sg4::Engine::get_clock(), inst))
     return;
   run_phases(tp_phases(d, st), 0, [this, inst]() {
@@ -450,7 +468,10 @@ void Driver::run_overlap_group(size_t di, size_t end, double t0)
     d.b.compute_s += busy;
     if (c.recompute)
       d.b.recompute_s += busy;
-    d.b.exposed_tp_comm_s += now - state->compute_end;
+    bool ring = false;
+    for (size_t k = begin; k < end; ++k)
+      ring = ring || (*d.steps)[k].kind == Step::Kind::CpRing;
+    (ring ? d.b.exposed_cp_comm_s : d.b.exposed_tp_comm_s) += now - state->compute_end;
     trace_.add(d.id, 0, c.label, t0, state->compute_end);
     for (size_t k = begin; k < end; ++k)
       if (k != compute)

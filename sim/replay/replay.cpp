@@ -12,6 +12,7 @@ Breakdown& Breakdown::operator+=(const Breakdown& o)
   exposed_pp_comm_s += o.exposed_pp_comm_s;
   exposed_dp_comm_s += o.exposed_dp_comm_s;
   exposed_ep_comm_s += o.exposed_ep_comm_s;
+  exposed_cp_comm_s += o.exposed_cp_comm_s;
   bubble_s += o.bubble_s;
   optimizer_s += o.optimizer_s;
   exposed_weight_streaming_s += o.exposed_weight_streaming_s;
@@ -22,7 +23,7 @@ Breakdown& Breakdown::operator+=(const Breakdown& o)
 Breakdown& Breakdown::operator/=(double n)
 {
   for (double* x : {&compute_s, &recompute_s, &exposed_tp_comm_s, &exposed_pp_comm_s, &exposed_dp_comm_s,
-                    &exposed_ep_comm_s, &bubble_s, &optimizer_s, &exposed_weight_streaming_s, &exposed_fabric_s})
+                    &exposed_ep_comm_s, &exposed_cp_comm_s, &bubble_s, &optimizer_s, &exposed_weight_streaming_s, &exposed_fabric_s})
     *x /= n;
   return *this;
 }

@@ -21,14 +21,15 @@ struct Breakdown {
   double exposed_pp_comm_s = 0;
   double exposed_dp_comm_s = 0;
   double exposed_ep_comm_s = 0;  ///< mixture of experts: token all-to-alls over the expert-parallel group
+  double exposed_cp_comm_s = 0;  ///< context parallelism: the key/value ring not hidden behind attention
   double bubble_s = 0;        ///< idle: waiting for another stage's work, or finished before the slowest device
   double optimizer_s = 0;
   double exposed_weight_streaming_s = 0;  ///< wafer: waiting for a layer's weights to arrive
   double exposed_fabric_s = 0;            ///< wafer: activations moving across the mesh between layers
   double total() const
   {
-    return compute_s + exposed_tp_comm_s + exposed_pp_comm_s + exposed_dp_comm_s + exposed_ep_comm_s + bubble_s +
-           optimizer_s + exposed_weight_streaming_s + exposed_fabric_s;
+    return compute_s + exposed_tp_comm_s + exposed_pp_comm_s + exposed_dp_comm_s + exposed_ep_comm_s +
+           exposed_cp_comm_s + bubble_s + optimizer_s + exposed_weight_streaming_s + exposed_fabric_s;
   }
   Breakdown& operator+=(const Breakdown& o);
   Breakdown& operator/=(double n);

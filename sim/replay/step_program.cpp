@@ -31,7 +31,11 @@ void append(std::vector<Step>& out, const std::vector<model::Segment>& segs, con
   for (const auto& seg : segs) {
     if (seg.is_collective()) {
       Step st;
-      st.kind = seg.collective == model::TpCollective::AllToAll ? Step::Kind::EpCollective : Step::Kind::TpCollective;
+      const bool ring = seg.collective == model::TpCollective::ContextGather ||
+                        seg.collective == model::TpCollective::ContextGatherReduce;
+      st.kind = seg.collective == model::TpCollective::AllToAll ? Step::Kind::EpCollective
+                : ring                                          ? Step::Kind::CpRing
+                                                                : Step::Kind::TpCollective;
       st.collective = seg.collective;
       st.bytes = seg.collective_bytes;
       st.label = label + " " + model::to_string(seg.collective);
@@ -95,7 +99,7 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Tra
   const int64_t p = s.parallel.pp, v = s.parallel.vpp, tp = s.parallel.tp;
   const int elem = s.training.precision == "fp32" ? 4 : 2;
   model::Shape shape{s.training.micro_batch, s.training.seq_len, tp, s.parallel.sp, elem, s.parallel.ep,
-                     s.training.expert_imbalance};
+                     s.training.expert_imbalance, s.parallel.cp};
   const model::PassProgram layer = t.layer(shape), emb = t.embedding(shape), head = t.head(shape);
   const std::vector<int64_t> chunk_layers = scenario::chunk_layers(s);
   const double grad_elem = elem;
@@ -166,7 +170,7 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Tra
     // updated 16-bit parameters are all-gathered; stage 3 keeps them sharded and gathers them before use.
     const double experts = parallel::stage_expert_params(t, s, st), dense = prog.stage_params.back() - experts;
     const double expert_dp = double(s.parallel.dp / s.parallel.ep);
-    const double updated = zero >= 1 ? dense / double(s.parallel.dp) + experts / expert_dp : dense + experts;
+    const double updated = zero >= 1 ? dense / double(s.parallel.dp_cp()) + experts / expert_dp : dense + experts;
     prog.optimizer_seconds.push_back(cm.memory_seconds(kOptimizerBytesPerParam * updated));
     prog.param_allgather_bytes.push_back(zero == 1 || zero == 2 ? dense * elem : 0.0);
     prog.expert_allgather_bytes.push_back(zero == 1 || zero == 2 ? experts * elem : 0.0);
@@ -175,7 +179,7 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Tra
   // (sequence parallelism shards them the same way).
   if (m.tied_embeddings && p > 1)
     prog.embedding_sync_bytes = double(m.vocab) * h / double(tp) * grad_elem;
-  prog.send_bytes = double(s.training.micro_batch * s.training.seq_len) * h * elem / double(tp);
+  prog.send_bytes = double(s.training.micro_batch * s.training.seq_len / s.parallel.cp) * h * elem / double(tp);
 
   const int64_t tokens = s.training.micro_batch * s.training.seq_len;
   const double samples = double(s.training.global_batch);

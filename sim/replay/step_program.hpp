@@ -16,7 +16,8 @@ namespace dtsim::replay {
 struct Step {
   /// ParamGather (ZeRO-3): the device needs the next parameters gathered over its data-parallel group.
   /// EpCollective: a mixture-of-experts token all-to-all over the expert-parallel group.
-  enum class Kind { Compute, TpCollective, GradReady, ParamGather, EpCollective };
+  /// CpRing: the context-parallel ring of keys and values over the cp group, beside the attention it feeds.
+  enum class Kind { Compute, TpCollective, GradReady, ParamGather, EpCollective, CpRing };
   Kind kind = Kind::Compute;
   double seconds = 0;        ///< compute time (Compute)
   double flops = 0;          ///< hardware FLOPs of the step on one device (Compute)

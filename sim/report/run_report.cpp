@@ -60,6 +60,7 @@ json breakdown_json(const replay::Breakdown& b, bool wafer)
          {"exposed_pp_comm_s", b.exposed_pp_comm_s},
          {"exposed_dp_comm_s", b.exposed_dp_comm_s},
          {"exposed_ep_comm_s", b.exposed_ep_comm_s},
+         {"exposed_cp_comm_s", b.exposed_cp_comm_s},
          {"bubble_s", b.bubble_s},
          {"optimizer_s", b.optimizer_s}};
   if (wafer) {
@@ -84,7 +85,7 @@ void print_json(std::ostream& out, const RunReport& r)
   j["plan"] = {{"dp", s.parallel.dp},          {"tp", s.parallel.tp},
                {"pp", s.parallel.pp},          {"vpp", s.parallel.vpp},
                {"sp", s.parallel.sp},          {"zero", s.parallel.zero},
-               {"ep", s.parallel.ep},
+               {"ep", s.parallel.ep},          {"cp", s.parallel.cp},
                {"schedule", scenario::to_string(s.schedule)},
                {"micro_batch", s.training.micro_batch}, {"microbatches", s.microbatches},
                {"global_batch", s.training.global_batch}, {"seq_len", s.training.seq_len},
@@ -164,6 +165,7 @@ void print_table(std::ostream& out, const RunReport& r)
     row("plan", "dp " + std::to_string(s.parallel.dp) + ", tp " + std::to_string(s.parallel.tp) + ", pp " +
                   std::to_string(s.parallel.pp) + (s.parallel.vpp > 1 ? ", vpp " + std::to_string(s.parallel.vpp) : "") +
                   (s.parallel.sp ? ", sp" : "") +
+                  (s.parallel.cp > 1 ? ", cp " + std::to_string(s.parallel.cp) : "") +
                   (s.parallel.ep > 1 ? ", ep " + std::to_string(s.parallel.ep) : "") +
                   (s.parallel.zero > 0 ? ", ZeRO-" + std::to_string(s.parallel.zero) : "") + ", " +
                   scenario::to_string(s.schedule));
@@ -214,6 +216,8 @@ void print_table(std::ostream& out, const RunReport& r)
   part(r.wafer ? "exposed gradient streaming" : "exposed DP communication", b.exposed_dp_comm_s);
   if (s.parallel.ep > 1)
     part("exposed expert all-to-all", b.exposed_ep_comm_s);
+  if (s.parallel.cp > 1)
+    part("exposed context-parallel ring", b.exposed_cp_comm_s);
   part("pipeline bubble / idle", b.bubble_s);
   part("optimizer", b.optimizer_s);
   if (r.wafer) {

@@ -20,6 +20,10 @@ enum class WaferMode { Auto, WeightStreaming, LayerPipelined };
 
 struct ParallelSpec {
   int64_t dp = 1, tp = 1, pp = 1;
+  /// Context parallelism: each sequence split over cp ranks (ring attention passes keys and values around them).
+  /// Megatron-LM places the cp ranks between tp and dp and reduces gradients over dp * cp ranks.
+  int64_t cp = 1;
+  int64_t dp_cp() const { return dp * cp; }  ///< ranks of one pipeline stage and TP rank that share the weights
   int64_t vpp = 1;                  ///< model chunks per pipeline stage (interleaved schedule)
   bool sp = false;                  ///< sequence parallelism
   bool dp_overlap = true;           ///< gradient all-reduce overlapped with backward, in buckets

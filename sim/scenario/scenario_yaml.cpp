@@ -129,7 +129,8 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
   if (hardware_ok && s.hardware.wafer_scale) {
     // Several wafer-scale systems are purely data parallel through SwarmX: one model replica per system.
     for (const auto& [key, v] : {std::pair<const char*, int64_t>{"parallel.tp", p.tp}, {"parallel.pp", p.pp},
-                                 {"parallel.vpp", p.vpp}, {"parallel.ep", p.ep}})
+                                 {"parallel.vpp", p.vpp}, {"parallel.ep", p.ep},
+                                 {"parallel.cp", p.cp}})
       if (v != 1)
         diag.add(at(key), key,
                  std::string("expected 1 on wafer-scale hardware (") + s.hardware.file +
@@ -155,14 +156,27 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
     diag.add(at("parallel.tp_overlap"), "parallel.tp_overlap",
              "expected parallel.sp: true with tp_overlap (Megatron-LM overlaps the all-gathers and reduce-scatters of "
              "sequence parallelism), got sp false");
-  if (p.zero > 0 && p.dp == 1)
+  if (p.zero > 0 && p.dp_cp() == 1)
     diag.add(at("parallel.zero"), "parallel.zero",
              "expected zero 0 with dp = 1: ZeRO shards over the data-parallel group and there is nothing to shard "
              "over, got zero " + str(p.zero));
-  if (p.dp * p.tp * p.pp != s.devices)
+  if (p.cp == 1 && p.dp * p.tp * p.pp != s.devices)
     diag.add(at("devices"), "devices",
              "expected dp * tp * pp = devices, got " + str(p.dp) + " * " + str(p.tp) + " * " + str(p.pp) + " = " +
                  str(p.dp * p.tp * p.pp) + " for " + str(s.devices) + " devices");
+  if (p.cp > 1 && p.dp * p.tp * p.pp * p.cp != s.devices)
+    diag.add(at("devices"), "devices",
+             "expected dp * tp * pp * cp = devices, got " + str(p.dp) + " * " + str(p.tp) + " * " + str(p.pp) + " * " +
+                 str(p.cp) + " = " + str(p.dp * p.tp * p.pp * p.cp) + " for " + str(s.devices) + " devices");
+  if (p.cp > 1 && s.training.seq_len % (2 * p.cp) != 0)
+    diag.add(at("parallel.cp"), "parallel.cp",
+             "expected 2 * cp to divide training.seq_len (" + str(s.training.seq_len) +
+                 "): Megatron-LM splits each sequence into 2 * cp chunks to balance causal attention, got cp " +
+                 str(p.cp));
+  if (p.cp > 1 && p.ep > 1)
+    diag.add(at("parallel.cp"), "parallel.cp",
+             "expected cp 1 with ep > 1: context and expert parallelism together are not modelled, got cp " +
+                 str(p.cp));
   const auto& t = s.training;
   if (t.global_batch % (p.dp * t.micro_batch) != 0) {
     diag.add(at("training.global_batch"), "training.global_batch",
@@ -242,9 +256,10 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   s.parallel.stage_layers = par.integer_list("stage_layers", false).value_or(std::vector<int64_t>{});
   s.parallel.zero = int(par.integer("zero", false, 0).value_or(0));
   s.parallel.ep = par.integer("ep", false).value_or(1);
+  s.parallel.cp = par.integer("cp", false).value_or(1);
   if (s.parallel.zero > 3)
     par.error("zero", "expected a ZeRO stage 0, 1, 2 or 3, got " + str(s.parallel.zero));
-  for (const char* k : {"tp", "pp", "vpp", "dp", "sp", "zero", "stage_layers", "tp_overlap", "ep"})
+  for (const char* k : {"tp", "pp", "vpp", "dp", "sp", "zero", "stage_layers", "tp_overlap", "ep", "cp"})
     remember(par, k);
   par.finish();
   const bool sizes_ok = diag.items().size() == errors_before_values;
@@ -252,12 +267,13 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
     s.parallel.dp = *dp;
   } else if (!sizes_ok) {
     s.parallel.dp = 0;  // derived from values that did not parse: reported already
-  } else if (s.devices % (s.parallel.tp * s.parallel.pp) == 0) {
-    s.parallel.dp = s.devices / (s.parallel.tp * s.parallel.pp);
+  } else if (s.devices % (s.parallel.tp * s.parallel.pp * s.parallel.cp) == 0) {
+    s.parallel.dp = s.devices / (s.parallel.tp * s.parallel.pp * s.parallel.cp);
   } else {
     diag.add(root.where("devices"), "parallel.dp",
-             "cannot derive dp: devices (" + str(s.devices) + ") is not a multiple of tp * pp = " +
-                 str(s.parallel.tp * s.parallel.pp));
+             "cannot derive dp: devices (" + str(s.devices) + ") is not a multiple of tp * pp" +
+                 (s.parallel.cp > 1 ? " * cp" : "") + " = " +
+                 str(s.parallel.tp * s.parallel.pp * s.parallel.cp));
     s.parallel.dp = 0;
   }
 
