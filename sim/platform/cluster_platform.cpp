@@ -74,7 +74,9 @@ ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const paralle
     leaf_gw[size_t(lf)] = z->create_router("leaf" + std::to_string(lf) + "-gw");
     z->add_route(leaf_gw[size_t(lf)], nullptr, nullptr, nullptr, {}, true);
   }
-  // A full zone sizes its routing table on the first route: every vertex must exist by then.
+  // A full zone sizes its routing table on the first route: every vertex must exist by then. The gateway only
+  // attaches the fabric to the root: flows start and end at NICs, none enters or leaves the fabric (a full zone
+  // has no route to it).
   auto* fabric_gw = fabric->create_router("fabric-gw");
   nics_.resize(size_t(nic_count));
   for (int64_t n = 0; n < nodes; ++n)
