@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <tuple>
+#include <unordered_map>
 
 #include <simgrid/s4u.hpp>
 
@@ -115,6 +116,7 @@ class Driver {
   /// collective that does not follow a kernel (it runs as flows).
   void run_merged(size_t di, double t0);
   bool releases_buckets(const Device& d) const;
+  double merged_tp_time(const Device& d, const Step& st);  ///< tp_exclusive_time, kept per step
   void send(size_t di, UnitId to);
   Arrival& arrival(int64_t replica, UnitId u);
   void tp_collective(size_t di, const Step& st, double t0);
@@ -155,6 +157,7 @@ class Driver {
   static constexpr int kTpGroup = 0, kDpGroup = 1, kEmbeddingGroup = 2;
   std::map<std::tuple<int, int64_t, int64_t>, Instance> instances_;
   std::map<std::tuple<int64_t, int64_t, int, double>, Phases> tp_plans_;  // (stage, dp, kind, bytes)  // (group kind, group, sequence number)
+  std::unordered_map<const Step*, double> merged_tp_time_;
   size_t done_count_ = 0;
   replay::Trace trace_;
 };
