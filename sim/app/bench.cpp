@@ -65,7 +65,10 @@ std::vector<Case> builtin_cases()
   };
 }
 
-std::string join_path(const std::string& root, const std::string& rel) { return (std::filesystem::path(root) / rel).string(); }
+std::string join_path(const std::string& root, const std::string& rel)
+{
+  return (std::filesystem::path(root) / rel).string();
+}
 
 // What a case returns from its child: activities, simulated step time (0 for sweeps and searches), simulations.
 std::vector<double> run_case(const Case& c, const BenchOptions& o)
@@ -74,7 +77,9 @@ std::vector<double> run_case(const Case& c, const BenchOptions& o)
   if (c.kind == Kind::Run) {
     auto spec = scenario::load_scenario(path, c.sets);
     auto r = simulate(spec, false);
-    return {double(r.replay.activities), r.simulated ? r.replay.step_time_s : 0.0, 1.0};
+    if (!r.simulated)  // nothing was simulated: timing it would say nothing
+      throw std::runtime_error("bench: " + c.name + ": the plan does not fit in memory: " + r.why_not_fitting);
+    return {double(r.replay.activities), r.replay.step_time_s, 1.0};
   }
   if (c.kind == Kind::Search) {
     SearchOptions so;
@@ -232,7 +237,8 @@ int bench(std::ostream& out, std::ostream& log, const BenchOptions& o)
       std::string known;
       for (const auto& c : all)
         known += (known.empty() ? "" : ", ") + c.name;
-      throw ConfigError({{{"<command line>", 0, 0}, "--case", "'" + name + "' is not a benchmark case; the cases are: " + known}});
+      throw ConfigError(
+          {{{"<command line>", 0, 0}, "--case", "'" + name + "' is not a benchmark case; the cases are: " + known}});
     }
     chosen.push_back(*it);
   }
