@@ -65,7 +65,10 @@ std::vector<Case> builtin_cases()
   };
 }
 
-std::string join_path(const std::string& root, const std::string& rel) { return (std::filesystem::path(root) / rel).string(); }
+std::string join_path(const std::string& root, const std::string& rel)
+{
+  return (std::filesystem::path(root) / rel).string();
+}
 
 // What a case returns from its child: activities, simulated step time (0 for sweeps and searches), simulations.
 std::vector<double> run_case(const Case& c, const BenchOptions& o)
@@ -74,7 +77,9 @@ std::vector<double> run_case(const Case& c, const BenchOptions& o)
   if (c.kind == Kind::Run) {
     auto spec = scenario::load_scenario(path, c.sets);
     auto r = simulate(spec, false);
-    return {double(r.replay.activities), r.simulated ? r.replay.step_time_s : 0.0, 1.0};
+    if (!r.simulated)  // nothing was simulated: timing it would say nothing
+      throw std::runtime_error("bench: " + c.name + ": the plan does not fit in memory: " + r.why_not_fitting);
+    return {double(r.replay.activities), r.replay.step_time_s, 1.0};
   }
   if (c.kind == Kind::Search) {
     SearchOptions so;
@@ -98,16 +103,21 @@ std::vector<double> run_case(const Case& c, const BenchOptions& o)
   wo.out_prefix = std::string(tmpl) + "/sweep";
   wo.jobs = o.jobs;
   wo.quiet = true;
-  std::ostringstream log;
-  app::sweep(wo, log);
   double activities = 0, points = 0;
-  std::ifstream in(wo.out_prefix + ".jsonl");
-  for (std::string line; std::getline(in, line);) {
-    auto j = json::parse(line);
-    if (j.value("status", "") == "ok") {
-      activities += double(j.at("simulation").at("activities").get<int64_t>());
-      ++points;
+  try {
+    std::ostringstream log;
+    app::sweep(wo, log);
+    std::ifstream in(wo.out_prefix + ".jsonl");
+    for (std::string line; std::getline(in, line);) {
+      auto j = json::parse(line);
+      if (j.value("status", "") == "ok") {
+        activities += double(j.at("simulation").at("activities").get<int64_t>());
+        ++points;
+      }
     }
+  } catch (...) {
+    std::filesystem::remove_all(tmpl);
+    throw;
   }
   std::filesystem::remove_all(tmpl);
   return {activities, 0.0, points};
@@ -132,6 +142,26 @@ double median(std::vector<double> v)
   return n == 0 ? 0.0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+struct Summary {
+  double wall_best_s = 0, wall_median_s = 0, user_median_s = 0;
+  int64_t peak_rss_bytes = 0;  // the largest of the runs
+};
+
+Summary summarize(const Result& r)
+{
+  std::vector<double> walls, users;
+  Summary s;
+  for (const auto& x : r.samples) {
+    walls.push_back(x.wall_s);
+    users.push_back(x.usage.user_cpu_s);
+    s.peak_rss_bytes = std::max(s.peak_rss_bytes, x.usage.peak_rss_bytes);
+  }
+  s.wall_best_s = walls.empty() ? 0.0 : *std::min_element(walls.begin(), walls.end());
+  s.wall_median_s = median(walls);
+  s.user_median_s = median(users);
+  return s;
+}
+
 const char* kind_name(Kind k) { return k == Kind::Run ? "run" : k == Kind::Sweep ? "sweep" : "search"; }
 
 void print_table(std::ostream& out, const std::vector<Result>& results, double load)
@@ -145,17 +175,10 @@ void print_table(std::ostream& out, const std::vector<Result>& results, double l
       out << r.c->name << ": FAILED\n";
       continue;
     }
-    std::vector<double> walls, users;
-    int64_t rss = 0;
-    for (const auto& s : r.samples) {
-      walls.push_back(s.wall_s);
-      users.push_back(s.usage.user_cpu_s);
-      rss = std::max(rss, s.usage.peak_rss_bytes);
-    }
-    const double best = *std::min_element(walls.begin(), walls.end());
+    const Summary m = summarize(r);
     std::snprintf(line, sizeof line, "%-30s %4zu %8.3fs %8.3fs %8.3fs %6.0fMiB %12.0f %12.3g %7.0f\n",
-                  r.c->name.c_str(), r.samples.size(), best, median(walls), median(users), double(rss) / 1048576.0,
-                  r.activities, r.activities / best, r.simulations);
+                  r.c->name.c_str(), r.samples.size(), m.wall_best_s, m.wall_median_s, m.user_median_s,
+                  double(m.peak_rss_bytes) / 1048576.0, r.activities, r.activities / m.wall_best_s, r.simulations);
     out << line;
   }
   std::snprintf(line, sizeof line, "load average before the runs: %.2f\n", load);
@@ -175,23 +198,17 @@ void print_json(std::ostream& out, const std::vector<Result>& results, double lo
     c["kind"] = kind_name(r.c->kind);
     c["ok"] = r.ok;
     if (r.ok) {
-      std::vector<double> walls, users;
-      int64_t rss = 0;
       json runs = json::array();
-      for (const auto& s : r.samples) {
-        walls.push_back(s.wall_s);
-        users.push_back(s.usage.user_cpu_s);
-        rss = std::max(rss, s.usage.peak_rss_bytes);
-        runs.push_back({{"wall_s", s.wall_s}, {"user_cpu_s", s.usage.user_cpu_s},
-                        {"system_cpu_s", s.usage.system_cpu_s}, {"peak_rss_bytes", s.usage.peak_rss_bytes}});
-      }
-      const double best = *std::min_element(walls.begin(), walls.end());
-      c["wall_best_s"] = best;
-      c["wall_median_s"] = median(walls);
-      c["user_cpu_median_s"] = median(users);
-      c["peak_rss_bytes"] = rss;
+      for (const auto& x : r.samples)
+        runs.push_back({{"wall_s", x.wall_s}, {"user_cpu_s", x.usage.user_cpu_s},
+                        {"system_cpu_s", x.usage.system_cpu_s}, {"peak_rss_bytes", x.usage.peak_rss_bytes}});
+      const Summary m = summarize(r);
+      c["wall_best_s"] = m.wall_best_s;
+      c["wall_median_s"] = m.wall_median_s;
+      c["user_cpu_median_s"] = m.user_median_s;
+      c["peak_rss_bytes"] = m.peak_rss_bytes;
       c["activities"] = int64_t(r.activities);
-      c["activities_per_s"] = r.activities / best;
+      c["activities_per_s"] = r.activities / m.wall_best_s;
       c["simulations"] = int64_t(r.simulations);
       c["step_time_s"] = r.step_s;
       c["runs"] = runs;
@@ -220,7 +237,8 @@ int bench(std::ostream& out, std::ostream& log, const BenchOptions& o)
       std::string known;
       for (const auto& c : all)
         known += (known.empty() ? "" : ", ") + c.name;
-      throw ConfigError({{{"<command line>", 0, 0}, "--case", "'" + name + "' is not a benchmark case; the cases are: " + known}});
+      throw ConfigError(
+          {{{"<command line>", 0, 0}, "--case", "'" + name + "' is not a benchmark case; the cases are: " + known}});
     }
     chosen.push_back(*it);
   }

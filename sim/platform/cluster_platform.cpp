@@ -49,21 +49,17 @@ ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const paralle
       return (node / group) * net.nics_per_node + local;
     return (node * net.nics_per_node + local) / group;
   };
-  auto* fabric = sg4::create_star_zone("fabric");
-  fabric->set_parent(root);
+  // Two levels: leaf zones in a star whose centre is the spine. Three levels: SimGrid 3.32 resolves a route from
+  // a host to the gateway of a zone two levels above it inside that upper zone, with the host's id in its own zone
+  // (NetZoneImpl::get_global_route_with_netzones, simgrid/simgrid issue #389): nested pod zones gave cross-pod
+  // flows another leaf's uplink and no NIC links, or crashed. So pods are not zones: the fabric is a full zone of
+  // leaf zones with one explicit route per pair of leaves, through both pod uplinks when the pods differ.
   const int levels = std::max(1, net.levels);
+  auto* fabric = levels >= 3 ? sg4::create_full_zone("fabric") : sg4::create_star_zone("fabric");
+  fabric->set_parent(root);
   const int64_t leaves = leaf_of(nodes - 1, net.nics_per_node - 1) + 1;
-  std::vector<sg4::NetZone*> pods;
-  std::vector<simgrid::kernel::routing::NetPoint*> pod_gw;
   const int64_t leaves_per_pod = group;
   const int64_t pod_count = levels >= 3 ? (leaves + leaves_per_pod - 1) / leaves_per_pod : 0;
-  for (int64_t p = 0; p < pod_count; ++p) {
-    auto* pod = sg4::create_star_zone("pod" + std::to_string(p));
-    pod->set_parent(fabric);
-    pods.push_back(pod);
-    pod_gw.push_back(pod->create_router("pod" + std::to_string(p) + "-gw"));
-    pod->add_route(pod_gw.back(), nullptr, nullptr, nullptr, {}, true);
-  }
   std::vector<sg4::NetZone*> leaf_zones(size_t(leaves), nullptr);
   std::vector<simgrid::kernel::routing::NetPoint*> leaf_gw(size_t(leaves), nullptr);
   std::vector<int64_t> leaf_nics(size_t(leaves), 0);
@@ -72,13 +68,16 @@ ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const paralle
       ++leaf_nics[size_t(leaf_of(n, l))];
   sg4::NetZone* single = levels == 1 ? fabric : nullptr;
   for (int64_t lf = 0; lf < leaves && levels > 1; ++lf) {
-    auto* parent = levels >= 3 ? pods[size_t(lf / leaves_per_pod)] : fabric;
     auto* z = sg4::create_star_zone("leaf" + std::to_string(lf));
-    z->set_parent(parent);
+    z->set_parent(fabric);
     leaf_zones[size_t(lf)] = z;
     leaf_gw[size_t(lf)] = z->create_router("leaf" + std::to_string(lf) + "-gw");
     z->add_route(leaf_gw[size_t(lf)], nullptr, nullptr, nullptr, {}, true);
   }
+  // A full zone sizes its routing table on the first route: every vertex must exist by then. The gateway only
+  // attaches the fabric to the root: flows start and end at NICs, none enters or leaves the fabric (a full zone
+  // has no route to it).
+  auto* fabric_gw = fabric->create_router("fabric-gw");
   nics_.resize(size_t(nic_count));
   for (int64_t n = 0; n < nodes; ++n)
     for (int64_t l = 0; l < net.nics_per_node; ++l) {
@@ -92,29 +91,42 @@ ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const paralle
       zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {{link, LinkInRoute::Direction::UP}}, true);
       nics_[size_t(i)] = host;
     }
-  // Uplinks: a leaf's capacity towards the spine is its NICs' bandwidth divided by the oversubscription.
+  // Uplinks: a leaf's capacity towards the spine is its NICs' bandwidth divided by the oversubscription; a pod's
+  // towards the core likewise.
+  std::vector<sg4::Link*> leaf_up(size_t(leaves), nullptr), pod_up(size_t(pod_count), nullptr);
   for (int64_t lf = 0; lf < leaves && levels > 1; ++lf) {
     leaf_zones[size_t(lf)]->seal();
     double bw = double(leaf_nics[size_t(lf)]) * net.nic.effective_bw_Bps() / net.oversubscription;
-    auto* parent = levels >= 3 ? pods[size_t(lf / leaves_per_pod)] : fabric;
-    auto* up = parent->create_split_duplex_link("leafup" + std::to_string(lf), bw)->set_latency(0)->seal();
+    leaf_up[size_t(lf)] = fabric->create_split_duplex_link("leafup" + std::to_string(lf), bw)->set_latency(0)->seal();
     ++links_;
-    parent->add_route(leaf_zones[size_t(lf)]->get_netpoint(), nullptr, leaf_gw[size_t(lf)], nullptr,
-                      {{up, LinkInRoute::Direction::UP}}, true);
   }
   for (int64_t p = 0; p < pod_count; ++p) {
-    pods[size_t(p)]->seal();
     int64_t nics = 0;
     for (int64_t lf = p * leaves_per_pod; lf < std::min(leaves, (p + 1) * leaves_per_pod); ++lf)
       nics += leaf_nics[size_t(lf)];
     double bw = double(nics) * net.nic.effective_bw_Bps() / net.oversubscription;
-    auto* up = fabric->create_split_duplex_link("podup" + std::to_string(p), bw)->set_latency(0)->seal();
+    pod_up[size_t(p)] = fabric->create_split_duplex_link("podup" + std::to_string(p), bw)->set_latency(0)->seal();
     ++links_;
-    fabric->add_route(pods[size_t(p)]->get_netpoint(), nullptr, pod_gw[size_t(p)], nullptr,
-                      {{up, LinkInRoute::Direction::UP}}, true);
   }
-  auto* fabric_gw = fabric->create_router("fabric-gw");
-  fabric->add_route(fabric_gw, nullptr, nullptr, nullptr, {}, true);
+  using Dir = LinkInRoute::Direction;
+  if (levels == 2)
+    for (int64_t lf = 0; lf < leaves; ++lf)
+      fabric->add_route(leaf_zones[size_t(lf)]->get_netpoint(), nullptr, leaf_gw[size_t(lf)], nullptr,
+                        {{leaf_up[size_t(lf)], Dir::UP}}, true);
+  for (int64_t a = 0; a < leaves && levels >= 3; ++a)
+    for (int64_t b = a + 1; b < leaves; ++b) {
+      const int64_t pa = a / leaves_per_pod, pb = b / leaves_per_pod;
+      std::vector<LinkInRoute> route{{leaf_up[size_t(a)], Dir::UP}};
+      if (pa != pb) {
+        route.push_back({pod_up[size_t(pa)], Dir::UP});
+        route.push_back({pod_up[size_t(pb)], Dir::DOWN});
+      }
+      route.push_back({leaf_up[size_t(b)], Dir::DOWN});
+      fabric->add_route(leaf_zones[size_t(a)]->get_netpoint(), leaf_zones[size_t(b)]->get_netpoint(),
+                        leaf_gw[size_t(a)], leaf_gw[size_t(b)], route, true);
+    }
+  if (levels < 3)
+    fabric->add_route(fabric_gw, nullptr, nullptr, nullptr, {}, true);
   fabric->seal();
   root->add_route(fabric->get_netpoint(), nullptr, fabric_gw, nullptr, {}, true);
 

@@ -2,7 +2,8 @@
 /// The SimGrid platform of a GPU cluster, built in code from the hardware description:
 ///  - a host per GPU, each with its own split-duplex NVLink link to its node's NVSwitch (one star zone holds all
 ///    GPUs: GPUs of different nodes never exchange data directly, so the zone's centre is only ever an NVSwitch);
-///  - the NICs as hosts of a fabric of nested star zones (leaf switches, pods, core), each switch group's
+///  - the NICs as hosts of leaf-switch zones under a spine (two levels: a star zone; three levels: a full zone with
+///    a route per pair of leaves that crosses the pod uplinks when the pods differ), each switch group's
 ///    uplink a shared link whose capacity is its NICs' bandwidth over the oversubscription ratio
 ///    (a fluid view of a fat tree: ECMP spreads a group's traffic over its uplinks evenly);
 ///  - a timer host (many cores) that runs latency delays without sharing anything.

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <tuple>
+#include <unordered_map>
 
 #include <simgrid/s4u.hpp>
 
@@ -124,6 +125,7 @@ class Driver {
   /// collective that does not follow a kernel (it runs as flows).
   void run_merged(size_t di, double t0);
   bool releases_buckets(const Device& d) const;
+  double merged_tp_time(const Device& d, const Step& st);  ///< tp_exclusive_time, kept per step
   void send(size_t di, UnitId to);
   Arrival& arrival(int64_t replica, UnitId u);
   void tp_collective(size_t di, const Step& st, double t0);
@@ -193,6 +195,7 @@ class Driver {
   std::map<std::tuple<int64_t, int64_t, int, double>, Phases> cp_plans_;  // (stage, group or -1, kind, bytes)
   std::map<std::tuple<int64_t, int64_t, double>, Phases> ep_plans_;  // (stage, EP group and TP rank or -1, bytes)
   std::vector<std::vector<std::vector<double>>> bucket_at_;  // [stage][chunk][gradient index], see setup_buckets
+  std::unordered_map<const Step*, double> merged_tp_time_;  // closed-form TP time per step (run_merged)
   size_t done_count_ = 0;
   replay::Trace trace_;
 };

@@ -126,6 +126,15 @@ bool Driver::releases_buckets(const Device& d) const
   return s_.parallel.dp_overlap && reduces_gradients(sched_.graph[d.unit]);
 }
 
+double Driver::merged_tp_time(const Device& d, const Step& st)
+{
+  // Folded: one device per stage and each stage has its own steps, so the step alone identifies the collective.
+  auto [it, fresh] = merged_tp_time_.try_emplace(&st, 0.0);
+  if (fresh)
+    it->second = tp_exclusive_time(d, st);
+  return it->second;
+}
+
 void Driver::run_merged(size_t di, double t0)
 {
   Device& d = devices_[di];
@@ -151,7 +160,7 @@ void Driver::run_merged(size_t di, double t0)
     if (st.kind == Step::Kind::TpCollective ? !after_kernel : releases_buckets(d))
       break;
     if (st.kind == Step::Kind::TpCollective)
-      total += tp_exclusive_time(d, st);
+      total += merged_tp_time(d, st);
     after_kernel = false;
   }
   exec_on(platform_.gpu(d.id), total, [this, di, t0, begin, end]() {
@@ -169,7 +178,7 @@ void Driver::run_merged(size_t di, double t0)
       if (st.kind == Step::Kind::GradReady)
         continue;
       const bool kernel = st.kind == Step::Kind::Compute;
-      const double x = k == last ? now - t : kernel ? st.seconds : tp_exclusive_time(d, st);
+      const double x = k == last ? now - t : kernel ? st.seconds : merged_tp_time(d, st);
       if (kernel) {
         d.b.compute_s += x;
         if (st.recompute)

@@ -49,4 +49,16 @@ TEST(DtsimBench, UnknownCaseIsBadInput)
   EXPECT_NE(r.out.find("'nope' is not a benchmark case"), std::string::npos) << r.out;
 }
 
+// A plan that does not fit simulates nothing: the case fails (exit 1) and says why, instead of timing nothing.
+TEST(DtsimBench, PlanThatDoesNotFitFails)
+{
+  if (dtsim_binary().empty())
+    GTEST_SKIP() << "DTSIM_BINARY is not set or not an executable";
+  auto r = run_capture("'" + dtsim_binary() + "' bench --repeat 1 --scenario '" + source_path("scenarios/default.yaml") +
+                       "' --set devices=8 --set parallel.pp=1 --set parallel.dp=1 2>&1");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.out.find("does not fit in memory"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("custom: FAILED"), std::string::npos) << r.out;
+}
+
 }  // namespace
