@@ -122,6 +122,7 @@ int main(int argc, char** argv)
   search_cmd->add_option("--format", so.format, "Output format")->check(CLI::IsMember({"table", "json"}));
   search_cmd->add_option("--jobs", so.jobs, "Simulations run at once (processes)")->check(CLI::PositiveNumber);
   search_cmd->add_flag("--narrow", so.narrow, "The smaller plan space of dtsim compare");
+  search_cmd->add_flag("--quiet", so.quiet, "No progress and no messages");
   RunOptions eo;
   auto* exp_cmd = app.add_subcommand("explain", "List the kernels of one layer with their FLOPs, bytes and times");
   exp_cmd->add_option("scenario", eo.scenario, "Scenario YAML file")->required();
