@@ -1,5 +1,6 @@
 // dtsim: how long does one training step of model M take on hardware H under parallel plan P, and why?
 #include <fstream>
+#include <regex>
 #include <thread>
 #include <iostream>
 
@@ -8,6 +9,7 @@
 #include "app/compare.hpp"
 #include "app/plot.hpp"
 #include "app/search.hpp"
+#include "app/study_report.hpp"
 #include "app/sweep.hpp"
 #include "app/simulate.hpp"
 #include "report/explain.hpp"
@@ -110,6 +112,21 @@ int main(int argc, char** argv)
   plot_cmd->add_option("--group", po.group, "Column whose values make one series each");
   plot_cmd->add_option("--out", po.out_prefix, "Write PREFIX.gp, PREFIX.svg and PREFIX.png");
   plot_cmd->add_option("--title", po.title, "Chart title");
+  dtsim::app::ReportOptions rpo;
+  auto* report_cmd = app.add_subcommand("report", "Write a self-contained Markdown and HTML report of a results CSV: "
+                                                  "inputs, table, charts, version and command");
+  report_cmd->add_option("csv", rpo.csv, "Results CSV file (from dtsim sweep)")->required();
+  report_cmd->add_option("--scenario", rpo.scenarios, "Scenario file the results came from (repeatable)");
+  report_cmd->add_option("--out", rpo.out_dir, "Directory of the report (default: <csv>-report)");
+  report_cmd->add_option("--title", rpo.title, "Report title");
+  for (int i = 1; i < argc; ++i) {  // as a shell would take it back: single-quoted where needed
+    std::string a = argv[i];
+    if (a.empty() || a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=,:+") !=
+                         std::string::npos)
+      a = "'" + std::regex_replace(a, std::regex("'"), "'\\''") + "'";
+    rpo.command += " " + a;
+  }
+  rpo.command = "dtsim" + rpo.command;
   dtsim::app::SearchOptions so;
   so.jobs = co.jobs;
   auto* search_cmd = app.add_subcommand("search", "Simulate every parallel plan for the scenario's model and cluster "
@@ -138,6 +155,8 @@ int main(int argc, char** argv)
       return run(ro);
     if (*plot_cmd)
       return dtsim::app::plot(po, std::cerr);
+    if (*report_cmd)
+      return dtsim::app::write_report(rpo, std::cerr);
     if (*sweep_cmd)
       return dtsim::app::sweep(wo, std::cerr);
     if (*search_cmd)
