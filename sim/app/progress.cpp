@@ -39,7 +39,10 @@ void Progress::update(uint64_t done, bool force)
   const std::string left_text = rate > 0 ? duration_text(left) : "?:??";
   char b[320];
   if (tty_) {
-    if (!force && done == shown_ && now - last_line_ < std::chrono::seconds(1))
+    // Redrawn at most 10 times a second (searches finish hundreds of plans a second), and for the last item.
+    const auto since = now - last_line_;
+    if (!force && shown_ != uint64_t(-1) && all < total_ &&
+        (done == shown_ ? since < std::chrono::seconds(1) : since < std::chrono::milliseconds(100)))
       return;
     const int width = 30;
     int filled = int(double(width) * double(all) / double(total_));

@@ -663,6 +663,20 @@ int sweep(const SweepOptions& o, std::ostream& log)
     if (first_origin.count(a.key))
       refuse(origin, a.key,
              "varied twice (also by " + first_origin[a.key] + "): a key takes one list of values in a sweep");
+    for (const auto& [other, other_origin] : first_origin) {
+      // A mapping and a key inside it: the inner value would be set twice at every point.
+      if (a.key.rfind(other + ".", 0) == 0 || other.rfind(a.key + ".", 0) == 0)
+        refuse(origin, a.key,
+               "varied together with " + other + " (" + other_origin + "), which " +
+                   (a.key.size() > other.size() ? "contains it" : "it contains") +
+                   ": the same key would be set twice at every point");
+      // dp follows from the devices: a product of both holds only the points where dp = devices / (tp x pp).
+      if ((a.key == "devices" && other == "parallel.dp") || (a.key == "parallel.dp" && other == "devices"))
+        refuse(origin, a.key,
+               "varied together with " + other + " (" + other_origin + "): parallel.dp is determined by devices / "
+               "(tp x pp), so most points of the product would contradict it; vary devices alone (dp follows, "
+               "when the scenario does not set it) or parallel.dp with fixed devices");
+    }
     first_origin[a.key] = origin;
     a.values = expand_values_at(v.substr(eq + 1), origin);
     if (total > kMaxPoints / a.values.size())

@@ -141,8 +141,14 @@ TEST(SweepRefusal, EmptyContradictoryUnknownKeyBeforeRunning)
   o.vary = {"parallel.tp=1,2", "training.micro_batch=1,2", "parallel.tp=4"};
   expect_refused(o, "--vary parallel.tp=4", "parallel.tp: varied twice (also by --vary parallel.tp=1,2)");
 
+  o.vary = {"parallel={tp: 2}", "parallel.tp=1,2"};
+  expect_refused(o, "--vary parallel.tp=1,2", "varied together with parallel (--vary parallel={tp: 2}), which contains it");
+  o.vary = {"devices=8,16", "parallel.dp=8,16"};
+  expect_refused(o, "--vary parallel.dp=8,16", "parallel.dp is determined by devices / (tp x pp)");
+
   o.vary = {"parallel.tpp=1,2"};
-  expect_refused(o, "--vary parallel.tpp=1,2", "parallel.tpp: not a key of the scenario: unknown key 'tpp'");
+  expect_refused(o, "--vary parallel.tpp=1,2",
+                 "parallel.tpp: not a key of the scenario: unknown key 'tpp'; did you mean 'pp'?");
   o.vary = {"training.micro_batch=1,2", "foo.bar=1"};
   expect_refused(o, "--vary foo.bar=1", "foo.bar: not a key of the scenario: unknown key 'foo'");
   o.vary = {"model.hidden_size=128,256"};
