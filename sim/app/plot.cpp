@@ -387,6 +387,27 @@ double text_px(const std::string& s)
   return 7.5 * double(std::max(longest, cur));
 }
 
+/// Numeric tic labels that would overlap their neighbour are left blank (the tic mark stays): kept from the right, so
+/// that the largest value is always labelled. `lo`, `hi` is the x range drawn over `plot_px` pixels.
+std::vector<std::string> thin_labels(const std::vector<double>& at, std::vector<std::string> labels, bool logx,
+                                     double lo, double hi, double plot_px)
+{
+  auto px = [&](double x) {
+    return logx ? plot_px * std::log(x / lo) / std::log(hi / lo) : plot_px * (x - lo) / (hi - lo);
+  };
+  if (at.empty() || !(hi > lo) || (logx && lo <= 0))
+    return labels;
+  size_t kept = at.size() - 1;
+  for (size_t i = at.size() - 1; i-- > 0;) {
+    const double gap = px(at[kept]) - px(at[i]);
+    if (gap < (text_px(labels[kept]) + text_px(labels[i])) / 2 + 8)
+      labels[i].clear();
+    else
+      kept = i;
+  }
+  return labels;
+}
+
 /// Categorical x labels: rotated when they would not fit side by side in `plot_px`.
 /// Labels of several lines (one per varied input) stay upright when each line fits; otherwise they are joined
 /// on one line and rotated. `extra_px` is the height to add to the canvas for them.
@@ -586,6 +607,10 @@ Script scaling_chart(const Table& t, const Resolved& r, std::ostream& log)
     numbers.push_back(num(x));
   const double xmin = at.front(), xmax = at.back();
   const bool logx = xmin > 0 && xmax / xmin >= 4;
+  // device counts such as 1536, 1920, 2520, 3072 sit close on a log axis
+  numbers = logx ? thin_labels(at, numbers, true, xmin / 1.3, xmax * 1.3, 0.84 * 1000)
+                 : thin_labels(at, numbers, false, xmin - 0.05 * (xmax - xmin + 1), xmax + 0.05 * (xmax - xmin + 1),
+                               0.84 * 1000);
   // a total rate on a log2 device axis: log y too, so that ideal scaling is a straight line
   const bool logy = ymin > 0 && ymax / ymin >= (logx && m.total_rate ? 4 : 20);
 
@@ -701,6 +726,7 @@ Script whatif_chart(const Table& t, const Resolved& r, std::ostream& log)
   std::vector<std::string> numbers;
   for (double x : at)
     numbers.push_back(fmt("%g", x));
+  numbers = thin_labels(at, numbers, logx, itx(lo_u), itx(hi_u), 0.63 * 1040);
 
   std::string top;
   double ymax = 0;
