@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/child_process.hpp"
+#include "app/derived_inputs.hpp"
 #include "app/mpi_workers.hpp"
 #include "app/progress.hpp"
 #include "app/simulate.hpp"
@@ -205,7 +206,7 @@ json compute_row(const std::string& scenario, uint64_t index, const std::vector<
   row["point"] = index;
   row["vary"] = vary_of(index, axes);
   try {
-    auto spec = scenario::load_scenario(scenario, overrides_of(index, axes));
+    auto spec = load_with_file_keys(scenario, overrides_of(index, axes));
     auto report = simulate(spec, false);
     std::ostringstream text;
     report::print_json(text, report);
@@ -693,14 +694,16 @@ int sweep(const SweepOptions& o, std::ostream& log)
     if (!fs::is_regular_file(o.scenario, ec))
       refuse(o.scenario, "", "cannot read file: it does not exist or is not a readable file");
     try {
-      scenario::load_scenario(o.scenario, overrides_of(0, axes));
+      load_with_file_keys(o.scenario, overrides_of(0, axes));
     } catch (const ConfigError& e) {
       std::vector<Diagnostic> unknown;
       for (const auto& d : e.items()) {
         if (d.where.file == o.scenario && d.key_path.empty())
           throw;  // the scenario itself does not load (malformed YAML): no point could run
         for (const auto& a : axes) {
-          const bool names_key = !d.key_path.empty() && (a.key == d.key_path || a.key.rfind(d.key_path + ".", 0) == 0);
+          // A key of the model or hardware file is reported by that file's loader without the prefix.
+          const std::string key = is_file_key(a.key) ? a.key.substr(a.key.find('.') + 1) : a.key;
+          const bool names_key = !d.key_path.empty() && (key == d.key_path || key.rfind(d.key_path + ".", 0) == 0);
           const bool set_of_key = d.where.file.rfind("<command line> --set " + a.key + "=", 0) == 0;
           if ((names_key && d.message.rfind("unknown key", 0) == 0) ||
               (set_of_key && (d.message.find("cannot be set") != std::string::npos ||

@@ -151,8 +151,13 @@ TEST(SweepRefusal, EmptyContradictoryUnknownKeyBeforeRunning)
                  "parallel.tpp: not a key of the scenario: unknown key 'tpp'; did you mean 'pp'?");
   o.vary = {"training.micro_batch=1,2", "foo.bar=1"};
   expect_refused(o, "--vary foo.bar=1", "foo.bar: not a key of the scenario: unknown key 'foo'");
-  o.vary = {"model.hidden_size=128,256"};
-  expect_refused(o, "--vary model.hidden_size=128,256", "cannot be set");
+  o.vary = {"devices.count=8,16"};
+  expect_refused(o, "--vary devices.count=8,16", "cannot be set");
+  o.vary = {"hardware.network.nic.bandwith=100 Gb/s,200 Gb/s"};
+  expect_refused(o, "--vary hardware.network.nic.bandwith=100 Gb/s,200 Gb/s",
+                 "unknown key 'bandwith'; did you mean 'bandwidth'?");
+  o.vary = {"model.hidden_sise=128,256"};
+  expect_refused(o, "--vary model.hidden_sise=128,256", "unknown key 'hidden_sise'");
   o.vary = {"parallel.tp=1..8x1"};
   expect_refused(o, "--vary parallel.tp=1..8x1", "factor of at least 2");
 
@@ -164,6 +169,31 @@ TEST(SweepRefusal, EmptyContradictoryUnknownKeyBeforeRunning)
   expect_refused(o, o.scenario, "malformed YAML");
 
   EXPECT_TRUE(fs::is_empty(dir)) << "a refused sweep wrote files";  // nothing ran
+  fs::remove_all(dir);
+}
+
+// A what-if on a hardware quantity: the NIC bandwidth is set in a copy of the hardware file for each point. On two
+// nodes with dp 2 across them (scenarios/tiny.yaml: tp 2 x pp 4 in a node), only the exposed data-parallel
+// communication moves, and it shrinks as the NICs get faster; the model and the hardware keep their names.
+TEST(Sweep, WhatIfOnAHardwareQuantityMovesTheDataParallelPart)
+{
+  const std::string dir = temp_dir();
+  SweepOptions o;
+  o.scenario = source_path("scenarios/tiny.yaml");
+  o.vary = {"hardware.network.nic.bandwidth=100 Gb/s,800 Gb/s"};
+  o.out_prefix = dir + "/nic";
+  run_sweep(o);
+  const Strings rows = lines_of(read(dir + "/nic.jsonl"));
+  ASSERT_EQ(rows.size(), 2u);
+  auto slow = nlohmann::json::parse(rows[0]), fast = nlohmann::json::parse(rows[1]);
+  ASSERT_EQ(slow["status"], "ok") << rows[0];
+  ASSERT_EQ(fast["status"], "ok") << rows[1];
+  EXPECT_EQ(slow["vary"]["hardware.network.nic.bandwidth"], "100 Gb/s");
+  EXPECT_GT(slow["step_time_s"].get<double>(), fast["step_time_s"].get<double>());
+  EXPECT_GT(slow["breakdown"]["exposed_dp_comm_s"].get<double>(), fast["breakdown"]["exposed_dp_comm_s"].get<double>());
+  EXPECT_EQ(slow["breakdown"]["compute_s"], fast["breakdown"]["compute_s"]);
+  EXPECT_EQ(slow["model"], "tiny-gpt");
+  EXPECT_EQ(slow["hardware"], fast["hardware"]);
   fs::remove_all(dir);
 }
 
