@@ -502,7 +502,9 @@ std::string group_of(const Table& t, const Resolved& r, size_t row)
   std::string g;
   for (size_t k = 0; k < r.group_cols.size(); ++k) {
     const std::string& v = t.cell(row, r.group_cols[k]);
-    g += (k ? ", " : "") + (r.group_cols.size() > 1 ? r.group_keys[k] + "=" + v : v);
+    // a bare number ("512") says nothing in a legend without its key ("devices=512")
+    const bool named = r.group_cols.size() > 1 || parse_axis_value(v).has_value();
+    g += (k ? ", " : "") + (named ? r.group_keys[k] + "=" + v : v);
   }
   return g;
 }
@@ -542,7 +544,9 @@ std::string log_ytics(double lo, double hi)
       if (v < lo || v > hi)
         continue;
       const bool major = k == 1 || k == 2 || k == 5;
-      s += (first ? "" : ", ") + std::string(major ? gq(fmt("%g", v)) + " " : "\"\" ") + num(v) +
+      // 2000000 reads better as "2M" than as "2e+06", 20000 as "20k"
+      const std::string text = v >= 1e6 ? fmt("%gM", v / 1e6) : v >= 1e4 ? fmt("%gk", v / 1e3) : fmt("%g", v);
+      s += (first ? "" : ", ") + std::string(major ? gq(text) + " " : "\"\" ") + num(v) +
            (major ? "" : " 1");
       first = false;
     }
@@ -878,6 +882,75 @@ Script breakdown_chart(const Table& t, const Resolved& r, std::ostream&)
   return s;
 }
 
+/// Grouped bars: one group of bars per value of --x (default: the model), one bar per series (--group, default:
+/// the hardware), the height --y (default: tokens/s), its value written on top. Log y when the bars span 20x or more,
+/// so that small models stay readable next to large ones.
+Script bars_chart(const Table& t, const Resolved& r, std::ostream& log)
+{
+  Script s;
+  const Measure m = measure_of(r.y_key);
+  std::vector<std::string> cats;
+  for (size_t row : r.rows)
+    if (std::find(cats.begin(), cats.end(), t.cell(row, r.x_col)) == cats.end())
+      cats.push_back(t.cell(row, r.x_col));
+  const auto gs = groups(t, r);
+  const double n = double(std::max<size_t>(1, gs.size())), slot = 0.8 / n;
+  double ymin = 0, ymax = 0;
+  std::vector<std::vector<std::vector<double>>> rows(gs.size());
+  for (size_t g = 0; g < gs.size(); ++g)
+    for (size_t row : gs[g].second) {
+      const double y = need_number(t, row, r.y_col, "--y") * m.scale;
+      const size_t c = size_t(std::find(cats.begin(), cats.end(), t.cell(row, r.x_col)) - cats.begin());
+      if (!rows[g].empty() && rows[g].back()[4] == double(c)) {
+        log << "plot: note: several rows of '" << gs[g].first << "' have " << r.x_key << " = " << cats[c]
+            << "; only the first is drawn\n";
+        continue;
+      }
+      const double x = double(c) - 0.4 + slot * (double(g) + 0.5);
+      rows[g].push_back({x, y, x - 0.46 * slot, x + 0.46 * slot, double(c)});
+      ymin = ymin == 0 ? y : std::min(ymin, y);
+      ymax = std::max(ymax, y);
+    }
+  const bool logy = ymin > 0 && ymax / ymin >= 20;
+  const double bottom = logy ? ymin / 3 : 0;
+  std::string cmd;
+  for (size_t g = 0; g < gs.size(); ++g) {
+    const std::string block = "g" + std::to_string(g), ls = std::to_string(g % 10 + 1);
+    s.blocks += datablock(block, rows[g]);
+    cmd += (cmd.empty() ? "plot " : ", \\\n     ") + std::string("$") + block + " using 1:2:3:4:(" + num(bottom) +
+           "):2 with boxxyerror fs solid 0.9 border lc rgb 'white' lc rgb '" + kSeriesColours[g % 10] + "' title " +
+           gq(gs[g].first.empty() ? r.y_key : gs[g].first);
+    cmd += ", \\\n     $" + block +
+           " using 1:2:($2 >= 1e6 ? sprintf('%.3gM', $2 / 1e6) : $2 >= 1e3 ? sprintf('%.3gk', $2 / 1e3) : "
+           "sprintf('%.3g', $2)) with labels offset 0,0.7 font ',9' textcolor rgb '#333333' notitle";
+  }
+  std::vector<std::string> labels;
+  for (const auto& c : cats)
+    labels.push_back(shorten(c));
+  s.width = std::clamp(int(300 + 60 * double(gs.size()) * double(cats.size())), 900, 2400);
+  int extra_px = 0;
+  std::string tics = category_xtics(labels, s.width - 200, extra_px);
+  const double key_px = double(gs.size()) * 19 + 16;
+  s.height = int(560 + key_px) + extra_px;
+  std::string& b = s.body;
+  b += style_preamble();
+  b += "set label 99 " + gq(r.title) + " at screen 0.5, screen " + num(1 - 28.0 / s.height) +
+       " center font ',15' textcolor rgb '#111111'\n";
+  b += "set tmargin at screen " + num(1 - (60 + key_px) / s.height) + "\n";
+  b += "set key at screen 0.1, screen " + num(1 - 48.0 / s.height) +
+       " top left vertical Left reverse box lc rgb '#CCCCCC' width 1\n";
+  b += "set ylabel " + gq(m.label + (logy ? ", log scale" : "")) + "\n";
+  if (logy)
+    b += "set logscale y 10\nset yrange [" + num(bottom) + ":" + num(ymax * 3) + "]\n" + log_ytics(bottom, ymax * 3);
+  else
+    b += "set yrange [0:" + num(ymax * 1.15) + "]\n";
+  b += "set format y '%g'\nset xlabel " + gq(r.x_key) + "\n";
+  b += "set xrange [-0.6:" + num(double(cats.size()) - 0.4) + "]\nset grid noxtics ytics\n";
+  b += tics;
+  b += cmd + "\n";
+  return s;
+}
+
 Script memory_chart(const Table& t, const Resolved& r, std::ostream& log)
 {
   Script s;
@@ -1146,7 +1219,7 @@ std::optional<NumericAxis> numeric_axis(const std::vector<std::string>& texts)
 
 int plot(const PlotOptions& o, std::ostream& log)
 {
-  static const std::vector<std::string> kinds = {"auto", "scaling", "whatif", "breakdown", "memory"};
+  static const std::vector<std::string> kinds = {"auto", "scaling", "whatif", "breakdown", "memory", "bars"};
   if (std::find(kinds.begin(), kinds.end(), o.kind) == kinds.end())
     refuse("<command line>", 0, "--kind", "unknown kind '" + o.kind + "'; the kinds are " + config::join_list(kinds));
   Table t;
@@ -1241,6 +1314,15 @@ int plot(const PlotOptions& o, std::ostream& log)
     default_groups(r.x_key);
     r.title = o.title.empty() ? model + "what if " + r.x_key + " changes" : o.title;
     script = whatif_chart(t, r, log);
+  } else if (r.kind == "bars") {
+    if (r.x_col < 0)
+      r.x_col = t.need("model", "--x"), r.x_key = "model";
+    if (r.y_col < 0)
+      r.y_col = t.need("tokens_per_s", "--y"), r.y_key = "tokens_per_s";
+    if (r.group_cols.empty())
+      r.group_cols = {t.need("hardware", "--group")}, r.group_keys = {"hardware"};
+    r.title = o.title.empty() ? measure_of(r.y_key).name() + " by " + r.x_key : o.title;
+    script = bars_chart(t, r, log);
   } else if (r.kind == "breakdown") {
     if (!o.y.empty())
       log << "plot: note: --y is not used by the breakdown chart (it stacks the breakdown.* columns)\n";

@@ -179,13 +179,24 @@ std::vector<size_t> digits_of(uint64_t index, const std::vector<Axis>& axes)
   return d;
 }
 
+// With several scenario files, the outermost axis: its values are the files, not a key to set.
+constexpr const char* kScenarioAxis = "scenario";
+
 std::vector<std::string> overrides_of(uint64_t index, const std::vector<Axis>& axes)
 {
   auto d = digits_of(index, axes);
   std::vector<std::string> o;
   for (size_t k = 0; k < axes.size(); ++k)
-    o.push_back(axes[k].key + "=" + axes[k].values[d[k]]);
+    if (axes[k].key != kScenarioAxis)
+      o.push_back(axes[k].key + "=" + axes[k].values[d[k]]);
   return o;
+}
+
+std::string scenario_of(uint64_t index, const std::vector<Axis>& axes, const std::string& only)
+{
+  if (axes.empty() || axes.front().key != kScenarioAxis)
+    return only;
+  return axes.front().values[digits_of(index, axes).front()];
 }
 
 json vary_of(uint64_t index, const std::vector<Axis>& axes)
@@ -337,7 +348,7 @@ std::function<std::vector<double>()> point_job(const SweepOptions& o, const std:
                                                const fs::path& points_dir)
 {
   return [&o, &axes, index, points_dir]() {
-    json row = compute_row(o.scenario, index, axes);
+    json row = compute_row(scenario_of(index, axes, o.scenario), index, axes);
     fs::path tmp = points_dir / (std::to_string(index) + ".json.tmp");
     {
       std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
@@ -646,11 +657,22 @@ int run_as_root(const SweepOptions& o, const std::vector<Axis>& axes, uint64_t t
 int sweep(const SweepOptions& o, std::ostream& log)
 {
   // 1. The axes, refused before anything runs when empty, contradictory or malformed.
-  if (o.vary.empty())
-    refuse("--vary", "", "expected at least one --vary KEY=V1,V2,... : a sweep must vary something");
+  if (o.vary.empty() && o.more_scenarios.empty())
+    refuse("--vary", "", "expected at least one --vary KEY=V1,V2,... or several scenario files: a sweep must vary "
+                         "something");
   std::vector<Axis> axes;
   std::map<std::string, std::string> first_origin;
   uint64_t total = 1;
+  if (!o.more_scenarios.empty()) {
+    Axis a{kScenarioAxis, "scenario files", {o.scenario}};
+    for (const auto& f : o.more_scenarios) {
+      if (std::find(a.values.begin(), a.values.end(), f) != a.values.end())
+        refuse(f, "", "the scenario file is given twice: each point of a sweep must be different");
+      a.values.push_back(f);
+    }
+    total = a.values.size();
+    axes.push_back(std::move(a));
+  }
   for (const auto& v : o.vary) {
     const std::string origin = "--vary " + v;
     auto eq = v.find('=');
@@ -661,6 +683,9 @@ int sweep(const SweepOptions& o, std::ostream& log)
     a.origin = origin;
     if (a.key.empty())
       refuse(origin, "", "expected KEY=V1,V2,... with a dotted scenario key such as parallel.tp, got an empty key");
+    if (a.key == kScenarioAxis)
+      refuse(origin, a.key, "not a key of the scenario: to sweep over scenarios, give their files one after the "
+                            "other (dtsim sweep A.yaml B.yaml ...)");
     if (first_origin.count(a.key))
       refuse(origin, a.key,
              "varied twice (also by " + first_origin[a.key] + "): a key takes one list of values in a sweep");
@@ -688,17 +713,19 @@ int sweep(const SweepOptions& o, std::ostream& log)
   if (o.jobs < 1)
     refuse("--jobs", "", "expected at least 1 job, got " + std::to_string(o.jobs));
 
-  // 2. The scenario and the keys: the first point must not name an unknown key.
-  {
+  // 2. The scenarios and the keys: the first point of each scenario must not name an unknown key.
+  std::vector<std::string> files{o.scenario};
+  files.insert(files.end(), o.more_scenarios.begin(), o.more_scenarios.end());
+  for (const auto& file : files) {
     std::error_code ec;
-    if (!fs::is_regular_file(o.scenario, ec))
-      refuse(o.scenario, "", "cannot read file: it does not exist or is not a readable file");
+    if (!fs::is_regular_file(file, ec))
+      refuse(file, "", "cannot read file: it does not exist or is not a readable file");
     try {
-      load_with_file_keys(o.scenario, overrides_of(0, axes));
+      load_with_file_keys(file, overrides_of(0, axes));
     } catch (const ConfigError& e) {
       std::vector<Diagnostic> unknown;
       for (const auto& d : e.items()) {
-        if (d.where.file == o.scenario && d.key_path.empty())
+        if (d.where.file == file && d.key_path.empty())
           throw;  // the scenario itself does not load (malformed YAML): no point could run
         for (const auto& a : axes) {
           // A key of the model or hardware file is reported by that file's loader without the prefix.

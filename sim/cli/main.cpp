@@ -96,7 +96,9 @@ int main(int argc, char** argv)
   wo.jobs = co.jobs;
   auto* sweep_cmd = app.add_subcommand("sweep", "Simulate every point of the cartesian product of varied scenario keys; "
                                                 "one row per point in PREFIX.csv and PREFIX.jsonl, resumable");
-  sweep_cmd->add_option("scenario", wo.scenario, "Scenario YAML file")->required();
+  std::vector<std::string> sweep_files;
+  sweep_cmd->add_option("scenario", sweep_files, "Scenario YAML file(s); several make an outer axis 'scenario'")
+      ->required();
   sweep_cmd->add_option("--vary", wo.vary, "KEY=V1,V2,... or a range KEY=A..BxF / KEY=A..B+S (repeatable)")
       ->allow_extra_args(false);
   sweep_cmd->add_option("--out", wo.out_prefix, "Write PREFIX.csv and PREFIX.jsonl (default: <scenario>-sweep)");
@@ -106,7 +108,7 @@ int main(int argc, char** argv)
   auto* plot_cmd = app.add_subcommand("plot", "Render a results CSV (from dtsim sweep) as SVG and PNG through gnuplot");
   plot_cmd->add_option("csv", po.csv, "Results CSV file")->required();
   plot_cmd->add_option("--kind", po.kind, "Chart kind")
-      ->check(CLI::IsMember({"auto", "scaling", "whatif", "breakdown", "memory"}));
+      ->check(CLI::IsMember({"auto", "scaling", "whatif", "breakdown", "memory", "bars"}));
   plot_cmd->add_option("--x", po.x, "Column of the x axis");
   plot_cmd->add_option("--y", po.y, "Column of the y axis");
   plot_cmd->add_option("--group", po.group, "Column whose values make one series each");
@@ -157,8 +159,11 @@ int main(int argc, char** argv)
       return dtsim::app::plot(po, std::cerr);
     if (*report_cmd)
       return dtsim::app::write_report(rpo, std::cerr);
-    if (*sweep_cmd)
+    if (*sweep_cmd) {
+      wo.scenario = sweep_files.front();
+      wo.more_scenarios.assign(sweep_files.begin() + 1, sweep_files.end());
       return dtsim::app::sweep(wo, std::cerr);
+    }
     if (*search_cmd)
       return dtsim::app::search(std::cout, std::cerr, so);
     if (*cmp_cmd) {

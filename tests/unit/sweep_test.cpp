@@ -197,6 +197,36 @@ TEST(Sweep, WhatIfOnAHardwareQuantityMovesTheDataParallelPart)
   fs::remove_all(dir);
 }
 
+// Several scenario files make an outermost axis "scenario": here one node (tiny-8) and two nodes (tiny), each with
+// two micro batches.
+TEST(Sweep, SeveralScenariosAreAnAxis)
+{
+  const std::string dir = temp_dir();
+  SweepOptions o;
+  o.scenario = source_path("tests/unit/data/sweep/tiny-8.yaml");
+  o.more_scenarios = {source_path("scenarios/tiny.yaml")};
+  o.vary = {"training.micro_batch=1,2"};
+  o.out_prefix = dir + "/two";
+  const std::string log = run_sweep(o);
+  EXPECT_NE(log.find("4 points (scenario: 2 x training.micro_batch: 2)"), std::string::npos) << log;
+  const Strings rows = lines_of(read(dir + "/two.jsonl"));
+  ASSERT_EQ(rows.size(), 4u);
+  const Strings names = {"tiny GPT on 8 A100", "tiny GPT on 8 A100", "tiny GPT on 16 A100", "tiny GPT on 16 A100"};
+  for (size_t i = 0; i < rows.size(); ++i) {
+    auto j = nlohmann::json::parse(rows[i]);
+    EXPECT_EQ(j["status"], "ok") << rows[i];
+    EXPECT_EQ(j["scenario"], names[i]);
+    EXPECT_EQ(j["vary"]["scenario"], i < 2 ? o.scenario : o.more_scenarios[0]);
+    EXPECT_EQ(j["plan"]["micro_batch"].get<int>(), int(i % 2) + 1);
+  }
+  o.more_scenarios = {o.scenario};
+  expect_refused(o, o.scenario, "the scenario file is given twice");
+  o.more_scenarios = {};
+  o.vary = {"scenario=a.yaml,b.yaml"};
+  expect_refused(o, "--vary scenario=a.yaml,b.yaml", "give their files one after the other");
+  fs::remove_all(dir);
+}
+
 TEST(Sweep, OneRowPerPointAndFailuresRecorded)
 {
   const std::string dir = temp_dir();
