@@ -17,6 +17,13 @@ build/dtsim sweep scenarios/studies/gpt3-175b-a100.yaml --vary devices=64,128,25
 build/dtsim plot "$out/gpt3-strong.csv" --out docs/img/gpt3-175b-strong-scaling-a100 \
     --title "GPT-3 175B strong scaling on A100 (global batch 1,536; tp 8, pp 8)"
 
+# 2b. The same plan in weak scaling: 96 sequences per replica of 64 GPUs.
+build/dtsim sweep scenarios/studies/gpt3-175b-a100.yaml \
+    --vary "devices=64,128,256,512,1024,1536,3072;training.global_batch=96,192,384,768,1536,2304,4608" \
+    --out "$out/gpt3-weak" --quiet
+build/dtsim plot "$out/gpt3-weak.csv" --out docs/img/gpt3-175b-weak-scaling-a100 \
+    --title "GPT-3 175B weak scaling on A100 (96 sequences per 64 GPUs; tp 8, pp 8)"
+
 # 3. NIC bandwidth what-if, 100 to 800 Gb/s per NIC, on 512 and 3,072 GPUs.
 build/dtsim sweep scenarios/studies/gpt3-175b-a100.yaml --vary devices=512,3072 \
     --vary "hardware.network.nic.bandwidth=100..800x2 Gb/s" --out "$out/gpt3-nic" --quiet
@@ -39,6 +46,7 @@ build/dtsim report "$out/gpt3-strong.csv" --scenario scenarios/studies/gpt3-175b
     --out "$out/gpt3-strong-report"
 
 # docs/ keeps the PNG files only; the scripts and SVGs are under build/studies/ with the data.
-for f in megatron-2021-weak-scaling gpt3-175b-strong-scaling-a100 gpt3-175b-nic-whatif studies-gpu-vs-wafer; do
+for f in megatron-2021-weak-scaling gpt3-175b-strong-scaling-a100 gpt3-175b-weak-scaling-a100 \
+         gpt3-175b-nic-whatif studies-gpu-vs-wafer; do
   mv "docs/img/$f.gp" "docs/img/$f.svg" "$out/"
 done

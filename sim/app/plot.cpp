@@ -1277,11 +1277,23 @@ int plot(const PlotOptions& o, std::ostream& log)
   }
 
   // the other varied inputs make the series of the line charts
+  // An input that moves with x (one value per x value and the reverse, as the global batch of a weak-scaling sweep
+  // moves with the devices) is part of the x axis, not a series.
+  auto moves_with_x = [&](int col) {
+    std::map<std::string, std::string> x_to_v, v_to_x;
+    for (size_t row : r.rows) {
+      const std::string& x = t.cell(row, r.x_col);
+      const std::string& v = t.cell(row, col);
+      if (x_to_v.emplace(x, v).first->second != v || v_to_x.emplace(v, x).first->second != x)
+        return false;
+    }
+    return true;
+  };
   auto default_groups = [&](const std::string& x_key) {
     if (!r.group_cols.empty())
       return;
     for (const auto& v : r.varied)
-      if (v.key != x_key && t.csv.columns[size_t(v.col)] != x_key)
+      if (v.key != x_key && t.csv.columns[size_t(v.col)] != x_key && !moves_with_x(v.col))
         r.group_cols.push_back(v.col), r.group_keys.push_back(v.key);
   };
   std::string model;

@@ -166,16 +166,23 @@ std::vector<std::string> expand_values_at(const std::string& spec, const std::st
 struct Axis {
   std::string key, origin;
   std::vector<std::string> values;
+  bool linked = false;  ///< takes the value at the same position as the axis before it (";" in one --vary)
 };
 
-// Point i of the product: the first --vary is the outermost loop, the last one the innermost.
+// Point i of the product: the first --vary is the outermost loop, the last one the innermost; a linked axis is no
+// loop of its own.
 std::vector<size_t> digits_of(uint64_t index, const std::vector<Axis>& axes)
 {
   std::vector<size_t> d(axes.size());
   for (size_t k = axes.size(); k-- > 0;) {
+    if (axes[k].linked)
+      continue;
     d[k] = size_t(index % axes[k].values.size());
     index /= axes[k].values.size();
   }
+  for (size_t k = 1; k < axes.size(); ++k)
+    if (axes[k].linked)
+      d[k] = d[k - 1];
   return d;
 }
 
@@ -517,7 +524,8 @@ int run_as_root(const SweepOptions& o, const std::vector<Axis>& axes, uint64_t t
   if (!o.quiet) {
     log << "sweep: " << total << " point" << (total == 1 ? "" : "s") << " (";
     for (size_t k = 0; k < axes.size(); ++k)
-      log << (k ? " x " : "") << axes[k].key << ": " << axes[k].values.size();
+      log << (axes[k].linked ? " with " + axes[k].key : (k ? " x " : "") + axes[k].key + ": " +
+                                                             std::to_string(axes[k].values.size()));
     log << ")";
     if (!rows.empty())
       log << ", " << rows.size() << " already done in " << prefix << ".*";
@@ -673,42 +681,54 @@ int sweep(const SweepOptions& o, std::ostream& log)
     total = a.values.size();
     axes.push_back(std::move(a));
   }
-  for (const auto& v : o.vary) {
-    const std::string origin = "--vary " + v;
-    auto eq = v.find('=');
-    if (eq == std::string::npos)
-      refuse(origin, "", "expected KEY=V1,V2,... (a dotted scenario key such as parallel.tp), got '" + v + "'");
-    Axis a;
-    a.key = trim(v.substr(0, eq));
-    a.origin = origin;
-    if (a.key.empty())
-      refuse(origin, "", "expected KEY=V1,V2,... with a dotted scenario key such as parallel.tp, got an empty key");
-    if (a.key == kScenarioAxis)
-      refuse(origin, a.key, "not a key of the scenario: to sweep over scenarios, give their files one after the "
-                            "other (dtsim sweep A.yaml B.yaml ...)");
-    if (first_origin.count(a.key))
-      refuse(origin, a.key,
-             "varied twice (also by " + first_origin[a.key] + "): a key takes one list of values in a sweep");
-    for (const auto& [other, other_origin] : first_origin) {
-      // A mapping and a key inside it: the inner value would be set twice at every point.
-      if (a.key.rfind(other + ".", 0) == 0 || other.rfind(a.key + ".", 0) == 0)
+  for (const auto& whole : o.vary) {
+    const std::string origin = "--vary " + whole;
+    // "KEY=V1,V2;KEY2=W1,W2": KEY2 moves with KEY (weak scaling: devices with the global batch).
+    std::stringstream parts(whole);
+    bool first_part = true;
+    for (std::string v; std::getline(parts, v, ';'); first_part = false) {
+      auto eq = v.find('=');
+      if (eq == std::string::npos)
+        refuse(origin, "", "expected KEY=V1,V2,... (a dotted scenario key such as parallel.tp), got '" + v + "'");
+      Axis a;
+      a.key = trim(v.substr(0, eq));
+      a.origin = origin;
+      if (a.key.empty())
+        refuse(origin, "", "expected KEY=V1,V2,... with a dotted scenario key such as parallel.tp, got an empty key");
+      if (a.key == kScenarioAxis)
+        refuse(origin, a.key, "not a key of the scenario: to sweep over scenarios, give their files one after the "
+                              "other (dtsim sweep A.yaml B.yaml ...)");
+      if (first_origin.count(a.key))
         refuse(origin, a.key,
-               "varied together with " + other + " (" + other_origin + "), which " +
-                   (a.key.size() > other.size() ? "contains it" : "it contains") +
-                   ": the same key would be set twice at every point");
-      // dp follows from the devices: a product of both holds only the points where dp = devices / (tp x pp).
-      if ((a.key == "devices" && other == "parallel.dp") || (a.key == "parallel.dp" && other == "devices"))
+               "varied twice (also by " + first_origin[a.key] + "): a key takes one list of values in a sweep");
+      for (const auto& [other, other_origin] : first_origin) {
+        // A mapping and a key inside it: the inner value would be set twice at every point.
+        if (a.key.rfind(other + ".", 0) == 0 || other.rfind(a.key + ".", 0) == 0)
+          refuse(origin, a.key,
+                 "varied together with " + other + " (" + other_origin + "), which " +
+                     (a.key.size() > other.size() ? "contains it" : "it contains") +
+                     ": the same key would be set twice at every point");
+        // dp follows from the devices: a product of both holds only the points where dp = devices / (tp x pp).
+        if (((a.key == "devices" && other == "parallel.dp") || (a.key == "parallel.dp" && other == "devices")) &&
+            other_origin != origin)
+          refuse(origin, a.key,
+                 "varied together with " + other + " (" + other_origin + "): parallel.dp is determined by devices / "
+                 "(tp x pp), so most points of the product would contradict it; vary devices alone (dp follows, "
+                 "when the scenario does not set it) or parallel.dp with fixed devices");
+      }
+      first_origin[a.key] = origin;
+      a.values = expand_values_at(v.substr(eq + 1), origin);
+      a.linked = !first_part;
+      if (a.linked && a.values.size() != axes.back().values.size())
         refuse(origin, a.key,
-               "varied together with " + other + " (" + other_origin + "): parallel.dp is determined by devices / "
-               "(tp x pp), so most points of the product would contradict it; vary devices alone (dp follows, "
-               "when the scenario does not set it) or parallel.dp with fixed devices");
+               "expected as many values as " + axes.back().key + " (" + std::to_string(axes.back().values.size()) +
+                   "), with which it moves, got " + std::to_string(a.values.size()));
+      if (!a.linked && total > kMaxPoints / a.values.size())
+        refuse(origin, a.key, "the sweep has more than " + std::to_string(kMaxPoints) + " points");
+      if (!a.linked)
+        total *= a.values.size();
+      axes.push_back(std::move(a));
     }
-    first_origin[a.key] = origin;
-    a.values = expand_values_at(v.substr(eq + 1), origin);
-    if (total > kMaxPoints / a.values.size())
-      refuse(origin, a.key, "the sweep has more than " + std::to_string(kMaxPoints) + " points");
-    total *= a.values.size();
-    axes.push_back(std::move(a));
   }
   if (o.jobs < 1)
     refuse("--jobs", "", "expected at least 1 job, got " + std::to_string(o.jobs));

@@ -199,6 +199,18 @@ TEST(Plot, BarsChart)
   EXPECT_NE(script.find("\"500k\""), std::string::npos);  // log tics as 500k, not 500000
 }
 
+// Weak scaling (hand-made sample): the global batch moves with the devices, so it is part of the x axis and makes
+// one series, not one series per point.
+TEST(Plot, InputMovingWithXIsNoSeries)
+{
+  if (!have_gnuplot())
+    GTEST_SKIP() << "/usr/bin/gnuplot is not installed (Debian: gnuplot-nox)";
+  std::string script;
+  render("weak.csv", "auto", "weak", &script);
+  EXPECT_NE(script.find("title \"simulated\""), std::string::npos) << script;
+  EXPECT_EQ(script.find("global_batch="), std::string::npos) << script;
+}
+
 TEST(Plot, MemoryChart)
 {
   if (!have_gnuplot())

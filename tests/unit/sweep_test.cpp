@@ -227,6 +227,38 @@ TEST(Sweep, SeveralScenariosAreAnAxis)
   fs::remove_all(dir);
 }
 
+// Keys joined by ';' in one --vary move together (weak scaling: the batch grows with the devices) and make no
+// product: 2 x (2 linked) = 4 points, not 8.
+TEST(Sweep, LinkedKeysMoveTogether)
+{
+  const std::string dir = temp_dir();
+  SweepOptions o;
+  o.scenario = source_path("tests/unit/data/sweep/tiny-8.yaml");
+  o.vary = {"training.micro_batch=1,2", "parallel.tp=1,2;training.global_batch=16,32"};
+  o.out_prefix = dir + "/linked";
+  const std::string log = run_sweep(o);
+  EXPECT_NE(log.find("4 points (training.micro_batch: 2 x parallel.tp: 2 with training.global_batch)"),
+            std::string::npos) << log;
+  const Strings rows = lines_of(read(dir + "/linked.jsonl"));
+  ASSERT_EQ(rows.size(), 4u);
+  const Strings tp = {"1", "2", "1", "2"}, gb = {"16", "32", "16", "32"};
+  for (size_t i = 0; i < rows.size(); ++i) {
+    auto j = nlohmann::json::parse(rows[i]);
+    EXPECT_EQ(j["status"], "ok") << rows[i];
+    EXPECT_EQ(j["vary"]["parallel.tp"], tp[i]);
+    EXPECT_EQ(j["vary"]["training.global_batch"], gb[i]);
+    EXPECT_EQ(j["plan"]["global_batch"].get<int>(), std::stoi(gb[i]));
+  }
+  o.vary = {"parallel.tp=1,2;training.global_batch=16,32,64"};
+  expect_refused(o, "--vary parallel.tp=1,2;training.global_batch=16,32,64",
+                 "training.global_batch: expected as many values as parallel.tp (2), with which it moves, got 3");
+  // devices and dp may move together, as long as they are linked
+  o.vary = {"devices=8;parallel.dp=8"};
+  o.out_prefix = dir + "/dp";
+  run_sweep(o);
+  fs::remove_all(dir);
+}
+
 TEST(Sweep, OneRowPerPointAndFailuresRecorded)
 {
   const std::string dir = temp_dir();
