@@ -1,6 +1,7 @@
 #include "app/study_report.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -92,7 +93,21 @@ std::string first_line(const std::string& s) { return s.substr(0, s.find('\n'));
 struct Table {
   std::vector<std::string> header;
   std::vector<std::vector<std::string>> rows;
-  size_t left = 1;  ///< leading columns of text (aligned left); the others hold numbers
+
+  // Numbers are aligned right, text left: a column is text when a cell is neither empty nor a number ("57.6%").
+  bool is_text(size_t c) const
+  {
+    for (const auto& r : rows) {
+      if (c >= r.size() || r[c].empty())
+        continue;
+      std::string v = r[c].back() == '%' ? r[c].substr(0, r[c].size() - 1) : r[c];
+      char* end = nullptr;
+      std::strtod(v.c_str(), &end);
+      if (end != v.c_str() + v.size())
+        return true;
+    }
+    return false;
+  }
 
   std::string markdown() const
   {
@@ -101,7 +116,7 @@ struct Table {
       o += " " + md_cell(h) + " |";
     o += "\n|";
     for (size_t c = 0; c < header.size(); ++c)
-      o += c < left ? "---|" : "--:|";
+      o += is_text(c) ? "---|" : "--:|";
     o += "\n";
     for (const auto& r : rows) {
       o += "|";
@@ -116,12 +131,12 @@ struct Table {
   {
     std::string o = "<table>\n<tr>";
     for (size_t c = 0; c < header.size(); ++c)
-      o += (c < left ? "<th class=\"l\">" : "<th>") + html_escape(header[c]) + "</th>";
+      o += (is_text(c) ? "<th class=\"l\">" : "<th>") + html_escape(header[c]) + "</th>";
     o += "</tr>\n";
     for (const auto& r : rows) {
       o += "<tr>";
       for (size_t c = 0; c < r.size(); ++c)
-        o += (c < left ? "<td class=\"l\">" : "<td>") + html_escape(r[c]) + "</td>";
+        o += (is_text(c) ? "<td class=\"l\">" : "<td>") + html_escape(r[c]) + "</td>";
       o += "</tr>\n";
     }
     return o + "</table>\n";
@@ -181,7 +196,6 @@ ScenarioInputs scenario_inputs(const std::string& path)
   const auto& m = s.model;
   auto add = [&](const std::string& k, const std::string& v) { in.summary.rows.push_back({k, v}); };
   in.summary.header = {"input", "value"};
-  in.summary.left = 2;
   add("model", m.name + ": " + std::to_string(m.layers) + " layers, hidden " + std::to_string(m.hidden) + ", " +
                    std::to_string(m.heads) + " heads, vocabulary " + std::to_string(m.vocab));
   if (s.hardware.wafer_scale) {
