@@ -67,7 +67,9 @@ TEST(Report, MarkdownAndSelfContainedHtml)
   // One table row per CSV row, with the varied values first; a point that does not fit is listed too.
   EXPECT_NE(md.find("| 16 | hardware/dgx-a100-80gb.yaml | ok |"), std::string::npos) << md;
   EXPECT_NE(md.find("does-not-fit"), std::string::npos);
-  EXPECT_NE(html.find("<td>does-not-fit</td>"), std::string::npos);
+  EXPECT_NE(html.find(">does-not-fit</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"l\">ok</td>"), std::string::npos);  // text aligned left, numbers right
+  EXPECT_NE(md.find("| devices | hardware | status | step time (s) |"), std::string::npos) << md;
   EXPECT_NE(md.find("![chart](chart.png)"), std::string::npos);
   // The HTML carries its three charts and needs no other file.
   size_t svgs = 0;
