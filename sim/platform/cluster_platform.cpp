@@ -54,12 +54,24 @@ ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const paralle
   std::vector<simgrid::kernel::routing::NetPoint*> pod_gw;
   const int64_t leaves_per_pod = group;
   const int64_t pod_count = levels >= 3 ? (leaves + leaves_per_pod - 1) / leaves_per_pod : 0;
+  // A zone holding both child zones and a router as its gateway is routed wrongly by SimGrid 3.32: a route from a
+  // host two zones down to that router is resolved inside the zone itself, with the host's id standing for one of
+  // the child zones (a wrong uplink, or "unordered_map::at" when no child has that id). The gateway of such a zone
+  // therefore sits alone in a child zone of its own.
+  auto gateway_in_own_zone = [](sg4::NetZone* zone, const std::string& name) {
+    auto* gz = sg4::create_star_zone(name + "-zone");
+    gz->set_parent(zone);
+    auto* gw = gz->create_router(name);
+    gz->add_route(gw, nullptr, nullptr, nullptr, {}, true);
+    gz->seal();
+    zone->add_route(gz->get_netpoint(), nullptr, gw, nullptr, {}, true);
+    return gw;
+  };
   for (int64_t p = 0; p < pod_count; ++p) {
     auto* pod = sg4::create_star_zone("pod" + std::to_string(p));
     pod->set_parent(fabric);
     pods.push_back(pod);
-    pod_gw.push_back(pod->create_router("pod" + std::to_string(p) + "-gw"));
-    pod->add_route(pod_gw.back(), nullptr, nullptr, nullptr, {}, true);
+    pod_gw.push_back(gateway_in_own_zone(pod, "pod" + std::to_string(p) + "-gw"));
   }
   std::vector<sg4::NetZone*> leaf_zones(size_t(leaves), nullptr);
   std::vector<simgrid::kernel::routing::NetPoint*> leaf_gw(size_t(leaves), nullptr);
@@ -110,8 +122,9 @@ ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const paralle
     fabric->add_route(pods[size_t(p)]->get_netpoint(), nullptr, pod_gw[size_t(p)], nullptr,
                       {{up, LinkInRoute::Direction::UP}}, true);
   }
-  auto* fabric_gw = fabric->create_router("fabric-gw");
-  fabric->add_route(fabric_gw, nullptr, nullptr, nullptr, {}, true);
+  auto* fabric_gw = levels > 1 ? gateway_in_own_zone(fabric, "fabric-gw") : fabric->create_router("fabric-gw");
+  if (levels == 1)  // the fabric holds NIC hosts only: its router may sit beside them
+    fabric->add_route(fabric_gw, nullptr, nullptr, nullptr, {}, true);
   fabric->seal();
   root->add_route(fabric->get_netpoint(), nullptr, fabric_gw, nullptr, {}, true);
 
