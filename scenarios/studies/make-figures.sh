@@ -11,15 +11,15 @@ build/dtsim plot "$out/megatron-2021.csv" --kind scaling --y hardware_tflops_per
     --title "Megatron-LM weak scaling (Narayanan et al. 2021, Table 1): 1.7B on 32 to 1T on 3,072 A100" \
     --out docs/img/megatron-2021-weak-scaling
 
-# 2. GPT-3 175B strong scaling on A100, 64 to 3,072 GPUs (2,048 left out: see docs/studies.md).
-build/dtsim sweep scenarios/studies/gpt3-175b-a100.yaml --vary devices=64,128,256,512,1024,1536,3072 \
+# 2. GPT-3 175B strong scaling on A100, 64 to 3,072 GPUs.
+build/dtsim sweep scenarios/studies/gpt3-175b-a100.yaml --vary devices=64,128,256,512,1024,1536,2048,3072 \
     --out "$out/gpt3-strong" --quiet
 build/dtsim plot "$out/gpt3-strong.csv" --out docs/img/gpt3-175b-strong-scaling-a100 \
     --title "GPT-3 175B strong scaling on A100 (global batch 1,536; tp 8, pp 8)"
 
 # 2b. The same plan in weak scaling: 96 sequences per replica of 64 GPUs.
 build/dtsim sweep scenarios/studies/gpt3-175b-a100.yaml \
-    --vary "devices=64,128,256,512,1024,1536,3072;training.global_batch=96,192,384,768,1536,2304,4608" \
+    --vary "devices=64,128,256,512,1024,1536,2048,3072;training.global_batch=96,192,384,768,1536,2304,3072,4608" \
     --out "$out/gpt3-weak" --quiet
 build/dtsim plot "$out/gpt3-weak.csv" --out docs/img/gpt3-175b-weak-scaling-a100 \
     --title "GPT-3 175B weak scaling on A100 (96 sequences per 64 GPUs; tp 8, pp 8)"
