@@ -448,7 +448,7 @@ void log_if(bool yes, std::ostream& log, const std::string& text)
 int run_as_root(const SweepOptions& o, const std::vector<Axis>& axes, uint64_t total, std::ostream& log,
                 const MpiWorld& world, bool& shared_work)
 {
-  // 3. The files, and the rows already computed by a stopped or finished run of the same sweep.
+  // 4. The files, and the rows already computed by a stopped or finished run of the same sweep.
   const std::string prefix =
       o.out_prefix.empty() ? fs::path(o.scenario).stem().string() + "-sweep" : o.out_prefix;
   const std::string out_origin = "--out " + prefix;
@@ -533,7 +533,7 @@ int run_as_root(const SweepOptions& o, const std::vector<Axis>& axes, uint64_t t
     log.flush();
   }
 
-  // 4. The points, in child processes (under mpirun, this rank's share; the other ranks send their rows). A helper
+  // 5. The points, in child processes (under mpirun, this rank's share; the other ranks send their rows). A helper
   // thread appends the finished rows to the journal (flushed) and draws the progress while run_in_children waits.
   if (world.size > 1)
     log_if(!o.quiet, log, "sweep: " + std::to_string(world.size) + " MPI ranks share the points, each with " +
@@ -606,7 +606,7 @@ int run_as_root(const SweepOptions& o, const std::vector<Axis>& axes, uint64_t t
     progress.update(done, true);
   progress.finish();
 
-  // 5. The final files, sorted by point index (identical whatever the number of jobs and the stops on the way).
+  // 6. The final files, sorted by point index (identical whatever the number of jobs and the stops on the way).
   std::string jsonl;
   std::vector<std::vector<std::pair<std::string, std::string>>> flat;
   std::vector<std::string> columns;
