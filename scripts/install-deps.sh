@@ -3,7 +3,7 @@
 # Idempotent and quiet when everything is already there. Needs root (or sudo) when something is missing.
 set -euo pipefail
 packages=(g++ cmake make pkg-config libsimgrid-dev libboost-graph-dev libyaml-cpp-dev gnuplot-nox
-          libgtest-dev libcli11-dev nlohmann-json3-dev)
+          libgtest-dev libcli11-dev nlohmann-json3-dev openmpi-bin libopenmpi-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -89,11 +89,12 @@ std::optional<std::vector<double>> run_in_child(const std::function<std::vector<
 }
 
 std::vector<std::optional<std::vector<double>>> run_in_children(
-    const std::vector<std::function<std::vector<double>()>>& jobs, int workers)
+    const std::vector<std::function<std::vector<double>()>>& jobs, int workers,
+    const std::function<void(size_t)>& on_done)
 {
   std::vector<std::optional<std::vector<double>>> results(jobs.size());
   std::vector<std::pair<size_t, Child>> running;
-  size_t next = 0;
+  size_t next = 0, finished = 0;
   while (next < jobs.size() || !running.empty()) {
     while (next < jobs.size() && int(running.size()) < std::max(1, workers)) {
       running.push_back({next, spawn(jobs[next])});
@@ -103,6 +104,8 @@ std::vector<std::optional<std::vector<double>>> run_in_children(
     auto [index, child] = running.front();
     running.erase(running.begin());
     results[index] = collect(child);
+    if (on_done)
+      on_done(++finished);
   }
   return results;
 }

@@ -22,8 +22,10 @@ struct ChildUsage {
 /// As run_in_child, and fills `usage` (when not null) with what the kernel measured of the child.
 std::optional<std::vector<double>> run_in_child(const std::function<std::vector<double>()>& work, ChildUsage* usage);
 
-/// Runs the jobs in child processes, at most `workers` at a time; results in job order.
+/// Runs the jobs in child processes, at most `workers` at a time; results in job order. `on_done`, when given, is
+/// called in the parent with the number of jobs finished so far each time one finishes (for a progress line).
 std::vector<std::optional<std::vector<double>>> run_in_children(
-    const std::vector<std::function<std::vector<double>()>>& jobs, int workers);
+    const std::vector<std::function<std::vector<double>()>>& jobs, int workers,
+    const std::function<void(size_t)>& on_done = {});
 
 }  // namespace dtsim::app

@@ -387,6 +387,27 @@ double text_px(const std::string& s)
   return 7.5 * double(std::max(longest, cur));
 }
 
+/// Numeric tic labels that would overlap their neighbour are left blank (the tic mark stays): kept from the right, so
+/// that the largest value is always labelled. `lo`, `hi` is the x range drawn over `plot_px` pixels.
+std::vector<std::string> thin_labels(const std::vector<double>& at, std::vector<std::string> labels, bool logx,
+                                     double lo, double hi, double plot_px)
+{
+  auto px = [&](double x) {
+    return logx ? plot_px * std::log(x / lo) / std::log(hi / lo) : plot_px * (x - lo) / (hi - lo);
+  };
+  if (at.empty() || !(hi > lo) || (logx && lo <= 0))
+    return labels;
+  size_t kept = at.size() - 1;
+  for (size_t i = at.size() - 1; i-- > 0;) {
+    const double gap = px(at[kept]) - px(at[i]);
+    if (gap < (text_px(labels[kept]) + text_px(labels[i])) / 2 + 8)
+      labels[i].clear();
+    else
+      kept = i;
+  }
+  return labels;
+}
+
 /// Categorical x labels: rotated when they would not fit side by side in `plot_px`.
 /// Labels of several lines (one per varied input) stay upright when each line fits; otherwise they are joined
 /// on one line and rotated. `extra_px` is the height to add to the canvas for them.
@@ -481,7 +502,9 @@ std::string group_of(const Table& t, const Resolved& r, size_t row)
   std::string g;
   for (size_t k = 0; k < r.group_cols.size(); ++k) {
     const std::string& v = t.cell(row, r.group_cols[k]);
-    g += (k ? ", " : "") + (r.group_cols.size() > 1 ? r.group_keys[k] + "=" + v : v);
+    // a bare number ("512") says nothing in a legend without its key ("devices=512")
+    const bool named = r.group_cols.size() > 1 || parse_axis_value(v).has_value();
+    g += (k ? ", " : "") + (named ? r.group_keys[k] + "=" + v : v);
   }
   return g;
 }
@@ -521,7 +544,9 @@ std::string log_ytics(double lo, double hi)
       if (v < lo || v > hi)
         continue;
       const bool major = k == 1 || k == 2 || k == 5;
-      s += (first ? "" : ", ") + std::string(major ? gq(fmt("%g", v)) + " " : "\"\" ") + num(v) +
+      // 2000000 reads better as "2M" than as "2e+06", 20000 as "20k"
+      const std::string text = v >= 1e6 ? fmt("%gM", v / 1e6) : v >= 1e4 ? fmt("%gk", v / 1e3) : fmt("%g", v);
+      s += (first ? "" : ", ") + std::string(major ? gq(text) + " " : "\"\" ") + num(v) +
            (major ? "" : " 1");
       first = false;
     }
@@ -586,6 +611,10 @@ Script scaling_chart(const Table& t, const Resolved& r, std::ostream& log)
     numbers.push_back(num(x));
   const double xmin = at.front(), xmax = at.back();
   const bool logx = xmin > 0 && xmax / xmin >= 4;
+  // device counts such as 1536, 1920, 2520, 3072 sit close on a log axis
+  numbers = logx ? thin_labels(at, numbers, true, xmin / 1.3, xmax * 1.3, 0.84 * 1000)
+                 : thin_labels(at, numbers, false, xmin - 0.05 * (xmax - xmin + 1), xmax + 0.05 * (xmax - xmin + 1),
+                               0.84 * 1000);
   // a total rate on a log2 device axis: log y too, so that ideal scaling is a straight line
   const bool logy = ymin > 0 && ymax / ymin >= (logx && m.total_rate ? 4 : 20);
 
@@ -701,6 +730,7 @@ Script whatif_chart(const Table& t, const Resolved& r, std::ostream& log)
   std::vector<std::string> numbers;
   for (double x : at)
     numbers.push_back(fmt("%g", x));
+  numbers = thin_labels(at, numbers, logx, itx(lo_u), itx(hi_u), 0.63 * 1040);
 
   std::string top;
   double ymax = 0;
@@ -848,6 +878,75 @@ Script breakdown_chart(const Table& t, const Resolved& r, std::ostream&)
     b += "set tmargin 5\nset title offset 0,0.6\n";
     b += "set label 1 " + gq(what) + " at graph 0.5, graph 1.035 center font ',10' textcolor rgb '#444444'\n";
   }
+  b += cmd + "\n";
+  return s;
+}
+
+/// Grouped bars: one group of bars per value of --x (default: the model), one bar per series (--group, default:
+/// the hardware), the height --y (default: tokens/s), its value written on top. Log y when the bars span 20x or more,
+/// so that small models stay readable next to large ones.
+Script bars_chart(const Table& t, const Resolved& r, std::ostream& log)
+{
+  Script s;
+  const Measure m = measure_of(r.y_key);
+  std::vector<std::string> cats;
+  for (size_t row : r.rows)
+    if (std::find(cats.begin(), cats.end(), t.cell(row, r.x_col)) == cats.end())
+      cats.push_back(t.cell(row, r.x_col));
+  const auto gs = groups(t, r);
+  const double n = double(std::max<size_t>(1, gs.size())), slot = 0.8 / n;
+  double ymin = 0, ymax = 0;
+  std::vector<std::vector<std::vector<double>>> rows(gs.size());
+  for (size_t g = 0; g < gs.size(); ++g)
+    for (size_t row : gs[g].second) {
+      const double y = need_number(t, row, r.y_col, "--y") * m.scale;
+      const size_t c = size_t(std::find(cats.begin(), cats.end(), t.cell(row, r.x_col)) - cats.begin());
+      if (!rows[g].empty() && rows[g].back()[4] == double(c)) {
+        log << "plot: note: several rows of '" << gs[g].first << "' have " << r.x_key << " = " << cats[c]
+            << "; only the first is drawn\n";
+        continue;
+      }
+      const double x = double(c) - 0.4 + slot * (double(g) + 0.5);
+      rows[g].push_back({x, y, x - 0.46 * slot, x + 0.46 * slot, double(c)});
+      ymin = ymin == 0 ? y : std::min(ymin, y);
+      ymax = std::max(ymax, y);
+    }
+  const bool logy = ymin > 0 && ymax / ymin >= 20;
+  const double bottom = logy ? ymin / 3 : 0;
+  std::string cmd;
+  for (size_t g = 0; g < gs.size(); ++g) {
+    const std::string block = "g" + std::to_string(g), ls = std::to_string(g % 10 + 1);
+    s.blocks += datablock(block, rows[g]);
+    cmd += (cmd.empty() ? "plot " : ", \\\n     ") + std::string("$") + block + " using 1:2:3:4:(" + num(bottom) +
+           "):2 with boxxyerror fs solid 0.9 border lc rgb 'white' lc rgb '" + kSeriesColours[g % 10] + "' title " +
+           gq(gs[g].first.empty() ? r.y_key : gs[g].first);
+    cmd += ", \\\n     $" + block +
+           " using 1:2:($2 >= 1e6 ? sprintf('%.3gM', $2 / 1e6) : $2 >= 1e3 ? sprintf('%.3gk', $2 / 1e3) : "
+           "sprintf('%.3g', $2)) with labels offset 0,0.7 font ',9' textcolor rgb '#333333' notitle";
+  }
+  std::vector<std::string> labels;
+  for (const auto& c : cats)
+    labels.push_back(shorten(c));
+  s.width = std::clamp(int(300 + 60 * double(gs.size()) * double(cats.size())), 900, 2400);
+  int extra_px = 0;
+  std::string tics = category_xtics(labels, s.width - 200, extra_px);
+  const double key_px = double(gs.size()) * 19 + 16;
+  s.height = int(560 + key_px) + extra_px;
+  std::string& b = s.body;
+  b += style_preamble();
+  b += "set label 99 " + gq(r.title) + " at screen 0.5, screen " + num(1 - 28.0 / s.height) +
+       " center font ',15' textcolor rgb '#111111'\n";
+  b += "set tmargin at screen " + num(1 - (60 + key_px) / s.height) + "\n";
+  b += "set key at screen 0.1, screen " + num(1 - 48.0 / s.height) +
+       " top left vertical Left reverse box lc rgb '#CCCCCC' width 1\n";
+  b += "set ylabel " + gq(m.label + (logy ? ", log scale" : "")) + "\n";
+  if (logy)
+    b += "set logscale y 10\nset yrange [" + num(bottom) + ":" + num(ymax * 3) + "]\n" + log_ytics(bottom, ymax * 3);
+  else
+    b += "set yrange [0:" + num(ymax * 1.15) + "]\n";
+  b += "set format y '%g'\nset xlabel " + gq(r.x_key) + "\n";
+  b += "set xrange [-0.6:" + num(double(cats.size()) - 0.4) + "]\nset grid noxtics ytics\n";
+  b += tics;
   b += cmd + "\n";
   return s;
 }
@@ -1120,7 +1219,7 @@ std::optional<NumericAxis> numeric_axis(const std::vector<std::string>& texts)
 
 int plot(const PlotOptions& o, std::ostream& log)
 {
-  static const std::vector<std::string> kinds = {"auto", "scaling", "whatif", "breakdown", "memory"};
+  static const std::vector<std::string> kinds = {"auto", "scaling", "whatif", "breakdown", "memory", "bars"};
   if (std::find(kinds.begin(), kinds.end(), o.kind) == kinds.end())
     refuse("<command line>", 0, "--kind", "unknown kind '" + o.kind + "'; the kinds are " + config::join_list(kinds));
   Table t;
@@ -1178,11 +1277,23 @@ int plot(const PlotOptions& o, std::ostream& log)
   }
 
   // the other varied inputs make the series of the line charts
+  // An input that moves with x (one value per x value and the reverse, as the global batch of a weak-scaling sweep
+  // moves with the devices) is part of the x axis, not a series.
+  auto moves_with_x = [&](int col) {
+    std::map<std::string, std::string> x_to_v, v_to_x;
+    for (size_t row : r.rows) {
+      const std::string& x = t.cell(row, r.x_col);
+      const std::string& v = t.cell(row, col);
+      if (x_to_v.emplace(x, v).first->second != v || v_to_x.emplace(v, x).first->second != x)
+        return false;
+    }
+    return true;
+  };
   auto default_groups = [&](const std::string& x_key) {
     if (!r.group_cols.empty())
       return;
     for (const auto& v : r.varied)
-      if (v.key != x_key && t.csv.columns[size_t(v.col)] != x_key)
+      if (v.key != x_key && t.csv.columns[size_t(v.col)] != x_key && !moves_with_x(v.col))
         r.group_cols.push_back(v.col), r.group_keys.push_back(v.key);
   };
   std::string model;
@@ -1215,6 +1326,15 @@ int plot(const PlotOptions& o, std::ostream& log)
     default_groups(r.x_key);
     r.title = o.title.empty() ? model + "what if " + r.x_key + " changes" : o.title;
     script = whatif_chart(t, r, log);
+  } else if (r.kind == "bars") {
+    if (r.x_col < 0)
+      r.x_col = t.need("model", "--x"), r.x_key = "model";
+    if (r.y_col < 0)
+      r.y_col = t.need("tokens_per_s", "--y"), r.y_key = "tokens_per_s";
+    if (r.group_cols.empty())
+      r.group_cols = {t.need("hardware", "--group")}, r.group_keys = {"hardware"};
+    r.title = o.title.empty() ? measure_of(r.y_key).name() + " by " + r.x_key : o.title;
+    script = bars_chart(t, r, log);
   } else if (r.kind == "breakdown") {
     if (!o.y.empty())
       log << "plot: note: --y is not used by the breakdown chart (it stacks the breakdown.* columns)\n";

@@ -12,7 +12,7 @@ namespace dtsim::app {
 
 struct PlotOptions {
   std::string csv;            ///< results CSV with a header row
-  std::string kind = "auto";  ///< auto | scaling | whatif | breakdown | memory
+  std::string kind = "auto";  ///< auto | scaling | whatif | breakdown | memory | bars
   std::string x;              ///< column of the x axis (default: the varied input)
   std::string y;              ///< column of the y axis (default: samples_per_s for scaling, step_time_s for whatif)
   std::string group;          ///< column whose values make one series each (scaling, whatif)

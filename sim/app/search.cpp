@@ -7,7 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "app/child_process.hpp"
+#include "app/mpi_workers.hpp"
+#include "app/progress.hpp"
 #include "app/simulate.hpp"
 #include "core/diagnostics.hpp"
 #include "core/version.hpp"
@@ -53,8 +54,16 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
   const auto t0 = std::chrono::steady_clock::now();
   auto space = parallel::enumerate_plans(base, o.narrow ? parallel::PlanDimensions{}
                                                         : parallel::PlanDimensions::wide());
-  log << "search: " << space.candidates << " plans, " << space.invalid << " do not divide, " << space.not_fitting
-      << " do not fit, simulating " << space.fitting.size() << " with " << o.jobs << " processes\n";
+  // Under mpirun the ranks share the plans; rank 0 alone prints.
+  const MpiWorld world = mpi_world();
+  const bool quiet = o.quiet || !world.root();
+  if (!quiet) {
+    log << "search: " << space.candidates << " plans, " << space.invalid << " do not divide, " << space.not_fitting
+        << " do not fit, simulating " << space.fitting.size() << " with " << o.jobs << " processes";
+    if (world.size > 1)
+      log << " on each of " << world.size << " MPI ranks (the progress counts rank 0's share)";
+    log << "\n" << std::flush;
+  }
   std::vector<std::function<std::vector<double>()>> work;
   for (const auto& p : space.fitting)
     work.push_back([&p]() {
@@ -62,7 +71,11 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
       auto d = report::derive(r);
       return std::vector<double>{d.step, d.samples_per_s, d.mfu, r.memory.peak_bytes(), double(r.replay.activities)};
     });
-  auto results = run_in_children(work, o.jobs);
+  Progress progress(log, quiet, share_of(work.size(), world).size(), 0, "search", "plans");
+  auto results = run_across_ranks(work, o.jobs, [&](size_t done) { progress.update(done); });
+  progress.finish();
+  if (!world.root())
+    return 0;
   std::vector<Ranked> ranked;
   double activities = 0;  // SimGrid activities of every simulated plan, for dtsim bench
   for (size_t i = 0; i < results.size(); ++i)

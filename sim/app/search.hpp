@@ -17,6 +17,7 @@ struct SearchOptions {
   std::string format = "table";
   int jobs = 2;
   bool narrow = false;  ///< the smaller space of `dtsim compare`
+  bool quiet = false;   ///< no progress and no messages on `log`
 };
 
 /// Returns the exit code: 0, or 3 when no plan fits.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -21,6 +22,9 @@
 #include <nlohmann/json.hpp>
 
 #include "app/child_process.hpp"
+#include "app/derived_inputs.hpp"
+#include "app/mpi_workers.hpp"
+#include "app/progress.hpp"
 #include "app/simulate.hpp"
 #include "config/units.hpp"
 #include "core/diagnostics.hpp"
@@ -162,26 +166,44 @@ std::vector<std::string> expand_values_at(const std::string& spec, const std::st
 struct Axis {
   std::string key, origin;
   std::vector<std::string> values;
+  bool linked = false;  ///< takes the value at the same position as the axis before it (";" in one --vary)
 };
 
-// Point i of the product: the first --vary is the outermost loop, the last one the innermost.
+// Point i of the product: the first --vary is the outermost loop, the last one the innermost; a linked axis is no
+// loop of its own.
 std::vector<size_t> digits_of(uint64_t index, const std::vector<Axis>& axes)
 {
   std::vector<size_t> d(axes.size());
   for (size_t k = axes.size(); k-- > 0;) {
+    if (axes[k].linked)
+      continue;
     d[k] = size_t(index % axes[k].values.size());
     index /= axes[k].values.size();
   }
+  for (size_t k = 1; k < axes.size(); ++k)
+    if (axes[k].linked)
+      d[k] = d[k - 1];
   return d;
 }
+
+// With several scenario files, the outermost axis: its values are the files, not a key to set.
+constexpr const char* kScenarioAxis = "scenario";
 
 std::vector<std::string> overrides_of(uint64_t index, const std::vector<Axis>& axes)
 {
   auto d = digits_of(index, axes);
   std::vector<std::string> o;
   for (size_t k = 0; k < axes.size(); ++k)
-    o.push_back(axes[k].key + "=" + axes[k].values[d[k]]);
+    if (axes[k].key != kScenarioAxis)
+      o.push_back(axes[k].key + "=" + axes[k].values[d[k]]);
   return o;
+}
+
+std::string scenario_of(uint64_t index, const std::vector<Axis>& axes, const std::string& only)
+{
+  if (axes.empty() || axes.front().key != kScenarioAxis)
+    return only;
+  return axes.front().values[digits_of(index, axes).front()];
 }
 
 json vary_of(uint64_t index, const std::vector<Axis>& axes)
@@ -202,7 +224,7 @@ json compute_row(const std::string& scenario, uint64_t index, const std::vector<
   row["point"] = index;
   row["vary"] = vary_of(index, axes);
   try {
-    auto spec = scenario::load_scenario(scenario, overrides_of(index, axes));
+    auto spec = load_with_file_keys(scenario, overrides_of(index, axes));
     auto report = simulate(spec, false);
     std::ostringstream text;
     report::print_json(text, report);
@@ -298,152 +320,135 @@ void write_file_atomically(const fs::path& p, const std::string& text, const std
     refuse(origin, "", "cannot write " + p.string() + ": " + ec.message());
 }
 
-std::string duration_text(double s)
+
+
+// The rows the children wrote into `points_dir` (POINTS/<index>.json) as JSON lines; their files are removed.
+std::vector<std::string> take_finished_rows(const fs::path& points_dir)
 {
-  char b[32];
-  long t = long(s + 0.5);
-  if (t >= 3600)
-    std::snprintf(b, sizeof b, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
-  else
-    std::snprintf(b, sizeof b, "%ld:%02ld", t / 60, t % 60);
-  return b;
+  std::vector<std::pair<uint64_t, fs::path>> found;
+  std::error_code ec;
+  for (fs::directory_iterator it(points_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const auto& p = it->path();
+    if (p.extension() != ".json")
+      continue;
+    try {
+      found.push_back({std::stoull(p.stem().string()), p});
+    } catch (const std::exception&) {
+    }
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> rows;
+  for (const auto& [index, p] : found) {
+    std::string text = read_text(p);
+    if (!text.empty() && text.back() == '\n')
+      text.pop_back();
+    if (parse_row(text))
+      rows.push_back(text);
+    fs::remove(p, ec);
+  }
+  return rows;
 }
 
-// Progress on `log`: a bar redrawn with '\r' on a terminal, a plain line every 10 s or 10% of points otherwise.
-class Progress {
- public:
-  Progress(std::ostream& log, bool quiet, uint64_t total, uint64_t done_before)
-      : log_(log), quiet_(quiet), total_(total), before_(done_before), shown_all_(done_before), start_(Clock::now()),
-        last_line_(start_)
-  {
-    to_stderr_ = &log == &std::cerr || &log == &std::clog;
-    tty_ = to_stderr_ && isatty(STDERR_FILENO);
-  }
-
-  // `done` points computed in this run so far.
-  void update(uint64_t done, bool force = false)
-  {
-    if (quiet_ || total_ == 0)
-      return;
-    const auto now = Clock::now();
-    const double elapsed = std::chrono::duration<double>(now - start_).count();
-    const uint64_t all = before_ + done;
-    const double rate = elapsed > 0 ? double(done) / elapsed : 0;
-    const double left = rate > 0 ? double(total_ - all) / rate : 0;
-    char b[256];
-    if (tty_) {
-      if (!force && done == shown_ && now - last_line_ < std::chrono::seconds(1))
-        return;
-      const int width = 30;
-      int filled = int(double(width) * double(all) / double(total_));
-      std::string bar(size_t(filled), '#');
-      bar += std::string(size_t(width - filled), ' ');
-      std::snprintf(b, sizeof b, "\rsweep [%s] %llu/%llu points  %.2f points/s  %s left   ", bar.c_str(),
-                    (unsigned long long)all, (unsigned long long)total_, rate,
-                    rate > 0 ? duration_text(left).c_str() : "?:??");
-    } else {
-      const bool decile = all * 10 / total_ > shown_all_ * 10 / total_;
-      if (!force && done == shown_)
-        return;
-      if (!force && !decile && now - last_line_ < std::chrono::seconds(10))
-        return;
-      std::snprintf(b, sizeof b, "sweep: %llu/%llu points (%.0f%%), %.2f points/s, %s left\n",
-                    (unsigned long long)all, (unsigned long long)total_, 100.0 * double(all) / double(total_), rate,
-                    rate > 0 ? duration_text(left).c_str() : "?:??");
+// The work of one point, run in a child process: it writes the row to POINTS/<index>.json through a rename, so
+// that a file seen there is complete.
+std::function<std::vector<double>()> point_job(const SweepOptions& o, const std::vector<Axis>& axes, uint64_t index,
+                                               const fs::path& points_dir)
+{
+  return [&o, &axes, index, points_dir]() {
+    json row = compute_row(scenario_of(index, axes, o.scenario), index, axes);
+    fs::path tmp = points_dir / (std::to_string(index) + ".json.tmp");
+    {
+      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+      out << dump_line(row) << '\n';
+      out.flush();
+      if (!out)
+        return std::vector<double>{};  // the parent records the point as failed
     }
-    emit(b);
-    shown_ = done;
-    shown_all_ = all;
-    last_line_ = now;
-  }
+    fs::rename(tmp, points_dir / (std::to_string(index) + ".json"));
+    return std::vector<double>{1.0};
+  };
+}
 
-  void finish()
+// Calls `tick` on a helper thread every 100 ms, and once more when stopped, while the calling thread waits for the
+// children in run_in_children.
+class Ticker {
+ public:
+  explicit Ticker(std::function<void()> tick) : tick_(std::move(tick)), thread_([this]() { loop(); }) {}
+  ~Ticker() { stop(); }
+  void stop()
   {
-    if (!quiet_ && tty_ && shown_ != uint64_t(-1))
-      emit("\n");
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable())
+      thread_.join();
   }
 
  private:
-  // Written without the stdio locks when going to stderr: child processes are forked while this runs.
-  void emit(const std::string& s)
+  void loop()
   {
-    if (to_stderr_) {
-      ssize_t r = ::write(STDERR_FILENO, s.data(), s.size());
-      (void)r;
-    } else {
-      log_ << s << std::flush;
+    std::unique_lock<std::mutex> lock(mu_);
+    while (true) {
+      tick_();
+      if (stop_)
+        return;
+      cv_.wait_for(lock, std::chrono::milliseconds(100));
     }
   }
 
-  std::ostream& log_;
-  bool quiet_, to_stderr_ = false, tty_ = false;
-  uint64_t total_, before_, shown_ = uint64_t(-1), shown_all_ = 0;
-  Clock::time_point start_, last_line_;
+  std::function<void()> tick_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;  // last: it starts once the members above exist
 };
+
+// A rank other than 0 under mpirun: simulates its share of the pending points in a private directory and sends each
+// row to rank 0 as it finishes. A point whose child ended without a row is recorded as failed by rank 0.
+void run_as_worker(const SweepOptions& o, const std::vector<Axis>& axes, const std::vector<uint64_t>& pending,
+                   const MpiWorld& world)
+{
+  std::string dir = (fs::temp_directory_path() / "dtsim-sweep-rank-XXXXXX").string();
+  if (!mkdtemp(dir.data()))
+    throw std::runtime_error("cannot create a temporary directory for the points of rank " +
+                             std::to_string(world.rank));
+  const fs::path points_dir = dir;
+  std::vector<std::function<std::vector<double>()>> work;
+  for (size_t k : share_of(pending.size(), world))
+    work.push_back(point_job(o, axes, pending[k], points_dir));
+  {
+    // The helper thread is the only one that calls MPI until it stops.
+    Ticker sender([&]() {
+      for (const auto& row : take_finished_rows(points_dir))
+        send_line_to_root(row);
+    });
+    run_in_children(work, o.jobs);
+  }
+  send_done_to_root();
+  std::error_code ec;
+  fs::remove_all(points_dir, ec);
+}
 
 }  // namespace
 
 std::vector<std::string> expand_values(const std::string& spec) { return expand_values_at(spec, "--vary " + spec); }
 
-int sweep(const SweepOptions& o, std::ostream& log)
+namespace {
+
+void log_if(bool yes, std::ostream& log, const std::string& text)
 {
-  // 1. The axes, refused before anything runs when empty, contradictory or malformed.
-  if (o.vary.empty())
-    refuse("--vary", "", "expected at least one --vary KEY=V1,V2,... : a sweep must vary something");
-  std::vector<Axis> axes;
-  std::map<std::string, std::string> first_origin;
-  uint64_t total = 1;
-  for (const auto& v : o.vary) {
-    const std::string origin = "--vary " + v;
-    auto eq = v.find('=');
-    if (eq == std::string::npos)
-      refuse(origin, "", "expected KEY=V1,V2,... (a dotted scenario key such as parallel.tp), got '" + v + "'");
-    Axis a;
-    a.key = trim(v.substr(0, eq));
-    a.origin = origin;
-    if (a.key.empty())
-      refuse(origin, "", "expected KEY=V1,V2,... with a dotted scenario key such as parallel.tp, got an empty key");
-    if (first_origin.count(a.key))
-      refuse(origin, a.key,
-             "varied twice (also by " + first_origin[a.key] + "): a key takes one list of values in a sweep");
-    first_origin[a.key] = origin;
-    a.values = expand_values_at(v.substr(eq + 1), origin);
-    if (total > kMaxPoints / a.values.size())
-      refuse(origin, a.key, "the sweep has more than " + std::to_string(kMaxPoints) + " points");
-    total *= a.values.size();
-    axes.push_back(std::move(a));
-  }
-  if (o.jobs < 1)
-    refuse("--jobs", "", "expected at least 1 job, got " + std::to_string(o.jobs));
+  if (yes)
+    log << text << std::flush;
+}
 
-  // 2. The scenario and the keys: the first point must not name an unknown key.
-  {
-    std::error_code ec;
-    if (!fs::is_regular_file(o.scenario, ec))
-      refuse(o.scenario, "", "cannot read file: it does not exist or is not a readable file");
-    try {
-      scenario::load_scenario(o.scenario, overrides_of(0, axes));
-    } catch (const ConfigError& e) {
-      std::vector<Diagnostic> unknown;
-      for (const auto& d : e.items()) {
-        if (d.where.file == o.scenario && d.key_path.empty())
-          throw;  // the scenario itself does not load (malformed YAML): no point could run
-        for (const auto& a : axes) {
-          const bool names_key = !d.key_path.empty() && (a.key == d.key_path || a.key.rfind(d.key_path + ".", 0) == 0);
-          const bool set_of_key = d.where.file.rfind("<command line> --set " + a.key + "=", 0) == 0;
-          if ((names_key && d.message.rfind("unknown key", 0) == 0) ||
-              (set_of_key && (d.message.find("cannot be set") != std::string::npos ||
-                              d.message.find("dotted key") != std::string::npos)))
-            unknown.push_back({Origin{a.origin, 0, 0}, a.key, "not a key of the scenario: " + d.message});
-        }
-      }
-      if (!unknown.empty())
-        throw ConfigError(unknown);
-      // Any other problem is particular to this point: it is recorded in its row like any failing point.
-    }
-  }
-
-  // 3. The files, and the rows already computed by a stopped or finished run of the same sweep.
+// Rank 0 (or the only process): reads the rows already there, runs its share of the missing points, gathers the
+// other ranks' rows and writes the files. `shared_work` is set once the other ranks were told the pending points.
+int run_as_root(const SweepOptions& o, const std::vector<Axis>& axes, uint64_t total, std::ostream& log,
+                const MpiWorld& world, bool& shared_work)
+{
+  // 4. The files, and the rows already computed by a stopped or finished run of the same sweep.
   const std::string prefix =
       o.out_prefix.empty() ? fs::path(o.scenario).stem().string() + "-sweep" : o.out_prefix;
   const std::string out_origin = "--out " + prefix;
@@ -519,7 +524,8 @@ int sweep(const SweepOptions& o, std::ostream& log)
   if (!o.quiet) {
     log << "sweep: " << total << " point" << (total == 1 ? "" : "s") << " (";
     for (size_t k = 0; k < axes.size(); ++k)
-      log << (k ? " x " : "") << axes[k].key << ": " << axes[k].values.size();
+      log << (axes[k].linked ? " with " + axes[k].key : (k ? " x " : "") + axes[k].key + ": " +
+                                                             std::to_string(axes[k].values.size()));
     log << ")";
     if (!rows.empty())
       log << ", " << rows.size() << " already done in " << prefix << ".*";
@@ -527,93 +533,70 @@ int sweep(const SweepOptions& o, std::ostream& log)
     log.flush();
   }
 
-  // 4. The points, in child processes; each child writes its row to POINTS/<index>.json, a helper thread appends the
-  // finished rows to the journal (flushed) and draws the progress while run_in_children waits for the children.
+  // 5. The points, in child processes (under mpirun, this rank's share; the other ranks send their rows). A helper
+  // thread appends the finished rows to the journal (flushed) and draws the progress while run_in_children waits.
+  if (world.size > 1)
+    log_if(!o.quiet, log, "sweep: " + std::to_string(world.size) + " MPI ranks share the points, each with " +
+                              std::to_string(o.jobs) + " at a time\n");
+  shared_work = true;
+  broadcast_from_root(pending);
   const auto start = Clock::now();
-  Progress progress(log, o.quiet, total, rows.size());
-  std::mutex mu;
-  std::condition_variable cv;
-  bool stop = false;
+  Progress progress(log, o.quiet, total, rows.size(), "sweep", "points");
+  std::set<uint64_t> waiting(pending.begin(), pending.end());
   uint64_t done = 0;
-  auto collect_finished = [&]() {
-    std::vector<std::pair<uint64_t, fs::path>> found;
-    std::error_code ec;
-    for (fs::directory_iterator it(points_dir, ec), end; !ec && it != end; it.increment(ec)) {
-      const auto& p = it->path();
-      if (p.extension() != ".json")
-        continue;
-      try {
-        found.push_back({std::stoull(p.stem().string()), p});
-      } catch (const std::exception&) {
-      }
-    }
-    std::sort(found.begin(), found.end());
-    for (const auto& [index, p] : found) {
-      std::string text = read_text(p);
-      if (!text.empty() && text.back() == '\n')
-        text.pop_back();
-      if (!rows.count(index) && parse_row(text)) {
-        journal << text << '\n';
-        journal.flush();
-        rows[index] = text;
-        ++done;
-      }
-      fs::remove(p, ec);
+  auto record = [&](const std::string& text) {
+    json j = json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.contains("point") || !j["point"].is_number_unsigned())
+      return;
+    const uint64_t index = j["point"].get<uint64_t>();
+    if (!waiting.erase(index))
+      return;
+    journal << text << '\n';
+    journal.flush();
+    rows[index] = text;
+    ++done;
+  };
+  bool others_running = world.size > 1;
+  auto collect_finished = [&](bool wait_for_others) {
+    for (const auto& text : take_finished_rows(points_dir))
+      record(text);
+    if (others_running) {
+      std::vector<std::string> lines;
+      others_running = receive_lines(lines, wait_for_others);
+      for (const auto& text : lines)
+        record(text);
     }
   };
-  std::thread helper([&]() {
-    std::unique_lock<std::mutex> lock(mu);
-    while (!stop) {
-      collect_finished();
-      progress.update(done);
-      cv.wait_for(lock, std::chrono::milliseconds(100));
-    }
-  });
+  std::vector<size_t> mine = share_of(pending.size(), world);
   std::vector<std::function<std::vector<double>()>> work;
-  for (uint64_t index : pending)
-    work.push_back([&, index]() {
-      json row = compute_row(o.scenario, index, axes);
-      fs::path tmp = points_dir / (std::to_string(index) + ".json.tmp");
-      {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        out << dump_line(row) << '\n';
-        out.flush();
-        if (!out)
-          return std::vector<double>{};  // the parent records the point as failed
-      }
-      fs::rename(tmp, points_dir / (std::to_string(index) + ".json"));
-      return std::vector<double>{1.0};
-    });
+  for (size_t k : mine)
+    work.push_back(point_job(o, axes, pending[k], points_dir));
   std::vector<std::optional<std::vector<double>>> results;
-  try {
-    results = run_in_children(work, o.jobs);
-  } catch (...) {
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      stop = true;
-    }
-    cv.notify_all();
-    helper.join();
-    throw;
-  }
   {
-    std::lock_guard<std::mutex> lock(mu);
-    stop = true;
+    Ticker helper([&]() {
+      collect_finished(false);
+      progress.update(done);
+    });
+    results = run_in_children(work, o.jobs);
   }
-  cv.notify_all();
-  helper.join();
-  collect_finished();
+  collect_finished(false);
+  while (others_running) {
+    collect_finished(true);
+    progress.update(done);
+  }
   // A child that ended without a row (a crash): the point is recorded as failed.
-  for (size_t k = 0; k < pending.size(); ++k) {
-    const uint64_t index = pending[k];
+  std::map<uint64_t, bool> wrote_nothing;  // point -> its process said it could not write its row
+  for (size_t k = 0; k < mine.size(); ++k)
+    wrote_nothing[pending[mine[k]]] = bool(results[k]);
+  for (uint64_t index : pending) {
     if (rows.count(index))
       continue;
     json row;
     row["point"] = index;
     row["vary"] = vary_of(index, axes);
     row["status"] = "error";
-    row["reason"] = results[k] ? "the simulation process could not write its row in " + points_dir.string()
-                               : "the simulation process ended without a result (a crash or an internal error)";
+    row["reason"] = wrote_nothing[index] ? "the simulation process could not write its row in " + points_dir.string()
+                                         : "the simulation process ended without a result (a crash or an internal error)";
     rows[index] = dump_line(row);
     journal << rows[index] << '\n';
     journal.flush();
@@ -623,7 +606,7 @@ int sweep(const SweepOptions& o, std::ostream& log)
     progress.update(done, true);
   progress.finish();
 
-  // 5. The final files, sorted by point index (identical whatever the number of jobs and the stops on the way).
+  // 6. The final files, sorted by point index (identical whatever the number of jobs and the stops on the way).
   std::string jsonl;
   std::vector<std::vector<std::pair<std::string, std::string>>> flat;
   std::vector<std::string> columns;
@@ -673,6 +656,132 @@ int sweep(const SweepOptions& o, std::ostream& log)
     log.flush();
   }
   return 0;
+  return 0;
+}
+
+}  // namespace
+
+
+int sweep(const SweepOptions& o, std::ostream& log)
+{
+  // 1. The axes, refused before anything runs when empty, contradictory or malformed.
+  if (o.vary.empty() && o.more_scenarios.empty())
+    refuse("--vary", "", "expected at least one --vary KEY=V1,V2,... or several scenario files: a sweep must vary "
+                         "something");
+  std::vector<Axis> axes;
+  std::map<std::string, std::string> first_origin;
+  uint64_t total = 1;
+  if (!o.more_scenarios.empty()) {
+    Axis a{kScenarioAxis, "scenario files", {o.scenario}};
+    for (const auto& f : o.more_scenarios) {
+      if (std::find(a.values.begin(), a.values.end(), f) != a.values.end())
+        refuse(f, "", "the scenario file is given twice: each point of a sweep must be different");
+      a.values.push_back(f);
+    }
+    total = a.values.size();
+    axes.push_back(std::move(a));
+  }
+  for (const auto& whole : o.vary) {
+    const std::string origin = "--vary " + whole;
+    // "KEY=V1,V2;KEY2=W1,W2": KEY2 moves with KEY (weak scaling: devices with the global batch).
+    std::stringstream parts(whole);
+    bool first_part = true;
+    for (std::string v; std::getline(parts, v, ';'); first_part = false) {
+      auto eq = v.find('=');
+      if (eq == std::string::npos)
+        refuse(origin, "", "expected KEY=V1,V2,... (a dotted scenario key such as parallel.tp), got '" + v + "'");
+      Axis a;
+      a.key = trim(v.substr(0, eq));
+      a.origin = origin;
+      if (a.key.empty())
+        refuse(origin, "", "expected KEY=V1,V2,... with a dotted scenario key such as parallel.tp, got an empty key");
+      if (a.key == kScenarioAxis)
+        refuse(origin, a.key, "not a key of the scenario: to sweep over scenarios, give their files one after the "
+                              "other (dtsim sweep A.yaml B.yaml ...)");
+      if (first_origin.count(a.key))
+        refuse(origin, a.key,
+               "varied twice (also by " + first_origin[a.key] + "): a key takes one list of values in a sweep");
+      for (const auto& [other, other_origin] : first_origin) {
+        // A mapping and a key inside it: the inner value would be set twice at every point.
+        if (a.key.rfind(other + ".", 0) == 0 || other.rfind(a.key + ".", 0) == 0)
+          refuse(origin, a.key,
+                 "varied together with " + other + " (" + other_origin + "), which " +
+                     (a.key.size() > other.size() ? "contains it" : "it contains") +
+                     ": the same key would be set twice at every point");
+        // dp follows from the devices: a product of both holds only the points where dp = devices / (tp x pp).
+        if (((a.key == "devices" && other == "parallel.dp") || (a.key == "parallel.dp" && other == "devices")) &&
+            other_origin != origin)
+          refuse(origin, a.key,
+                 "varied together with " + other + " (" + other_origin + "): parallel.dp is determined by devices / "
+                 "(tp x pp), so most points of the product would contradict it; vary devices alone (dp follows, "
+                 "when the scenario does not set it) or parallel.dp with fixed devices");
+      }
+      first_origin[a.key] = origin;
+      a.values = expand_values_at(v.substr(eq + 1), origin);
+      a.linked = !first_part;
+      if (a.linked && a.values.size() != axes.back().values.size())
+        refuse(origin, a.key,
+               "expected as many values as " + axes.back().key + " (" + std::to_string(axes.back().values.size()) +
+                   "), with which it moves, got " + std::to_string(a.values.size()));
+      if (!a.linked && total > kMaxPoints / a.values.size())
+        refuse(origin, a.key, "the sweep has more than " + std::to_string(kMaxPoints) + " points");
+      if (!a.linked)
+        total *= a.values.size();
+      axes.push_back(std::move(a));
+    }
+  }
+  if (o.jobs < 1)
+    refuse("--jobs", "", "expected at least 1 job, got " + std::to_string(o.jobs));
+
+  // 2. The scenarios and the keys: the first point of each scenario must not name an unknown key.
+  std::vector<std::string> files{o.scenario};
+  files.insert(files.end(), o.more_scenarios.begin(), o.more_scenarios.end());
+  for (const auto& file : files) {
+    std::error_code ec;
+    if (!fs::is_regular_file(file, ec))
+      refuse(file, "", "cannot read file: it does not exist or is not a readable file");
+    try {
+      load_with_file_keys(file, overrides_of(0, axes));
+    } catch (const ConfigError& e) {
+      std::vector<Diagnostic> unknown;
+      for (const auto& d : e.items()) {
+        if (d.where.file == file && d.key_path.empty())
+          throw;  // the scenario itself does not load (malformed YAML): no point could run
+        for (const auto& a : axes) {
+          // A key of the model or hardware file is reported by that file's loader without the prefix.
+          const std::string key = is_file_key(a.key) ? a.key.substr(a.key.find('.') + 1) : a.key;
+          const bool names_key = !d.key_path.empty() && (key == d.key_path || key.rfind(d.key_path + ".", 0) == 0);
+          const bool set_of_key = d.where.file.rfind("<command line> --set " + a.key + "=", 0) == 0;
+          if ((names_key && d.message.rfind("unknown key", 0) == 0) ||
+              (set_of_key && (d.message.find("cannot be set") != std::string::npos ||
+                              d.message.find("dotted key") != std::string::npos)))
+            unknown.push_back({Origin{a.origin, 0, 0}, a.key, "not a key of the scenario: " + d.message});
+        }
+      }
+      if (!unknown.empty())
+        throw ConfigError(unknown);
+      // Any other problem is particular to this point: it is recorded in its row like any failing point.
+    }
+  }
+
+
+  // 3. Under mpirun rank 0 alone reads and writes the files and tells the other ranks which points are left.
+  const MpiWorld world = mpi_world();
+  if (!world.root()) {
+    auto pending = broadcast_from_root(std::nullopt);
+    if (!pending)
+      return 2;  // rank 0 refused the sweep and says why
+    run_as_worker(o, axes, *pending, world);
+    return 0;
+  }
+  bool shared_work = false;
+  try {
+    return run_as_root(o, axes, total, log, world, shared_work);
+  } catch (...) {
+    if (!shared_work)
+      broadcast_from_root(std::nullopt);  // the other ranks stop too
+    throw;
+  }
 }
 
 }  // namespace dtsim::app

@@ -1,5 +1,6 @@
 // dtsim: how long does one training step of model M take on hardware H under parallel plan P, and why?
 #include <fstream>
+#include <regex>
 #include <thread>
 #include <iostream>
 
@@ -9,6 +10,7 @@
 #include "app/compare.hpp"
 #include "app/plot.hpp"
 #include "app/search.hpp"
+#include "app/study_report.hpp"
 #include "app/sweep.hpp"
 #include "app/simulate.hpp"
 #include "report/explain.hpp"
@@ -95,7 +97,9 @@ int main(int argc, char** argv)
   wo.jobs = co.jobs;
   auto* sweep_cmd = app.add_subcommand("sweep", "Simulate every point of the cartesian product of varied scenario keys; "
                                                 "one row per point in PREFIX.csv and PREFIX.jsonl, resumable");
-  sweep_cmd->add_option("scenario", wo.scenario, "Scenario YAML file")->required();
+  std::vector<std::string> sweep_files;
+  sweep_cmd->add_option("scenario", sweep_files, "Scenario YAML file(s); several make an outer axis 'scenario'")
+      ->required();
   sweep_cmd->add_option("--vary", wo.vary, "KEY=V1,V2,... or a range KEY=A..BxF / KEY=A..B+S (repeatable)")
       ->allow_extra_args(false);
   sweep_cmd->add_option("--out", wo.out_prefix, "Write PREFIX.csv and PREFIX.jsonl (default: <scenario>-sweep)");
@@ -105,12 +109,27 @@ int main(int argc, char** argv)
   auto* plot_cmd = app.add_subcommand("plot", "Render a results CSV (from dtsim sweep) as SVG and PNG through gnuplot");
   plot_cmd->add_option("csv", po.csv, "Results CSV file")->required();
   plot_cmd->add_option("--kind", po.kind, "Chart kind")
-      ->check(CLI::IsMember({"auto", "scaling", "whatif", "breakdown", "memory"}));
+      ->check(CLI::IsMember({"auto", "scaling", "whatif", "breakdown", "memory", "bars"}));
   plot_cmd->add_option("--x", po.x, "Column of the x axis");
   plot_cmd->add_option("--y", po.y, "Column of the y axis");
   plot_cmd->add_option("--group", po.group, "Column whose values make one series each");
   plot_cmd->add_option("--out", po.out_prefix, "Write PREFIX.gp, PREFIX.svg and PREFIX.png");
   plot_cmd->add_option("--title", po.title, "Chart title");
+  dtsim::app::ReportOptions rpo;
+  auto* report_cmd = app.add_subcommand("report", "Write a self-contained Markdown and HTML report of a results CSV: "
+                                                  "inputs, table, charts, version and command");
+  report_cmd->add_option("csv", rpo.csv, "Results CSV file (from dtsim sweep)")->required();
+  report_cmd->add_option("--scenario", rpo.scenarios, "Scenario file the results came from (repeatable)");
+  report_cmd->add_option("--out", rpo.out_dir, "Directory of the report (default: <csv>-report)");
+  report_cmd->add_option("--title", rpo.title, "Report title");
+  for (int i = 1; i < argc; ++i) {  // as a shell would take it back: single-quoted where needed
+    std::string a = argv[i];
+    if (a.empty() || a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=,:+") !=
+                         std::string::npos)
+      a = "'" + std::regex_replace(a, std::regex("'"), "'\\''") + "'";
+    rpo.command += " " + a;
+  }
+  rpo.command = "dtsim" + rpo.command;
   dtsim::app::SearchOptions so;
   so.jobs = co.jobs;
   auto* search_cmd = app.add_subcommand("search", "Simulate every parallel plan for the scenario's model and cluster "
@@ -123,6 +142,7 @@ int main(int argc, char** argv)
   search_cmd->add_option("--format", so.format, "Output format")->check(CLI::IsMember({"table", "json"}));
   search_cmd->add_option("--jobs", so.jobs, "Simulations run at once (processes)")->check(CLI::PositiveNumber);
   search_cmd->add_flag("--narrow", so.narrow, "The smaller plan space of dtsim compare");
+  search_cmd->add_flag("--quiet", so.quiet, "No progress and no messages");
   RunOptions eo;
   auto* exp_cmd = app.add_subcommand("explain", "List the kernels of one layer with their FLOPs, bytes and times");
   exp_cmd->add_option("scenario", eo.scenario, "Scenario YAML file")->required();
@@ -152,8 +172,13 @@ int main(int argc, char** argv)
       return dtsim::app::bench(std::cout, std::cerr, bo);
     if (*plot_cmd)
       return dtsim::app::plot(po, std::cerr);
-    if (*sweep_cmd)
+    if (*report_cmd)
+      return dtsim::app::write_report(rpo, std::cerr);
+    if (*sweep_cmd) {
+      wo.scenario = sweep_files.front();
+      wo.more_scenarios.assign(sweep_files.begin() + 1, sweep_files.end());
       return dtsim::app::sweep(wo, std::cerr);
+    }
     if (*search_cmd)
       return dtsim::app::search(std::cout, std::cerr, so);
     if (*cmp_cmd) {

@@ -4,7 +4,8 @@
 // Errors are given in throughput terms: positive means the simulation is faster than the published run.
 // Each row runs in a child process (SimGrid allows one engine per process). Prints a Markdown table; exits 1 when
 // a row misses its bound or the mean absolute error misses its bound.
-//   usage: dtsim_validation TABLE.csv [--row-bound 0.10] [--mean-bound 0.05]
+// --csv FILE also writes both series (published, simulated) as rows that `dtsim plot` reads (docs/studies.md).
+//   usage: dtsim_validation TABLE.csv [--row-bound 0.10] [--mean-bound 0.05] [--csv FILE]
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -70,16 +71,23 @@ Measured simulate_in_child(const std::string& scenario)
 int main(int argc, char** argv)
 {
   if (argc < 2) {
-    std::cerr << "usage: dtsim_validation TABLE.csv [--row-bound 0.10] [--mean-bound 0.05]\n";
+    std::cerr << "usage: dtsim_validation TABLE.csv [--row-bound 0.10] [--mean-bound 0.05] [--csv FILE]\n";
     return 2;
   }
   double row_bound = 0.10, mean_bound = 0.05;
+  std::string csv_path;
   for (int i = 2; i + 1 < argc; i += 2) {
     std::string k = argv[i];
     if (k == "--row-bound")
       row_bound = std::stod(argv[i + 1]);
     else if (k == "--mean-bound")
       mean_bound = std::stod(argv[i + 1]);
+    else if (k == "--csv")
+      csv_path = argv[i + 1];
+    else {
+      std::cerr << "dtsim_validation: unknown option '" << k << "' (expected --row-bound, --mean-bound or --csv)\n";
+      return 2;
+    }
   }
   std::ifstream in(argv[1]);
   if (!in) {
@@ -123,6 +131,23 @@ int main(int argc, char** argv)
                 by_time ? "step time (s)" : r.metric == "mfu" ? "MFU" : "TFLOP/s per GPU", r.published, r.simulated,
                 100 * err,
                 row_ok ? "" : " (out of bound)");
+  }
+  if (!csv_path.empty()) {
+    std::ofstream csv(csv_path);
+    const bool by_time = !rows.empty() && rows.front().metric == "step_time_s";
+    csv << "devices,series,run," << (by_time ? "step_time_s" : "hardware_tflops_per_device") << ",status\n";
+    char b[64];
+    for (const char* series : {"published", "simulated"})
+      for (const auto& r : rows) {
+        const double v = std::string(series) == "published" ? r.published : r.simulated;
+        std::snprintf(b, sizeof b, "%.6g", v);
+        csv << r.gpus << "," << series << "," << r.label << "," << (std::isfinite(v) ? b : "") << ","
+            << (std::isfinite(v) ? "ok" : "error") << "\n";
+      }
+    if (!csv) {
+      std::cerr << "dtsim_validation: cannot write " << csv_path << "\n";
+      return 2;
+    }
   }
   double mae = rows.empty() ? 0 : sum_abs / double(rows.size());
   bool mean_ok = mae <= mean_bound;

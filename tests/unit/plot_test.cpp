@@ -183,6 +183,34 @@ TEST(Plot, BreakdownChart)
   render("breakdown-tp.csv", "auto", "breakdown-auto");
 }
 
+// Grouped bars (hand-made sample, realistic numbers): one group per model, one bar per hardware, tokens/s spanning
+// 473k / 7.37k = 64x, so a log axis, and values written as "473k".
+TEST(Plot, BarsChart)
+{
+  if (!have_gnuplot())
+    GTEST_SKIP() << "/usr/bin/gnuplot is not installed (Debian: gnuplot-nox)";
+  std::string script;
+  std::string log = render("bars.csv", "bars", "bars", &script);
+  EXPECT_NE(log.find("status does-not-fit"), std::string::npos) << log;
+  EXPECT_NE(script.find("throughput (tokens/s), log scale"), std::string::npos);
+  EXPECT_NE(script.find("title \"Cerebras CS-2 (WSE-2) with MemoryX\""), std::string::npos);
+  EXPECT_NE(script.find("\"small-1b\" 0, \"large-20b\" 1"), std::string::npos) << script;  // models in CSV order
+  EXPECT_NE(script.find("sprintf('%.3gk', $2 / 1e3)"), std::string::npos);
+  EXPECT_NE(script.find("\"500k\""), std::string::npos);  // log tics as 500k, not 500000
+}
+
+// Weak scaling (hand-made sample): the global batch moves with the devices, so it is part of the x axis and makes
+// one series, not one series per point.
+TEST(Plot, InputMovingWithXIsNoSeries)
+{
+  if (!have_gnuplot())
+    GTEST_SKIP() << "/usr/bin/gnuplot is not installed (Debian: gnuplot-nox)";
+  std::string script;
+  render("weak.csv", "auto", "weak", &script);
+  EXPECT_NE(script.find("title \"simulated\""), std::string::npos) << script;
+  EXPECT_EQ(script.find("global_batch="), std::string::npos) << script;
+}
+
 TEST(Plot, MemoryChart)
 {
   if (!have_gnuplot())

@@ -141,12 +141,23 @@ TEST(SweepRefusal, EmptyContradictoryUnknownKeyBeforeRunning)
   o.vary = {"parallel.tp=1,2", "training.micro_batch=1,2", "parallel.tp=4"};
   expect_refused(o, "--vary parallel.tp=4", "parallel.tp: varied twice (also by --vary parallel.tp=1,2)");
 
+  o.vary = {"parallel={tp: 2}", "parallel.tp=1,2"};
+  expect_refused(o, "--vary parallel.tp=1,2", "varied together with parallel (--vary parallel={tp: 2}), which contains it");
+  o.vary = {"devices=8,16", "parallel.dp=8,16"};
+  expect_refused(o, "--vary parallel.dp=8,16", "parallel.dp is determined by devices / (tp x pp)");
+
   o.vary = {"parallel.tpp=1,2"};
-  expect_refused(o, "--vary parallel.tpp=1,2", "parallel.tpp: not a key of the scenario: unknown key 'tpp'");
+  expect_refused(o, "--vary parallel.tpp=1,2",
+                 "parallel.tpp: not a key of the scenario: unknown key 'tpp'; did you mean 'pp'?");
   o.vary = {"training.micro_batch=1,2", "foo.bar=1"};
   expect_refused(o, "--vary foo.bar=1", "foo.bar: not a key of the scenario: unknown key 'foo'");
-  o.vary = {"model.hidden_size=128,256"};
-  expect_refused(o, "--vary model.hidden_size=128,256", "cannot be set");
+  o.vary = {"devices.count=8,16"};
+  expect_refused(o, "--vary devices.count=8,16", "cannot be set");
+  o.vary = {"hardware.network.nic.bandwith=100 Gb/s,200 Gb/s"};
+  expect_refused(o, "--vary hardware.network.nic.bandwith=100 Gb/s,200 Gb/s",
+                 "unknown key 'bandwith'; did you mean 'bandwidth'?");
+  o.vary = {"model.hidden_sise=128,256"};
+  expect_refused(o, "--vary model.hidden_sise=128,256", "unknown key 'hidden_sise'");
   o.vary = {"parallel.tp=1..8x1"};
   expect_refused(o, "--vary parallel.tp=1..8x1", "factor of at least 2");
 
@@ -158,6 +169,93 @@ TEST(SweepRefusal, EmptyContradictoryUnknownKeyBeforeRunning)
   expect_refused(o, o.scenario, "malformed YAML");
 
   EXPECT_TRUE(fs::is_empty(dir)) << "a refused sweep wrote files";  // nothing ran
+  fs::remove_all(dir);
+}
+
+// A what-if on a hardware quantity: the NIC bandwidth is set in a copy of the hardware file for each point. On two
+// nodes with dp 2 across them (scenarios/tiny.yaml: tp 2 x pp 4 in a node), only the exposed data-parallel
+// communication moves, and it shrinks as the NICs get faster; the model and the hardware keep their names.
+TEST(Sweep, WhatIfOnAHardwareQuantityMovesTheDataParallelPart)
+{
+  const std::string dir = temp_dir();
+  SweepOptions o;
+  o.scenario = source_path("scenarios/tiny.yaml");
+  o.vary = {"hardware.network.nic.bandwidth=100 Gb/s,800 Gb/s"};
+  o.out_prefix = dir + "/nic";
+  run_sweep(o);
+  const Strings rows = lines_of(read(dir + "/nic.jsonl"));
+  ASSERT_EQ(rows.size(), 2u);
+  auto slow = nlohmann::json::parse(rows[0]), fast = nlohmann::json::parse(rows[1]);
+  ASSERT_EQ(slow["status"], "ok") << rows[0];
+  ASSERT_EQ(fast["status"], "ok") << rows[1];
+  EXPECT_EQ(slow["vary"]["hardware.network.nic.bandwidth"], "100 Gb/s");
+  EXPECT_GT(slow["step_time_s"].get<double>(), fast["step_time_s"].get<double>());
+  EXPECT_GT(slow["breakdown"]["exposed_dp_comm_s"].get<double>(), fast["breakdown"]["exposed_dp_comm_s"].get<double>());
+  EXPECT_EQ(slow["breakdown"]["compute_s"], fast["breakdown"]["compute_s"]);
+  EXPECT_EQ(slow["model"], "tiny-gpt");
+  EXPECT_EQ(slow["hardware"], fast["hardware"]);
+  fs::remove_all(dir);
+}
+
+// Several scenario files make an outermost axis "scenario": here one node (tiny-8) and two nodes (tiny), each with
+// two micro batches.
+TEST(Sweep, SeveralScenariosAreAnAxis)
+{
+  const std::string dir = temp_dir();
+  SweepOptions o;
+  o.scenario = source_path("tests/unit/data/sweep/tiny-8.yaml");
+  o.more_scenarios = {source_path("scenarios/tiny.yaml")};
+  o.vary = {"training.micro_batch=1,2"};
+  o.out_prefix = dir + "/two";
+  const std::string log = run_sweep(o);
+  EXPECT_NE(log.find("4 points (scenario: 2 x training.micro_batch: 2)"), std::string::npos) << log;
+  const Strings rows = lines_of(read(dir + "/two.jsonl"));
+  ASSERT_EQ(rows.size(), 4u);
+  const Strings names = {"tiny GPT on 8 A100", "tiny GPT on 8 A100", "tiny GPT on 16 A100", "tiny GPT on 16 A100"};
+  for (size_t i = 0; i < rows.size(); ++i) {
+    auto j = nlohmann::json::parse(rows[i]);
+    EXPECT_EQ(j["status"], "ok") << rows[i];
+    EXPECT_EQ(j["scenario"], names[i]);
+    EXPECT_EQ(j["vary"]["scenario"], i < 2 ? o.scenario : o.more_scenarios[0]);
+    EXPECT_EQ(j["plan"]["micro_batch"].get<int>(), int(i % 2) + 1);
+  }
+  o.more_scenarios = {o.scenario};
+  expect_refused(o, o.scenario, "the scenario file is given twice");
+  o.more_scenarios = {};
+  o.vary = {"scenario=a.yaml,b.yaml"};
+  expect_refused(o, "--vary scenario=a.yaml,b.yaml", "give their files one after the other");
+  fs::remove_all(dir);
+}
+
+// Keys joined by ';' in one --vary move together (weak scaling: the batch grows with the devices) and make no
+// product: 2 x (2 linked) = 4 points, not 8.
+TEST(Sweep, LinkedKeysMoveTogether)
+{
+  const std::string dir = temp_dir();
+  SweepOptions o;
+  o.scenario = source_path("tests/unit/data/sweep/tiny-8.yaml");
+  o.vary = {"training.micro_batch=1,2", "parallel.tp=1,2;training.global_batch=16,32"};
+  o.out_prefix = dir + "/linked";
+  const std::string log = run_sweep(o);
+  EXPECT_NE(log.find("4 points (training.micro_batch: 2 x parallel.tp: 2 with training.global_batch)"),
+            std::string::npos) << log;
+  const Strings rows = lines_of(read(dir + "/linked.jsonl"));
+  ASSERT_EQ(rows.size(), 4u);
+  const Strings tp = {"1", "2", "1", "2"}, gb = {"16", "32", "16", "32"};
+  for (size_t i = 0; i < rows.size(); ++i) {
+    auto j = nlohmann::json::parse(rows[i]);
+    EXPECT_EQ(j["status"], "ok") << rows[i];
+    EXPECT_EQ(j["vary"]["parallel.tp"], tp[i]);
+    EXPECT_EQ(j["vary"]["training.global_batch"], gb[i]);
+    EXPECT_EQ(j["plan"]["global_batch"].get<int>(), std::stoi(gb[i]));
+  }
+  o.vary = {"parallel.tp=1,2;training.global_batch=16,32,64"};
+  expect_refused(o, "--vary parallel.tp=1,2;training.global_batch=16,32,64",
+                 "training.global_batch: expected as many values as parallel.tp (2), with which it moves, got 3");
+  // devices and dp may move together, as long as they are linked
+  o.vary = {"devices=8;parallel.dp=8"};
+  o.out_prefix = dir + "/dp";
+  run_sweep(o);
   fs::remove_all(dir);
 }
 

@@ -1,0 +1,52 @@
+#!/bin/sh
+# Regenerates the figures of docs/studies.md: run from the repository root after `bash scripts/build.sh`.
+# Results go to build/studies/ (CSV, JSONL, reports), figures to docs/img/.
+set -eu
+out=build/studies
+mkdir -p "$out"
+
+# 1. Megatron-LM weak scaling against the published points (exits 1: the error bounds are not met).
+build/dtsim_validation tests/validation/megatron_2021_weak_scaling.csv --csv "$out/megatron-2021.csv" || true
+build/dtsim plot "$out/megatron-2021.csv" --kind scaling --y hardware_tflops_per_device --group series \
+    --title "Megatron-LM weak scaling (Narayanan et al. 2021, Table 1): 1.7B on 32 to 1T on 3,072 A100" \
+    --out docs/img/megatron-2021-weak-scaling
+
+# 2. GPT-3 175B strong scaling on A100, 64 to 3,072 GPUs.
+build/dtsim sweep scenarios/studies/gpt3-175b-a100.yaml --vary devices=64,128,256,512,1024,1536,2048,3072 \
+    --out "$out/gpt3-strong" --quiet
+build/dtsim plot "$out/gpt3-strong.csv" --out docs/img/gpt3-175b-strong-scaling-a100 \
+    --title "GPT-3 175B strong scaling on A100 (global batch 1,536; tp 8, pp 8)"
+
+# 2b. The same plan in weak scaling: 96 sequences per replica of 64 GPUs.
+build/dtsim sweep scenarios/studies/gpt3-175b-a100.yaml \
+    --vary "devices=64,128,256,512,1024,1536,2048,3072;training.global_batch=96,192,384,768,1536,2304,3072,4608" \
+    --out "$out/gpt3-weak" --quiet
+build/dtsim plot "$out/gpt3-weak.csv" --out docs/img/gpt3-175b-weak-scaling-a100 \
+    --title "GPT-3 175B weak scaling on A100 (96 sequences per 64 GPUs; tp 8, pp 8)"
+
+# 3. NIC bandwidth what-if, 100 to 800 Gb/s per NIC, on 512 and 3,072 GPUs.
+build/dtsim sweep scenarios/studies/gpt3-175b-a100.yaml --vary devices=512,3072 \
+    --vary "hardware.network.nic.bandwidth=100..800x2 Gb/s" --out "$out/gpt3-nic" --quiet
+build/dtsim plot "$out/gpt3-nic.csv" --kind whatif --x hardware.network.nic.bandwidth --group devices \
+    --title "GPT-3 175B on A100 (tp 8, pp 8): NIC bandwidth what-if" --out docs/img/gpt3-175b-nic-whatif
+
+# 4. GPU clusters against Cerebras CS-2 systems on four models (scenarios/compare/, docs/comparison.md).
+build/dtsim sweep scenarios/compare/gpt3-xl-a100.yaml scenarios/compare/gpt3-xl-h100.yaml \
+    scenarios/compare/gpt3-xl-cs2.yaml scenarios/compare/gpt-j-6b-a100.yaml scenarios/compare/gpt-j-6b-h100.yaml \
+    scenarios/compare/gpt-j-6b-cs2.yaml scenarios/compare/gpt-neox-20b-a100.yaml \
+    scenarios/compare/gpt-neox-20b-h100.yaml scenarios/compare/gpt-neox-20b-cs2.yaml \
+    scenarios/compare/gpt3-175b-a100.yaml scenarios/compare/gpt3-175b-h100.yaml scenarios/compare/gpt3-175b-cs2.yaml \
+    --out "$out/gpu-vs-wafer" --quiet
+build/dtsim plot "$out/gpu-vs-wafer.csv" --kind bars \
+    --title "Four models on A100 and H100 clusters and on CS-2 systems of comparable power" \
+    --out docs/img/studies-gpu-vs-wafer
+
+# A report of the strong-scaling study, as an example of dtsim report.
+build/dtsim report "$out/gpt3-strong.csv" --scenario scenarios/studies/gpt3-175b-a100.yaml \
+    --out "$out/gpt3-strong-report"
+
+# docs/ keeps the PNG files only; the scripts and SVGs are under build/studies/ with the data.
+for f in megatron-2021-weak-scaling gpt3-175b-strong-scaling-a100 gpt3-175b-weak-scaling-a100 \
+         gpt3-175b-nic-whatif studies-gpu-vs-wafer; do
+  mv "docs/img/$f.gp" "docs/img/$f.svg" "$out/"
+done

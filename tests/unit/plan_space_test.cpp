@@ -1,0 +1,40 @@
+// The plan space of `dtsim search` and `dtsim compare` (issue "Studies", section 6): pruning counts on a small case
+// computed by hand.
+#include <gtest/gtest.h>
+
+#include "parallel/plan_space.hpp"
+#include "scenario/scenario_spec.hpp"
+#include "test_paths.hpp"
+
+namespace {
+
+using dtsim::test::source_path;
+
+// tiny-gpt (4 layers, 8 heads, hidden 256, ffn 1024) on 8 GPUs of one DGX A100 node, global batch 16, with the
+// narrow dimensions: micro batch 1, 2, 4; selective and full recomputation; chunks 1 and 2; 1F1B (interleaved with
+// 2 chunks); sequence parallelism exactly when tp > 1.
+//
+// (tp, pp) with pp dividing the 4 layers and tp * pp dividing 8: (1,1) (1,2) (1,4) (2,1) (2,2) (2,4) (4,1) (4,2)
+// (8,1), nine pairs. Each gives 3 micro batches x 2 recomputations = 6 plans with 1 chunk, and 6 more with 2 chunks
+// when pp >= 2 (five pairs): 9 x 6 + 5 x 6 = 84 candidates.
+// Every tp divides the heads and widths. Pruned:
+// - pp 4 with 2 chunks needs 8 layers: (1,4) and (2,4), 6 plans each = 12 "do not divide the layers";
+// - microbatches per pipeline = 16 / (micro batch x dp) must be whole: (1,1) has dp 8, so micro batch 4 gives
+//   16 / 32: 2 plans; interleaving needs a multiple of pp: (1,2) with 2 chunks has dp 4, micro batch 4 gives 1
+//   microbatch: 2 plans; 4 "global batch" in all ((2,2) and (4,2) with 2 chunks have 8, 4, 2 or 16, 8, 4: even).
+// A 3.6M-parameter model fits everywhere: 84 - 16 = 68 plans left.
+TEST(PlanSpace, PruningCountsOfASmallCaseByHand)
+{
+  const auto base = dtsim::scenario::load_scenario(source_path("tests/unit/data/sweep/tiny-8.yaml"), {});
+  const auto space = dtsim::parallel::enumerate_plans(base);
+  EXPECT_EQ(space.candidates, 84);
+  EXPECT_EQ(space.invalid, 16);
+  EXPECT_EQ(space.not_fitting, 0);
+  EXPECT_EQ(space.fitting.size(), 68u);
+  ASSERT_EQ(space.pruned.size(), 2u);
+  EXPECT_EQ(space.pruned.at("pipeline stages x chunks do not divide the layers"), 12);
+  EXPECT_EQ(space.pruned.at("global batch does not divide into microbatches (or interleaving needs a multiple of pp)"),
+            4);
+}
+
+}  // namespace
