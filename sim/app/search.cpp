@@ -30,7 +30,8 @@ bool same_plan(const scenario::ScenarioSpec& a, const scenario::ScenarioSpec& b)
 {
   return a.parallel.tp == b.parallel.tp && a.parallel.pp == b.parallel.pp && a.parallel.dp == b.parallel.dp &&
          a.parallel.vpp == b.parallel.vpp && a.parallel.sp == b.parallel.sp && a.schedule == b.schedule &&
-         a.training.micro_batch == b.training.micro_batch && a.training.recompute == b.training.recompute;
+         a.training.micro_batch == b.training.micro_batch && a.training.recompute == b.training.recompute &&
+         a.parallel.zero == b.parallel.zero && a.parallel.ep == b.parallel.ep && a.parallel.cp == b.parallel.cp;
 }
 
 }  // namespace
@@ -44,6 +45,9 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
     overrides.push_back("parallel.tp=1");
     overrides.push_back("parallel.pp=1");
     overrides.push_back("parallel.vpp=1");
+    overrides.push_back("parallel.cp=1");
+    overrides.push_back("parallel.ep=1");
+    overrides.push_back("parallel.stage_layers=[]");
     overrides.push_back("schedule=1f1b");
   }
   const auto base = scenario::load_scenario(o.scenario, overrides);
@@ -53,7 +57,7 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
                         "parallel); use dtsim run or dtsim compare"}});
   const auto t0 = std::chrono::steady_clock::now();
   auto space = parallel::enumerate_plans(base, o.narrow ? parallel::PlanDimensions{}
-                                                        : parallel::PlanDimensions::wide());
+                                                        : parallel::PlanDimensions::wide(base));
   // Under mpirun the ranks share the plans; rank 0 alone prints.
   const MpiWorld world = mpi_world();
   const bool quiet = o.quiet || !world.root();

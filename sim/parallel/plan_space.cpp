@@ -1,5 +1,7 @@
 #include "parallel/plan_space.hpp"
 
+#include <algorithm>
+
 #include <cstdio>
 
 #include "model/transformer.hpp"
@@ -10,7 +12,7 @@ namespace dtsim::parallel {
 using scenario::Recompute;
 using scenario::Schedule;
 
-PlanDimensions PlanDimensions::wide()
+PlanDimensions PlanDimensions::wide(const scenario::ScenarioSpec& base)
 {
   PlanDimensions d;
   d.micro_batches = {1, 2, 4, 8};
@@ -18,6 +20,17 @@ PlanDimensions PlanDimensions::wide()
   d.recompute = {Recompute::None, Recompute::Selective, Recompute::Full};
   d.gpipe = true;
   d.sp_both = true;
+  auto with = [](auto values, auto own) {
+    if (std::find(values.begin(), values.end(), own) == values.end())
+      values.push_back(own);
+    return values;
+  };
+  d.zero = with(std::vector<int>{0, 1}, base.parallel.zero);
+  std::vector<int64_t> ep{1};
+  for (int64_t e = 2; e <= base.model.experts; e *= 2)
+    ep.push_back(e);
+  d.ep = with(ep, base.parallel.ep);
+  d.cp = with(base.training.seq_len >= 16384 ? std::vector<int64_t>{1, 2, 4} : std::vector<int64_t>{1}, base.parallel.cp);
   return d;
 }
 
@@ -41,10 +54,13 @@ std::string reason_of(const Diagnostics& diag)
 std::string describe_plan(const scenario::ScenarioSpec& s)
 {
   char b[200];
-  std::snprintf(b, sizeof b, "tp %lld pp %lld dp %lld%s%s mb %lld %s %s", (long long)s.parallel.tp,
-                (long long)s.parallel.pp, (long long)s.parallel.dp,
-                s.parallel.vpp > 1 ? (" vpp " + std::to_string(s.parallel.vpp)).c_str() : "",
-                s.parallel.sp ? " sp" : "", (long long)s.training.micro_batch, scenario::to_string(s.training.recompute),
+  const auto& p = s.parallel;
+  const std::string extra = (p.cp > 1 ? " cp " + std::to_string(p.cp) : "") +
+                            (p.ep > 1 ? " ep " + std::to_string(p.ep) : "") +
+                            (p.zero > 0 ? " zero " + std::to_string(p.zero) : "");
+  std::snprintf(b, sizeof b, "tp %lld pp %lld dp %lld%s%s%s mb %lld %s %s", (long long)p.tp, (long long)p.pp,
+                (long long)p.dp, p.vpp > 1 ? (" vpp " + std::to_string(p.vpp)).c_str() : "", p.sp ? " sp" : "",
+                extra.c_str(), (long long)s.training.micro_batch, scenario::to_string(s.training.recompute),
                 scenario::to_string(s.schedule));
   return b;
 }
@@ -69,9 +85,13 @@ PlanSpace enumerate_plans(const scenario::ScenarioSpec& base, const PlanDimensio
     }
     space.fitting.push_back(std::move(s));
   };
+  const std::vector<int> zeros = dims.zero.empty() ? std::vector<int>{base.parallel.zero} : dims.zero;
+  const std::vector<int64_t> eps = dims.ep.empty() ? std::vector<int64_t>{base.parallel.ep} : dims.ep;
+  const std::vector<int64_t> cps = dims.cp.empty() ? std::vector<int64_t>{base.parallel.cp} : dims.cp;
+  for (int64_t cp : cps)
   for (int64_t tp = 1; tp <= base.hardware.node.devices; tp *= 2)
     for (int64_t pp = 1; pp <= layers; ++pp) {
-      if (layers % pp != 0 || devices % (tp * pp) != 0)
+      if (layers % pp != 0 || devices % (tp * pp * cp) != 0)
         continue;
       for (int64_t mb : dims.micro_batches)
         for (Recompute rc : dims.recompute)
@@ -88,11 +108,16 @@ PlanSpace enumerate_plans(const scenario::ScenarioSpec& base, const PlanDimensio
                 schedules = {Schedule::OneFOneB, Schedule::GPipe};
               else
                 schedules = {Schedule::OneFOneB};
-              for (Schedule sc : schedules) {
+              for (Schedule sc : schedules)
+              for (int zero : zeros)
+              for (int64_t ep : eps) {
                 scenario::ScenarioSpec s = base;
                 s.parallel.tp = tp;
                 s.parallel.pp = pp;
-                s.parallel.dp = devices / (tp * pp);
+                s.parallel.cp = cp;
+                s.parallel.dp = devices / (tp * pp * cp);
+                s.parallel.zero = zero;
+                s.parallel.ep = ep;
                 s.parallel.vpp = vpp;
                 s.parallel.sp = sp;
                 s.schedule = sc;
