@@ -244,10 +244,19 @@ PassProgram Transformer::layer(const Shape& sh) const
   if (sh.cp > 1)
     items.push_back(conj('c', e * b * s * 2 * kv_width() / t));
   std::vector<Item> core;
-  core.push_back(gemm_item("attn_scores", b * heads, sq, s, dh, e));
-  core.push_back(mem_item("softmax", 2 * e * score_elems, 3 * e * score_elems));
-  core.push_back(mem_item("attn_dropout", (2 * e + mask) * score_elems, (2 * e + mask) * score_elems));
-  core.push_back(gemm_item("attn_values", b * heads, sq, dh, s, e));
+  if (sh.flash) {
+    // One fused kernel, timed as its GEMMs: the scores and the softmax stay on chip (online softmax). Backward
+    // recomputes the scores (one more GEMM of the forward's shape) before the four gradient GEMMs.
+    Item scores = gemm_item("attn_scores", b * heads, sq, s, dh, e);
+    scores.bwd.insert(scores.bwd.begin(), gemm(std::string("attn_scores.recompute"), b * heads, sq, s, dh, e));
+    core.push_back(scores);
+    core.push_back(gemm_item("attn_values", b * heads, sq, dh, s, e));
+  } else {
+    core.push_back(gemm_item("attn_scores", b * heads, sq, s, dh, e));
+    core.push_back(mem_item("softmax", 2 * e * score_elems, 3 * e * score_elems));
+    core.push_back(mem_item("attn_dropout", (2 * e + mask) * score_elems, (2 * e + mask) * score_elems));
+    core.push_back(gemm_item("attn_values", b * heads, sq, dh, s, e));
+  }
   items.insert(items.end(), core.begin(), core.end());
   items.push_back(gemm_item("proj", 1, T, h, attn_width() / t, e));
   items.push_back(conj('g'));
@@ -293,8 +302,9 @@ PassProgram Transformer::layer(const Shape& sh) const
   items.push_back(mem_item("bias_dropout_add2", (3 * e + mask) * Tn * h, (2 * e + mask) * Tn * h));
 
   PassProgram p = assemble(items, sh.sp, e * T * h, sh.tp, e * Tn * k * h, sh.ep, sh.cp);
-  for (const auto& it : core)
-    p.selective_recompute.push_back(it.fwd);
+  if (!sh.flash)  // fused attention stores nothing that selective recomputation would drop
+    for (const auto& it : core)
+      p.selective_recompute.push_back(it.fwd);
   return p;
 }
 

@@ -26,6 +26,7 @@ struct Shape {
   int64_t ep = 1;           ///< expert parallelism (mixture of experts)
   double expert_imbalance = 1.0;  ///< tokens on the busiest expert relative to the mean (>= 1)
   int64_t cp = 1;           ///< context parallelism: the rank holds seq / cp tokens of each sequence
+  bool flash = false;       ///< fused attention (FlashAttention): no score matrix in memory
 };
 
 class Transformer {

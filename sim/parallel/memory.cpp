@@ -34,7 +34,7 @@ double layer_activation_bytes(const model::ModelSpec& m, const scenario::Scenari
   }
   double per_sbh = (s.parallel.sp ? replicated / t : replicated) + (qkv + attn_out + mlp) / t + dispatched;
   // softmax output (2), its dropout mask (1) and dropout output (2) per attention score element
-  double scores = selective ? 0.0 : 5.0 * double(m.heads) * sq / (h * t);
+  double scores = selective || s.training.flash_attention ? 0.0 : 5.0 * double(m.heads) * sq / (h * t);
   // Context parallel: the rank holds seq / cp tokens; its attention scores cover its queries and every key.
   double sbh = sq / double(s.parallel.cp) * double(s.training.micro_batch) * h;
   return sbh * (per_sbh + scores) * elem_bytes(s) / 2.0;

@@ -99,7 +99,7 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Tra
   const int64_t p = s.parallel.pp, v = s.parallel.vpp, tp = s.parallel.tp;
   const int elem = s.training.precision == "fp32" ? 4 : 2;
   model::Shape shape{s.training.micro_batch, s.training.seq_len, tp, s.parallel.sp, elem, s.parallel.ep,
-                     s.training.expert_imbalance, s.parallel.cp};
+                     s.training.expert_imbalance, s.parallel.cp, s.training.flash_attention};
   const model::PassProgram layer = t.layer(shape), emb = t.embedding(shape), head = t.head(shape);
   const std::vector<int64_t> chunk_layers = scenario::chunk_layers(s);
   const double grad_elem = elem;
@@ -190,8 +190,10 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Tra
   double recompute = 0;
   if (s.training.recompute == Recompute::Full)
     recompute = double(m.layers) * layer_fwd;
-  else if (s.training.recompute == Recompute::Selective)
+  else if (s.training.recompute == Recompute::Selective && !s.training.flash_attention)
     recompute = double(m.layers) * 4.0 * double(tokens) * double(s.training.seq_len) * double(m.heads * m.head_dim);
+  if (s.training.flash_attention)  // the fused backward recomputes the scores: one GEMM of 2 * T * s * width
+    recompute += double(m.layers) * 2.0 * double(tokens) * double(s.training.seq_len) * double(m.heads * m.head_dim);
   prog.hardware_flops = prog.model_flops + recompute * mbs;
   return prog;
 }

@@ -56,6 +56,9 @@ struct TrainingSpec {
   bool grad_accumulation_fusion = true;
   /// Mixture of experts: tokens routed to the busiest expert relative to the mean (1: perfectly balanced).
   double expert_imbalance = 1.0;
+  /// Fused attention (FlashAttention, Dao et al. 2022): scores and softmax never reach memory; backward recomputes
+  /// the scores. Off: Megatron-LM's unfused attention of 2021-2022 (separate GEMMs, softmax and dropout kernels).
+  bool flash_attention = false;
 };
 
 struct ScenarioSpec {

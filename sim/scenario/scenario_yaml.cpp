@@ -290,7 +290,9 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   s.training.recompute = rc == "none" ? Recompute::None : rc == "selective" ? Recompute::Selective : Recompute::Full;
   s.training.grad_accumulation_fusion = tr.boolean("grad_accumulation_fusion", false).value_or(true);
   s.training.expert_imbalance = tr.number("expert_imbalance", false, 1.0, 1e6).value_or(1.0);
-  for (const char* k : {"global_batch", "micro_batch", "seq_len", "precision", "recompute", "expert_imbalance"})
+  s.training.flash_attention = tr.boolean("flash_attention", false).value_or(false);
+  for (const char* k :
+       {"global_batch", "micro_batch", "seq_len", "precision", "recompute", "expert_imbalance", "flash_attention"})
     remember(tr, k);
   tr.finish();
 
