@@ -13,6 +13,13 @@ ComputeModel::ComputeModel(const DeviceSpec& device, const std::string& precisio
   if (it == device.peak_flops.end())
     throw InternalError("no peak FLOP/s for precision " + precision + " on " + device.name);
   peak_ = it->second;
+  other_gemm_peak_ = peak_;
+  if (precision == "fp8") {
+    auto bf16 = device.peak_flops.find("bf16");
+    if (bf16 == device.peak_flops.end())
+      throw InternalError("fp8 training needs a bf16 peak for its 16-bit GEMMs on " + device.name);
+    other_gemm_peak_ = bf16->second;
+  }
 }
 
 double ComputeModel::gemm_efficiency(double batch, double m, double n, double k) const
@@ -46,7 +53,8 @@ double ComputeModel::seconds(const model::Op& op) const
     if (g.area_exponent > 1 && g.half_area > 0)
       padded = std::max(area, g.half_area * std::pow(g.area_exponent - 1, 1.0 / g.area_exponent));
     const double eff = gemm_efficiency(1, padded, 1, op.k);
-    t = std::max(t, op.flops() * (padded / area) / (peak_ * eff));
+    const double peak = op.linear ? peak_ : other_gemm_peak_;
+    t = std::max(t, op.flops() * (padded / area) / (peak * eff));
   }
   return t;
 }

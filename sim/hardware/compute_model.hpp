@@ -23,6 +23,8 @@ class ComputeModel {
  private:
   DeviceSpec device_;
   double peak_;
+  /// fp8 training runs only the linear layers' GEMMs in fp8; the other GEMMs run at the bf16 peak.
+  double other_gemm_peak_;
 };
 
 }  // namespace dtsim::hardware

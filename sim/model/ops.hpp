@@ -14,6 +14,9 @@ struct Op {
   Kind kind = Kind::Memory;
   double batch = 1, m = 0, n = 0, k = 0;  ///< GEMM only
   double bytes = 0;                       ///< memory traffic (GEMMs: operands and result)
+  /// A linear layer's GEMM: under fp8 training (Transformer Engine) it runs on fp8 inputs at the fp8 peak; the
+  /// attention core, the router and the logits stay 16-bit.
+  bool linear = false;
   double flops() const { return kind == Kind::Gemm ? 2.0 * batch * m * n * k : 0.0; }
 };
 

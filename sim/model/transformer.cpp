@@ -141,6 +141,18 @@ Item gemm_item(const std::string& name, double batch, double m, double n, double
           {gemm(name + ".dgrad", batch, m, k, n, e), gemm(name + ".wgrad", batch, k, n, m, e)}};
 }
 
+// A linear layer (QKV, projection, MLP, experts): fp8-capable; with 1-byte inputs under fp8 (`in` = 1), the
+// result stays 16-bit.
+Item linear_item(const std::string& name, double batch, double m, double n, double k, int e, int in)
+{
+  Item it = gemm_item(name, batch, m, n, k, e);
+  for (Op* o : {&it.fwd, &it.bwd[0], &it.bwd[1]}) {
+    o->linear = true;
+    o->bytes = o->batch * (double(in) * (o->m * o->k + o->k * o->n) + double(e) * o->m * o->n);
+  }
+  return it;
+}
+
 Item mem_item(const std::string& name, double fwd_bytes, double bwd_bytes)
 {
   return {0, mem(name, fwd_bytes), {mem(name + ".bwd", bwd_bytes)}};
@@ -235,7 +247,7 @@ PassProgram Transformer::layer(const Shape& sh) const
   // Attention block: LN -> f -> QKV, scores, softmax, dropout, attention-over-values, projection -> g
   items.push_back(mem_item("layernorm1", 2 * e * Tn * h, 3 * e * Tn * h));
   items.push_back(conj('f'));
-  items.push_back(gemm_item("qkv", 1, T, qkv_n, h, e));
+  items.push_back(linear_item("qkv", 1, T, qkv_n, h, e, sh.fp8 ? 1 : e));
   if (!spec_.learned_positions)  // rotary embedding applied to queries and keys
     items.push_back(mem_item("rotary", 2 * e * T * (attn_width() + kv_width()) / t,
                              2 * e * T * (attn_width() + kv_width()) / t));
@@ -258,7 +270,7 @@ PassProgram Transformer::layer(const Shape& sh) const
     core.push_back(gemm_item("attn_values", b * heads, sq, dh, s, e));
   }
   items.insert(items.end(), core.begin(), core.end());
-  items.push_back(gemm_item("proj", 1, T, h, attn_width() / t, e));
+  items.push_back(linear_item("proj", 1, T, h, attn_width() / t, e, sh.fp8 ? 1 : e));
   items.push_back(conj('g'));
   // MLP block: bias-dropout-add (residual), LN -> f -> fc1, activation, fc2 -> g -> bias-dropout-add
   items.push_back(mem_item("bias_dropout_add1", (3 * e + mask) * Tn * h, (2 * e + mask) * Tn * h));
@@ -285,13 +297,13 @@ PassProgram Transformer::layer(const Shape& sh) const
     items.push_back(conj('f'));
   }
   if (gated()) {
-    items.push_back(gemm_item("fc1_gate_up", local_experts, per_expert, 2 * fn, h, e));
+    items.push_back(linear_item("fc1_gate_up", local_experts, per_expert, 2 * fn, h, e, sh.fp8 ? 1 : e));
     items.push_back(mem_item("silu_mul", 3 * e * Tx * fn, 5 * e * Tx * fn));
   } else {
-    items.push_back(gemm_item("fc1", local_experts, per_expert, fn, h, e));
+    items.push_back(linear_item("fc1", local_experts, per_expert, fn, h, e, sh.fp8 ? 1 : e));
     items.push_back(mem_item("bias_gelu", 2 * e * Tx * fn, 3 * e * Tx * fn));
   }
-  items.push_back(gemm_item("fc2", local_experts, per_expert, h, fn, e));
+  items.push_back(linear_item("fc2", local_experts, per_expert, h, fn, e, sh.fp8 ? 1 : e));
   if (moe()) {
     items.push_back(conj('g', e * Tx * h));
     items.push_back(conj('a'));

@@ -27,6 +27,7 @@ struct Shape {
   double expert_imbalance = 1.0;  ///< tokens on the busiest expert relative to the mean (>= 1)
   int64_t cp = 1;           ///< context parallelism: the rank holds seq / cp tokens of each sequence
   bool flash = false;       ///< fused attention (FlashAttention): no score matrix in memory
+  bool fp8 = false;         ///< fp8 linear layers (Transformer Engine): 1-byte GEMM inputs
 };
 
 class Transformer {

@@ -32,6 +32,14 @@ double layer_activation_bytes(const model::ModelSpec& m, const scenario::Scenari
     mlp *= routed;
     dispatched = 2.0 * routed;
   }
+  if (s.training.precision == "fp8") {
+    // Transformer Engine keeps the inputs of the linear layers for backward in fp8 (1 byte, not 2): half of the
+    // QKV and fc1 inputs (replicated), of the projection input (attn_out) and of the fc2 input (2f/h of mlp).
+    replicated -= 2.0;
+    attn_out /= 2.0;
+    mlp -= (m.experts > 0 ? double(m.experts_per_token) * s.training.expert_imbalance : 1.0) * f / h;
+    dispatched /= 2.0;
+  }
   double per_sbh = (s.parallel.sp ? replicated / t : replicated) + (qkv + attn_out + mlp) / t + dispatched;
   // softmax output (2), its dropout mask (1) and dropout output (2) per attention score element
   double scores = selective || s.training.flash_attention ? 0.0 : 5.0 * double(m.heads) * sq / (h * t);
@@ -96,6 +104,8 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const model::Trans
     const double experts = stage_expert_params(t, s, st), dense = sm.params - experts;
     auto sharded = [&](int from_stage) { return zero >= from_stage ? dense / d + experts / de : sm.params; };
     sm.weights_bytes = sharded(3) * weight_bytes;
+    if (s.training.precision == "fp8")  // Transformer Engine's fp8 copy of the weights, kept across microbatches
+      sm.weights_bytes += sharded(3);
     if (zero >= 3)
       sm.weights_bytes += 2.0 * t.layer_params_per_rank(s.parallel.tp, s.parallel.ep) * weight_bytes;
     sm.gradients_bytes = sharded(2) * weight_bytes;

@@ -122,6 +122,11 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
                "expected at most max_position_embeddings (" + str(m.max_positions) + ")" + model_ref + ", got " +
                    str(s.training.seq_len));
   }
+  if (hardware_ok && s.training.precision == "fp8" && s.hardware.peak_flops("fp8") > 0 &&
+      s.hardware.peak_flops("bf16") <= 0)
+    diag.add(at("training.precision"), "training.precision",
+             "expected a bf16 peak_flops entry in " + s.hardware.file +
+                 " as well: fp8 training runs attention and the logits in bf16");
   if (hardware_ok && s.hardware.peak_flops(s.training.precision) <= 0)
     diag.add(at("training.precision"), "training.precision",
              "expected a precision with a peak_flops entry in " + s.hardware.file + ", got '" +
