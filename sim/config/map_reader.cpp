@@ -69,7 +69,7 @@ void MapReader::missing(const std::string& key, const std::string& expected)
   diag_->add(where_self(), path_of(key), "missing required key '" + key + "' (expected " + expected + ")");
 }
 
-std::optional<YAML::Node> MapReader::scalar(const std::string& key, bool required, const std::string& expected)
+std::optional<YAML::Node> MapReader::lookup(const std::string& key, bool required, const std::string& expected)
 {
   known_.push_back(key);
   if (!valid_)
@@ -80,6 +80,15 @@ std::optional<YAML::Node> MapReader::scalar(const std::string& key, bool require
       missing(key, expected);
     return std::nullopt;
   }
+  return v;
+}
+
+std::optional<YAML::Node> MapReader::scalar(const std::string& key, bool required, const std::string& expected)
+{
+  auto found = lookup(key, required, expected);
+  if (!found)
+    return std::nullopt;
+  YAML::Node v = *found;
   if (!v.IsScalar()) {
     error(key, "expected " + expected + ", got " + kind_of(v));
     return std::nullopt;
@@ -111,15 +120,10 @@ std::optional<int64_t> MapReader::integer(const std::string& key, bool required,
 std::optional<std::vector<int64_t>> MapReader::integer_list(const std::string& key, bool required, int64_t min)
 {
   const std::string expected = "a list of integers >= " + std::to_string(min);
-  known_.push_back(key);
-  if (!valid_)
+  auto found = lookup(key, required, expected);
+  if (!found)
     return std::nullopt;
-  YAML::Node v = node_[key];
-  if (!v.IsDefined()) {
-    if (required)
-      missing(key, expected);
-    return std::nullopt;
-  }
+  YAML::Node v = *found;
   if (!v.IsSequence()) {
     error(key, "expected " + expected + " (such as [7, 8, 7]), got " + kind_of(v));
     return std::nullopt;

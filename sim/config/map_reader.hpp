@@ -49,6 +49,8 @@ class MapReader {
   void error(const std::string& key, const std::string& message);
 
  private:
+  /// The key's node, marked as known; nullopt (an error when required) when absent or this map is invalid.
+  std::optional<YAML::Node> lookup(const std::string& key, bool required, const std::string& expected);
   std::optional<YAML::Node> scalar(const std::string& key, bool required, const std::string& expected);
   void missing(const std::string& key, const std::string& expected);
 

@@ -133,6 +133,18 @@ void Driver::flow(int64_t src, int64_t dst, double bytes, std::function<void()> 
   acts_.comm(a, b, bytes, std::move(fn));
 }
 
+void Driver::merge_phases(std::vector<collectives::Phase>& into, std::vector<collectives::Phase> more)
+{
+  if (into.empty()) {
+    into = std::move(more);
+    return;
+  }
+  for (size_t i = 0; i < more.size() && i < into.size(); ++i) {
+    into[i].flows.insert(into[i].flows.end(), more[i].flows.begin(), more[i].flows.end());
+    into[i].inter_node = into[i].inter_node || more[i].inter_node;
+  }
+}
+
 // Runs the phases of a collective one after the other; `keep` filters the flows to simulate.
 double Driver::phase_delay(const collectives::Phase& ph) const
 {

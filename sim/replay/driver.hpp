@@ -103,6 +103,8 @@ class Driver {
   // first phase's delay was already spent (folded into the kernel before it).
   void run_phases(Phases phases, size_t i, std::function<void()> done, bool delay_paid = false);
   double phase_delay(const collectives::Phase& ph) const;
+  /// Adds the flows of `more` to those of `into`, phase by phase (concurrent groups of one collective).
+  static void merge_phases(std::vector<collectives::Phase>& into, std::vector<collectives::Phase> more);
   /// The phases of a tensor-parallel collective of a device's group (folded: its own ring edges), built once.
   Phases tp_phases(const Device& d, const Step& st);
   /// Folded, when nothing but the representative's tensor-parallel flows ever uses its NVLink links: the

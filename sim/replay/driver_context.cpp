@@ -21,13 +21,8 @@ void Driver::cp_ring(size_t di, const Step& st, std::function<void()> done)
     for (int64_t r = 0; r < s_.parallel.tp; ++r) {
       if (full_ && r != d.coord.tp)
         continue;
-      auto p = collectives::plan_collective(kind, st.bytes, placement_.cp_group(d.coord.stage, d.coord.dp, r, cp),
-                                            placement_);
-      if (phases.empty())
-        phases = std::move(p);
-      else
-        for (size_t i = 0; i < p.size(); ++i)
-          phases[i].flows.insert(phases[i].flows.end(), p[i].flows.begin(), p[i].flows.end());
+      merge_phases(phases, collectives::plan_collective(
+                               kind, st.bytes, placement_.cp_group(d.coord.stage, d.coord.dp, r, cp), placement_));
     }
     it = cp_plans_.emplace(key, std::make_shared<const std::vector<collectives::Phase>>(std::move(phases))).first;
   }

@@ -19,15 +19,9 @@ void Driver::ep_collective(size_t di, const Step& st, double t0)
     for (int64_t r = 0; r < s_.parallel.tp; ++r) {
       if (full_ && r != d.coord.tp)
         continue;
-      auto p = collectives::plan_collective(collectives::Kind::AllToAll, st.bytes,
-                                            placement_.ep_group(d.coord.stage, d.coord.dp, r, ep), placement_);
-      if (phases.empty())
-        phases = std::move(p);
-      else
-        for (size_t i = 0; i < p.size(); ++i) {
-          phases[i].flows.insert(phases[i].flows.end(), p[i].flows.begin(), p[i].flows.end());
-          phases[i].inter_node = phases[i].inter_node || p[i].inter_node;
-        }
+      merge_phases(phases, collectives::plan_collective(collectives::Kind::AllToAll, st.bytes,
+                                                        placement_.ep_group(d.coord.stage, d.coord.dp, r, ep),
+                                                        placement_));
     }
     it = ep_plans_.emplace(key, std::make_shared<const std::vector<collectives::Phase>>(std::move(phases))).first;
   }

@@ -114,14 +114,8 @@ Driver::Phases Driver::dp_phases(const Device& d, collectives::Kind kind, double
       for (int64_t e = 0; e < ep; ++e)
         groups.push_back(placement_.expert_dp_group(d.coord.stage, e, r, ep));
   }
-  for (const auto& g : groups) {
-    auto p = collectives::plan_collective(kind, bytes, g, placement_);
-    if (phases.empty())
-      phases = std::move(p);
-    else
-      for (size_t i = 0; i < p.size(); ++i)
-        phases[i].flows.insert(phases[i].flows.end(), p[i].flows.begin(), p[i].flows.end());
-  }
+  for (const auto& g : groups)
+    merge_phases(phases, collectives::plan_collective(kind, bytes, g, placement_));
   auto ptr = std::make_shared<const std::vector<collectives::Phase>>(std::move(phases));
   dp_plans_.emplace(key, ptr);
   return ptr;

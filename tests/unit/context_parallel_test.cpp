@@ -8,6 +8,7 @@
 #include "parallel/memory.hpp"
 #include "replay/step_program.hpp"
 #include "scenario/scenario_spec.hpp"
+#include "run_json.hpp"
 #include "test_paths.hpp"
 
 namespace {
@@ -72,11 +73,7 @@ TEST(ContextParallel, AttentionShapesAndRingTraffic)
 
 nlohmann::json run_tiny(const std::string& extra)
 {
-  const std::string cmd = "'" + dtsim::test::dtsim_binary() + "' run '" + source_path("scenarios/tiny.yaml") +
-                          "' --format json" + extra;
-  auto r = dtsim::test::run_capture(cmd);
-  EXPECT_EQ(r.rc, 0) << cmd;
-  return nlohmann::json::parse(r.out);
+  return dtsim::test::run_json("scenarios/tiny.yaml", extra);
 }
 
 // Rings inside a node (tp 2, cp 2) and across nodes (tp 8, cp 4), with a pipeline, with ZeRO-1 over dp * cp and
@@ -85,7 +82,7 @@ TEST(ContextParallel, FoldedAndFullFidelityAgree)
 {
   if (dtsim::test::dtsim_binary().empty())
     GTEST_SKIP() << "DTSIM_BINARY is not set or not an executable";
-  for (const std::string plan :
+  for (const std::string& plan :
        {std::string(" --set devices=32 --set parallel.cp=2"),
         std::string(" --set devices=64 --set parallel.tp=8 --set parallel.pp=2 --set parallel.cp=4"),
         std::string(" --set devices=64 --set parallel.tp=8 --set parallel.pp=2 --set parallel.cp=4"

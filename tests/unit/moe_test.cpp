@@ -8,6 +8,7 @@
 #include "parallel/memory.hpp"
 #include "replay/step_program.hpp"
 #include "scenario/scenario_spec.hpp"
+#include "run_json.hpp"
 #include "test_paths.hpp"
 
 namespace {
@@ -90,11 +91,7 @@ TEST(Moe, ExpertStatesShardOverTheirOwnDataParallelGroup)
 
 nlohmann::json run_moe(const std::string& extra)
 {
-  const std::string cmd = "'" + dtsim::test::dtsim_binary() + "' run '" + source_path("scenarios/tiny-moe.yaml") +
-                          "' --format json" + extra;
-  auto r = dtsim::test::run_capture(cmd);
-  EXPECT_EQ(r.rc, 0) << cmd;
-  return nlohmann::json::parse(r.out);
+  return dtsim::test::run_json("scenarios/tiny-moe.yaml", extra);
 }
 
 // Expert all-to-alls inside a node (tp 2 x ep 4) and across nodes (tp 8: one data-parallel rank per node), with a
@@ -103,7 +100,7 @@ TEST(Moe, FoldedAndFullFidelityAgree)
 {
   if (dtsim::test::dtsim_binary().empty())
     GTEST_SKIP() << "DTSIM_BINARY is not set or not an executable";
-  for (const std::string plan :
+  for (const std::string& plan :
        {std::string(""), std::string(" --set devices=64 --set parallel.tp=8 --set parallel.zero=1"),
         std::string(" --set parallel.pp=2 --set parallel.dp=4 --set parallel.ep=2"),
         std::string(" --set parallel.zero=2 --set training.expert_imbalance=1.5")}) {

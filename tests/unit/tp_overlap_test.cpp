@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "run_json.hpp"
 #include "test_paths.hpp"
 
 namespace {
@@ -11,12 +12,7 @@ using dtsim::test::rel_diff;
 
 nlohmann::json run_tiny(const std::string& extra)
 {
-  const std::string cmd = "'" + dtsim::test::dtsim_binary() + "' run '" +
-                          dtsim::test::source_path("scenarios/tiny.yaml") + "' --format json --set parallel.sp=true" +
-                          extra;
-  auto r = dtsim::test::run_capture(cmd);
-  EXPECT_EQ(r.rc, 0) << cmd;
-  return nlohmann::json::parse(r.out);
+  return dtsim::test::run_json("scenarios/tiny.yaml", " --set parallel.sp=true" + extra);
 }
 
 double part(const nlohmann::json& j, const char* key) { return j.at("breakdown").at(key).get<double>(); }
@@ -45,7 +41,7 @@ TEST(TpOverlap, FoldedAndFullFidelityAgree)
 {
   if (dtsim::test::dtsim_binary().empty())
     GTEST_SKIP() << "DTSIM_BINARY is not set or not an executable";
-  for (const std::string plan :
+  for (const std::string& plan :
        {std::string(""), std::string(" --set devices=32 --set parallel.tp=8 --set parallel.pp=2 --set parallel.dp=2")}) {
     const std::string o = plan + " --set parallel.tp_overlap=true";
     auto folded = run_tiny(o), full = run_tiny(o + " --set simulation.fidelity=full");

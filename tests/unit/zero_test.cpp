@@ -10,6 +10,7 @@
 #include "parallel/memory.hpp"
 #include "replay/step_program.hpp"
 #include "scenario/scenario_spec.hpp"
+#include "run_json.hpp"
 #include "test_paths.hpp"
 
 namespace {
@@ -118,11 +119,7 @@ TEST(ZeroTraffic, Stages1And2AllGatherUpdatedParametersAfterTheOptimizer)
 
 nlohmann::json run_tiny(const std::string& extra)
 {
-  const std::string cmd = "'" + dtsim::test::dtsim_binary() + "' run '" + source_path("scenarios/tiny.yaml") +
-                          "' --format json" + extra;
-  auto r = dtsim::test::run_capture(cmd);
-  EXPECT_EQ(r.rc, 0) << cmd;
-  return nlohmann::json::parse(r.out);
+  return dtsim::test::run_json("scenarios/tiny.yaml", extra);
 }
 
 // tp 8 fills a node, so each data-parallel pair spans two nodes (one ring over the NICs); without overlap the
