@@ -41,12 +41,19 @@ build/dtsim plot "$out/gpu-vs-wafer.csv" --kind bars \
     --title "Four models on A100 and H100 clusters and on CS-2 systems of comparable power" \
     --out docs/img/studies-gpu-vs-wafer
 
+# 5. Mixtral 8x7B on 64 H100: expert parallelism 1 to 8 against load imbalance (docs/parallelism.md).
+build/dtsim sweep scenarios/examples/mixtral-8x7b-h100x64.yaml --vary parallel.ep=1,2,4,8 \
+    --vary training.expert_imbalance=1,1.5 --out "$out/mixtral-ep" --quiet
+build/dtsim plot "$out/mixtral-ep.csv" --kind whatif --x parallel.ep --group training.expert_imbalance \
+    --title "Mixtral 8x7B on 64 H100 (tp 8, ZeRO-1): expert parallelism and load imbalance" \
+    --out docs/img/mixtral-8x7b-ep-whatif
+
 # A report of the strong-scaling study, as an example of dtsim report.
 build/dtsim report "$out/gpt3-strong.csv" --scenario scenarios/studies/gpt3-175b-a100.yaml \
     --out "$out/gpt3-strong-report"
 
 # docs/ keeps the PNG files only; the scripts and SVGs are under build/studies/ with the data.
 for f in megatron-2021-weak-scaling gpt3-175b-strong-scaling-a100 gpt3-175b-weak-scaling-a100 \
-         gpt3-175b-nic-whatif studies-gpu-vs-wafer; do
+         gpt3-175b-nic-whatif studies-gpu-vs-wafer mixtral-8x7b-ep-whatif; do
   mv "docs/img/$f.gp" "docs/img/$f.svg" "$out/"
 done

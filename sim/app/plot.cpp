@@ -251,11 +251,13 @@ std::vector<Part> breakdown_parts(const Table& t, const std::vector<size_t>& row
                                 {"breakdown.exposed_tp_comm_s", "exposed TP comm", "#F28E2B"},
                                 {"breakdown.exposed_pp_comm_s", "exposed PP comm", "#EDC948"},
                                 {"breakdown.exposed_dp_comm_s", "exposed DP comm", "#E15759"},
+                                {"breakdown.exposed_ep_comm_s", "exposed expert all-to-all", "#FF9DA7"},
+                                {"breakdown.exposed_cp_comm_s", "exposed context ring", "#76B7B2"},
                                 {"breakdown.bubble_s", "bubble", "#BAB0AC"},
                                 {"breakdown.optimizer_s", "optimizer", "#59A14F"},
                                 {"breakdown.exposed_weight_streaming_s", "weight streaming", "#B07AA1"},
                                 {"breakdown.exposed_fabric_s", "fabric", "#9C755F"}};
-  static const char* extra_colours[] = {"#76B7B2", "#FF9DA7", "#8CD17D", "#D37295"};
+  static const char* extra_colours[] = {"#8CD17D", "#D37295", "#F1CE63", "#86BCB6"};
   auto column = [&](int c) {
     std::vector<double> v;
     for (size_t r : rows)

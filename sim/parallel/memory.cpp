@@ -28,7 +28,8 @@ double layer_activation_bytes(const model::ModelSpec& m, const scenario::Scenari
   // and the dispatched expert inputs (2 bytes per element) are kept whole on every TP rank.
   double dispatched = 0;
   if (m.experts > 0) {
-    const double routed = double(m.experts_per_token) * s.training.expert_imbalance;
+    const double routed =
+        double(m.experts_per_token) * model::Transformer(m).rank_imbalance(s.training.expert_imbalance, s.parallel.ep);
     mlp *= routed;
     dispatched = 2.0 * routed;
   }
@@ -37,7 +38,10 @@ double layer_activation_bytes(const model::ModelSpec& m, const scenario::Scenari
     // QKV and fc1 inputs (replicated), of the projection input (attn_out) and of the fc2 input (2f/h of mlp).
     replicated -= 2.0;
     attn_out /= 2.0;
-    mlp -= (m.experts > 0 ? double(m.experts_per_token) * s.training.expert_imbalance : 1.0) * f / h;
+    mlp -= (m.experts > 0 ? double(m.experts_per_token) *
+                                model::Transformer(m).rank_imbalance(s.training.expert_imbalance, s.parallel.ep)
+                          : 1.0) *
+           f / h;
     dispatched /= 2.0;
   }
   double per_sbh = (s.parallel.sp ? replicated / t : replicated) + (qkv + attn_out + mlp) / t + dispatched;

@@ -36,6 +36,16 @@ TEST(Moe, ParametersByHand)
   EXPECT_LT(rel_diff(dtsim::model::Transformer(mix).total_params(4096), 46.7e9), 0.005);
 }
 
+// The busiest expert gets 1.5 x the mean; its rank also holds experts / ep - 1 experts at the mean.
+TEST(Moe, RankImbalanceByHand)
+{
+  auto mix = dtsim::test::load_model_or_throw("models/mixtral-8x7b.yaml");  // 8 experts
+  dtsim::model::Transformer t(mix);
+  EXPECT_DOUBLE_EQ(t.rank_imbalance(1.5, 8), 1.5);                  // one expert per rank
+  EXPECT_DOUBLE_EQ(t.rank_imbalance(1.5, 4), (1.5 + 1.0) / 2);      // two experts per rank
+  EXPECT_DOUBLE_EQ(t.rank_imbalance(1.5, 1), (1.5 + 7 * 1.0) / 8);  // every expert on the rank: none
+}
+
 TEST(Moe, FlopsCountTheActiveExpertsAndTheRouter)
 {
   auto s = tiny_moe();
