@@ -257,12 +257,26 @@ PassProgram Transformer::layer(const Shape& sh) const
     items.push_back(conj('c', e * b * s * 2 * kv_width() / t));
   std::vector<Item> core;
   if (sh.flash) {
-    // One fused kernel, timed as its GEMMs: the scores and the softmax stay on chip (online softmax). Backward
-    // recomputes the scores (one more GEMM of the forward's shape) before the four gradient GEMMs.
+    // One fused kernel, timed as its GEMMs: the scores and the softmax stay on chip (online softmax), so no
+    // score-shaped matrix (queries x keys) is read or written; memory traffic is Q, K, V, O and their gradients.
+    // Backward recomputes the scores (one more GEMM of the forward's shape) before the four gradient GEMMs.
+    const double score_matrix = sq * s;
+    auto on_chip = [&](Op& o) {
+      o.bytes = 0;
+      for (double elems : {o.m * o.k, o.k * o.n, o.m * o.n})
+        if (elems != score_matrix)
+          o.bytes += double(e) * o.batch * elems;
+    };
     Item scores = gemm_item("attn_scores", b * heads, sq, s, dh, e);
     scores.bwd.insert(scores.bwd.begin(), gemm(std::string("attn_scores.recompute"), b * heads, sq, s, dh, e));
+    Item values = gemm_item("attn_values", b * heads, sq, dh, s, e);
+    for (Item* it : {&scores, &values}) {
+      on_chip(it->fwd);
+      for (Op& o : it->bwd)
+        on_chip(o);
+    }
     core.push_back(scores);
-    core.push_back(gemm_item("attn_values", b * heads, sq, dh, s, e));
+    core.push_back(values);
   } else {
     core.push_back(gemm_item("attn_scores", b * heads, sq, s, dh, e));
     core.push_back(mem_item("softmax", 2 * e * score_elems, 3 * e * score_elems));

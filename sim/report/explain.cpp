@@ -25,6 +25,8 @@ collectives::Kind kind_of(model::TpCollective c)
     return collectives::Kind::AllGather;
   if (c == model::TpCollective::AllToAll)
     return collectives::Kind::AllToAll;
+  if (c == model::TpCollective::ContextGather)
+    return collectives::Kind::AllGather;
   return collectives::Kind::AllReduce;
 }
 
@@ -39,16 +41,23 @@ PassTime print_pass(std::ostream& out, const char* title, const std::vector<mode
   out << title << "\n";
   for (const auto& seg : segs) {
     if (seg.is_collective()) {
-      // The expert all-to-all spans ep data-parallel ranks: inside a node only when tp * ep fits in one.
+      // The expert all-to-all spans ep ranks and the context ring cp ranks, both next to tp in the placement:
+      // inside a node only when tp times the group fits in one.
       const bool a2a = seg.collective == model::TpCollective::AllToAll;
-      const auto& l = !a2a ? link : s.parallel.tp * s.parallel.ep <= s.hardware.node.devices ? s.hardware.node.nvlink
-                                                                                             : s.hardware.network.nic;
-      double ct = collectives::ring_time(kind_of(seg.collective), seg.collective_bytes,
-                                         a2a ? s.parallel.ep : s.parallel.tp, l.latency_s, l.effective_bw_Bps());
+      const bool ring = seg.collective == model::TpCollective::ContextGather ||
+                        seg.collective == model::TpCollective::ContextGatherReduce;
+      const int64_t n = a2a ? s.parallel.ep : ring ? s.parallel.cp : s.parallel.tp;
+      const auto& l = !a2a && !ring                              ? link
+                      : s.parallel.tp * n <= s.hardware.node.devices ? s.hardware.node.nvlink
+                                                                     : s.hardware.network.nic;
+      double ct = collectives::ring_time(kind_of(seg.collective), seg.collective_bytes, n, l.latency_s,
+                                         l.effective_bw_Bps());
       pt.collectives_s += ct;
       std::snprintf(line, sizeof line, "  %-24s %-26s %10s %10.2f %8.1f\n", model::to_string(seg.collective),
-                    a2a ? "(expert-parallel group)" : "(tensor-parallel group)", "", seg.collective_bytes / 1e6,
-                    ct * 1e6);
+                    a2a    ? "(expert-parallel group)"
+                    : ring ? "(context-parallel ring)"
+                           : "(tensor-parallel group)",
+                    "", seg.collective_bytes / 1e6, ct * 1e6);
       out << line;
       continue;
     }
