@@ -41,6 +41,12 @@ TEST(FlashAttention, KernelsOfOneLayer)
   EXPECT_FALSE(has(fwd, "attn_dropout"));
   EXPECT_TRUE(has(bwd, "attn_scores.recompute"));
   EXPECT_TRUE(layer.selective_recompute.empty());  // nothing stored that selective recomputation would drop
+  // Memory traffic: Q and K for the scores, V and O for the values (4 x 8 / 2 = 16 heads of 512 x 32, 2 bytes);
+  // the 512 x 512 scores stay on chip.
+  for (const auto& seg : layer.forward)
+    for (const auto& op : seg.ops)
+      if (op.name == "attn_scores" || op.name == "attn_values")
+        EXPECT_DOUBLE_EQ(op.bytes, 2.0 * 16 * (512 * 32 + 512 * 32)) << op.name;
 }
 
 // Korthikanti's 5as/(ht) per sbh for the scores, their softmax and dropout mask: gone with fused attention, which is
