@@ -24,24 +24,20 @@ double layer_activation_bytes(const model::ModelSpec& m, const scenario::Scenari
   double qkv = 2.0 * (aw + 2.0 * kvw) / h;
   double attn_out = 2.0 * aw / h;
   double mlp = (m.family == model::Family::GatedDecoder ? 6.0 : 4.0) * f / h;
-  // Mixture of experts: k copies of each token (the busiest rank: times the imbalance) go through the experts,
+  // Mixture of experts: k copies of each token (the busiest rank: times its imbalance) go through the experts,
   // and the dispatched expert inputs (2 bytes per element) are kept whole on every TP rank.
-  double dispatched = 0;
-  if (m.experts > 0) {
-    const double routed =
-        double(m.experts_per_token) * model::Transformer(m).rank_imbalance(s.training.expert_imbalance, s.parallel.ep);
-    mlp *= routed;
-    dispatched = 2.0 * routed;
-  }
+  const double routed =
+      m.experts > 0
+          ? double(m.experts_per_token) * model::Transformer(m).rank_imbalance(s.training.expert_imbalance, s.parallel.ep)
+          : 1.0;
+  mlp *= routed;
+  double dispatched = m.experts > 0 ? 2.0 * routed : 0.0;
   if (s.training.precision == "fp8") {
     // Transformer Engine keeps the inputs of the linear layers for backward in fp8 (1 byte, not 2): half of the
     // QKV and fc1 inputs (replicated), of the projection input (attn_out) and of the fc2 input (2f/h of mlp).
     replicated -= 2.0;
     attn_out /= 2.0;
-    mlp -= (m.experts > 0 ? double(m.experts_per_token) *
-                                model::Transformer(m).rank_imbalance(s.training.expert_imbalance, s.parallel.ep)
-                          : 1.0) *
-           f / h;
+    mlp -= routed * f / h;
     dispatched /= 2.0;
   }
   double per_sbh = (s.parallel.sp ? replicated / t : replicated) + (qkv + attn_out + mlp) / t + dispatched;
