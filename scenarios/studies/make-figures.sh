@@ -41,6 +41,15 @@ build/dtsim plot "$out/gpu-vs-wafer.csv" --kind bars \
     --title "Four models on A100 and H100 clusters and on CS-2 systems of comparable power" \
     --out docs/img/studies-gpu-vs-wafer
 
+# 4b. The same comparison as scaling curves: GPT-3 175B on 128 to 1,024 A100 and on 4 to 32 CS-2, by power.
+build/dtsim sweep scenarios/compare/gpt3-175b-a100.yaml --vary devices=128,256,512,1024 \
+    --out "$out/gpt3-a100-power" --quiet
+build/dtsim sweep scenarios/compare/gpt3-175b-cs2.yaml --vary "devices=4,8,16,32;parallel.dp=4,8,16,32" \
+    --out "$out/gpt3-cs2-power" --quiet
+build/dtsim plot "$out/gpt3-a100-power.csv" "$out/gpt3-cs2-power.csv" --kind scaling --x power_w --y tokens_per_s \
+    --group hardware --title "GPT-3 175B on A100 clusters and on CS-2 systems, by power (global batch 1,536)" \
+    --out docs/img/studies-gpu-vs-wafer-scaling
+
 # 5. Mixtral 8x7B on 64 H100: expert parallelism 1 to 8 against load imbalance (docs/parallelism.md).
 build/dtsim sweep scenarios/examples/mixtral-8x7b-h100x64.yaml --vary parallel.ep=1,2,4,8 \
     --vary training.expert_imbalance=1,1.5 --out "$out/mixtral-ep" --quiet
@@ -54,6 +63,6 @@ build/dtsim report "$out/gpt3-strong.csv" --scenario scenarios/studies/gpt3-175b
 
 # docs/ keeps the PNG files only; the scripts and SVGs are under build/studies/ with the data.
 for f in megatron-2021-weak-scaling gpt3-175b-strong-scaling-a100 gpt3-175b-weak-scaling-a100 \
-         gpt3-175b-nic-whatif studies-gpu-vs-wafer mixtral-8x7b-ep-whatif; do
+         gpt3-175b-nic-whatif studies-gpu-vs-wafer studies-gpu-vs-wafer-scaling mixtral-8x7b-ep-whatif; do
   mv "docs/img/$f.gp" "docs/img/$f.svg" "$out/"
 done

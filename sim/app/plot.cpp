@@ -609,8 +609,10 @@ Script scaling_chart(const Table& t, const Resolved& r, std::ostream& log)
 
   std::vector<double> at(xs.begin(), xs.end());
   std::vector<std::string> empty(at.size()), numbers;
+  // Power is written in watts; a reader compares clusters in kW.
+  const double x_shown = r.x_key == "power_w" ? 1e-3 : 1.0;
   for (double x : at)
-    numbers.push_back(num(x));
+    numbers.push_back(num(x * x_shown));
   const double xmin = at.front(), xmax = at.back();
   const bool logx = xmin > 0 && xmax / xmin >= 4;
   // device counts such as 1536, 1920, 2520, 3072 sit close on a log axis
@@ -642,9 +644,9 @@ Script scaling_chart(const Table& t, const Resolved& r, std::ostream& log)
     b += "set yrange [0:" + num(ymax * 1.12) + "]\n";
   b += "set format y '%g'\n";
   b += "set key at screen 0.11, screen 0.935 top left vertical Left reverse box lc rgb '#CCCCCC' width 1\n";
-  std::string xlabel = r.x_key == "devices" ? "devices" : r.x_key;
+  std::string xlabel = r.x_key == "devices" ? "devices" : r.x_key == "power_w" ? "power (kW)" : r.x_key;
   if (logx)
-    xlabel += " (log2 scale)";
+    xlabel = r.x_key == "power_w" ? "power (kW, log2 scale)" : xlabel + " (log2 scale)";
   if (ideal) {
     b += xtics(at, empty);
     b += plot_top + "\n";
@@ -1083,6 +1085,28 @@ std::string read_file(const std::string& path)
 
 // ---- Public functions ----------------------------------------------------------------------------------------
 
+void append_rows(CsvTable& into, const CsvTable& more)
+{
+  std::vector<size_t> at;  // column of `into` for each column of `more`
+  for (const auto& name : more.columns) {
+    auto it = std::find(into.columns.begin(), into.columns.end(), name);
+    if (it == into.columns.end()) {
+      into.columns.push_back(name);
+      for (auto& row : into.rows)
+        row.emplace_back();
+      it = into.columns.end() - 1;
+    }
+    at.push_back(size_t(it - into.columns.begin()));
+  }
+  for (size_t r = 0; r < more.rows.size(); ++r) {
+    std::vector<std::string> row(into.columns.size());
+    for (size_t c = 0; c < more.rows[r].size() && c < at.size(); ++c)
+      row[at[c]] = more.rows[r][c];
+    into.rows.push_back(std::move(row));
+    into.lines.push_back(r < more.lines.size() ? more.lines[r] : 0);
+  }
+}
+
 CsvTable parse_csv(const std::string& text, const std::string& origin)
 {
   std::vector<std::vector<std::string>> records;
@@ -1227,6 +1251,8 @@ int plot(const PlotOptions& o, std::ostream& log)
   Table t;
   t.file = o.csv;
   t.csv = parse_csv(read_file(o.csv), o.csv);
+  for (const auto& more : o.more_csv)
+    append_rows(t.csv, parse_csv(read_file(more), more));
   const int status = t.find("status");
   for (size_t r = 0; r < t.csv.rows.size(); ++r) {
     const std::string st = status >= 0 ? t.cell(r, status) : "ok";

@@ -12,6 +12,9 @@ namespace dtsim::app {
 
 struct PlotOptions {
   std::string csv;            ///< results CSV with a header row
+  /// More results CSVs drawn on the same chart (say a GPU sweep and a wafer sweep): their rows are added, columns
+  /// matched by name, a column missing from a file left empty in its rows.
+  std::vector<std::string> more_csv;
   std::string kind = "auto";  ///< auto | scaling | whatif | breakdown | memory | bars
   std::string x;              ///< column of the x axis (default: the varied input)
   std::string y;              ///< column of the y axis (default: samples_per_s for scaling, step_time_s for whatif)
@@ -33,6 +36,9 @@ struct CsvTable {
   std::vector<std::vector<std::string>> rows;  ///< each as long as `columns` (short rows are padded with "")
   std::vector<int> lines;                      ///< 1-based line of the file where each row starts
 };
+
+/// Adds the rows of `more` to `into`, columns matched by name (new columns are added, missing cells left empty).
+void append_rows(CsvTable& into, const CsvTable& more);
 
 /// Parses CSV text; `origin` names the file in errors. Throws ConfigError on an unterminated quoted field, a quote
 /// in the middle of an unquoted field, a row longer than the header, or an empty text.

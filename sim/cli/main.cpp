@@ -108,6 +108,7 @@ int main(int argc, char** argv)
   dtsim::app::PlotOptions po;
   auto* plot_cmd = app.add_subcommand("plot", "Render a results CSV (from dtsim sweep) as SVG and PNG through gnuplot");
   plot_cmd->add_option("csv", po.csv, "Results CSV file")->required();
+  plot_cmd->add_option("more", po.more_csv, "More results CSV files drawn on the same chart (columns matched by name)");
   plot_cmd->add_option("--kind", po.kind, "Chart kind")
       ->check(CLI::IsMember({"auto", "scaling", "whatif", "breakdown", "memory", "bars"}));
   plot_cmd->add_option("--x", po.x, "Column of the x axis");

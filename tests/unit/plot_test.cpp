@@ -273,3 +273,16 @@ TEST(Plot, GnuplotFailureIsReported)
   EXPECT_NE(log.str().find("gnuplot failed"), std::string::npos) << log.str();
   EXPECT_NE(log.str().find("cannot run /nonexistent/gnuplot"), std::string::npos) << log.str();
 }
+
+// Several result files on one chart: rows appended, columns matched by name, cells of a column a file lacks empty.
+TEST(PlotCsv, AppendRowsMatchesColumnsByName)
+{
+  auto a = dtsim::app::parse_csv("devices,tokens_per_s,scenario\n64,100,gpu\n128,190,gpu\n", "a.csv");
+  auto b = dtsim::app::parse_csv("scenario,tokens_per_s,wafer.mode\ncs2,20,weight-streaming\n", "b.csv");
+  dtsim::app::append_rows(a, b);
+  ASSERT_EQ(a.columns, (std::vector<std::string>{"devices", "tokens_per_s", "scenario", "wafer.mode"}));
+  ASSERT_EQ(a.rows.size(), 3u);
+  EXPECT_EQ(a.rows[0], (std::vector<std::string>{"64", "100", "gpu", ""}));
+  EXPECT_EQ(a.rows[2], (std::vector<std::string>{"", "20", "cs2", "weight-streaming"}));
+  EXPECT_EQ(a.lines.size(), 3u);
+}
