@@ -199,7 +199,7 @@ bool Driver::param_gather_ready(size_t di)
     ++issued;
     if (d.gather_state[j] == 0) {
       d.gather_state[j] = 1;
-      d.dp_queue.push_back({collectives::Kind::AllGather, steps[j].bytes, DpOp::What::ParamGather, j, false});
+      d.dp_queue.push_back({collectives::Kind::AllGather, steps[j].bytes, DpOp::What::ParamGather, j, steps[j].expert});
     }
   }
   const bool ready = d.gather_state[d.step] == 2;

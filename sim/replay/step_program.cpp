@@ -69,15 +69,18 @@ void grad_ready(std::vector<Step>& out, ChunkGradients& grads, double bytes, con
   out.push_back(std::move(st));
 }
 
-// ZeRO-3: the parameters of the coming kernels (one layer, the embedding or the head) are gathered first.
-void param_gather(std::vector<Step>& out, double params, int elem, int zero, const std::string& label)
+// ZeRO-3: the parameters of the coming kernels (one layer, the embedding or the head) are gathered first; a layer's
+// experts, sharded over their own data-parallel group, in a gather of their own (none when that group is one rank).
+void param_gather(std::vector<Step>& out, double params, int elem, int zero, const std::string& label,
+                  bool expert = false)
 {
-  if (zero < 3)
+  if (zero < 3 || params <= 0)
     return;
   Step st;
   st.kind = Step::Kind::ParamGather;
   st.bytes = params * elem;
-  st.label = "parameter all-gather " + label;
+  st.expert = expert;
+  st.label = std::string(expert ? "expert parameter all-gather " : "parameter all-gather ") + label;
   out.push_back(std::move(st));
 }
 
@@ -129,13 +132,15 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Tra
       const double emb_params =
           double(m.vocab) * h / double(tp) +
           (m.learned_positions ? double(std::min(s.training.seq_len, m.max_positions)) * h : 0.0);
-      const double layer_params = t.layer_params_per_rank(tp, s.parallel.ep);
+      const double layer_experts = s.parallel.dp / s.parallel.ep > 1 ? expert_grad_bytes / grad_elem : 0.0;
+      const double layer_params = t.layer_params_per_rank(tp, s.parallel.ep) - expert_grad_bytes / grad_elem;
       if (first) {
         param_gather(fw, emb_params, elem, zero, "embedding");
         append(fw, emb.forward, cm, "forward embedding", false);
       }
       for (int64_t l = 0; l < per_chunk; ++l) {
         param_gather(fw, layer_params, elem, zero, "layer " + std::to_string(layer0 + l));
+        param_gather(fw, layer_experts, elem, zero, "layer " + std::to_string(layer0 + l), true);
         append(fw, layer.forward, cm, "forward layer " + std::to_string(layer0 + l), false);
       }
       if (last) {
@@ -148,6 +153,7 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Tra
       for (int64_t l = per_chunk - 1; l >= 0; --l) {
         std::string name = "layer " + std::to_string(layer0 + l);
         param_gather(bw, layer_params, elem, zero, name);
+        param_gather(bw, layer_experts, elem, zero, name, true);
         if (s.training.recompute == Recompute::Full)
           append(bw, layer.forward, cm, "recompute " + name, true);
         else if (s.training.recompute == Recompute::Selective)

@@ -26,6 +26,7 @@ struct Step {
   model::TpCollective collective = model::TpCollective::None;
   double bytes = 0;          ///< collective tensor size (TpCollective, ParamGather)
   int grad_index = 0;        ///< position in the chunk's gradient list (GradReady)
+  bool expert = false;       ///< ParamGather of expert parameters: over the expert-data-parallel group
   std::string label;
 };
 

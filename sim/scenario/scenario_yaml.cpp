@@ -154,9 +154,6 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
     diag.add(at("parallel.ep"), "parallel.ep",
              "expected a divisor of dp (" + str(p.dp) + "): expert-parallel ranks are carved out of the data-parallel "
              "ones, got " + str(p.ep));
-  if (p.ep > 1 && p.zero == 3)
-    diag.add(at("parallel.zero"), "parallel.zero",
-             "expected zero 0, 1 or 2 with ep > 1: ZeRO-3 gathering of expert parameters is not modelled, got 3");
   if (p.tp_overlap && !p.sp)
     diag.add(at("parallel.tp_overlap"), "parallel.tp_overlap",
              "expected parallel.sp: true with tp_overlap (Megatron-LM overlaps the all-gathers and reduce-scatters of "

@@ -99,6 +99,25 @@ TEST(Moe, ExpertStatesShardOverTheirOwnDataParallelGroup)
   EXPECT_DOUBLE_EQ(r.stages[0].optimizer_bytes, 12 * dense / 8 + 12 * experts / 2);
 }
 
+// ZeRO-3 gathers a layer's dense parameters over dp and its experts over the dp / ep ranks that hold them.
+TEST(Moe, Zero3GathersExpertsOverTheirOwnGroup)
+{
+  auto s = tiny_moe({"parallel.zero=3"});
+  dtsim::model::Transformer t(s.model);
+  dtsim::hardware::ComputeModel cm(s.hardware.device, s.training.precision);
+  auto prog = dtsim::replay::build_step_program(s, t, cm);
+  std::vector<const Step*> gathers;
+  for (const auto& st : prog.forward[0][0])
+    if (st.kind == Step::Kind::ParamGather && st.label.find("layer 1") != std::string::npos)
+      gathers.push_back(&st);
+  ASSERT_EQ(gathers.size(), 2u);
+  // dense: attention 262,144 / 2 + router 1,024 + norms 512; experts: one expert of 3 * 256 * 512 / 2; 2 B each.
+  EXPECT_FALSE(gathers[0]->expert);
+  EXPECT_DOUBLE_EQ(gathers[0]->bytes, 2.0 * (262144.0 / 2 + 1024 + 512));
+  EXPECT_TRUE(gathers[1]->expert);
+  EXPECT_DOUBLE_EQ(gathers[1]->bytes, 2.0 * 3 * 256 * 512 / 2);
+}
+
 nlohmann::json run_moe(const std::string& extra)
 {
   return dtsim::test::run_json("scenarios/tiny-moe.yaml", extra);
@@ -113,7 +132,8 @@ TEST(Moe, FoldedAndFullFidelityAgree)
   for (const std::string& plan :
        {std::string(""), std::string(" --set devices=64 --set parallel.tp=8 --set parallel.zero=1"),
         std::string(" --set parallel.pp=2 --set parallel.dp=4 --set parallel.ep=2"),
-        std::string(" --set parallel.zero=2 --set training.expert_imbalance=1.5")}) {
+        std::string(" --set parallel.zero=2 --set training.expert_imbalance=1.5"),
+        std::string(" --set parallel.zero=3 --set parallel.pp=2 --set parallel.dp=4 --set parallel.ep=2")}) {
     auto folded = run_moe(plan), full = run_moe(plan + " --set simulation.fidelity=full");
     const double a = folded.at("step_time_s").get<double>(), b = full.at("step_time_s").get<double>();
     std::printf("[moe]%s folded %.12g s, full %.12g s, all-to-all %.6g s\n", plan.c_str(), a, b,
