@@ -91,6 +91,11 @@ bool Driver::nvlink_exclusive_to_tp() const
 
 void Driver::start()
 {
+  if (s_.parallel.param_gather_overlap)
+    for (size_t i = 0; i < devices_.size(); ++i) {
+      issue_refresh_gathers(i);
+      pump_dp(i);
+    }
   for (size_t i = 0; i < devices_.size(); ++i)
     next_unit(i);
 }

@@ -37,7 +37,8 @@ class Driver {
     collectives::Kind kind = collectives::Kind::AllReduce;
     double bytes = 0;
     enum class What { Gradients, ParamGather, ParamRefresh } what = What::Gradients;
-    size_t step = 0;  ///< ParamGather: the step of the current unit that waits for it
+    size_t step = 0;  ///< ParamGather: the step of `unit` that waits for it
+    UnitId unit = 0;
     bool expert = false;  ///< over the expert-data-parallel group (expert parameters), not the dp group
   };
   struct Device {
@@ -67,7 +68,7 @@ class Driver {
     std::deque<DpOp> dp_queue;
     bool dp_busy = false;
     int64_t dp_seq = 0;               // collectives issued on the communicator (full fidelity: join key)
-    std::vector<char> gather_state;   // ZeRO-3, per step of the current unit: 0 not issued, 1 issued, 2 done
+    std::map<std::pair<UnitId, size_t>, char> gather_state;  // per (unit, step): absent or 1 issued, 2 done
     bool waiting_gather = false;
     int refresh_pending = 0;          // ZeRO 1-2: all-gathers of updated parameters after the optimizer
     bool backward_done = false;
@@ -168,6 +169,10 @@ class Driver {
   bool experts_replicated() const { return s_.parallel.dp / s_.parallel.ep > 1; }
   // ZeRO-3: waits at a ParamGather step until its all-gather is done; the next one is prefetched.
   bool param_gather_ready(size_t di);
+  void issue_gather(size_t di, UnitId unit, size_t step, const Step& st);
+  // parallel.param_gather_overlap: the previous step's all-gathers of updated parameters, all issued at the start in
+  // the order the first microbatch's forward needs them (Megatron-LM dispatches them right after the optimizer).
+  void issue_refresh_gathers(size_t di);
   void on_backward_done(size_t di);
   // First and last stage all-reduce their copies of the word-embedding gradients; waiting for the other stage
   // to get there is idle time, the all-reduce itself is gradient communication.

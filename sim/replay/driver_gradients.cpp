@@ -165,8 +165,8 @@ void Driver::dp_op_done(size_t di, const DpOp& op, double t0)
   trace_.add(d.id, 3, label, t0, now);
   d.dp_busy = false;
   if (op.what == DpOp::What::ParamGather) {
-    d.gather_state[op.step] = 2;
-    if (d.waiting_gather && d.step == op.step) {
+    d.gather_state[{op.unit, op.step}] = 2;
+    if (d.waiting_gather && d.unit == op.unit && d.step == op.step) {
       d.waiting_gather = false;
       d.b.exposed_dp_comm_s += now - d.free_t;
       d.free_t = now;
@@ -185,27 +185,50 @@ void Driver::dp_op_done(size_t di, const DpOp& op, double t0)
   pump_dp(di);
 }
 
+void Driver::issue_gather(size_t di, UnitId unit, size_t step, const Step& st)
+{
+  Device& d = devices_[di];
+  if (d.gather_state.count({unit, step}))
+    return;
+  d.gather_state[{unit, step}] = 1;
+  DpOp op{collectives::Kind::AllGather, st.bytes, DpOp::What::ParamGather, step, st.expert};
+  op.unit = unit;
+  d.dp_queue.push_back(op);
+}
+
 bool Driver::param_gather_ready(size_t di)
 {
   Device& d = devices_[di];
   const auto& steps = *d.steps;
-  if (d.gather_state.size() != steps.size())
-    d.gather_state.assign(steps.size(), 0);
-  // Issue this step's gather (if the previous one did not prefetch it) and prefetch the next one.
+  // Issue this step's gather (if it was not issued ahead) and prefetch the next one.
   size_t issued = 0;
   for (size_t j = d.step; j < steps.size() && issued < 2; ++j) {
     if (steps[j].kind != Step::Kind::ParamGather)
       continue;
     ++issued;
-    if (d.gather_state[j] == 0) {
-      d.gather_state[j] = 1;
-      d.dp_queue.push_back({collectives::Kind::AllGather, steps[j].bytes, DpOp::What::ParamGather, j, steps[j].expert});
-    }
+    issue_gather(di, d.unit, j, steps[j]);
   }
-  const bool ready = d.gather_state[d.step] == 2;
+  auto it = d.gather_state.find({d.unit, d.step});
+  const bool ready = it != d.gather_state.end() && it->second == 2;
+  if (ready)
+    d.gather_state.erase(it);
   d.waiting_gather = !ready;
   pump_dp(di);
   return ready;
+}
+
+void Driver::issue_refresh_gathers(size_t di)
+{
+  Device& d = devices_[di];
+  for (UnitId u : sched_.order[size_t(d.coord.stage)]) {
+    const auto& unit = sched_.graph[u];
+    if (unit.backward || unit.microbatch != 0)
+      continue;
+    const auto& steps = unit_steps(prog_, unit.stage, unit.chunk, unit.microbatch, false);
+    for (size_t j = 0; j < steps.size(); ++j)
+      if (steps[j].kind == Step::Kind::ParamGather)
+        issue_gather(di, u, j, steps[j]);
+  }
 }
 
 void Driver::on_backward_done(size_t di)

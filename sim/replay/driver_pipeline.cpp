@@ -35,7 +35,6 @@ void Driver::next_unit(size_t di)
   }
   d.steps = &unit_steps(prog_, u.stage, u.chunk, u.microbatch, u.backward);
   d.step = 0;
-  d.gather_state.clear();
   run_step(di);
 }
 

@@ -91,7 +91,9 @@ const std::vector<Step>& unit_steps(const StepProgram& p, int64_t stage, int64_t
 {
   // A hand-made program may leave backward_first empty: the first microbatch then runs the common backward.
   const bool first = microbatch == 0 && !p.backward_first.empty();
-  const auto& table = !backward ? p.forward : first ? p.backward_first : p.backward;
+  if (!backward)
+    return (microbatch == 0 && !p.forward_first.empty() ? p.forward_first : p.forward)[size_t(stage)][size_t(chunk)];
+  const auto& table = first ? p.backward_first : p.backward;
   return table[size_t(stage)][size_t(chunk)];
 }
 
@@ -134,17 +136,20 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Tra
           (m.learned_positions ? double(std::min(s.training.seq_len, m.max_positions)) * h : 0.0);
       const double layer_experts = s.parallel.dp / s.parallel.ep > 1 ? expert_grad_bytes / grad_elem : 0.0;
       const double layer_params = t.layer_params_per_rank(tp, s.parallel.ep) - expert_grad_bytes / grad_elem;
+      // Forward gathers: ZeRO-3 on every microbatch; with param_gather_overlap, ZeRO 1/2 on the first one only
+      // (forward_first keeps them, forward drops them below).
+      const int fw_zero = s.parallel.param_gather_overlap ? 3 : zero;
       if (first) {
-        param_gather(fw, emb_params, elem, zero, "embedding");
+        param_gather(fw, emb_params, elem, fw_zero, "embedding");
         append(fw, emb.forward, cm, "forward embedding", false);
       }
       for (int64_t l = 0; l < per_chunk; ++l) {
-        param_gather(fw, layer_params, elem, zero, "layer " + std::to_string(layer0 + l));
-        param_gather(fw, layer_experts, elem, zero, "layer " + std::to_string(layer0 + l), true);
+        param_gather(fw, layer_params, elem, fw_zero, "layer " + std::to_string(layer0 + l));
+        param_gather(fw, layer_experts, elem, fw_zero, "layer " + std::to_string(layer0 + l), true);
         append(fw, layer.forward, cm, "forward layer " + std::to_string(layer0 + l), false);
       }
       if (last) {
-        param_gather(fw, head_params, elem, zero, "head");
+        param_gather(fw, head_params, elem, fw_zero, "head");
         append(fw, head.forward, cm, "forward head", false);
         param_gather(bw, head_params, elem, zero, "head");
         append(bw, head.backward, cm, "backward head", false);
@@ -168,6 +173,13 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Tra
         grad_ready(bw, grads, emb_params * grad_elem, cm, fused);
       }
     }
+    if (s.parallel.param_gather_overlap) {
+      prog.forward_first.push_back(prog.forward[size_t(st)]);
+      for (auto& chunk : prog.forward[size_t(st)])
+        chunk.erase(std::remove_if(chunk.begin(), chunk.end(),
+                                   [](const Step& x) { return x.kind == Step::Kind::ParamGather; }),
+                    chunk.end());
+    }
     prog.backward_first.push_back(prog.backward[size_t(st)]);
     for (auto& chunk : prog.backward_first.back())
       chunk.erase(std::remove_if(chunk.begin(), chunk.end(), [](const Step& x) { return x.accumulation; }),
@@ -179,8 +191,9 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Tra
     const double expert_dp = double(s.parallel.dp / s.parallel.ep);
     const double updated = zero >= 1 ? dense / double(s.parallel.dp_cp()) + experts / expert_dp : dense + experts;
     prog.optimizer_seconds.push_back(cm.memory_seconds(kOptimizerBytesPerParam * updated));
-    prog.param_allgather_bytes.push_back(zero == 1 || zero == 2 ? dense * elem : 0.0);
-    prog.expert_allgather_bytes.push_back(zero == 1 || zero == 2 ? experts * elem : 0.0);
+    const bool refresh = (zero == 1 || zero == 2) && !s.parallel.param_gather_overlap;
+    prog.param_allgather_bytes.push_back(refresh ? dense * elem : 0.0);
+    prog.expert_allgather_bytes.push_back(refresh ? experts * elem : 0.0);
   }
   // Megatron-LM's scatter/gather: each tensor-parallel rank sends 1/t of the activations to the next stage
   // (sequence parallelism shards them the same way).

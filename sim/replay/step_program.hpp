@@ -43,6 +43,9 @@ struct StepProgram {
   /// The first microbatch's backward: the same, less the gradient accumulation kernels (there is nothing to
   /// accumulate into yet).
   std::vector<std::vector<std::vector<Step>>> backward_first;  ///< [stage][chunk]
+  /// The first microbatch's forward when it differs (parallel.param_gather_overlap: it waits for each layer's
+  /// updated parameters); empty otherwise.
+  std::vector<std::vector<std::vector<Step>>> forward_first;  ///< [stage][chunk]
   std::vector<std::vector<ChunkGradients>> gradients;    ///< [stage][chunk]
   std::vector<double> optimizer_seconds;                 ///< [stage]
   /// ZeRO 1 and 2: after the optimizer, each rank all-gathers the updated 16-bit parameters of its stage over

@@ -38,6 +38,10 @@ struct ParallelSpec {
   /// ZeRO stage over the data-parallel group (Rajbhandari et al. 2019): 0 replicates everything; 1 shards the
   /// optimizer states (Megatron-LM's distributed optimizer); 2 also the gradients; 3 also the weights (FSDP).
   int zero = 0;
+  /// ZeRO 1 and 2: the all-gather of the updated parameters runs during the next step's first forward, each layer
+  /// waiting for its own parameters (Megatron-LM's --overlap-param-gather, off by default), instead of after the
+  /// optimizer. Simulated in the steady state: the step starts with the previous step's gathers.
+  bool param_gather_overlap = false;
   /// Expert parallelism (mixture-of-experts models): the experts of each layer are split over ep ranks, carved out
   /// of the data-parallel ranks as Megatron-LM does (ep divides dp); tokens go to their experts by all-to-all.
   int64_t ep = 1;

@@ -154,6 +154,10 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
     diag.add(at("parallel.ep"), "parallel.ep",
              "expected a divisor of dp (" + str(p.dp) + "): expert-parallel ranks are carved out of the data-parallel "
              "ones, got " + str(p.ep));
+  if (p.param_gather_overlap && p.zero != 1 && p.zero != 2)
+    diag.add(at("parallel.param_gather_overlap"), "parallel.param_gather_overlap",
+             "applies to zero 1 and 2 (the all-gather of updated parameters after the optimizer), got zero " +
+                 str(p.zero));
   if (p.tp_overlap && !p.sp)
     diag.add(at("parallel.tp_overlap"), "parallel.tp_overlap",
              "expected parallel.sp: true with tp_overlap (Megatron-LM overlaps the all-gathers and reduce-scatters of "
@@ -258,10 +262,11 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   s.parallel.stage_layers = par.integer_list("stage_layers", false).value_or(std::vector<int64_t>{});
   s.parallel.zero = int(par.integer("zero", false, 0).value_or(0));
   s.parallel.ep = par.integer("ep", false).value_or(1);
+  s.parallel.param_gather_overlap = par.boolean("param_gather_overlap", false).value_or(false);
   s.parallel.cp = par.integer("cp", false).value_or(1);
   if (s.parallel.zero > 3)
     par.error("zero", "expected a ZeRO stage 0, 1, 2 or 3, got " + str(s.parallel.zero));
-  for (const char* k : {"tp", "pp", "vpp", "dp", "sp", "zero", "stage_layers", "tp_overlap", "ep", "cp"})
+  for (const char* k : {"tp", "pp", "vpp", "dp", "sp", "zero", "stage_layers", "tp_overlap", "ep", "cp", "param_gather_overlap"})
     remember(par, k);
   par.finish();
   const bool sizes_ok = diag.items().size() == errors_before_values;
