@@ -18,9 +18,9 @@ void Driver::setup_buckets()
       double acc[2] = {0, 0};
       int last[2] = {-1, -1};
       for (size_t i = 0; i < g.size(); ++i)
-        last[grads.expert.empty() || !grads.expert[i] ? 0 : 1] = int(i);
+        last[grads.is_expert(i) ? 1 : 0] = int(i);
       for (size_t i = 0; i < g.size(); ++i) {
-        const int kind = grads.expert.empty() || !grads.expert[i] ? 0 : 1;
+        const int kind = grads.is_expert(i) ? 1 : 0;
         acc[kind] += g[i];
         if (acc[kind] >= s_.parallel.dp_bucket_bytes || int(i) == last[kind]) {
           at[i] = acc[kind];
@@ -48,8 +48,7 @@ void Driver::grad_ready(size_t di, int index)
   if (!s_.parallel.dp_overlap || !reduces_gradients(u))
     return;
   double bytes = bucket_at_[size_t(d.coord.stage)][size_t(u.chunk)][size_t(index)];
-  const auto& expert = prog_.gradients[size_t(d.coord.stage)][size_t(u.chunk)].expert;
-  const bool is_expert = !expert.empty() && expert[size_t(index)];
+  const bool is_expert = prog_.gradients[size_t(d.coord.stage)][size_t(u.chunk)].is_expert(size_t(index));
   if (bytes > 0 && (!is_expert || experts_replicated()))
     enqueue_dp(di, {gradient_collective(), bytes, DpOp::What::Gradients, 0, is_expert});
 }
@@ -71,11 +70,8 @@ void Driver::on_backward_unit_done(size_t di)
   const auto& u = sched_.graph[d.unit];
   if (s_.parallel.dp_overlap || s_.parallel.zero < 2 || !u.backward || !reduces_gradients(u))
     return;
-  double total = 0, experts = 0;
   const auto& g = prog_.gradients[size_t(d.coord.stage)][size_t(u.chunk)];
-  for (size_t i = 0; i < g.bytes.size(); ++i)
-    (!g.expert.empty() && g.expert[i] ? experts : total) += g.bytes[i];
-  enqueue_gradients(di, total, experts);
+  enqueue_gradients(di, g.sum(false), g.sum(true));
 }
 
 void Driver::enqueue_dp(size_t di, DpOp op)
@@ -239,10 +235,10 @@ void Driver::on_backward_done(size_t di)
   d.backward_done = true;
   d.backward_end_t = sg4::Engine::get_clock();
   if (s_.parallel.dp_cp() > 1 && !s_.parallel.dp_overlap && s_.parallel.zero < 2) {  // one collective of every gradient
-    double total = 0, experts = 0;
+    double total = 0, experts = 0;  // summed entry by entry, in backward order
     for (const auto& chunk : prog_.gradients[size_t(d.coord.stage)])
       for (size_t i = 0; i < chunk.bytes.size(); ++i)
-        (!chunk.expert.empty() && chunk.expert[i] ? experts : total) += chunk.bytes[i];
+        (chunk.is_expert(i) ? experts : total) += chunk.bytes[i];
     enqueue_gradients(di, total, experts);
     return;
   }

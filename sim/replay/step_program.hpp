@@ -35,6 +35,16 @@ struct ChunkGradients {
   std::vector<double> bytes;  ///< gradient bytes per entry (a layer, the head or the embedding)
   /// Whether the entry is a layer's experts: reduced over the expert-data-parallel group (dp / ep ranks).
   std::vector<bool> expert;
+  bool is_expert(size_t i) const { return i < expert.size() && expert[i]; }
+  /// Bytes of the expert entries (`experts` true) or of the others.
+  double sum(bool experts) const
+  {
+    double total = 0;
+    for (size_t i = 0; i < bytes.size(); ++i)
+      if (is_expert(i) == experts)
+        total += bytes[i];
+    return total;
+  }
 };
 
 struct StepProgram {
