@@ -18,10 +18,10 @@ std::vector<int64_t> Placement::dp_group(int64_t stage, int64_t tp) const
   return g;
 }
 
-std::vector<int64_t> Placement::ep_group(int64_t stage, int64_t dp, int64_t tp, int64_t ep) const
+std::vector<int64_t> Placement::rank_group(int64_t stage, int64_t dp, int64_t tp, int64_t size) const
 {
   std::vector<int64_t> g;
-  for (int64_t r = dp / ep * ep; r < dp / ep * ep + ep; ++r)
+  for (int64_t r = dp / size * size; r < dp / size * size + size; ++r)
     g.push_back(device({stage, r, tp}));
   return g;
 }

@@ -21,16 +21,12 @@ class Placement {
   int64_t nodes() const { return (devices() + per_node_ - 1) / per_node_; }
   std::vector<int64_t> tp_group(int64_t stage, int64_t dp) const;
   std::vector<int64_t> dp_group(int64_t stage, int64_t tp) const;
-  /// Expert parallelism (Megatron-LM: ep consecutive data-parallel ranks): the ep ranks that share the experts of
-  /// data-parallel rank `dp`, and the dp / ep ranks that hold the same experts (their gradients are reduced together).
-  std::vector<int64_t> ep_group(int64_t stage, int64_t dp, int64_t tp, int64_t ep) const;
+  /// The `size` consecutive data-parallel indices around `dp` (same stage and TP rank): an expert-parallel group
+  /// (Megatron-LM carves ep consecutive ranks out of dp), or a context-parallel ring (the driver places the cp ranks
+  /// inside the data-parallel index, dp' = dp * cp + c, Megatron's tp-cp-dp order).
+  std::vector<int64_t> rank_group(int64_t stage, int64_t dp, int64_t tp, int64_t size) const;
+  /// The dp / ep ranks that hold the same experts as data-parallel rank `dp` (their gradients are reduced together).
   std::vector<int64_t> expert_dp_group(int64_t stage, int64_t dp, int64_t tp, int64_t ep) const;
-  /// Context parallelism: the driver places cp ranks inside the data-parallel index (dp' = dp * cp + c, Megatron's
-  /// tp-cp-dp order); the cp ranks of data-parallel index `dp` are the cp consecutive ones.
-  std::vector<int64_t> cp_group(int64_t stage, int64_t dp, int64_t tp, int64_t cp) const
-  {
-    return ep_group(stage, dp, tp, cp);
-  }
   int64_t dp() const { return dp_; }
   int64_t tp() const { return tp_; }
   int64_t pp() const { return pp_; }

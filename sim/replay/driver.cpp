@@ -65,13 +65,13 @@ bool Driver::nvlink_exclusive_to_tp() const
     if (st + 1 < p.pp && platform_.same_node(placement_.device({st, 0, 0}), placement_.device({st + 1, 0, 0})))
       return false;
     if (p.cp > 1) {  // nor the context-parallel ring
-      auto cpg = placement_.cp_group(st, 0, 0, p.cp);
+      auto cpg = placement_.rank_group(st, 0, 0, p.cp);
       for (size_t i = 1; i < cpg.size(); ++i)
         if (platform_.same_node(cpg[0], cpg[i]))
           return false;
     }
     if (p.ep > 1) {  // expert all-to-alls must not share the representative's NVLink links either
-      auto epg = placement_.ep_group(st, 0, 0, p.ep);
+      auto epg = placement_.rank_group(st, 0, 0, p.ep);
       for (size_t i = 1; i < epg.size(); ++i)
         if (platform_.same_node(epg[0], epg[i]))
           return false;
@@ -186,6 +186,39 @@ void Driver::run_phases(Phases phases, size_t i, std::function<void()> done, boo
 
 // Full fidelity: a collective starts when the last member of its group arrives. Returns true (and the
 // members with their arrival times) for that last arrival.
+void Driver::run_joined(const std::tuple<int, int64_t, int64_t>& key, int64_t members, size_t di, Phases phases,
+                        std::function<void()> done)
+{
+  joined_done_[key].push_back(std::move(done));
+  Instance inst;
+  if (!join(key, members, di, sg4::Engine::get_clock(), inst))
+    return;
+  auto dones = std::make_shared<std::vector<std::function<void()>>>(std::move(joined_done_[key]));
+  joined_done_.erase(key);
+  run_phases(phases, 0, [dones]() {
+    for (auto& f : *dones)
+      f();
+  });
+}
+
+Driver::Phases Driver::rank_group_phases(const Device& d, collectives::Kind kind, double bytes, int64_t size)
+{
+  // Full fidelity: one plan per group and TP rank; folded: one per stage (the representative's group).
+  const int64_t group_key = full_ ? (d.coord.dp / size) * s_.parallel.tp + d.coord.tp : int64_t(-1);
+  auto key = std::make_tuple(d.coord.stage, group_key, int(kind), bytes, size);
+  auto it = group_plans_.find(key);
+  if (it != group_plans_.end())
+    return it->second;
+  std::vector<collectives::Phase> phases;
+  for (int64_t r = 0; r < s_.parallel.tp; ++r)
+    if (!full_ || r == d.coord.tp)
+      merge_phases(phases, collectives::plan_collective(
+                               kind, bytes, placement_.rank_group(d.coord.stage, d.coord.dp, r, size), placement_));
+  auto ptr = std::make_shared<const std::vector<collectives::Phase>>(std::move(phases));
+  group_plans_.emplace(key, ptr);
+  return ptr;
+}
+
 bool Driver::join(const std::tuple<int, int64_t, int64_t>& key, int64_t members, size_t di, double t0, Instance& out)
 {
   Instance& inst = instances_[key];

@@ -61,8 +61,6 @@ class Driver {
     int64_t tp_seq = 0;
     int64_t ep_seq = 0;
     int64_t cp_seq = 0;
-    std::function<void()> tp_done;
-    std::function<void()> cp_done;  // full fidelity: what follows the pending context-parallel ring  // full fidelity, parallel.tp_overlap: what follows the pending TP collective
     double prepaid_s = 0;  // latency of the coming collective, spent at the end of the kernel before it
     // data parallel
     std::deque<DpOp> dp_queue;
@@ -116,6 +114,13 @@ class Driver {
   // Full fidelity: a collective starts when the last member of its group arrives. Returns true (and the
   // members with their arrival times) for that last arrival.
   bool join(const std::tuple<int, int64_t, int64_t>& key, int64_t members, size_t di, double t0, Instance& out);
+  /// Full fidelity: the device joins group instance `key`; when the last of `members` arrives, `phases` run and then
+  /// every member's `done`, in the order they arrived.
+  void run_joined(const std::tuple<int, int64_t, int64_t>& key, int64_t members, size_t di, Phases phases,
+                  std::function<void()> done);
+  /// Phases of a collective over `size` consecutive data-parallel-index ranks of the device's stage and TP rank (an
+  /// expert-parallel group, a context-parallel ring); folded, the groups of every TP rank together. Built once.
+  Phases rank_group_phases(const Device& d, collectives::Kind kind, double bytes, int64_t size);
 
   // ---- schedule walking ----------------------------------------------------------------------------------
   void next_unit(size_t di);
@@ -199,8 +204,9 @@ class Driver {
   std::map<std::tuple<int, int64_t, int64_t>, Instance> instances_;
   std::map<std::tuple<int64_t, int64_t, int, double>, Phases> tp_plans_;  // (stage, dp, kind, bytes)
   std::map<std::tuple<int64_t, int64_t, int, double, bool>, Phases> dp_plans_;  // (stage, tp or -1, kind, bytes, expert)
-  std::map<std::tuple<int64_t, int64_t, int, double>, Phases> cp_plans_;  // (stage, group or -1, kind, bytes)
-  std::map<std::tuple<int64_t, int64_t, double>, Phases> ep_plans_;  // (stage, EP group and TP rank or -1, bytes)
+  /// rank_group_phases: (stage, group and TP rank or -1, kind, bytes, size)
+  std::map<std::tuple<int64_t, int64_t, int, double, int64_t>, Phases> group_plans_;
+  std::map<std::tuple<int, int64_t, int64_t>, std::vector<std::function<void()>>> joined_done_;  // see run_joined
   std::vector<std::vector<std::vector<double>>> bucket_at_;  // [stage][chunk][gradient index], see setup_buckets
   std::unordered_map<const Step*, double> merged_tp_time_;  // closed-form TP time per step (run_merged)
   size_t done_count_ = 0;

@@ -137,16 +137,11 @@ void Driver::pump_dp(size_t di)
   }
   // Full: the group's members join; the collective starts when the last one arrives. Every device issues the
   // same sequence of collectives, expert ones included, so the sequence number names the instance.
-  Instance inst;
   const int64_t group = (d.coord.stage * s_.parallel.tp + d.coord.tp) * s_.parallel.ep +
                         (op.expert ? d.coord.dp % s_.parallel.ep : 0);
   const int64_t members = op.expert ? s_.parallel.dp / s_.parallel.ep : s_.parallel.dp_cp();
-  if (!join({op.expert ? kExpertDpGroup : kDpGroup, group, seq}, members, di, t0, inst))
-    return;
-  run_phases(phases, 0, [this, inst, op]() {
-    for (size_t i = 0; i < inst.waiters.size(); ++i)
-      dp_op_done(inst.waiters[i], op, inst.arrival_t[i]);
-  });
+  run_joined({op.expert ? kExpertDpGroup : kDpGroup, group, seq}, members, di, phases,
+             [this, di, op, t0]() { dp_op_done(di, op, t0); });
 }
 
 void Driver::dp_op_done(size_t di, const DpOp& op, double t0)

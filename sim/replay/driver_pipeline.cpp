@@ -378,13 +378,8 @@ void Driver::tp_collective(size_t di, const Step& st, double t0)
     run_phases(phases, 0, [finish, di, t0, prepaid]() { finish(di, t0 - prepaid); }, prepaid > 0);
     return;
   }
-  Instance inst;
-  if (!join({kTpGroup, d.coord.stage * s_.parallel.dp_cp() + d.coord.dp, seq}, s_.parallel.tp, di, t0, inst))
-    return;
-  run_phases(phases, 0, [finish, inst]() {
-    for (size_t i = 0; i < inst.waiters.size(); ++i)
-      finish(inst.waiters[i], inst.arrival_t[i]);
-  });
+  run_joined({kTpGroup, d.coord.stage * s_.parallel.dp_cp() + d.coord.dp, seq}, s_.parallel.tp, di, phases,
+             [finish, di, t0]() { finish(di, t0); });
 }
 
 // ---- tensor-parallel overlap (parallel.tp_overlap) ------------------------------------------------------
@@ -438,17 +433,8 @@ void Driver::tp_comm(size_t di, const Step& st, std::function<void()> done)
       run_phases(tp_phases(d, st), 0, std::move(done));
     return;
   }
-  d.tp_done = std::move(done);
-  Instance inst;
-  if (!join({kTpGroup, d.coord.stage * s_.parallel.dp_cp() + d.coord.dp, seq}, s_.parallel.tp, di,
-            sg4::Engine::get_clock(), inst))
-    return;
-  run_phases(tp_phases(d, st), 0, [this, inst]() {
-    for (size_t w : inst.waiters) {
-      auto next = std::move(devices_[w].tp_done);
-      next();
-    }
-  });
+  run_joined({kTpGroup, d.coord.stage * s_.parallel.dp_cp() + d.coord.dp, seq}, s_.parallel.tp, di, tp_phases(d, st),
+             std::move(done));
 }
 
 void Driver::run_overlap_group(size_t di, size_t end, double t0)
