@@ -71,7 +71,7 @@ void Driver::run_step(size_t di)
       return;
     }
     size_t group_end = 0;
-    if ((s_.parallel.tp_overlap || s_.parallel.cp > 1) && overlap_group(d, group_end)) {
+    if (overlap_group(d, group_end)) {
       run_overlap_group(di, group_end, t0);
       return;
     }
@@ -145,7 +145,7 @@ void Driver::run_merged(size_t di, double t0)
   for (; end < steps.size(); ++end) {
     const Step& st = steps[end];
     size_t group_end = 0;
-    if (end > begin && (s_.parallel.tp_overlap || s_.parallel.cp > 1) && overlap_group_at(steps, end, group_end))
+    if (end > begin && overlap_group_at(steps, end, group_end))
       break;  // run_step overlaps it with its communication
     if (st.kind == Step::Kind::Compute) {
       total += st.seconds;
@@ -389,6 +389,8 @@ void Driver::tp_collective(size_t di, const Step& st, double t0)
 // communication kernels is not modelled.
 bool Driver::overlap_group_at(const std::vector<Step>& steps, size_t at, size_t& end) const
 {
+  if (!s_.parallel.tp_overlap && s_.parallel.cp == 1)  // nothing overlaps: the common case, decided at once
+    return false;
   size_t i = at;
   auto is = [&](size_t k, model::TpCollective c) {
     return k < steps.size() && steps[k].kind == Step::Kind::TpCollective && steps[k].collective == c;
