@@ -88,49 +88,55 @@ PlanSpace enumerate_plans(const scenario::ScenarioSpec& base, const PlanDimensio
   const std::vector<int> zeros = dims.zero.empty() ? std::vector<int>{base.parallel.zero} : dims.zero;
   const std::vector<int64_t> eps = dims.ep.empty() ? std::vector<int64_t>{base.parallel.ep} : dims.ep;
   const std::vector<int64_t> cps = dims.cp.empty() ? std::vector<int64_t>{base.parallel.cp} : dims.cp;
+  // A plan's framework options on top of its shape: ZeRO stage and expert-parallel size.
+  auto consider_options = [&](const scenario::ScenarioSpec& plan) {
+    for (int zero : zeros)
+      for (int64_t ep : eps) {
+        scenario::ScenarioSpec s = plan;
+        s.parallel.zero = zero;
+        s.parallel.ep = ep;
+        consider(std::move(s));
+      }
+  };
   for (int64_t cp : cps)
-  for (int64_t tp = 1; tp <= base.hardware.node.devices; tp *= 2)
-    for (int64_t pp = 1; pp <= layers; ++pp) {
-      if (layers % pp != 0 || devices % (tp * pp * cp) != 0)
-        continue;
-      for (int64_t mb : dims.micro_batches)
-        for (Recompute rc : dims.recompute)
-          for (bool sp : {true, false}) {
-            if (sp != (tp > 1) && !(dims.sp_both && tp > 1 && !sp))
-              continue;
-            for (int64_t vpp : dims.chunks) {
-              if (vpp > 1 && pp < 2)
+    for (int64_t tp = 1; tp <= base.hardware.node.devices; tp *= 2)
+      for (int64_t pp = 1; pp <= layers; ++pp) {
+        if (layers % pp != 0 || devices % (tp * pp * cp) != 0)
+          continue;
+        for (int64_t mb : dims.micro_batches)
+          for (Recompute rc : dims.recompute)
+            for (bool sp : {true, false}) {
+              if (sp != (tp > 1) && !(dims.sp_both && tp > 1 && !sp))
                 continue;
-              std::vector<Schedule> schedules;
-              if (vpp > 1)
-                schedules = {Schedule::Interleaved};
-              else if (pp > 1 && dims.gpipe)
-                schedules = {Schedule::OneFOneB, Schedule::GPipe};
-              else
-                schedules = {Schedule::OneFOneB};
-              for (Schedule sc : schedules)
-              for (int zero : zeros)
-              for (int64_t ep : eps) {
-                scenario::ScenarioSpec s = base;
-                s.parallel.tp = tp;
-                s.parallel.pp = pp;
-                s.parallel.cp = cp;
-                s.parallel.dp = devices / (tp * pp * cp);
-                s.parallel.zero = zero;
-                s.parallel.ep = ep;
-                s.parallel.vpp = vpp;
-                s.parallel.sp = sp;
-                s.schedule = sc;
-                // The scenario's own uneven split fits its own pipeline shape only; others split evenly.
-                if (pp != base.parallel.pp || vpp != base.parallel.vpp)
-                  s.parallel.stage_layers.clear();
-                s.training.micro_batch = mb;
-                s.training.recompute = rc;
-                consider(std::move(s));
+              for (int64_t vpp : dims.chunks) {
+                if (vpp > 1 && pp < 2)
+                  continue;
+                std::vector<Schedule> schedules;
+                if (vpp > 1)
+                  schedules = {Schedule::Interleaved};
+                else if (pp > 1 && dims.gpipe)
+                  schedules = {Schedule::OneFOneB, Schedule::GPipe};
+                else
+                  schedules = {Schedule::OneFOneB};
+                for (Schedule sc : schedules) {
+                  scenario::ScenarioSpec s = base;
+                  s.parallel.tp = tp;
+                  s.parallel.pp = pp;
+                  s.parallel.cp = cp;
+                  s.parallel.dp = devices / (tp * pp * cp);
+                  s.parallel.vpp = vpp;
+                  s.parallel.sp = sp;
+                  s.schedule = sc;
+                  // The scenario's own uneven split fits its own pipeline shape only; others split evenly.
+                  if (pp != base.parallel.pp || vpp != base.parallel.vpp)
+                    s.parallel.stage_layers.clear();
+                  s.training.micro_batch = mb;
+                  s.training.recompute = rc;
+                  consider_options(s);
+                }
               }
             }
-          }
-    }
+      }
   return space;
 }
 
