@@ -59,29 +59,29 @@ double Transformer::total_params(int64_t seq) const
   return double(spec_.layers) * layer_params() + embedding_params(seq) + head_params();
 }
 
+double Transformer::mlp_params_per_rank(int64_t tp) const
+{
+  // The matrices (and the fc1 bias) split over tp; the fc2 output bias of GPT-style MLPs is not split.
+  const double h = double(spec_.hidden);
+  return gated() ? mlp_params() / double(tp) : (mlp_params() - h) / double(tp) + h;
+}
+
 double Transformer::layer_expert_params_per_rank(int64_t tp, int64_t ep) const
 {
-  if (!moe())
-    return 0.0;
-  // Experts are split over ep ranks, each expert's matrices over tp (Megatron-LM: expert tensor parallelism =
-  // tp); the fc2 output bias of GPT-style experts is not split over tp.
-  const double per_expert = gated() ? mlp_params() / double(tp)
-                                    : (mlp_params() - double(spec_.hidden)) / double(tp) + double(spec_.hidden);
-  return double(spec_.experts) / double(ep) * per_expert;
+  // Experts are split over ep ranks, each expert's matrices over tp (Megatron-LM: expert tensor parallelism = tp).
+  return moe() ? double(spec_.experts) / double(ep) * mlp_params_per_rank(tp) : 0.0;
 }
 
 double Transformer::layer_params_per_rank(int64_t tp, int64_t ep) const
 {
   const double h = double(spec_.hidden), t = double(tp);
-  double norms = gated() ? 2 * h : 4 * h;
-  double replicated_bias = gated() ? 0.0 : 2 * h;  // proj and fc2 output biases are not split
-  if (!moe())
-    return (layer_params() - norms - replicated_bias) / t + norms + replicated_bias;
-  // Attention as above; the router is replicated on every rank.
-  const double experts = double(spec_.experts) * mlp_params() + h * double(spec_.experts);
-  const double attn_bias = gated() ? 0.0 : h;  // the projection's output bias
-  const double attention = layer_params() - experts - norms - attn_bias;
-  return attention / t + norms + attn_bias + h * double(spec_.experts) + layer_expert_params_per_rank(tp, ep);
+  const double norms = gated() ? 2 * h : 4 * h;  // replicated on every rank
+  const double attn_bias = gated() ? 0.0 : h;    // the projection's output bias, not split
+  const double router = moe() ? h * double(spec_.experts) : 0.0;  // replicated on every rank
+  const double mlps = moe() ? double(spec_.experts) * mlp_params() + router : mlp_params();
+  const double attention = layer_params() - mlps - norms;
+  const double mlp_rank = moe() ? router + layer_expert_params_per_rank(tp, ep) : mlp_params_per_rank(tp);
+  return (attention - attn_bias) / t + attn_bias + norms + mlp_rank;
 }
 
 double Transformer::layer_forward_flops(int64_t tokens, int64_t seq) const

@@ -71,8 +71,9 @@ class Transformer {
   double attn_width() const { return double(spec_.heads) * double(spec_.head_dim); }
   double kv_width() const { return double(spec_.kv_heads) * double(spec_.head_dim); }
   bool gated() const { return spec_.family == Family::GatedDecoder; }
-  /// Parameters of one MLP (one expert's with experts), whole.
+  /// Parameters of one MLP (one expert's with experts), whole, and on one TP rank.
   double mlp_params() const;
+  double mlp_params_per_rank(int64_t tp) const;
   ModelSpec spec_;
 };
 
