@@ -109,10 +109,17 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Tra
   const model::PassProgram layer = t.layer(shape), emb = t.embedding(shape), head = t.head(shape);
   const std::vector<int64_t> chunk_layers = scenario::chunk_layers(s);
   const double grad_elem = elem;
-  // A layer's experts are reduced over their own group (expert data parallelism), the rest over dp.
-  const double expert_grad_bytes = t.layer_expert_params_per_rank(tp, s.parallel.ep) * grad_elem;
-  const double layer_grad_bytes = t.layer_params_per_rank(tp, s.parallel.ep) * grad_elem - expert_grad_bytes;
   const double h = double(m.hidden);
+  // A layer's parameters on one rank: its experts are reduced (and under ZeRO sharded and gathered) over their own
+  // data-parallel group, the rest over dp. Experts that one rank alone holds (dp = ep) have nothing to gather.
+  const double layer_experts = t.layer_expert_params_per_rank(tp, s.parallel.ep);
+  const double layer_dense = t.layer_params_per_rank(tp, s.parallel.ep) - layer_experts;
+  const double gathered_experts = s.parallel.dp / s.parallel.ep > 1 ? layer_experts : 0.0;
+  double head_params = t.head_params() - (m.tied_embeddings ? 0.0 : double(m.vocab) * h);
+  if (!m.tied_embeddings || p > 1)
+    head_params += double(m.vocab) * h / double(tp);
+  const double emb_params = double(m.vocab) * h / double(tp) +
+                            (m.learned_positions ? double(std::min(s.training.seq_len, m.max_positions)) * h : 0.0);
   const bool fused = s.training.grad_accumulation_fusion;
   const int zero = s.parallel.zero;
 
@@ -128,14 +135,6 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Tra
       auto& fw = prog.forward[size_t(st)][size_t(c)];
       auto& bw = prog.backward[size_t(st)][size_t(c)];
       auto& grads = prog.gradients[size_t(st)][size_t(c)];
-      double head_params = t.head_params() - (m.tied_embeddings ? 0.0 : double(m.vocab) * h);
-      if (!m.tied_embeddings || p > 1)
-        head_params += double(m.vocab) * h / double(tp);
-      const double emb_params =
-          double(m.vocab) * h / double(tp) +
-          (m.learned_positions ? double(std::min(s.training.seq_len, m.max_positions)) * h : 0.0);
-      const double layer_experts = s.parallel.dp / s.parallel.ep > 1 ? expert_grad_bytes / grad_elem : 0.0;
-      const double layer_params = t.layer_params_per_rank(tp, s.parallel.ep) - expert_grad_bytes / grad_elem;
       // Forward gathers: ZeRO-3 on every microbatch; with param_gather_overlap, ZeRO 1/2 on the first one only
       // (forward_first keeps them, forward drops them below).
       const int fw_zero = s.parallel.param_gather_overlap ? 3 : zero;
@@ -144,8 +143,8 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Tra
         append(fw, emb.forward, cm, "forward embedding", false);
       }
       for (int64_t l = 0; l < per_chunk; ++l) {
-        param_gather(fw, layer_params, elem, fw_zero, "layer " + std::to_string(layer0 + l));
-        param_gather(fw, layer_experts, elem, fw_zero, "layer " + std::to_string(layer0 + l), true);
+        param_gather(fw, layer_dense, elem, fw_zero, "layer " + std::to_string(layer0 + l));
+        param_gather(fw, gathered_experts, elem, fw_zero, "layer " + std::to_string(layer0 + l), true);
         append(fw, layer.forward, cm, "forward layer " + std::to_string(layer0 + l), false);
       }
       if (last) {
@@ -157,15 +156,15 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Tra
       }
       for (int64_t l = per_chunk - 1; l >= 0; --l) {
         std::string name = "layer " + std::to_string(layer0 + l);
-        param_gather(bw, layer_params, elem, zero, name);
-        param_gather(bw, layer_experts, elem, zero, name, true);
+        param_gather(bw, layer_dense, elem, zero, name);
+        param_gather(bw, gathered_experts, elem, zero, name, true);
         if (s.training.recompute == Recompute::Full)
           append(bw, layer.forward, cm, "recompute " + name, true);
         else if (s.training.recompute == Recompute::Selective)
           bw.push_back(compute_step(layer.selective_recompute, cm, "recompute attention " + name, true));
         append(bw, layer.backward, cm, "backward " + name, false);
-        grad_ready(bw, grads, expert_grad_bytes, cm, fused, true);
-        grad_ready(bw, grads, layer_grad_bytes, cm, fused);
+        grad_ready(bw, grads, layer_experts * grad_elem, cm, fused, true);
+        grad_ready(bw, grads, layer_dense * grad_elem, cm, fused);
       }
       if (first) {
         param_gather(bw, emb_params, elem, zero, "embedding");
