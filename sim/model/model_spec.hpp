@@ -29,4 +29,12 @@ struct ModelSpec {
   int64_t experts_per_token = 0;  ///< num_experts_per_tok (stored for later work)
 };
 
+/// Tokens the busiest expert-parallel rank receives relative to the mean, when the busiest expert gets `imbalance`
+/// times the mean and the other experts of its rank the mean: 1 + (imbalance - 1) * ep / experts (a rank holding
+/// every expert sees no imbalance; one expert per rank sees all of it). 1 for a model without experts.
+inline double expert_rank_imbalance(const ModelSpec& m, double imbalance, int64_t ep)
+{
+  return m.experts > 0 ? 1.0 + (imbalance - 1.0) * double(ep) / double(m.experts) : 1.0;
+}
+
 }  // namespace dtsim::model

@@ -294,11 +294,11 @@ PassProgram Transformer::layer(const Shape& sh) const
   // the router scores the rank's own tokens, their top-k copies go to their experts' ranks (all-to-all over ep),
   // the tensor-parallel ranks all-gather what they received (each holds a 1/tp slice of every local expert), the
   // local experts run as one grouped GEMM each over their share, and the way back is a reduce-scatter over tp and
-  // an all-to-all. The busiest rank's experts get rank_imbalance() times the mean number of tokens; the all-to-all
+  // an all-to-all. The busiest rank's experts get expert_rank_imbalance() times the mean number of tokens; the all-to-all
   // moves the mean volume.
   const double k = moe() ? double(spec_.experts_per_token) : 1.0;
   const double local_experts = moe() ? double(spec_.experts) / double(sh.ep) : 1.0;
-  const double Tx = moe() ? T * k * rank_imbalance(sh.expert_imbalance, sh.ep) : T;  // tokens through its MLPs
+  const double Tx = moe() ? T * k * expert_rank_imbalance(spec_, sh.expert_imbalance, sh.ep) : T;  // tokens through its MLPs
   const double per_expert = Tx / local_experts;
   if (moe()) {
     const double E = double(spec_.experts);

@@ -50,13 +50,6 @@ class Transformer {
   /// Of those, the expert parameters (reduced over the expert-data-parallel group, not the whole dp group).
   double layer_expert_params_per_rank(int64_t tp, int64_t ep) const;
   bool moe() const { return spec_.experts > 0; }
-  /// Tokens the busiest expert-parallel rank receives relative to the mean, when the busiest expert gets
-  /// `imbalance` times the mean and the other experts of its rank the mean: 1 + (imbalance - 1) * ep / experts
-  /// (a rank holding every expert sees no imbalance; one expert per rank sees all of it).
-  double rank_imbalance(double imbalance, int64_t ep) const
-  {
-    return moe() ? 1.0 + (imbalance - 1.0) * double(ep) / double(spec_.experts) : 1.0;
-  }
 
   /// Forward FLOPs of one layer for one microbatch, whole (all TP ranks together).
   double layer_forward_flops(int64_t tokens, int64_t seq) const;

@@ -40,10 +40,9 @@ TEST(Moe, ParametersByHand)
 TEST(Moe, RankImbalanceByHand)
 {
   auto mix = dtsim::test::load_model_or_throw("models/mixtral-8x7b.yaml");  // 8 experts
-  dtsim::model::Transformer t(mix);
-  EXPECT_DOUBLE_EQ(t.rank_imbalance(1.5, 8), 1.5);                  // one expert per rank
-  EXPECT_DOUBLE_EQ(t.rank_imbalance(1.5, 4), (1.5 + 1.0) / 2);      // two experts per rank
-  EXPECT_DOUBLE_EQ(t.rank_imbalance(1.5, 1), (1.5 + 7 * 1.0) / 8);  // every expert on the rank: none
+  EXPECT_DOUBLE_EQ(dtsim::model::expert_rank_imbalance(mix, 1.5, 8), 1.5);                  // one expert per rank
+  EXPECT_DOUBLE_EQ(dtsim::model::expert_rank_imbalance(mix, 1.5, 4), (1.5 + 1.0) / 2);      // two per rank
+  EXPECT_DOUBLE_EQ(dtsim::model::expert_rank_imbalance(mix, 1.5, 1), (1.5 + 7 * 1.0) / 8);  // all: none
 }
 
 TEST(Moe, FlopsCountTheActiveExpertsAndTheRouter)
