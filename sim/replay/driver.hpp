@@ -146,7 +146,7 @@ class Driver {
   bool overlap_group_at(const std::vector<Step>& steps, size_t at, size_t& end) const;
   void run_overlap_group(size_t di, size_t end, double t0);
   // A TP collective, or a context-parallel ring (over the cp group), on its own (no accounting), then `done`.
-  void tp_comm(size_t di, const Step& st, std::function<void()> done);
+  void overlapped_comm(size_t di, const Step& st, std::function<void()> done);
   void start_exchange(size_t di, int64_t group);
   void post_transfer(size_t id, size_t di, bool as_sender);
   void finish_exchange(size_t di);

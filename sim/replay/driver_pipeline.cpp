@@ -420,7 +420,7 @@ bool Driver::overlap_group_at(const std::vector<Step>& steps, size_t at, size_t&
   return true;
 }
 
-void Driver::tp_comm(size_t di, const Step& st, std::function<void()> done)
+void Driver::overlapped_comm(size_t di, const Step& st, std::function<void()> done)
 {
   Device& d = devices_[di];
   if (st.kind == Step::Kind::CpRing) {
@@ -456,7 +456,10 @@ void Driver::run_overlap_group(size_t di, size_t end, double t0)
     double compute_end = 0;
   };
   auto state = std::make_shared<State>();
-  auto finish = [this, di, begin, end, compute, t0, state]() {
+  bool ring = false;  // a context-parallel ring's exposed time is its own part of the breakdown
+  for (size_t k : comms)
+    ring = ring || (*d.steps)[k].kind == Step::Kind::CpRing;
+  auto finish = [this, di, begin, end, compute, t0, state, ring]() {
     Device& d = devices_[di];
     const double now = sg4::Engine::get_clock();
     const Step& c = (*d.steps)[compute];
@@ -464,9 +467,6 @@ void Driver::run_overlap_group(size_t di, size_t end, double t0)
     d.b.compute_s += busy;
     if (c.recompute)
       d.b.recompute_s += busy;
-    bool ring = false;
-    for (size_t k = begin; k < end; ++k)
-      ring = ring || (*d.steps)[k].kind == Step::Kind::CpRing;
     (ring ? d.b.exposed_cp_comm_s : d.b.exposed_tp_comm_s) += now - state->compute_end;
     trace_.add(d.id, 0, c.label, t0, state->compute_end);
     for (size_t k = begin; k < end; ++k)
@@ -490,7 +490,7 @@ void Driver::run_overlap_group(size_t di, size_t end, double t0)
         finish();
       return;
     }
-    tp_comm(di, (*devices_[di].steps)[comms[i]], [self = weak.lock(), i]() { (*self)(i + 1); });
+    overlapped_comm(di, (*devices_[di].steps)[comms[i]], [self = weak.lock(), i]() { (*self)(i + 1); });
   };
   (*chain)(0);
 }
