@@ -10,14 +10,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "run_json.hpp"
 #include "test_paths.hpp"
 
 namespace {
 
 using dtsim::test::dtsim_binary;
 using dtsim::test::rel_diff;
-using dtsim::test::run_capture;
-using dtsim::test::source_path;
 
 struct FidelityCase {
   const char* name;
@@ -28,10 +27,7 @@ class FoldedVsFull : public ::testing::TestWithParam<FidelityCase> {};
 
 nlohmann::json run_json(const std::string& sets)
 {
-  auto r = run_capture("'" + dtsim_binary() + "' run '" + source_path("scenarios/tiny.yaml") + "' --format json " +
-                       sets);
-  EXPECT_EQ(r.rc, 0) << sets;
-  return nlohmann::json::parse(r.out);
+  return dtsim::test::run_json("scenarios/tiny.yaml", " " + sets);
 }
 
 TEST_P(FoldedVsFull, StepTimeWithinOnePercent)
