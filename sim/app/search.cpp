@@ -31,6 +31,7 @@ bool same_plan(const scenario::ScenarioSpec& a, const scenario::ScenarioSpec& b)
   return a.parallel.tp == b.parallel.tp && a.parallel.pp == b.parallel.pp && a.parallel.dp == b.parallel.dp &&
          a.parallel.vpp == b.parallel.vpp && a.parallel.sp == b.parallel.sp && a.schedule == b.schedule &&
          a.training.micro_batch == b.training.micro_batch && a.training.recompute == b.training.recompute &&
+         a.training.recompute_layers == b.training.recompute_layers &&
          a.parallel.zero == b.parallel.zero && a.parallel.ep == b.parallel.ep && a.parallel.cp == b.parallel.cp;
 }
 

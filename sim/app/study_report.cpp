@@ -210,7 +210,7 @@ ScenarioInputs scenario_inputs(const std::string& path)
   }
   add("batch", "global " + std::to_string(s.training.global_batch) + ", micro " +
                    std::to_string(s.training.micro_batch) + ", sequence " + std::to_string(s.training.seq_len) +
-                   ", " + s.training.precision + ", recomputation " + scenario::to_string(s.training.recompute));
+                   ", " + s.training.precision + ", recomputation " + scenario::describe_recompute(s.training));
   for (const auto& [label, p] : {std::pair<std::string, std::string>{"scenario", path},
                                  {"model", m.file},
                                  {"hardware", s.hardware.file}}) {

@@ -85,10 +85,9 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const model::Trans
       double(s.training.seq_len / s.parallel.cp) * double(s.training.micro_batch) * double(m.hidden);
   const bool full = s.training.recompute == Recompute::Full;
   const double per_layer = layer_activation_bytes(m, s, s.training.recompute == Recompute::Selective);
-  // Under full recompute only each layer's input is kept (sharded under sequence parallelism), plus the
-  // activations of the one layer being recomputed during its backward pass.
-  const double stored = full ? 2.0 * sbh * (s.parallel.sp ? 1.0 / double(s.parallel.tp) : 1.0) * e / 2.0
-                             : per_layer;
+  // A layer recomputed in full keeps only its input (sharded under sequence parallelism); while it is recomputed
+  // during its backward pass, its whole activations are there once more. The other layers keep everything.
+  const double recomputed = 2.0 * sbh * (s.parallel.sp ? 1.0 / double(s.parallel.tp) : 1.0) * e / 2.0;
   const double working = full ? layer_activation_bytes(m, s, false) : 0.0;
   for (int64_t st = 0; st < pp; ++st) {
     StageMemory sm;
@@ -118,9 +117,12 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const model::Trans
       case Schedule::Interleaved: in_flight = std::min((pp - st - 1) * 2 + (v - 1) * pp + 1, mb * v); break;
     }
     sm.microbatches_in_flight = in_flight;
-    // Uneven stages (parallel.stage_layers): the stage's mean layers per chunk.
+    // Uneven stages (parallel.stage_layers): the stage's mean layers per chunk, of which the mean recomputed.
     const double layers_per_chunk = double(scenario::stage_layers(s, st)) / double(v);
-    sm.activations_bytes = double(in_flight) * layers_per_chunk * stored + working;
+    const double recomputed_per_chunk = double(scenario::stage_recomputed_layers(s, st)) / double(v);
+    sm.activations_bytes =
+        double(in_flight) * (recomputed_per_chunk * recomputed + (layers_per_chunk - recomputed_per_chunk) * per_layer) +
+        working;
     if (st == pp - 1)  // logits of the microbatch whose loss is being computed: 16-bit plus two fp32 copies
       sm.activations_bytes +=
           double(s.training.seq_len / s.parallel.cp * s.training.micro_batch) * double(m.vocab) /

@@ -6,6 +6,7 @@
 
 #include "model/transformer.hpp"
 #include "parallel/memory.hpp"
+#include "scenario/layer_partition.hpp"
 
 namespace dtsim::parallel {
 
@@ -18,6 +19,7 @@ PlanDimensions PlanDimensions::wide(const scenario::ScenarioSpec& base)
   d.micro_batches = {1, 2, 4, 8};
   d.chunks = {1, 2, 3, 4};
   d.recompute = {Recompute::None, Recompute::Selective, Recompute::Full};
+  d.partial_recompute = true;
   d.gpipe = true;
   d.sp_both = true;
   auto with = [](auto values, auto own) {
@@ -58,9 +60,12 @@ std::string describe_plan(const scenario::ScenarioSpec& s)
   const std::string extra = (p.cp > 1 ? " cp " + std::to_string(p.cp) : "") +
                             (p.ep > 1 ? " ep " + std::to_string(p.ep) : "") +
                             (p.zero > 0 ? " zero " + std::to_string(p.zero) : "");
+  // "full 1": the first layer of each chunk recomputed (training.recompute_layers)
+  const std::string recompute = std::string(scenario::to_string(s.training.recompute)) +
+                                (s.training.recompute_layers > 0 ? " " + std::to_string(s.training.recompute_layers) : "");
   std::snprintf(b, sizeof b, "tp %lld pp %lld dp %lld%s%s%s mb %lld %s %s", (long long)p.tp, (long long)p.pp,
                 (long long)p.dp, p.vpp > 1 ? (" vpp " + std::to_string(p.vpp)).c_str() : "", p.sp ? " sp" : "",
-                extra.c_str(), (long long)s.training.micro_batch, scenario::to_string(s.training.recompute),
+                extra.c_str(), (long long)s.training.micro_batch, recompute.c_str(),
                 scenario::to_string(s.schedule));
   return b;
 }
@@ -83,7 +88,21 @@ PlanSpace enumerate_plans(const scenario::ScenarioSpec& base, const PlanDimensio
       ++space.pruned["does not fit in device memory"];
       return;
     }
-    space.fitting.push_back(std::move(s));
+    space.fitting.push_back(s);
+    if (!dims.partial_recompute || s.training.recompute != Recompute::Full || s.training.recompute_layers > 0)
+      return;
+    // Full recomputation fits: also the plan that recomputes the fewest layers per chunk that still fit (memory
+    // only grows as fewer layers are recomputed), as Megatron-LM users set --recompute-num-layers.
+    const auto chunks = scenario::chunk_layers(s);
+    const int64_t most = *std::max_element(chunks.begin(), chunks.end());
+    for (int64_t n = 1; n < most; ++n) {
+      s.training.recompute_layers = n;
+      if (estimate_memory(s, t).fits()) {
+        ++space.candidates;
+        space.fitting.push_back(std::move(s));
+        return;
+      }
+    }
   };
   const std::vector<int> zeros = dims.zero.empty() ? std::vector<int>{base.parallel.zero} : dims.zero;
   const std::vector<int64_t> eps = dims.ep.empty() ? std::vector<int64_t>{base.parallel.ep} : dims.ep;

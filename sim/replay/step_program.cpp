@@ -158,7 +158,7 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Tra
         std::string name = "layer " + std::to_string(layer0 + l);
         param_gather(bw, layer_dense, elem, zero, name);
         param_gather(bw, gathered_experts, elem, zero, name, true);
-        if (s.training.recompute == Recompute::Full)
+        if (l < scenario::recomputed_layers(s, per_chunk))  // Megatron-LM's block method: the chunk's first layers
           append(bw, layer.forward, cm, "recompute " + name, true);
         else if (s.training.recompute == Recompute::Selective)
           bw.push_back(compute_step(layer.selective_recompute, cm, "recompute attention " + name, true));
@@ -207,8 +207,12 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Tra
   const double mbs = samples / double(s.training.micro_batch);
   prog.model_flops = 3.0 * per_mb_fwd * mbs;
   double recompute = 0;
-  if (s.training.recompute == Recompute::Full)
-    recompute = double(m.layers) * layer_fwd;
+  if (s.training.recompute == Recompute::Full) {
+    int64_t layers = 0;
+    for (int64_t n : chunk_layers)
+      layers += scenario::recomputed_layers(s, n);
+    recompute = double(layers) * layer_fwd;
+  }
   else if (s.training.recompute == Recompute::Selective && !s.training.flash_attention)
     recompute = double(m.layers) * 4.0 * double(tokens) * double(s.training.seq_len) * double(m.heads * m.head_dim);
   if (s.training.flash_attention)  // the fused backward recomputes the scores: one GEMM of 2 * T * s * width

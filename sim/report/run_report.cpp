@@ -91,6 +91,8 @@ void print_json(std::ostream& out, const RunReport& r)
                {"global_batch", s.training.global_batch}, {"seq_len", s.training.seq_len},
                {"precision", s.training.precision}, {"recompute", scenario::to_string(s.training.recompute)},
                {"fidelity", scenario::to_string(s.fidelity)}};
+  if (s.training.recompute_layers > 0)
+    j["plan"]["recompute_layers"] = s.training.recompute_layers;
   j["params"] = r.total_params;
   j["fits"] = r.fits();
   if (!r.fits())
@@ -172,7 +174,7 @@ void print_table(std::ostream& out, const RunReport& r)
   row("batch", std::to_string(s.training.global_batch) + " x " + std::to_string(s.training.seq_len) +
                    " tokens, micro batch " + std::to_string(s.training.micro_batch) + ", " +
                    std::to_string(s.microbatches) + " microbatches per pipeline");
-  row("training", s.training.precision + ", recompute " + scenario::to_string(s.training.recompute));
+  row("training", s.training.precision + ", recompute " + scenario::describe_recompute(s.training));
   if (r.wafer) {
     const auto& w = r.wafer_memory;
     out << "\nMemory\n";

@@ -1,5 +1,7 @@
 #include "scenario/layer_partition.hpp"
 
+#include <algorithm>
+
 namespace dtsim::scenario {
 
 std::vector<int64_t> chunk_layers(const ScenarioSpec& s)
@@ -25,6 +27,22 @@ int64_t first_layer(const ScenarioSpec& s, int64_t vs)
   int64_t n = 0;
   for (int64_t i = 0; i < vs; ++i)
     n += layers[size_t(i)];
+  return n;
+}
+
+int64_t recomputed_layers(const ScenarioSpec& s, int64_t layers)
+{
+  if (s.training.recompute != Recompute::Full)
+    return 0;
+  return s.training.recompute_layers > 0 ? std::min(s.training.recompute_layers, layers) : layers;
+}
+
+int64_t stage_recomputed_layers(const ScenarioSpec& s, int64_t stage)
+{
+  const auto layers = chunk_layers(s);
+  int64_t n = 0;
+  for (int64_t c = 0; c < s.parallel.vpp; ++c)
+    n += recomputed_layers(s, layers[size_t(c * s.parallel.pp + stage)]);
   return n;
 }
 

@@ -18,4 +18,11 @@ int64_t stage_layers(const ScenarioSpec& s, int64_t stage);
 /// The first layer of virtual stage `vs`.
 int64_t first_layer(const ScenarioSpec& s, int64_t vs);
 
+/// How many of a chunk's `layers` (its first ones) are recomputed in full before their backward pass: all of them
+/// under recompute: full, the first training.recompute_layers of them when that is set, none otherwise.
+int64_t recomputed_layers(const ScenarioSpec& s, int64_t layers);
+
+/// Layers one device of `stage` recomputes in full, over all its chunks.
+int64_t stage_recomputed_layers(const ScenarioSpec& s, int64_t stage);
+
 }  // namespace dtsim::scenario

@@ -54,6 +54,10 @@ struct TrainingSpec {
   int64_t global_batch = 1, micro_batch = 1, seq_len = 1;
   std::string precision = "bf16";
   Recompute recompute = Recompute::None;
+  /// Full recomputation of only the first N layers of each model chunk; the others keep all their activations
+  /// (Megatron-LM's --recompute-method block --recompute-num-layers N, used to recompute no more than memory needs).
+  /// 0: every layer (Megatron-LM's uniform method, one layer per group).
+  int64_t recompute_layers = 0;
   /// Weight-gradient GEMMs accumulate straight into the fp32 main gradients (Megatron-LM's
   /// --gradient-accumulation-fusion, the default since late 2021); false: PyTorch adds each microbatch's
   /// gradients into the stored ones with a separate kernel.
@@ -83,6 +87,8 @@ struct ScenarioSpec {
 
 const char* to_string(Schedule s);
 const char* to_string(Recompute r);
+/// "full", or "full (first 2 layers per chunk)" under training.recompute_layers.
+std::string describe_recompute(const TrainingSpec& t);
 const char* to_string(Fidelity f);
 const char* to_string(WaferMode m);
 

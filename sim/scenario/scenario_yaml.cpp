@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <filesystem>
 
 #include "config/map_reader.hpp"
@@ -28,6 +29,15 @@ const char* to_string(Recompute r)
     case Recompute::Full: return "full";
   }
   return "?";
+}
+
+std::string describe_recompute(const TrainingSpec& t)
+{
+  std::string d = to_string(t.recompute);
+  if (t.recompute_layers > 0)
+    d += " (first " + std::to_string(t.recompute_layers) + (t.recompute_layers == 1 ? " layer" : " layers") +
+         " per chunk)";
+  return d;
 }
 
 const char* to_string(Fidelity f) { return f == Fidelity::Full ? "full" : "folded"; }
@@ -184,6 +194,19 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
              "expected cp 1 with ep > 1: context and expert parallelism together are not modelled, got cp " +
                  str(p.cp));
   const auto& t = s.training;
+  if (t.recompute_layers > 0 && t.recompute != Recompute::Full)
+    diag.add(at("training.recompute_layers"), "training.recompute_layers",
+             std::string("applies to recompute: full (the layers of each model chunk that are recomputed), got "
+                         "recompute: ") + to_string(t.recompute));
+  else if (t.recompute_layers > 0 && model_ok && p.pp * p.vpp > 0) {
+    int64_t most = p.stage_layers.empty() ? (m.layers + p.pp * p.vpp - 1) / (p.pp * p.vpp) : 0;
+    for (int64_t n : p.stage_layers)
+      most = std::max(most, n);
+    if (t.recompute_layers > most)
+      diag.add(at("training.recompute_layers"), "training.recompute_layers",
+               "expected at most the layers of the largest model chunk (" + str(most) + "), got " +
+                   str(t.recompute_layers));
+  }
   if (t.global_batch % (p.dp * t.micro_batch) != 0) {
     diag.add(at("training.global_batch"), "training.global_batch",
              "expected a multiple of dp * micro_batch = " + str(p.dp) + " * " + str(t.micro_batch) + " = " +
@@ -295,11 +318,13 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   s.training.precision = tr.choice("precision", {"bf16", "fp16", "fp8", "fp32"}, false).value_or("bf16");
   auto rc = tr.choice("recompute", {"none", "selective", "full"}, false).value_or("none");
   s.training.recompute = rc == "none" ? Recompute::None : rc == "selective" ? Recompute::Selective : Recompute::Full;
+  s.training.recompute_layers = tr.integer("recompute_layers", false).value_or(0);
   s.training.grad_accumulation_fusion = tr.boolean("grad_accumulation_fusion", false).value_or(true);
   s.training.expert_imbalance = tr.number("expert_imbalance", false, 1.0, 1e6).value_or(1.0);
   s.training.flash_attention = tr.boolean("flash_attention", false).value_or(false);
   for (const char* k :
-       {"global_batch", "micro_batch", "seq_len", "precision", "recompute", "expert_imbalance", "flash_attention"})
+       {"global_batch", "micro_batch", "seq_len", "precision", "recompute", "recompute_layers", "expert_imbalance",
+        "flash_attention"})
     remember(tr, k);
   tr.finish();
 

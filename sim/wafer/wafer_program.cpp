@@ -4,6 +4,7 @@
 
 #include "config/units.hpp"
 #include "parallel/memory.hpp"
+#include "scenario/layer_partition.hpp"
 
 namespace dtsim::wafer {
 
@@ -99,10 +100,11 @@ WaferMemory wafer_memory(const scenario::ScenarioSpec& s, const model::Transform
   // are computed block by block as the data flows through (assumed, docs/wafer.md).
   const bool full = s.training.recompute == Recompute::Full;
   const double per_layer = parallel::layer_activation_bytes(spec, s, true);
-  const double stored = full ? 2.0 * sbh * e / 2.0 : per_layer;
+  const double recomputed = double(scenario::recomputed_layers(s, spec.layers));
   const double working = full ? per_layer : 0.0;
   const double loss_state = double(s.training.seq_len * s.training.micro_batch) * 8;  // running max and sum
-  m.sram_activations = double(spec.layers) * stored + working + loss_state;
+  m.sram_activations = recomputed * 2.0 * sbh * e / 2.0 + (double(spec.layers) - recomputed) * per_layer + working +
+                       loss_state;
   if (mode == WaferMode::LayerPipelined) {
     // The whole training state lives on the wafer: 16-bit weights and gradients, fp32 Adam states.
     m.sram_weights = params * 16;
@@ -124,13 +126,13 @@ WaferProgram build_wafer_program(const scenario::ScenarioSpec& s, const model::T
   const auto& spec = t.spec();
   const int e = elem_bytes(s);
   model::Shape shape{s.training.micro_batch, s.training.seq_len, 1, false, e};
-  const bool full = s.training.recompute == Recompute::Full;
   const bool selective = s.training.recompute == Recompute::Selective;
   const double act = double(s.training.micro_batch * s.training.seq_len) * double(spec.hidden) * e;
   auto layer = t.layer(shape), emb = t.embedding(shape), head = t.head(shape);
   p.units.push_back(unit("embedding", t.embedding_params(s.training.seq_len), emb, false, false, s, act));
+  const int64_t recomputed = scenario::recomputed_layers(s, spec.layers);
   for (int64_t l = 0; l < spec.layers; ++l)
-    p.units.push_back(unit("layer " + std::to_string(l), t.layer_params(), layer, full, selective, s, act));
+    p.units.push_back(unit("layer " + std::to_string(l), t.layer_params(), layer, l < recomputed, selective, s, act));
   // A tied output layer reads the word embeddings again: they stream in with the head.
   double head_params = t.head_params() + (spec.tied_embeddings ? double(spec.vocab) * double(spec.hidden) : 0.0);
   p.units.push_back(unit("head", head_params, head, false, false, s, 0));

@@ -65,6 +65,10 @@ INSTANTIATE_TEST_SUITE_P(
         FidelityCase{"dp_hierarchical_tp2_pp2_dp8",
                      "--set devices=32 --set parallel.tp=2 --set parallel.pp=2 --set parallel.dp=8"},
         // tp 8 in a node, stages and replicas in other nodes: folded times the TP collectives in closed form.
+        // The first of each stage's two layers recomputed (training.recompute_layers).
+        FidelityCase{"partial_recompute_tp2_pp2_dp4",
+                     "--set parallel.pp=2 --set parallel.dp=4 --set training.recompute=full "
+                     "--set training.recompute_layers=1"},
         FidelityCase{"interleaved_closed_form_tp8_pp2",
                      "--set devices=32 --set parallel.tp=8 --set parallel.pp=2 --set parallel.dp=2 "
                      "--set schedule=interleaved-1f1b --set parallel.vpp=2"}),
