@@ -88,21 +88,22 @@ PlanSpace enumerate_plans(const scenario::ScenarioSpec& base, const PlanDimensio
       ++space.pruned["does not fit in device memory"];
       return;
     }
-    space.fitting.push_back(s);
-    if (!dims.partial_recompute || s.training.recompute != Recompute::Full || s.training.recompute_layers > 0)
-      return;
-    // Full recomputation fits: also the plan that recomputes the fewest layers per chunk that still fit (memory
-    // only grows as fewer layers are recomputed), as Megatron-LM users set --recompute-num-layers.
-    const auto chunks = scenario::chunk_layers(s);
-    const int64_t most = *std::max_element(chunks.begin(), chunks.end());
-    for (int64_t n = 1; n < most; ++n) {
-      s.training.recompute_layers = n;
-      if (estimate_memory(s, t).fits()) {
-        ++space.candidates;
-        space.fitting.push_back(std::move(s));
-        return;
+    if (dims.partial_recompute && s.training.recompute == Recompute::Full && s.training.recompute_layers == 0) {
+      // Full recomputation fits: recompute only the fewest layers per chunk that still fit instead, as Megatron-LM
+      // users set --recompute-num-layers. Memory only grows as fewer layers are recomputed, and recomputing more
+      // only adds time, so the plan that recomputes every layer is not worth simulating when this one fits.
+      const auto chunks = scenario::chunk_layers(s);
+      const int64_t most = *std::max_element(chunks.begin(), chunks.end());
+      for (int64_t n = 1; n < most; ++n) {
+        scenario::ScenarioSpec fewer = s;
+        fewer.training.recompute_layers = n;
+        if (estimate_memory(fewer, t).fits()) {
+          s = std::move(fewer);
+          break;
+        }
       }
     }
+    space.fitting.push_back(std::move(s));
   };
   const std::vector<int> zeros = dims.zero.empty() ? std::vector<int>{base.parallel.zero} : dims.zero;
   const std::vector<int64_t> eps = dims.ep.empty() ? std::vector<int64_t>{base.parallel.ep} : dims.ep;

@@ -19,14 +19,14 @@ struct PlanDimensions {
   std::vector<scenario::Recompute> recompute{scenario::Recompute::Selective, scenario::Recompute::Full};
   bool gpipe = false;             ///< also try GPipe (vpp 1)
   bool sp_both = false;           ///< with tp > 1, try without sequence parallelism too (else always on)
-  /// Where full recomputation fits, also the fewest recomputed layers per chunk that fit
-  /// (training.recompute_layers).
+  /// Where full recomputation fits, recompute only the fewest layers per chunk that fit
+  /// (training.recompute_layers) instead of every layer.
   bool partial_recompute = false;
   /// ZeRO stages, expert-parallel and context-parallel sizes to try; empty: the scenario's own value only.
   std::vector<int> zero;
   std::vector<int64_t> ep, cp;
-  /// The dimensions of `dtsim search`: micro batch 1..8, chunks 1..4, every recomputation (and partial full
-  /// recomputation), GPipe, sp on and off,
+  /// The dimensions of `dtsim search`: micro batch 1..8, chunks 1..4, every recomputation (full recomputation of
+  /// the fewest layers per chunk that fit), GPipe, sp on and off,
   /// ZeRO 0 and 1, for models with experts every power-of-two ep up to the expert count, and for sequences of 16K
   /// tokens or more cp 1, 2, 4 (always including the scenario's own values).
   static PlanDimensions wide(const scenario::ScenarioSpec& base);
