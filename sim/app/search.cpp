@@ -32,7 +32,10 @@ bool same_plan(const scenario::ScenarioSpec& a, const scenario::ScenarioSpec& b)
          a.parallel.vpp == b.parallel.vpp && a.parallel.sp == b.parallel.sp && a.schedule == b.schedule &&
          a.training.micro_batch == b.training.micro_batch && a.training.recompute == b.training.recompute &&
          a.training.recompute_layers == b.training.recompute_layers &&
-         a.parallel.zero == b.parallel.zero && a.parallel.ep == b.parallel.ep && a.parallel.cp == b.parallel.cp;
+         a.parallel.zero == b.parallel.zero && a.parallel.ep == b.parallel.ep && a.parallel.cp == b.parallel.cp &&
+         a.parallel.tp_overlap == b.parallel.tp_overlap &&
+         a.parallel.param_gather_overlap == b.parallel.param_gather_overlap &&
+         a.parallel.pp_overlap == b.parallel.pp_overlap;
 }
 
 }  // namespace
@@ -57,8 +60,9 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
                         "a wafer-scale system has no parallel plan to search (its systems are purely data "
                         "parallel); use dtsim run or dtsim compare"}});
   const auto t0 = std::chrono::steady_clock::now();
-  auto space = parallel::enumerate_plans(base, o.narrow ? parallel::PlanDimensions{}
-                                                        : parallel::PlanDimensions::wide(base));
+  auto space = parallel::enumerate_plans(base, o.narrow       ? parallel::PlanDimensions{}
+                                              : o.full_space ? parallel::PlanDimensions::full(base)
+                                                             : parallel::PlanDimensions::wide(base));
   // Under mpirun the ranks share the plans; rank 0 alone prints.
   const MpiWorld world = mpi_world();
   const bool quiet = o.quiet || !world.root();

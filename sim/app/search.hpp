@@ -17,6 +17,7 @@ struct SearchOptions {
   std::string format = "table";
   int jobs = 2;
   bool narrow = false;  ///< the smaller space of `dtsim compare`
+  bool full_space = false;  ///< PlanDimensions::full: also ZeRO 2 and 3 and the overlap options
   bool quiet = false;   ///< no progress and no messages on `log`
 };
 

@@ -142,7 +142,11 @@ int main(int argc, char** argv)
   search_cmd->add_option("--top", so.top, "Plans to list")->check(CLI::PositiveNumber);
   search_cmd->add_option("--format", so.format, "Output format")->check(CLI::IsMember({"table", "json"}));
   search_cmd->add_option("--jobs", so.jobs, "Simulations run at once (processes)")->check(CLI::PositiveNumber);
-  search_cmd->add_flag("--narrow", so.narrow, "The smaller plan space of dtsim compare");
+  auto* narrow_flag = search_cmd->add_flag("--narrow", so.narrow, "The smaller plan space of dtsim compare");
+  search_cmd->add_flag("--full-space", so.full_space,
+                       "Also ZeRO 2 and 3 (plans without pipeline parallelism) and each overlap option off and on; "
+                       "several times slower")
+      ->excludes(narrow_flag);
   search_cmd->add_flag("--quiet", so.quiet, "No progress and no messages");
   RunOptions eo;
   auto* exp_cmd = app.add_subcommand("explain", "List the kernels of one layer with their FLOPs, bytes and times");

@@ -36,6 +36,17 @@ PlanDimensions PlanDimensions::wide(const scenario::ScenarioSpec& base)
   return d;
 }
 
+PlanDimensions PlanDimensions::full(const scenario::ScenarioSpec& base)
+{
+  PlanDimensions d = wide(base);
+  // Stages 2 and 3 are tried on plans without pipeline parallelism only (see enumerate_plans).
+  for (int z : {2, 3})
+    if (std::find(d.zero.begin(), d.zero.end(), z) == d.zero.end())
+      d.zero.push_back(z);
+  d.overlaps = true;
+  return d;
+}
+
 namespace {
 
 // The first problem that rules a plan out, in words a table can show.
@@ -59,7 +70,9 @@ std::string describe_plan(const scenario::ScenarioSpec& s)
   const auto& p = s.parallel;
   const std::string extra = (p.cp > 1 ? " cp " + std::to_string(p.cp) : "") +
                             (p.ep > 1 ? " ep " + std::to_string(p.ep) : "") +
-                            (p.zero > 0 ? " zero " + std::to_string(p.zero) : "");
+                            (p.zero > 0 ? " zero " + std::to_string(p.zero) : "") +
+                            (p.tp_overlap ? " tp-overlap" : "") + (p.param_gather_overlap ? " gather-overlap" : "") +
+                            (p.pp_overlap ? " p2p-overlap" : "");
   // "full 1": the first layer of each chunk recomputed (training.recompute_layers)
   const std::string recompute = std::string(scenario::to_string(s.training.recompute)) +
                                 (s.training.recompute_layers > 0 ? " " + std::to_string(s.training.recompute_layers) : "");
@@ -108,14 +121,39 @@ PlanSpace enumerate_plans(const scenario::ScenarioSpec& base, const PlanDimensio
   const std::vector<int> zeros = dims.zero.empty() ? std::vector<int>{base.parallel.zero} : dims.zero;
   const std::vector<int64_t> eps = dims.ep.empty() ? std::vector<int64_t>{base.parallel.ep} : dims.ep;
   const std::vector<int64_t> cps = dims.cp.empty() ? std::vector<int64_t>{base.parallel.cp} : dims.cp;
-  // A plan's framework options on top of its shape: ZeRO stage and expert-parallel size.
+  // The overlap options a plan allows, each off (the frameworks' default) and on, when dims.overlaps; otherwise the
+  // scenario's own settings.
+  auto consider_overlaps = [&](const scenario::ScenarioSpec& plan) {
+    if (!dims.overlaps) {
+      consider(plan);
+      return;
+    }
+    const auto& p = plan.parallel;
+    const bool tp_ok = p.sp && p.tp > 1, gather_ok = p.zero == 1 || p.zero == 2, p2p_ok = p.pp > 1;
+    for (bool tp : {false, true})
+      for (bool gather : {false, true})
+        for (bool p2p : {false, true}) {
+          if ((tp && !tp_ok) || (gather && !gather_ok) || (p2p && !p2p_ok))
+            continue;
+          scenario::ScenarioSpec s = plan;
+          s.parallel.tp_overlap = tp;
+          s.parallel.param_gather_overlap = gather;
+          s.parallel.pp_overlap = p2p;
+          consider(std::move(s));
+        }
+  };
+  // A plan's framework options on top of its shape: ZeRO stage, expert-parallel size, overlaps.
   auto consider_options = [&](const scenario::ScenarioSpec& plan) {
     for (int zero : zeros)
       for (int64_t ep : eps) {
+        // DeepSpeed refuses ZeRO 2 and 3 with pipeline parallelism (its pipeline engine asserts stage < 2) and
+        // FSDP has no pipeline: such plans are not ones a framework runs, unless the scenario itself asks for one.
+        if (zero >= 2 && plan.parallel.pp > 1 && zero != base.parallel.zero)
+          continue;
         scenario::ScenarioSpec s = plan;
         s.parallel.zero = zero;
         s.parallel.ep = ep;
-        consider(std::move(s));
+        consider_overlaps(s);
       }
   };
   for (int64_t cp : cps)

@@ -22,6 +22,9 @@ struct PlanDimensions {
   /// Where full recomputation fits, recompute only the fewest layers per chunk that fit
   /// (training.recompute_layers) instead of every layer.
   bool partial_recompute = false;
+  /// Each overlap option the plan allows (parallel.tp_overlap with sp, parallel.param_gather_overlap with ZeRO 1
+  /// and 2, parallel.pp_overlap with pp > 1) off and on; false: the scenario's own settings.
+  bool overlaps = false;
   /// ZeRO stages, expert-parallel and context-parallel sizes to try; empty: the scenario's own value only.
   std::vector<int> zero;
   std::vector<int64_t> ep, cp;
@@ -30,6 +33,11 @@ struct PlanDimensions {
   /// ZeRO 0 and 1, for models with experts every power-of-two ep up to the expert count, and for sequences of 16K
   /// tokens or more cp 1, 2, 4 (always including the scenario's own values).
   static PlanDimensions wide(const scenario::ScenarioSpec& base);
+  /// `dtsim search --full-space`: wide, plus ZeRO 2 and 3 on plans without pipeline parallelism and every overlap
+  /// option off and on. Several times slower: ZeRO-3 plans gather every layer over the data-parallel group, and the
+  /// overlaps multiply the plans. dtsim does not model the slowdown of kernels that share the GPU with
+  /// communication, so a plan with an overlap on is never slower than the same plan with it off.
+  static PlanDimensions full(const scenario::ScenarioSpec& base);
 };
 
 struct PlanSpace {

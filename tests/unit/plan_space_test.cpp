@@ -2,6 +2,9 @@
 // computed by hand.
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+
 #include "parallel/plan_space.hpp"
 #include "scenario/scenario_spec.hpp"
 #include "test_paths.hpp"
@@ -35,6 +38,40 @@ TEST(PlanSpace, PruningCountsOfASmallCaseByHand)
   EXPECT_EQ(space.pruned.at("pipeline stages x chunks do not divide the layers"), 12);
   EXPECT_EQ(space.pruned.at("global batch does not divide into microbatches (or interleaving needs a multiple of pp)"),
             4);
+}
+
+// `dtsim search --full-space` on the same case, cut to micro batch 1, 1 chunk, no recomputation: ZeRO 0 to 3 (2 and 3
+// only without pipeline parallelism) and each overlap the plan allows off and on (tp-overlap needs tp > 1, which has
+// sequence parallelism here; gather-overlap ZeRO 1 or 2; p2p-overlap pp > 1). Per (tp, pp) and stage, 2 to the
+// number of allowed overlaps:
+//   (1,1) dp 8: 1 + 2 + 2 + 1 = 6        (2,1) dp 4: 2 + 4 + 4 + 2 = 12     (4,1) dp 2: 12      (8,1) dp 1: 12
+//   (1,2) dp 4: 2 + 4 = 6                (2,2) dp 2: 4 + 8 = 12             (4,2) dp 1: 12
+//   (1,4) dp 2: 6                        (2,4) dp 1: 12
+// 90 candidates. ZeRO with dp 1 is refused: (8,1) 4 + 4 + 2, (4,2) 8, (2,4) 8 = 26 invalid, 64 plans left.
+TEST(PlanSpace, FullSpaceAddsZeroStagesAndOverlapsByHand)
+{
+  const auto base = dtsim::scenario::load_scenario(source_path("tests/unit/data/sweep/tiny-8.yaml"), {});
+  auto dims = dtsim::parallel::PlanDimensions::full(base);
+  dims.micro_batches = {1};
+  dims.chunks = {1};
+  dims.recompute = {dtsim::scenario::Recompute::None};
+  dims.gpipe = false;
+  dims.sp_both = false;
+  const auto space = dtsim::parallel::enumerate_plans(base, dims);
+  EXPECT_EQ(space.candidates, 90);
+  EXPECT_EQ(space.invalid, 26);
+  EXPECT_EQ(space.fitting.size(), 64u);
+  std::set<std::string> plans;
+  for (const auto& s : space.fitting) {
+    const auto& p = s.parallel;
+    SCOPED_TRACE(dtsim::parallel::describe_plan(s));
+    EXPECT_TRUE(p.zero < 2 || p.pp == 1);
+    EXPECT_TRUE(!p.tp_overlap || p.sp);
+    EXPECT_TRUE(!p.param_gather_overlap || p.zero == 1 || p.zero == 2);
+    EXPECT_TRUE(!p.pp_overlap || p.pp > 1);
+    plans.insert(dtsim::parallel::describe_plan(s));
+  }
+  EXPECT_EQ(plans.size(), space.fitting.size());  // every plan described differently
 }
 
 }  // namespace
