@@ -29,6 +29,9 @@ struct DeviceSpec {
   double memory_efficiency = 1.0;            ///< achieved fraction of memory bandwidth for streaming kernels
   double kernel_min_s = 0;                   ///< shortest time any kernel takes (launch and tail)
   double power_W = 0;                        ///< board power (TDP)
+  /// Streaming multiprocessors: communication kernels that run beside a GEMM take some of them
+  /// (parallel.tp_overlap). 0: not given.
+  int64_t sm_count = 0;
 };
 
 /// One direction of a link: bandwidth per direction, one-way latency, and the fraction of the bandwidth that

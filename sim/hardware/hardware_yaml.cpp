@@ -27,6 +27,7 @@ static DeviceSpec read_device(MapReader m)
   d.memory_bytes = m.quantity("memory", Dimension::Bytes, true).value_or(0);
   d.memory_bw_Bps = m.quantity("memory_bandwidth", Dimension::Bandwidth, true).value_or(0);
   d.power_W = m.quantity("power", Dimension::Power, false).value_or(0);
+  d.sm_count = m.integer("sm_count", false).value_or(0);
   MapReader eff = m.map("efficiency", true);
   MapReader gemm = eff.map("gemm", true);
   d.gemm.max = gemm.number("max", true, 0.01, 1.0).value_or(1.0);

@@ -35,8 +35,8 @@ struct PlanDimensions {
   static PlanDimensions wide(const scenario::ScenarioSpec& base);
   /// `dtsim search --full-space`: wide, plus ZeRO 2 and 3 on plans without pipeline parallelism and every overlap
   /// option off and on. Several times slower: ZeRO-3 plans gather every layer over the data-parallel group, and the
-  /// overlaps multiply the plans. dtsim does not model the slowdown of kernels that share the GPU with
-  /// communication, so a plan with an overlap on is never slower than the same plan with it off.
+  /// overlaps multiply the plans. Of the overlaps, only tensor-parallel overlap slows the compute beside it
+  /// (the SMs its kernels take); gradient, parameter-gather and pipeline overlaps cost the GPU nothing in dtsim.
   static PlanDimensions full(const scenario::ScenarioSpec& base);
 };
 

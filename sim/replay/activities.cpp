@@ -40,9 +40,20 @@ Activities::~Activities()
 
 void Activities::on_completion(sg4::Activity const& a)
 {
-  if (g_current == nullptr || a.get_state() != sg4::Activity::State::FINISHED)
+  if (g_current == nullptr)
     return;
-  if (auto* h = a.get_data<Handler>())
+  auto* h = a.get_data<Handler>();
+  if (h == &g_current->occupier_mark_) {
+    // A released occupier completes twice: when cancel() is called, then when the engine ends its action. Only
+    // after the second may it go (once this callback is over).
+    auto it = g_current->occupiers_.find(&a);
+    if (it != g_current->occupiers_.end() && ++it->second.completions == 2) {
+      g_current->graveyard_.push_back(std::move(it->second.exec));
+      g_current->occupiers_.erase(it);
+    }
+    return;
+  }
+  if (h && a.get_state() == sg4::Activity::State::FINISHED)
     g_current->dispatch(h);
 }
 
@@ -79,6 +90,25 @@ void Activities::exec(sg4::Host* host, double seconds, std::function<void()> don
   e->set_data(h);
   h->keep = e;
   e->start();
+}
+
+sg4::Exec* Activities::occupy(sg4::Host* host, double share)
+{
+  // Enough work never to finish before release(); its end dispatches nothing. SimGrid shares a host between its
+  // execs in proportion to their priorities: share / (1 - share) against the other exec's 1 gives it `share`.
+  auto e = sg4::Exec::init()->set_flops_amount(1e30)->set_host(host)->set_priority(share / (1.0 - share));
+  e->set_data(&occupier_mark_);
+  occupiers_[e.get()] = {e, 0};
+  e->start();
+  return e.get();
+}
+
+void Activities::release(sg4::Exec* occupier)
+{
+  // SimGrid 3.32 keeps a cancelled actor-less exec's share of the host until the host's next completion
+  // (checked on a two-exec example): drop its priority to nothing first, so that its share ends now.
+  occupier->update_priority(1e-12);
+  occupier->cancel();
 }
 
 void Activities::delay(sg4::Host* timer, double seconds, std::function<void()> done)

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -26,6 +27,10 @@ class Activities {
   void exec(simgrid::s4u::Host* host, double seconds, std::function<void()> done);
   /// Moves `bytes` from `a` to `b` over the platform's route; concurrent flows share links (max-min).
   void comm(simgrid::s4u::Host* a, simgrid::s4u::Host* b, double bytes, std::function<void()> done);
+  /// Takes `share` (0..1) of `host`'s speed from one other exec running there, until release(): that exec gets
+  /// the rest. Calls nothing when released.
+  simgrid::s4u::Exec* occupy(simgrid::s4u::Host* host, double share);
+  void release(simgrid::s4u::Exec* occupier);
   /// Waits `seconds` without using any resource (`timer` must have enough cores never to be shared).
   void delay(simgrid::s4u::Host* timer, double seconds, std::function<void()> done);
 
@@ -47,6 +52,13 @@ class Activities {
   std::deque<Handler> handlers_;
   std::vector<Handler*> free_;
   std::vector<simgrid::s4u::ActivityPtr> graveyard_;
+  // Occupying execs, kept referenced until SimGrid has ended them after their cancellation.
+  struct Occupier {
+    simgrid::s4u::ActivityPtr exec;
+    int completions = 0;
+  };
+  std::map<const simgrid::s4u::Activity*, Occupier> occupiers_;
+  Handler occupier_mark_;  // the data of every occupying exec
   int64_t count_ = 0;
 };
 

@@ -385,8 +385,15 @@ void Driver::tp_collective(size_t di, const Step& st, double t0)
 // ---- tensor-parallel overlap (parallel.tp_overlap) ------------------------------------------------------
 // An all-gather overlaps the compute step that consumes it, a reduce-scatter the one that produces it: the group is
 // [all-gather] compute [reduce-scatter]. The collectives run one after the other on the TP communicator while the
-// GPU computes; the device goes on when both are done. The slowdown of the GEMMs that share the GPU with the
-// communication kernels is not modelled.
+// GPU computes; the device goes on when both are done. While a collective runs, its kernels hold some of the GPU's
+// streaming multiprocessors and the compute beside it runs on the others.
+namespace {
+// Transformer Engine's default userbuffers configuration (transformer_engine/pytorch/module/base.py, initialize_ub,
+// get_default_config): the ring-exchange all-gathers take 1 SM; the pipelined and bulk reduce-scatters take 16,
+// which the GEMM beside them gives up (set_sm_margin).
+constexpr double kOverlapAllGatherSms = 1, kOverlapReduceScatterSms = 16;
+}  // namespace
+
 bool Driver::overlap_group_at(const std::vector<Step>& steps, size_t at, size_t& end) const
 {
   if (!s_.parallel.tp_overlap && s_.parallel.cp == 1)  // nothing overlaps: the common case, decided at once
@@ -490,7 +497,18 @@ void Driver::run_overlap_group(size_t di, size_t end, double t0)
         finish();
       return;
     }
-    overlapped_comm(di, (*devices_[di].steps)[comms[i]], [self = weak.lock(), i]() { (*self)(i + 1); });
+    const Step& st = (*devices_[di].steps)[comms[i]];
+    if (st.kind != Step::Kind::TpCollective) {
+      overlapped_comm(di, st, [self = weak.lock(), i]() { (*self)(i + 1); });
+      return;
+    }
+    const double sms = st.collective == model::TpCollective::ReduceScatter ? kOverlapReduceScatterSms
+                                                                            : kOverlapAllGatherSms;
+    auto kernels = acts_.occupy(platform_.gpu(devices_[di].id), sms / double(s_.hardware.device.sm_count));
+    overlapped_comm(di, st, [this, self = weak.lock(), i, kernels]() {
+      acts_.release(kernels);
+      (*self)(i + 1);
+    });
   };
   (*chain)(0);
 }

@@ -172,6 +172,10 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
     diag.add(at("parallel.tp_overlap"), "parallel.tp_overlap",
              "expected parallel.sp: true with tp_overlap (Megatron-LM overlaps the all-gathers and reduce-scatters of "
              "sequence parallelism), got sp false");
+  if (p.tp_overlap && hardware_ok && !s.hardware.wafer_scale && s.hardware.device.sm_count == 0)
+    diag.add(at("parallel.tp_overlap"), "parallel.tp_overlap",
+             "expected device.sm_count in " + s.hardware.file +
+                 ": the overlapped communication kernels take streaming multiprocessors from the GEMMs beside them");
   if (p.zero > 0 && p.dp_cp() == 1)
     diag.add(at("parallel.zero"), "parallel.zero",
              "expected zero 0 with dp = 1: ZeRO shards over the data-parallel group and there is nothing to shard "
