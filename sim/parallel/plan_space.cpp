@@ -44,6 +44,9 @@ PlanDimensions PlanDimensions::full(const scenario::ScenarioSpec& base)
     if (std::find(d.zero.begin(), d.zero.end(), z) == d.zero.end())
       d.zero.push_back(z);
   d.overlaps = true;
+  // fp8 (Transformer Engine style) where the device has an fp8 peak and the scenario trains in bf16.
+  if (base.training.precision == "bf16" && base.hardware.peak_flops("fp8") > 0)
+    d.precisions = {"bf16", "fp8"};
   return d;
 }
 
@@ -72,7 +75,8 @@ std::string describe_plan(const scenario::ScenarioSpec& s)
                             (p.ep > 1 ? " ep " + std::to_string(p.ep) : "") +
                             (p.zero > 0 ? " zero " + std::to_string(p.zero) : "") +
                             (p.tp_overlap ? " tp-overlap" : "") + (p.param_gather_overlap ? " gather-overlap" : "") +
-                            (p.pp_overlap ? " p2p-overlap" : "");
+                            (p.pp_overlap ? " p2p-overlap" : "") +
+                            (s.training.precision == "fp8" ? " fp8" : "");
   // "full 1": the first layer of each chunk recomputed (training.recompute_layers)
   const std::string recompute = std::string(scenario::to_string(s.training.recompute)) +
                                 (s.training.recompute_layers > 0 ? " " + std::to_string(s.training.recompute_layers) : "");
@@ -121,6 +125,8 @@ PlanSpace enumerate_plans(const scenario::ScenarioSpec& base, const PlanDimensio
   const std::vector<int> zeros = dims.zero.empty() ? std::vector<int>{base.parallel.zero} : dims.zero;
   const std::vector<int64_t> eps = dims.ep.empty() ? std::vector<int64_t>{base.parallel.ep} : dims.ep;
   const std::vector<int64_t> cps = dims.cp.empty() ? std::vector<int64_t>{base.parallel.cp} : dims.cp;
+  const std::vector<std::string> precisions =
+      dims.precisions.empty() ? std::vector<std::string>{base.training.precision} : dims.precisions;
   // The overlap options a plan allows, each off (the frameworks' default) and on, when dims.overlaps; otherwise the
   // scenario's own settings.
   auto consider_overlaps = [&](const scenario::ScenarioSpec& plan) {
@@ -142,19 +148,21 @@ PlanSpace enumerate_plans(const scenario::ScenarioSpec& base, const PlanDimensio
           consider(std::move(s));
         }
   };
-  // A plan's framework options on top of its shape: ZeRO stage, expert-parallel size, overlaps.
+  // A plan's framework options on top of its shape: ZeRO stage, expert-parallel size, precision, overlaps.
   auto consider_options = [&](const scenario::ScenarioSpec& plan) {
     for (int zero : zeros)
-      for (int64_t ep : eps) {
-        // DeepSpeed refuses ZeRO 2 and 3 with pipeline parallelism (its pipeline engine asserts stage < 2) and
-        // FSDP has no pipeline: such plans are not ones a framework runs, unless the scenario itself asks for one.
-        if (zero >= 2 && plan.parallel.pp > 1 && zero != base.parallel.zero)
-          continue;
-        scenario::ScenarioSpec s = plan;
-        s.parallel.zero = zero;
-        s.parallel.ep = ep;
-        consider_overlaps(s);
-      }
+      for (int64_t ep : eps)
+        for (const std::string& precision : precisions) {
+          // DeepSpeed refuses ZeRO 2 and 3 with pipeline parallelism (its pipeline engine asserts stage < 2) and
+          // FSDP has no pipeline: such plans are not ones a framework runs, unless the scenario itself asks for one.
+          if (zero >= 2 && plan.parallel.pp > 1 && zero != base.parallel.zero)
+            continue;
+          scenario::ScenarioSpec s = plan;
+          s.parallel.zero = zero;
+          s.parallel.ep = ep;
+          s.training.precision = precision;
+          consider_overlaps(s);
+        }
   };
   for (int64_t cp : cps)
     for (int64_t tp = 1; tp <= base.hardware.node.devices; tp *= 2)

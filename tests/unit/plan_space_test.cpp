@@ -4,6 +4,7 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 #include "parallel/plan_space.hpp"
 #include "scenario/scenario_spec.hpp"
@@ -72,6 +73,30 @@ TEST(PlanSpace, FullSpaceAddsZeroStagesAndOverlapsByHand)
     plans.insert(dtsim::parallel::describe_plan(s));
   }
   EXPECT_EQ(plans.size(), space.fitting.size());  // every plan described differently
+}
+
+// --full-space tries fp8 beside bf16 only where the device has an fp8 peak (H100, not A100), and names it in the plan.
+TEST(PlanSpace, FullSpaceTriesFp8WhereTheDeviceHasIt)
+{
+  const auto a100 = dtsim::scenario::load_scenario(source_path("tests/unit/data/sweep/tiny-8.yaml"), {});
+  EXPECT_TRUE(dtsim::parallel::PlanDimensions::full(a100).precisions.empty());
+  const auto h100 = dtsim::scenario::load_scenario(source_path("tests/unit/data/sweep/tiny-8.yaml"),
+                                                   {"hardware=../../../../hardware/dgx-h100.yaml"});
+  auto dims = dtsim::parallel::PlanDimensions::full(h100);
+  ASSERT_EQ(dims.precisions, (std::vector<std::string>{"bf16", "fp8"}));
+  dims.micro_batches = {1};
+  dims.chunks = {1};
+  dims.recompute = {dtsim::scenario::Recompute::None};
+  dims.gpipe = false;
+  dims.sp_both = false;
+  const auto space = dtsim::parallel::enumerate_plans(h100, dims);
+  size_t fp8 = 0;
+  for (const auto& s : space.fitting)
+    if (s.training.precision == "fp8") {
+      ++fp8;
+      EXPECT_NE(dtsim::parallel::describe_plan(s).find(" fp8"), std::string::npos);
+    }
+  EXPECT_EQ(2 * fp8, space.fitting.size());  // every plan in both precisions
 }
 
 }  // namespace
