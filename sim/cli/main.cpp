@@ -144,8 +144,8 @@ int main(int argc, char** argv)
   search_cmd->add_option("--jobs", so.jobs, "Simulations run at once (processes)")->check(CLI::PositiveNumber);
   auto* narrow_flag = search_cmd->add_flag("--narrow", so.narrow, "The smaller plan space of dtsim compare");
   search_cmd->add_flag("--full-space", so.full_space,
-                       "Also ZeRO 2 and 3 (plans without pipeline parallelism), each overlap option off and on, and fp8 "
-                       "where the device has it; several times slower")
+                       "Also ZeRO 2 and 3 (plans without pipeline parallelism), each overlap option off and on, "
+                       "and fp8 where the device has it; several times slower")
       ->excludes(narrow_flag);
   search_cmd->add_flag("--quiet", so.quiet, "No progress and no messages");
   RunOptions eo;

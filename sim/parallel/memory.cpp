@@ -120,9 +120,8 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const model::Trans
     // Uneven stages (parallel.stage_layers): the stage's mean layers per chunk, of which the mean recomputed.
     const double layers_per_chunk = double(scenario::stage_layers(s, st)) / double(v);
     const double recomputed_per_chunk = double(scenario::stage_recomputed_layers(s, st)) / double(v);
-    sm.activations_bytes =
-        double(in_flight) * (recomputed_per_chunk * recomputed + (layers_per_chunk - recomputed_per_chunk) * per_layer) +
-        working;
+    const double per_chunk = recomputed_per_chunk * recomputed + (layers_per_chunk - recomputed_per_chunk) * per_layer;
+    sm.activations_bytes = double(in_flight) * per_chunk + working;
     if (st == pp - 1)  // logits of the microbatch whose loss is being computed: 16-bit plus two fp32 copies
       sm.activations_bytes +=
           double(s.training.seq_len / s.parallel.cp * s.training.micro_batch) * double(m.vocab) /

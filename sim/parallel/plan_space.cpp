@@ -78,8 +78,9 @@ std::string describe_plan(const scenario::ScenarioSpec& s)
                             (p.pp_overlap ? " p2p-overlap" : "") +
                             (s.training.precision == "fp8" ? " fp8" : "");
   // "full 1": the first layer of each chunk recomputed (training.recompute_layers)
-  const std::string recompute = std::string(scenario::to_string(s.training.recompute)) +
-                                (s.training.recompute_layers > 0 ? " " + std::to_string(s.training.recompute_layers) : "");
+  const int64_t layers = s.training.recompute_layers;
+  const std::string recompute =
+      std::string(scenario::to_string(s.training.recompute)) + (layers > 0 ? " " + std::to_string(layers) : "");
   std::snprintf(b, sizeof b, "tp %lld pp %lld dp %lld%s%s%s mb %lld %s %s", (long long)p.tp, (long long)p.pp,
                 (long long)p.dp, p.vpp > 1 ? (" vpp " + std::to_string(p.vpp)).c_str() : "", p.sp ? " sp" : "",
                 extra.c_str(), (long long)s.training.micro_batch, recompute.c_str(),

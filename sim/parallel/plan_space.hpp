@@ -31,14 +31,15 @@ struct PlanDimensions {
   /// Precisions to try; empty: the scenario's own.
   std::vector<std::string> precisions;
   /// The dimensions of `dtsim search`: micro batch 1..8, chunks 1..4, every recomputation (full recomputation of
-  /// the fewest layers per chunk that fit), GPipe, sp on and off,
-  /// ZeRO 0 and 1, for models with experts every power-of-two ep up to the expert count, and for sequences of 16K
-  /// tokens or more cp 1, 2, 4 (always including the scenario's own values).
+  /// the fewest layers per chunk that fit), GPipe, sp on and off, ZeRO 0 and 1, for models with experts every
+  /// power-of-two ep up to the expert count, and for sequences of 16K tokens or more cp 1, 2, 4 (always including
+  /// the scenario's own values).
   static PlanDimensions wide(const scenario::ScenarioSpec& base);
   /// `dtsim search --full-space`: wide, plus ZeRO 2 and 3 on plans without pipeline parallelism, every overlap
-  /// option off and on, and fp8 beside bf16 on devices with an fp8 peak. Several times slower: ZeRO-3 plans gather every layer over the data-parallel group, and the
-  /// overlaps multiply the plans. Of the overlaps, only tensor-parallel overlap slows the compute beside it
-  /// (the SMs its kernels take); gradient, parameter-gather and pipeline overlaps cost the GPU nothing in dtsim.
+  /// option off and on, and fp8 beside bf16 on devices with an fp8 peak. Several times slower: ZeRO-3 plans gather
+  /// every layer over the data-parallel group, and the overlaps multiply the plans. Of the overlaps, only
+  /// tensor-parallel overlap slows the compute beside it (the SMs its kernels take); gradient, parameter-gather and
+  /// pipeline overlaps cost the GPU nothing in dtsim.
   static PlanDimensions full(const scenario::ScenarioSpec& base);
 };
 
