@@ -41,6 +41,17 @@ TEST(PlanSpace, PruningCountsOfASmallCaseByHand)
             4);
 }
 
+// The full space's options only, on one plan per (tp, pp): micro batch 1, 1 chunk, no recomputation, 1F1B,
+// sequence parallelism exactly when tp > 1.
+void one_plan_per_shape(dtsim::parallel::PlanDimensions& dims)
+{
+  dims.micro_batches = {1};
+  dims.chunks = {1};
+  dims.recompute = {dtsim::scenario::Recompute::None};
+  dims.gpipe = false;
+  dims.sp_both = false;
+}
+
 // `dtsim search --full-space` on the same case, cut to micro batch 1, 1 chunk, no recomputation: ZeRO 0 to 3 (2 and 3
 // only without pipeline parallelism) and each overlap the plan allows off and on (tp-overlap needs tp > 1, which has
 // sequence parallelism here; gather-overlap ZeRO 1 or 2; p2p-overlap pp > 1). Per (tp, pp) and stage, 2 to the
@@ -53,11 +64,7 @@ TEST(PlanSpace, FullSpaceAddsZeroStagesAndOverlapsByHand)
 {
   const auto base = dtsim::scenario::load_scenario(source_path("tests/unit/data/sweep/tiny-8.yaml"), {});
   auto dims = dtsim::parallel::PlanDimensions::full(base);
-  dims.micro_batches = {1};
-  dims.chunks = {1};
-  dims.recompute = {dtsim::scenario::Recompute::None};
-  dims.gpipe = false;
-  dims.sp_both = false;
+  one_plan_per_shape(dims);
   const auto space = dtsim::parallel::enumerate_plans(base, dims);
   EXPECT_EQ(space.candidates, 90);
   EXPECT_EQ(space.invalid, 26);
@@ -84,11 +91,7 @@ TEST(PlanSpace, FullSpaceTriesFp8WhereTheDeviceHasIt)
                                                    {"hardware=../../../../hardware/dgx-h100.yaml"});
   auto dims = dtsim::parallel::PlanDimensions::full(h100);
   ASSERT_EQ(dims.precisions, (std::vector<std::string>{"bf16", "fp8"}));
-  dims.micro_batches = {1};
-  dims.chunks = {1};
-  dims.recompute = {dtsim::scenario::Recompute::None};
-  dims.gpipe = false;
-  dims.sp_both = false;
+  one_plan_per_shape(dims);
   const auto space = dtsim::parallel::enumerate_plans(h100, dims);
   size_t fp8 = 0;
   for (const auto& s : space.fitting)
