@@ -294,8 +294,10 @@ PassProgram Transformer::layer(const Shape& sh) const
   // the router scores the rank's own tokens, their top-k copies go to their experts' ranks (all-to-all over ep),
   // the tensor-parallel ranks all-gather what they received (each holds a 1/tp slice of every local expert), the
   // local experts run as one grouped GEMM each over their share, and the way back is a reduce-scatter over tp and
-  // an all-to-all. The busiest rank's experts get expert_rank_imbalance() times the mean number of tokens; the all-to-all
-  // moves the mean volume.
+  // an all-to-all. Every rank is modelled as the busiest, whose experts get expert_rank_imbalance() times the mean
+  // number of tokens: its grouped GEMMs and tensor-parallel gathers carry that load, and so does the all-to-all, whose
+  // time is then the busiest rank's receive (dispatch) and send (combine) time; each rank really sends the mean, so
+  // the links carry more than they would (only the busiest rank's links carry that much).
   const double k = moe() ? double(spec_.experts_per_token) : 1.0;
   const double local_experts = moe() ? double(spec_.experts) / double(sh.ep) : 1.0;
   const double Tx = moe() ? T * k * expert_rank_imbalance(spec_, sh.expert_imbalance, sh.ep) : T;  // tokens through its MLPs
@@ -327,7 +329,7 @@ PassProgram Transformer::layer(const Shape& sh) const
   }
   items.push_back(mem_item("bias_dropout_add2", (3 * e + mask) * Tn * h, (2 * e + mask) * Tn * h));
 
-  PassProgram p = assemble(items, sh.sp, e * T * h, sh.tp, e * Tn * k * h, sh.ep, sh.cp);
+  PassProgram p = assemble(items, sh.sp, e * T * h, sh.tp, e * Tn * (Tx / T) * h, sh.ep, sh.cp);
   if (!sh.flash)  // fused attention stores nothing that selective recomputation would drop
     for (const auto& it : core)
       p.selective_recompute.push_back(it.fwd);
