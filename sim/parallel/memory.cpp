@@ -28,7 +28,7 @@ double layer_activation_bytes(const model::ModelSpec& m, const scenario::Scenari
   // and the dispatched expert inputs (2 bytes per element) are kept whole on every TP rank.
   const double routed =
       m.experts > 0
-          ? double(m.experts_per_token) * model::expert_rank_imbalance(m, s.training.expert_imbalance, s.parallel.ep)
+          ? double(m.experts_per_token) * model::expert_rank_imbalance(m, s.training.busiest_expert_load(), s.parallel.ep)
           : 1.0;
   mlp *= routed;
   double dispatched = m.experts > 0 ? 2.0 * routed : 0.0;

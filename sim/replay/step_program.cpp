@@ -104,7 +104,7 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Tra
   const int64_t p = s.parallel.pp, v = s.parallel.vpp, tp = s.parallel.tp;
   const int elem = s.training.precision == "fp32" ? 4 : 2;
   model::Shape shape{s.training.micro_batch, s.training.seq_len, tp, s.parallel.sp, elem, s.parallel.ep,
-                     s.training.expert_imbalance, s.parallel.cp, s.training.flash_attention,
+                     s.training.busiest_expert_load(), s.parallel.cp, s.training.flash_attention,
                      s.training.precision == "fp8"};
   const model::PassProgram layer = t.layer(shape), emb = t.embedding(shape), head = t.head(shape);
   const std::vector<int64_t> chunk_layers = scenario::chunk_layers(s);

@@ -126,7 +126,7 @@ void print_explain(std::ostream& out, const scenario::ScenarioSpec& s)
   hardware::ComputeModel cm(s.hardware.device, s.training.precision);
   const int elem = s.training.precision == "fp32" ? 4 : 2;
   model::Shape shape{s.training.micro_batch, s.training.seq_len, s.parallel.tp, s.parallel.sp, elem, s.parallel.ep,
-                     s.training.expert_imbalance, s.parallel.cp, s.training.flash_attention,
+                     s.training.busiest_expert_load(), s.parallel.cp, s.training.flash_attention,
                      s.training.precision == "fp8"};
   out << "Kernels of one microbatch on one tensor-parallel rank (" << s.model.name << ", micro batch "
       << s.training.micro_batch << ", sequence " << s.training.seq_len << ", tp " << s.parallel.tp

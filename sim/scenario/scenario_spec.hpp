@@ -64,6 +64,15 @@ struct TrainingSpec {
   bool grad_accumulation_fusion = true;
   /// Mixture of experts: tokens routed to the busiest expert relative to the mean (1: perfectly balanced).
   double expert_imbalance = 1.0;
+  /// Mixture of experts: each expert takes at most this many times the mean tokens and drops the rest
+  /// (Megatron-Core's --moe-expert-capacity-factor); 0: dropless, Megatron-Core's default.
+  double expert_capacity_factor = 0;
+  /// Tokens the busiest expert computes relative to the mean: the imbalance, capped by the capacity factor.
+  double busiest_expert_load() const
+  {
+    return expert_capacity_factor > 0 && expert_capacity_factor < expert_imbalance ? expert_capacity_factor
+                                                                                   : expert_imbalance;
+  }
   /// Fused attention (FlashAttention, Dao et al. 2022): scores and softmax never reach memory; backward recomputes
   /// the scores. Off: Megatron-LM's unfused attention of 2021-2022 (separate GEMMs, softmax and dropout kernels).
   bool flash_attention = false;

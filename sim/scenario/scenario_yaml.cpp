@@ -127,6 +127,9 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
     if (s.training.expert_imbalance != 1.0 && m.experts == 0)
       diag.add(at("training.expert_imbalance"), "training.expert_imbalance",
                "applies to models with experts only; num_local_experts" + model_ref + " is not set");
+    if (s.training.expert_capacity_factor > 0 && m.experts == 0)
+      diag.add(at("training.expert_capacity_factor"), "training.expert_capacity_factor",
+               "applies to models with experts only; num_local_experts" + model_ref + " is not set");
     if (s.training.seq_len > m.max_positions)
       diag.add(at("training.seq_len"), "training.seq_len",
                "expected at most max_position_embeddings (" + str(m.max_positions) + ")" + model_ref + ", got " +
@@ -325,10 +328,11 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   s.training.recompute_layers = tr.integer("recompute_layers", false).value_or(0);
   s.training.grad_accumulation_fusion = tr.boolean("grad_accumulation_fusion", false).value_or(true);
   s.training.expert_imbalance = tr.number("expert_imbalance", false, 1.0, 1e6).value_or(1.0);
+  s.training.expert_capacity_factor = tr.number("expert_capacity_factor", false, 1.0, 1e6).value_or(0);
   s.training.flash_attention = tr.boolean("flash_attention", false).value_or(false);
   for (const char* k :
        {"global_batch", "micro_batch", "seq_len", "precision", "recompute", "recompute_layers", "expert_imbalance",
-        "flash_attention"})
+        "expert_capacity_factor", "flash_attention"})
     remember(tr, k);
   tr.finish();
 

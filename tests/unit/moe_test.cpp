@@ -166,4 +166,30 @@ TEST(Moe, ImbalanceSlowsTheExpertsAndTheirAllToAlls)
             even.at("breakdown").at("exposed_ep_comm_s").get<double>());
 }
 
+// A capacity factor caps what the busiest expert takes (the rest is dropped before dispatch): the busiest expert at
+// 2x the mean with a capacity of 1.5 moves and computes 1.5x the mean tokens; a capacity above the imbalance changes
+// nothing.
+TEST(Moe, CapacityFactorCapsTheBusiestExpert)
+{
+  auto a2a_bytes = [](std::vector<std::string> overrides) {
+    auto s = tiny_moe(overrides);
+    dtsim::model::Transformer t(s.model);
+    dtsim::hardware::ComputeModel cm(s.hardware.device, s.training.precision);
+    auto prog = dtsim::replay::build_step_program(s, t, cm);
+    for (const auto& st : prog.forward[0][0])
+      if (st.kind == Step::Kind::EpCollective)
+        return st.bytes;
+    return 0.0;
+  };
+  EXPECT_DOUBLE_EQ(a2a_bytes({"training.expert_imbalance=2", "training.expert_capacity_factor=1.5"}),
+                   1024.0 * 2 * 1.5 * 256 * 2);
+  EXPECT_DOUBLE_EQ(a2a_bytes({"training.expert_imbalance=2", "training.expert_capacity_factor=3"}),
+                   a2a_bytes({"training.expert_imbalance=2"}));
+  auto capped = tiny_moe({"training.expert_imbalance=2", "training.expert_capacity_factor=1.5"});
+  auto same = tiny_moe({"training.expert_imbalance=1.5"});
+  dtsim::model::Transformer t(capped.model);
+  EXPECT_DOUBLE_EQ(dtsim::parallel::estimate_memory(capped, t).peak_bytes(),
+                   dtsim::parallel::estimate_memory(same, t).peak_bytes());
+}
+
 }  // namespace
