@@ -99,7 +99,7 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const model::Trans
     // computed and of the one being prefetched.
     // Expert parameters are sharded over their own data-parallel group (dp / ep ranks).
     const int zero = s.parallel.zero;
-    const double d = double(s.parallel.dp_cp()), de = double(s.parallel.dp / s.parallel.ep);
+    const double d = double(s.parallel.dp_cp()), de = double(s.parallel.dp_cp() / s.parallel.ep);
     const double experts = stage_expert_params(t, s, st), dense = sm.params - experts;
     auto sharded = [&](int from_stage) { return zero >= from_stage ? dense / d + experts / de : sm.params; };
     sm.weights_bytes = sharded(3) * weight_bytes;

@@ -171,7 +171,7 @@ class Driver {
   Phases dp_phases(const Device& d, collectives::Kind kind, double bytes, bool expert);
   /// Queues the gradients' collectives of `total` bytes (non-expert) and `experts` bytes (expert).
   void enqueue_gradients(size_t di, double total, double experts);
-  bool experts_replicated() const { return s_.parallel.dp / s_.parallel.ep > 1; }
+  bool experts_replicated() const { return s_.parallel.dp_cp() / s_.parallel.ep > 1; }
   // ZeRO-3: waits at a ParamGather step until its all-gather is done; the next one is prefetched.
   bool param_gather_ready(size_t di);
   void issue_gather(size_t di, UnitId unit, size_t step, const Step& st);

@@ -24,7 +24,7 @@ void Driver::ep_collective(size_t di, const Step& st, double t0)
     run_phases(phases, 0, done);
     return;
   }
-  const int64_t group = (d.coord.stage * s_.parallel.dp + d.coord.dp / ep) * s_.parallel.tp + d.coord.tp;
+  const int64_t group = (d.coord.stage * s_.parallel.dp_cp() + d.coord.dp / ep) * s_.parallel.tp + d.coord.tp;
   run_joined({kEpGroup, group, seq}, ep, di, phases, done);
 }
 

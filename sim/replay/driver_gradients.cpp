@@ -139,7 +139,7 @@ void Driver::pump_dp(size_t di)
   // same sequence of collectives, expert ones included, so the sequence number names the instance.
   const int64_t group = (d.coord.stage * s_.parallel.tp + d.coord.tp) * s_.parallel.ep +
                         (op.expert ? d.coord.dp % s_.parallel.ep : 0);
-  const int64_t members = op.expert ? s_.parallel.dp / s_.parallel.ep : s_.parallel.dp_cp();
+  const int64_t members = op.expert ? s_.parallel.dp_cp() / s_.parallel.ep : s_.parallel.dp_cp();
   run_joined({op.expert ? kExpertDpGroup : kDpGroup, group, seq}, members, di, phases,
              [this, di, op, t0]() { dp_op_done(di, op, t0); });
 }

@@ -114,7 +114,7 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Tra
   // data-parallel group, the rest over dp. Experts that one rank alone holds (dp = ep) have nothing to gather.
   const double layer_experts = t.layer_expert_params_per_rank(tp, s.parallel.ep);
   const double layer_dense = t.layer_params_per_rank(tp, s.parallel.ep) - layer_experts;
-  const double gathered_experts = s.parallel.dp / s.parallel.ep > 1 ? layer_experts : 0.0;
+  const double gathered_experts = s.parallel.dp_cp() / s.parallel.ep > 1 ? layer_experts : 0.0;
   double head_params = t.head_params() - (m.tied_embeddings ? 0.0 : double(m.vocab) * h);
   if (!m.tied_embeddings || p > 1)
     head_params += double(m.vocab) * h / double(tp);
@@ -187,7 +187,7 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Tra
     // ZeRO 1-3: each rank updates only its 1/dp share of the stage's parameters, then (stages 1 and 2) the
     // updated 16-bit parameters are all-gathered; stage 3 keeps them sharded and gathers them before use.
     const double experts = parallel::stage_expert_params(t, s, st), dense = prog.stage_params.back() - experts;
-    const double expert_dp = double(s.parallel.dp / s.parallel.ep);
+    const double expert_dp = double(s.parallel.dp_cp() / s.parallel.ep);
     const double updated = zero >= 1 ? dense / double(s.parallel.dp_cp()) + experts / expert_dp : dense + experts;
     prog.optimizer_seconds.push_back(cm.memory_seconds(kOptimizerBytesPerParam * updated));
     const bool refresh = (zero == 1 || zero == 2) && !s.parallel.param_gather_overlap;

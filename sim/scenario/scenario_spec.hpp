@@ -43,7 +43,8 @@ struct ParallelSpec {
   /// optimizer. Simulated in the steady state: the step starts with the previous step's gathers.
   bool param_gather_overlap = false;
   /// Expert parallelism (mixture-of-experts models): the experts of each layer are split over ep ranks, carved out
-  /// of the data-parallel ranks as Megatron-LM does (ep divides dp); tokens go to their experts by all-to-all.
+  /// of the data-parallel ranks (with cp, of the dp * cp ranks, cp ranks first) as Megatron-Core does (ep divides
+  /// dp * cp); tokens go to their experts by all-to-all.
   int64_t ep = 1;
   /// Layers per pipeline stage (per virtual stage with vpp > 1, in chunk * pp + stage order); empty: an even
   /// split, which needs pp * vpp to divide the layers. See layer_partition.hpp.

@@ -163,10 +163,12 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
     diag.add(at("wafer"), "wafer",
              "the wafer section applies to wafer-scale hardware only; " + s.hardware.file + " is a GPU cluster");
   }
-  if (p.ep > 1 && p.dp % p.ep != 0)
+  if (p.ep > 1 && p.dp_cp() % p.ep != 0)
     diag.add(at("parallel.ep"), "parallel.ep",
-             "expected a divisor of dp (" + str(p.dp) + "): expert-parallel ranks are carved out of the data-parallel "
-             "ones, got " + str(p.ep));
+             (p.cp > 1 ? "expected a divisor of dp * cp (" + str(p.dp_cp()) + "): expert-parallel ranks are carved out "
+                         "of the data- and context-parallel ones, got "
+                       : "expected a divisor of dp (" + str(p.dp) + "): expert-parallel ranks are carved out of the "
+                         "data-parallel ones, got ") + str(p.ep));
   if (p.param_gather_overlap && p.zero != 1 && p.zero != 2)
     diag.add(at("parallel.param_gather_overlap"), "parallel.param_gather_overlap",
              "applies to zero 1 and 2 (the all-gather of updated parameters after the optimizer), got zero " +
@@ -195,10 +197,6 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
     diag.add(at("parallel.cp"), "parallel.cp",
              "expected 2 * cp to divide training.seq_len (" + str(s.training.seq_len) +
                  "): Megatron-LM splits each sequence into 2 * cp chunks to balance causal attention, got cp " +
-                 str(p.cp));
-  if (p.cp > 1 && p.ep > 1)
-    diag.add(at("parallel.cp"), "parallel.cp",
-             "expected cp 1 with ep > 1: context and expert parallelism together are not modelled, got cp " +
                  str(p.cp));
   const auto& t = s.training;
   if (t.recompute_layers > 0 && t.recompute != Recompute::Full)
