@@ -22,6 +22,19 @@ dtsim::scenario::ScenarioSpec tiny_moe(std::vector<std::string> overrides = {})
   return dtsim::scenario::load_scenario(source_path("scenarios/tiny-moe.yaml"), overrides);
 }
 
+// Bytes of each expert all-to-all in layer 1's forward on stage 0, chunk 0.
+std::vector<double> layer1_forward_all_to_all_bytes(const dtsim::scenario::ScenarioSpec& s)
+{
+  dtsim::model::Transformer t(s.model);
+  dtsim::hardware::ComputeModel cm(s.hardware.device, s.training.precision);
+  auto prog = dtsim::replay::build_step_program(s, t, cm);
+  std::vector<double> bytes;
+  for (const auto& st : prog.forward[0][0])
+    if (st.kind == Step::Kind::EpCollective && st.label.find("layer 1") != std::string::npos)
+      bytes.push_back(st.bytes);
+  return bytes;
+}
+
 TEST(Moe, ParametersByHand)
 {
   auto s = tiny_moe();
@@ -147,17 +160,10 @@ TEST(Moe, FoldedAndFullFidelityAgree)
 // elements of 2 bytes, the time of the busiest rank's receive (dispatch) and send (combine).
 TEST(Moe, ImbalanceSlowsTheExpertsAndTheirAllToAlls)
 {
-  auto s = tiny_moe({"training.expert_imbalance=2"});
-  dtsim::model::Transformer t(s.model);
-  dtsim::hardware::ComputeModel cm(s.hardware.device, s.training.precision);
-  auto prog = dtsim::replay::build_step_program(s, t, cm);
-  int a2a = 0;
-  for (const auto& st : prog.forward[0][0])
-    if (st.kind == Step::Kind::EpCollective && st.label.find("layer 1") != std::string::npos) {
-      ++a2a;
-      EXPECT_DOUBLE_EQ(st.bytes, 1024.0 * 2 * 2 * 256 * 2);
-    }
-  EXPECT_EQ(a2a, 2);
+  const auto a2a = layer1_forward_all_to_all_bytes(tiny_moe({"training.expert_imbalance=2"}));
+  ASSERT_EQ(a2a.size(), 2u);
+  for (double bytes : a2a)
+    EXPECT_DOUBLE_EQ(bytes, 1024.0 * 2 * 2 * 256 * 2);
   if (dtsim::test::dtsim_binary().empty())
     GTEST_SKIP() << "DTSIM_BINARY is not set or not an executable";
   auto even = run_moe(""), skewed = run_moe(" --set training.expert_imbalance=2");
@@ -172,14 +178,8 @@ TEST(Moe, ImbalanceSlowsTheExpertsAndTheirAllToAlls)
 TEST(Moe, CapacityFactorCapsTheBusiestExpert)
 {
   auto a2a_bytes = [](std::vector<std::string> overrides) {
-    auto s = tiny_moe(overrides);
-    dtsim::model::Transformer t(s.model);
-    dtsim::hardware::ComputeModel cm(s.hardware.device, s.training.precision);
-    auto prog = dtsim::replay::build_step_program(s, t, cm);
-    for (const auto& st : prog.forward[0][0])
-      if (st.kind == Step::Kind::EpCollective)
-        return st.bytes;
-    return 0.0;
+    const auto bytes = layer1_forward_all_to_all_bytes(tiny_moe(overrides));
+    return bytes.empty() ? 0.0 : bytes.front();
   };
   EXPECT_DOUBLE_EQ(a2a_bytes({"training.expert_imbalance=2", "training.expert_capacity_factor=1.5"}),
                    1024.0 * 2 * 1.5 * 256 * 2);
@@ -206,15 +206,10 @@ TEST(Moe, ContextAndExpertParallelismTogether)
   EXPECT_DOUBLE_EQ(experts, 4 * 2 * 3.0 * 256 * 512 / 2);  // 4 layers, 2 experts per rank, halved by tp
   EXPECT_DOUBLE_EQ(r.stages[0].optimizer_bytes, 12 * dense / 8 + 12 * experts / 4);
   // The all-to-all moves the rank's own tokens: 2048 / cp / tp = 512 tokens, 2 copies, 256 elements of 2 bytes.
-  dtsim::hardware::ComputeModel cm(s.hardware.device, s.training.precision);
-  auto prog = dtsim::replay::build_step_program(s, t, cm);
-  int a2a = 0;
-  for (const auto& st : prog.forward[0][0])
-    if (st.kind == Step::Kind::EpCollective && st.label.find("layer 1") != std::string::npos) {
-      ++a2a;
-      EXPECT_DOUBLE_EQ(st.bytes, 512.0 * 2 * 256 * 2);
-    }
-  EXPECT_EQ(a2a, 2);
+  const auto a2a = layer1_forward_all_to_all_bytes(s);
+  ASSERT_EQ(a2a.size(), 2u);
+  for (double bytes : a2a)
+    EXPECT_DOUBLE_EQ(bytes, 512.0 * 2 * 256 * 2);
   if (dtsim::test::dtsim_binary().empty())
     GTEST_SKIP() << "DTSIM_BINARY is not set or not an executable";
   for (const std::string& plan : {std::string(" --set parallel.cp=2 --set parallel.dp=4 --set parallel.ep=2"),
