@@ -110,8 +110,7 @@ PlanSpace enumerate_plans(const scenario::ScenarioSpec& base, const PlanDimensio
       // Full recomputation fits: recompute only the fewest layers per chunk that still fit instead, as Megatron-LM
       // users set --recompute-num-layers. Memory only grows as fewer layers are recomputed, and recomputing more
       // only adds time, so the plan that recomputes every layer is not worth simulating when this one fits.
-      const auto chunks = scenario::chunk_layers(s);
-      const int64_t most = *std::max_element(chunks.begin(), chunks.end());
+      const int64_t most = scenario::largest_chunk_layers(s);
       for (int64_t n = 1; n < most; ++n) {
         scenario::ScenarioSpec fewer = s;
         fewer.training.recompute_layers = n;

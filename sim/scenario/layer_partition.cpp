@@ -30,6 +30,14 @@ int64_t first_layer(const ScenarioSpec& s, int64_t vs)
   return n;
 }
 
+int64_t largest_chunk_layers(const ScenarioSpec& s)
+{
+  const int64_t chunks = s.parallel.pp * s.parallel.vpp;
+  if (!s.parallel.stage_layers.empty())
+    return *std::max_element(s.parallel.stage_layers.begin(), s.parallel.stage_layers.end());
+  return chunks > 0 ? (s.model.layers + chunks - 1) / chunks : 0;
+}
+
 int64_t recomputed_layers(const ScenarioSpec& s, int64_t layers)
 {
   if (s.training.recompute != Recompute::Full)

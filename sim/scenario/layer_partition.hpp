@@ -18,6 +18,10 @@ int64_t stage_layers(const ScenarioSpec& s, int64_t stage);
 /// The first layer of virtual stage `vs`.
 int64_t first_layer(const ScenarioSpec& s, int64_t vs);
 
+/// Layers of the largest model chunk: the largest parallel.stage_layers entry, or layers / (pp * vpp) rounded up
+/// (safe to call before the partition is checked).
+int64_t largest_chunk_layers(const ScenarioSpec& s);
+
 /// How many of a chunk's `layers` (its first ones) are recomputed in full before their backward pass: all of them
 /// under recompute: full, the first training.recompute_layers of them when that is set, none otherwise.
 int64_t recomputed_layers(const ScenarioSpec& s, int64_t layers);

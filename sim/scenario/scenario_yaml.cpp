@@ -1,9 +1,9 @@
-#include <algorithm>
 #include <filesystem>
 
 #include "config/map_reader.hpp"
 #include "hardware/hardware_yaml.hpp"
 #include "model/model_yaml.hpp"
+#include "scenario/layer_partition.hpp"
 #include "scenario/scenario_spec.hpp"
 
 namespace dtsim::scenario {
@@ -204,9 +204,7 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
              std::string("applies to recompute: full (the layers of each model chunk that are recomputed), got "
                          "recompute: ") + to_string(t.recompute));
   else if (t.recompute_layers > 0 && model_ok && p.pp * p.vpp > 0) {
-    int64_t most = p.stage_layers.empty() ? (m.layers + p.pp * p.vpp - 1) / (p.pp * p.vpp) : 0;
-    for (int64_t n : p.stage_layers)
-      most = std::max(most, n);
+    const int64_t most = largest_chunk_layers(s);
     if (t.recompute_layers > most)
       diag.add(at("training.recompute_layers"), "training.recompute_layers",
                "expected at most the layers of the largest model chunk (" + str(most) + "), got " +
