@@ -17,6 +17,17 @@ namespace {
 
 using scenario::WaferMode;
 
+// The stack's fixed time per step comes after the replayed step, on every device.
+void add_stack_overhead(replay::ReplayResult& r, double seconds)
+{
+  if (seconds <= 0)
+    return;
+  r.step_time_s += seconds;
+  r.average.stack_overhead_s += seconds;
+  for (auto& b : r.per_stage)
+    b.stack_overhead_s += seconds;
+}
+
 // Fills the memory part of a wafer report for one mode.
 void set_wafer_memory(report::RunReport& r, const scenario::ScenarioSpec& s, const model::Transformer& t,
                       WaferMode mode)
@@ -111,13 +122,14 @@ report::RunReport simulate(const scenario::ScenarioSpec& s, bool record_trace)
                         config::format_quantity(r.memory.capacity_bytes, config::Dimension::Bytes);
     return r;
   }
-  hardware::ComputeModel compute(s.hardware.device, s.training.precision);
+  hardware::ComputeModel compute(s.hardware.device, s.training.precision, s.stack);
   auto program = std::make_shared<const replay::StepProgram>(replay::build_step_program(s, t, compute));
   r.program = program;
   r.model_flops = program->model_flops;
   r.hardware_flops = program->hardware_flops;
   auto schedule = parallel::build_schedule(s.schedule, s.parallel.pp, s.parallel.vpp, s.microbatches);
   r.replay = replay::run_replay(s, *program, schedule, record_trace);
+  add_stack_overhead(r.replay, s.stack.factors.step_overhead_s);
   r.simulated = true;
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;

@@ -147,6 +147,38 @@ std::optional<std::vector<int64_t>> MapReader::integer_list(const std::string& k
   return out;
 }
 
+std::optional<std::vector<double>> MapReader::number_list(const std::string& key, bool required, double lo,
+                                                          double hi)
+{
+  char expected[96];
+  std::snprintf(expected, sizeof expected, "a list of numbers between %g and %g", lo, hi);
+  auto found = lookup(key, required, expected);
+  if (!found)
+    return std::nullopt;
+  YAML::Node v = *found;
+  if (!v.IsSequence()) {
+    error(key, std::string("expected ") + expected + " (such as [0.02, -0.01]), got " + kind_of(v));
+    return std::nullopt;
+  }
+  std::vector<double> out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    const YAML::Node item = v[i];
+    const std::string s = item.IsScalar() ? item.Scalar() : std::string();
+    char* end = nullptr;
+    double x = s.empty() ? 0 : std::strtod(s.c_str(), &end);
+    if (s.empty() || *end != '\0' || !std::isfinite(x) || x < lo || x > hi) {
+      const std::string item_path = path_of(key) + "[" + std::to_string(i) + "]";
+      char msg[128];
+      std::snprintf(msg, sizeof msg, "expected a number between %g and %g, got ", lo, hi);
+      diag_->add(file_->origin(item, item_path), item_path,
+                 msg + (item.IsScalar() ? "'" + s + "'" : kind_of(item)));
+      return std::nullopt;
+    }
+    out.push_back(x);
+  }
+  return out;
+}
+
 std::optional<double> MapReader::quantity(const std::string& key, Dimension d, bool required, bool allow_zero)
 {
   auto v = scalar(key, required, describe(d));

@@ -25,6 +25,8 @@ class MapReader {
   std::optional<int64_t> integer(const std::string& key, bool required, int64_t min = 1);
   /// A sequence of integers, each >= min. Absent and not required: nullopt, no error.
   std::optional<std::vector<int64_t>> integer_list(const std::string& key, bool required, int64_t min = 1);
+  /// A sequence of numbers, each in [lo, hi]. Absent and not required: nullopt, no error.
+  std::optional<std::vector<double>> number_list(const std::string& key, bool required, double lo, double hi);
   /// Quantity with a mandatory unit, > 0 unless allow_zero.
   std::optional<double> quantity(const std::string& key, Dimension d, bool required, bool allow_zero = false);
   /// Dimensionless number in [lo, hi].

@@ -22,6 +22,9 @@ class YamlFile {
   /// Absolute paths are kept; relative ones are taken relative to this file's folder.
   std::string resolve(const std::string& relative) const;
 
+  /// Whether the value at `key_path` was set on the command line (--set) rather than written in the file.
+  bool from_command_line(const std::string& key_path) const { return overrides_.count(key_path) > 0; }
+
   /// Where a node sits in the file; values set on the command line say so instead.
   Origin origin(const YAML::Node& node, const std::string& key_path) const;
 

@@ -7,7 +7,8 @@
 
 namespace dtsim::hardware {
 
-ComputeModel::ComputeModel(const DeviceSpec& device, const std::string& precision) : device_(device)
+ComputeModel::ComputeModel(const DeviceSpec& device, const std::string& precision, const stack::StackSpec& stack)
+    : device_(device), stack_(stack)
 {
   auto it = device.peak_flops.find(precision);
   if (it == device.peak_flops.end())
@@ -37,7 +38,8 @@ double ComputeModel::gemm_efficiency(double batch, double m, double n, double k)
 
 double ComputeModel::memory_seconds(double bytes) const
 {
-  return std::max(device_.kernel_min_s, bytes / (device_.memory_bw_Bps * device_.memory_efficiency));
+  return std::max(device_.kernel_min_s,
+                  bytes / (device_.memory_bw_Bps * device_.memory_efficiency * stack_.factors.memory));
 }
 
 double ComputeModel::seconds(const model::Op& op) const
@@ -54,7 +56,7 @@ double ComputeModel::seconds(const model::Op& op) const
       padded = std::max(area, g.half_area * std::pow(g.area_exponent - 1, 1.0 / g.area_exponent));
     const double eff = gemm_efficiency(1, padded, 1, op.k);
     const double peak = op.linear ? peak_ : other_gemm_peak_;
-    t = std::max(t, op.flops() * (padded / area) / (peak * eff));
+    t = std::max(t, op.flops() * (padded / area) / (peak * eff * stack_.factors.compute));
   }
   return t;
 }

@@ -6,13 +6,15 @@
 
 #include "hardware/hardware_spec.hpp"
 #include "model/ops.hpp"
+#include "stack/stack_spec.hpp"
 
 namespace dtsim::hardware {
 
 class ComputeModel {
  public:
-  /// `precision` must be a key of device.peak_flops (checked when the scenario is validated).
-  ComputeModel(const DeviceSpec& device, const std::string& precision);
+  /// `precision` must be a key of device.peak_flops (checked when the scenario is validated). `stack`: the software
+  /// that runs the kernels (its factors scale GEMM and memory-bound throughput); the default corrects nothing.
+  ComputeModel(const DeviceSpec& device, const std::string& precision, const stack::StackSpec& stack = {});
 
   double gemm_efficiency(double batch, double m, double n, double k) const;
   double seconds(const model::Op& op) const;
@@ -22,6 +24,7 @@ class ComputeModel {
 
  private:
   DeviceSpec device_;
+  stack::StackSpec stack_;
   double peak_;
   /// fp8 training runs only the linear layers' GEMMs in fp8; the other GEMMs run at the bf16 peak.
   double other_gemm_peak_;

@@ -105,6 +105,9 @@ struct HardwareSpec {
   WaferSpec wafer;
   MemoryXSpec memoryx;
   SwarmXSpec swarmx;
+  /// The software stack a scenario on this hardware uses unless it names its own (hardware/stacks/*.yaml, resolved
+  /// against the hardware file's folder); empty: none.
+  std::string default_stack;
   /// Peak FLOP/s of one device (a GPU, or a whole wafer) at a precision; 0 when the precision is unknown.
   double peak_flops(const std::string& precision) const;
   double device_memory_bytes() const { return wafer_scale ? wafer.sram_bytes : device.memory_bytes; }

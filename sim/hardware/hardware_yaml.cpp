@@ -102,6 +102,8 @@ HardwareSpec load_hardware(const std::string& path, Diagnostics& diag)
   MapReader root(file, file.root(), "", diag);
   hw.name = root.string("name", true).value_or("");
   root.accept({"description"});
+  if (auto st = root.string("default_stack", false))
+    hw.default_stack = file.resolve(*st);
   if (root.has("wafer")) {
     read_wafer_system(root, hw);
     return hw;

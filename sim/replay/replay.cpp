@@ -17,13 +17,15 @@ Breakdown& Breakdown::operator+=(const Breakdown& o)
   optimizer_s += o.optimizer_s;
   exposed_weight_streaming_s += o.exposed_weight_streaming_s;
   exposed_fabric_s += o.exposed_fabric_s;
+  stack_overhead_s += o.stack_overhead_s;
   return *this;
 }
 
 Breakdown& Breakdown::operator/=(double n)
 {
   for (double* x : {&compute_s, &recompute_s, &exposed_tp_comm_s, &exposed_pp_comm_s, &exposed_dp_comm_s,
-                    &exposed_ep_comm_s, &exposed_cp_comm_s, &bubble_s, &optimizer_s, &exposed_weight_streaming_s, &exposed_fabric_s})
+                    &exposed_ep_comm_s, &exposed_cp_comm_s, &bubble_s, &optimizer_s, &exposed_weight_streaming_s, &exposed_fabric_s,
+                    &stack_overhead_s})
     *x /= n;
   return *this;
 }

@@ -26,10 +26,12 @@ struct Breakdown {
   double optimizer_s = 0;
   double exposed_weight_streaming_s = 0;  ///< wafer: waiting for a layer's weights to arrive
   double exposed_fabric_s = 0;            ///< wafer: activations moving across the mesh between layers
+  double stack_overhead_s = 0;            ///< the software stack's fixed time per step (factors.step_overhead)
   double total() const
   {
     return compute_s + exposed_tp_comm_s + exposed_pp_comm_s + exposed_dp_comm_s + exposed_ep_comm_s +
-           exposed_cp_comm_s + bubble_s + optimizer_s + exposed_weight_streaming_s + exposed_fabric_s;
+           exposed_cp_comm_s + bubble_s + optimizer_s + exposed_weight_streaming_s + exposed_fabric_s +
+           stack_overhead_s;
   }
   Breakdown& operator+=(const Breakdown& o);
   Breakdown& operator/=(double n);

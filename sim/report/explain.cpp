@@ -123,7 +123,7 @@ void print_explain(std::ostream& out, const scenario::ScenarioSpec& s)
     return;
   }
   model::Transformer t(s.model);
-  hardware::ComputeModel cm(s.hardware.device, s.training.precision);
+  hardware::ComputeModel cm(s.hardware.device, s.training.precision, s.stack);
   const int elem = s.training.precision == "fp32" ? 4 : 2;
   model::Shape shape{s.training.micro_batch, s.training.seq_len, s.parallel.tp, s.parallel.sp, elem, s.parallel.ep,
                      s.training.busiest_expert_load(), s.parallel.cp, s.training.flash_attention,

@@ -7,6 +7,7 @@
 
 #include "config/units.hpp"
 #include "core/version.hpp"
+#include "stack/interval.hpp"
 
 namespace dtsim::report {
 
@@ -63,6 +64,8 @@ json breakdown_json(const replay::Breakdown& b, bool wafer)
          {"exposed_cp_comm_s", b.exposed_cp_comm_s},
          {"bubble_s", b.bubble_s},
          {"optimizer_s", b.optimizer_s}};
+  if (b.stack_overhead_s > 0)
+    j["stack_overhead_s"] = b.stack_overhead_s;
   if (wafer) {
     j["exposed_weight_streaming_s"] = b.exposed_weight_streaming_s;
     j["exposed_fabric_s"] = b.exposed_fabric_s;
@@ -117,8 +120,16 @@ void print_json(std::ostream& out, const RunReport& r)
                   {"memoryx_capacity_bytes", w.memoryx_capacity},
                   {"passes_per_step", s.microbatches}};
   }
+  if (s.stack.given())
+    j["stack"] = {{"file", s.stack.file},
+                  {"name", s.stack.name},
+                  {"calibration_runs", s.stack.calibration.runs},
+                  {"heldout_runs", s.stack.calibration.heldout_errors.size()}};
   if (r.simulated) {
     j["step_time_s"] = d.step;
+    const auto iv = stack::step_interval(s.stack, d.step);
+    j["step_time_interval_s"] = iv.known ? json::array({iv.low_s, iv.high_s}) : json(nullptr);
+    j["step_time_interval_basis"] = iv.basis;
     j["samples_per_s"] = d.samples_per_s;
     j["tokens_per_s"] = d.tokens_per_s;
     j["model_tflops_per_device"] = d.model_tflops;
@@ -175,6 +186,8 @@ void print_table(std::ostream& out, const RunReport& r)
                    " tokens, micro batch " + std::to_string(s.training.micro_batch) + ", " +
                    std::to_string(s.microbatches) + " microbatches per pipeline");
   row("training", s.training.precision + ", recompute " + scenario::describe_recompute(s.training));
+  if (!r.wafer)
+    row("software stack", s.stack.given() ? s.stack.name + " (" + s.stack.file + ")" : "none (no corrections)");
   if (r.wafer) {
     const auto& w = r.wafer_memory;
     out << "\nMemory\n";
@@ -205,6 +218,10 @@ void print_table(std::ostream& out, const RunReport& r)
   }
   out << "\nStep\n";
   row("step time", num("%.4f s", d.step));
+  if (!r.wafer) {
+    const auto iv = stack::step_interval(s.stack, d.step);
+    row("  interval", iv.known ? num("%.4f", iv.low_s) + num(" - %.4f s, ", iv.high_s) + iv.basis : iv.basis);
+  }
   row("throughput", num("%.2f samples/s", d.samples_per_s) + ", " + num("%.0f tokens/s", d.tokens_per_s));
   row("model TFLOP/s per device", num("%.1f", d.model_tflops) + num("  (MFU %.1f%%)", 100 * d.mfu));
   row("hardware TFLOP/s per device", num("%.1f", d.hw_tflops) + num("  (HFU %.1f%%)", 100 * d.hfu));
@@ -222,6 +239,8 @@ void print_table(std::ostream& out, const RunReport& r)
     part("exposed context-parallel ring", b.exposed_cp_comm_s);
   part("pipeline bubble / idle", b.bubble_s);
   part("optimizer", b.optimizer_s);
+  if (b.stack_overhead_s > 0)
+    part("stack overhead per step", b.stack_overhead_s);
   if (r.wafer) {
     part("exposed weight streaming", b.exposed_weight_streaming_s);
     part("exposed on-wafer fabric", b.exposed_fabric_s);

@@ -9,6 +9,7 @@
 #include "core/diagnostics.hpp"
 #include "hardware/hardware_spec.hpp"
 #include "model/model_spec.hpp"
+#include "stack/stack_spec.hpp"
 
 namespace dtsim::scenario {
 
@@ -85,6 +86,9 @@ struct ScenarioSpec {
   std::string description;
   model::ModelSpec model;
   hardware::HardwareSpec hardware;
+  /// The software that drives the hardware: the scenario's `stack`, else the hardware file's default_stack, else
+  /// none (no corrections).
+  stack::StackSpec stack;
   int64_t devices = 1;
   ParallelSpec parallel;
   Schedule schedule = Schedule::OneFOneB;

@@ -5,6 +5,7 @@
 #include "model/model_yaml.hpp"
 #include "scenario/layer_partition.hpp"
 #include "scenario/scenario_spec.hpp"
+#include "stack/stack_yaml.hpp"
 
 namespace dtsim::scenario {
 
@@ -270,8 +271,10 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   s.description = root.string("description", false).value_or("");
   auto model_path = root.string("model", true);
   auto hw_path = root.string("hardware", true);
+  auto stack_path = root.string("stack", false);
   remember(root, "model");
   remember(root, "hardware");
+  remember(root, "stack");
   s.devices = root.integer("devices", true).value_or(1);
   remember(root, "devices");
 
@@ -281,14 +284,14 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   s.parallel.vpp = par.integer("vpp", false).value_or(1);
   auto dp = par.integer("dp", false);
   s.parallel.sp = par.boolean("sp", false).value_or(false);
-  s.parallel.dp_overlap = par.boolean("dp_overlap", false).value_or(true);
-  s.parallel.pp_overlap = par.boolean("pp_overlap", false).value_or(false);
-  s.parallel.tp_overlap = par.boolean("tp_overlap", false).value_or(false);
+  // The overlap switches default to the stack's choice (resolved once the stack is loaded, below).
+  const auto dp_overlap = par.boolean("dp_overlap", false), pp_overlap = par.boolean("pp_overlap", false);
+  const auto tp_overlap = par.boolean("tp_overlap", false);
   s.parallel.dp_bucket_bytes = par.quantity("dp_bucket", Dimension::Bytes, false).value_or(25.0 * 1048576);
   s.parallel.stage_layers = par.integer_list("stage_layers", false).value_or(std::vector<int64_t>{});
   s.parallel.zero = int(par.integer("zero", false, 0).value_or(0));
   s.parallel.ep = par.integer("ep", false).value_or(1);
-  s.parallel.param_gather_overlap = par.boolean("param_gather_overlap", false).value_or(false);
+  const auto param_gather_overlap = par.boolean("param_gather_overlap", false);
   s.parallel.cp = par.integer("cp", false).value_or(1);
   if (s.parallel.zero > 3)
     par.error("zero", "expected a ZeRO stage 0, 1, 2 or 3, got " + str(s.parallel.zero));
@@ -325,7 +328,7 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   s.training.grad_accumulation_fusion = tr.boolean("grad_accumulation_fusion", false).value_or(true);
   s.training.expert_imbalance = tr.number("expert_imbalance", false, 1.0, 1e6).value_or(1.0);
   s.training.expert_capacity_factor = tr.number("expert_capacity_factor", false, 1.0, 1e6).value_or(0);
-  s.training.flash_attention = tr.boolean("flash_attention", false).value_or(false);
+  const auto flash_attention = tr.boolean("flash_attention", false);
   for (const char* k :
        {"global_batch", "micro_batch", "seq_len", "precision", "recompute", "recompute_layers", "expert_imbalance",
         "expert_capacity_factor", "flash_attention"})
@@ -359,6 +362,35 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
     s.hardware = load_referenced<hardware::HardwareSpec>(file.resolve(*hw_path), root.where("hardware"), "hardware",
                                                          hardware::load_hardware, diag);
   bool hardware_ok = hw_path && diag.items().size() == before;
+  // The stack: the scenario's own, else the hardware's default. A path given with --set is taken relative to the
+  // current directory (where `dtsim calibrate --out` wrote it); one written in a file, relative to that file.
+  before = diag.items().size();
+  if (stack_path) {
+    const std::string p = file.from_command_line("stack") ? std::filesystem::path(*stack_path).lexically_normal().string()
+                                                          : file.resolve(*stack_path);
+    s.stack = load_referenced<stack::StackSpec>(p, root.where("stack"), "stack", stack::load_stack, diag);
+  } else if (hardware_ok && !s.hardware.default_stack.empty()) {
+    s.stack = load_referenced<stack::StackSpec>(s.hardware.default_stack, root.where("hardware"),
+                                                "hardware (its default_stack)", stack::load_stack, diag);
+  }
+  if (diag.items().size() == before && s.stack.given() && hardware_ok && s.hardware.wafer_scale)
+    diag.add(root.where("stack"), "stack",
+             "a software stack describes GPU software; wafer-scale hardware (" + s.hardware.file +
+                 ") takes its calibration from wafer.compute_efficiency");
+  const auto& ov = s.stack.overlap;
+  s.parallel.dp_overlap = dp_overlap.value_or(ov.dp_overlap.value_or(true));
+  s.parallel.pp_overlap = pp_overlap.value_or(ov.pp_overlap.value_or(false));
+  // Stack defaults that need other settings apply only where those hold: TP overlap needs sequence parallelism,
+  // parameter-gather overlap needs ZeRO 1 or 2.
+  s.parallel.tp_overlap =
+      tp_overlap.value_or(ov.tp_overlap.value_or(false) && s.parallel.sp && s.hardware.device.sm_count > 0);
+  s.parallel.param_gather_overlap = param_gather_overlap.value_or(
+      ov.param_gather_overlap.value_or(false) && (s.parallel.zero == 1 || s.parallel.zero == 2));
+  s.training.flash_attention = flash_attention.value_or(s.stack.attention_given);
+  // The communication factor scales what collectives achieve on every link (the platform and the closed-form
+  // collectives both read the links' effective bandwidth).
+  s.hardware.node.nvlink.efficiency *= s.stack.factors.communication;
+  s.hardware.network.nic.efficiency *= s.stack.factors.communication;
   if (values_ok && s.parallel.dp > 0)
     check_plan(s, diag, model_ok, hardware_ok);
   diag.throw_if_any();

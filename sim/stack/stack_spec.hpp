@@ -1,0 +1,86 @@
+#pragma once
+/// A software stack: what a given framework and version achieves on the hardware, as opposed to what the silicon
+/// and the wires can do (hardware/*.yaml). Parsed from hardware/stacks/*.yaml. Physics first: the kernels, the
+/// host overheads and the memory a framework holds are modelled from cited facts; the few `factors` then absorb
+/// what remains, fitted by `dtsim calibrate` on a named minority of measured runs. Every default is "no
+/// correction", so a scenario without a stack behaves as dtsim did before stacks existed.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dtsim::stack {
+
+/// The attention kernel the stack runs when the scenario uses fused attention (training.flash_attention).
+enum class AttentionKernel { Unfused, FlashAttention2, FlashAttention3, CuDnn };
+
+/// Transformer Engine's fp8 scaling recipe: delayed scaling reuses the amax history of earlier steps; current
+/// (per-tensor) scaling computes each tensor's amax before casting it, one more pass over the tensor.
+enum class Fp8Recipe { Delayed, Current };
+
+/// Host-side time per launch, per layer and per microbatch (Python, the framework's dispatcher, the CUDA driver).
+/// A GPU stalls on it only when its kernels are shorter than the host takes to launch them.
+struct HostOverheads {
+  double launch_s = 0;          ///< host time to launch one kernel; floors each kernel's time
+  double per_layer_s = 0;       ///< framework time per layer pass (module hooks, autograd bookkeeping)
+  double per_microbatch_s = 0;  ///< framework time per microbatch (data loading, loss, schedule bookkeeping)
+};
+
+/// Memory a framework holds beyond model states and activations.
+struct FrameworkMemory {
+  double cuda_context_bytes = 0;  ///< CUDA context and cuBLAS/cuDNN workspaces
+  double nccl_buffer_bytes = 0;   ///< NCCL communicator buffers
+  double fragmentation = 0;       ///< fraction of the device memory the caching allocator cannot hand out
+  /// Gradients kept and reduced in fp32 (Megatron-LM's main_grad, --accumulate-allreduce-grads-in-fp32 is the
+  /// default with bf16) rather than in the 16-bit training precision.
+  bool fp32_gradients = false;
+};
+
+/// Defaults of the scenario's overlap switches (parallel.*) that the stack turns on or off when the scenario does
+/// not set them.
+struct OverlapDefaults {
+  std::optional<bool> tp_overlap, dp_overlap, pp_overlap, param_gather_overlap;
+};
+
+/// The efficiency factors: multipliers of the modelled speed (1 = no correction) and an additive per-step time.
+struct Factors {
+  double compute = 1.0;         ///< GEMM (and fused attention) throughput
+  double memory = 1.0;          ///< memory-bound kernel throughput
+  double communication = 1.0;   ///< achieved bandwidth of every collective and pipeline transfer
+  double step_overhead_s = 0;   ///< time added once per step (optimizer bookkeeping, logging, synchronisation)
+};
+
+/// What `dtsim calibrate` recorded: on how many runs the factors were fitted and the relative errors (simulated /
+/// measured - 1) of runs the fit did not see (leave-one-out, or named check runs). The interval of every step time
+/// predicted with this stack comes from them.
+struct Calibration {
+  int64_t runs = 0;                       ///< runs the factors were fitted on; 0: never calibrated
+  std::vector<double> heldout_errors;     ///< relative errors of runs not used in the fit
+};
+
+struct StackSpec {
+  std::string file;  ///< empty: no stack (every correction at its default)
+  std::string name;
+  std::string framework, version;
+  AttentionKernel attention = AttentionKernel::Unfused;
+  bool attention_given = false;  ///< the stack names a fused attention kernel: the scenario's default is fused
+  Fp8Recipe fp8_recipe = Fp8Recipe::Delayed;
+  bool cuda_graphs = false;  ///< kernels replayed from CUDA graphs: no per-kernel host launch
+  HostOverheads host;
+  FrameworkMemory memory;
+  OverlapDefaults overlap;
+  Factors factors;
+  Calibration calibration;
+  bool given() const { return !file.empty(); }
+};
+
+const char* to_string(AttentionKernel k);
+const char* to_string(Fp8Recipe r);
+
+/// Names of the factors that `dtsim calibrate --fit` takes, in the order it uses by default.
+const std::vector<std::string>& factor_names();
+/// The factor's value in `f` (by name, one of factor_names()), and a way to set it.
+double factor_value(const Factors& f, const std::string& name);
+void set_factor(Factors& f, const std::string& name, double value);
+
+}  // namespace dtsim::stack
