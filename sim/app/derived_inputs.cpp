@@ -77,6 +77,9 @@ scenario::ScenarioSpec load_with_file_keys(const std::string& scenario, const st
       if (!err.empty())
         throw ConfigError({Diagnostic{Origin{original, 0, 0}, key, err + " (set as " + which + "." + key + ")"}});
     }
+    // The copy lives elsewhere: a path the file names relative to itself (its default stack) must still find it.
+    if (which == "hardware" && !base.hardware.default_stack.empty() && file.root()["default_stack"])
+      file.root()["default_stack"] = fs::absolute(base.hardware.default_stack).lexically_normal().string();
     const fs::path copy = temp.make() / fs::path(original).filename();
     YAML::Emitter text;
     text << file.root();

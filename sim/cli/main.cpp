@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/bench.hpp"
+#include "app/calibrate.hpp"
 #include "app/compare.hpp"
 #include "app/plot.hpp"
 #include "app/search.hpp"
@@ -148,6 +149,19 @@ int main(int argc, char** argv)
                        "and fp8 where the device has it; several times slower")
       ->excludes(narrow_flag);
   search_cmd->add_flag("--quiet", so.quiet, "No progress and no messages");
+  dtsim::app::CalibrateOptions cao;
+  cao.jobs = co.jobs;
+  auto* cal_cmd = app.add_subcommand("calibrate", "Fit a software stack's efficiency factors to measured step times "
+                                                  "and write the calibrated stack");
+  cal_cmd->add_option("runs", cao.runs_csv, "CSV of runs: scenario, measured_step_time_s[, set][, label]")->required();
+  cal_cmd->add_option("--out", cao.out, "Stack YAML file to write")->required();
+  cal_cmd->add_option("--stack", cao.base_stack, "Base stack (default: the first run's scenario's stack)");
+  cal_cmd->add_option("--fit", cao.fit, "Factors to fit: compute, communication, memory, step_overhead "
+                                         "(default: one per run up to two, compute first)")
+      ->delimiter(',');
+  cal_cmd->add_option("--check", cao.check_csv, "CSV of runs to report and record as held out, never fitted");
+  cal_cmd->add_option("--name", cao.name, "Name of the written stack (default: the base's, marked calibrated)");
+  cal_cmd->add_option("--jobs", cao.jobs, "Simulations run at once (processes)")->check(CLI::PositiveNumber);
   RunOptions eo;
   auto* exp_cmd = app.add_subcommand("explain", "List the kernels of one layer with their FLOPs, bytes and times");
   exp_cmd->add_option("scenario", eo.scenario, "Scenario YAML file")->required();
@@ -173,6 +187,8 @@ int main(int argc, char** argv)
   try {
     if (*run_cmd)
       return run(ro);
+    if (*cal_cmd)
+      return dtsim::app::calibrate(std::cout, std::cerr, cao);
     if (*bench_cmd)
       return dtsim::app::bench(std::cout, std::cerr, bo);
     if (*plot_cmd)

@@ -110,6 +110,10 @@ const char* to_string(WaferMode m);
 /// ConfigError with every problem found.
 ScenarioSpec load_scenario(const std::string& path, const std::vector<std::string>& overrides);
 
+/// Sets the stack's efficiency factors of a loaded scenario, with what they act on (the links' effective bandwidth
+/// carries the communication factor): `dtsim calibrate` simulates the same scenario under many factors.
+void set_stack_factors(ScenarioSpec& s, const stack::Factors& f);
+
 /// The cross-file checks of load_scenario on an already loaded scenario whose plan was changed in code (plan
 /// enumeration): every problem found, none when the plan can run. Sets `microbatches`.
 Diagnostics check_plan(ScenarioSpec& s);

@@ -236,6 +236,16 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
   }
 }
 
+void set_stack_factors(ScenarioSpec& s, const stack::Factors& f)
+{
+  // The communication factor scales what collectives achieve on every link (the platform and the closed-form
+  // collectives both read the links' effective bandwidth); the link efficiencies hold the current factor.
+  const double ratio = f.communication / s.stack.factors.communication;
+  s.hardware.node.nvlink.efficiency *= ratio;
+  s.hardware.network.nic.efficiency *= ratio;
+  s.stack.factors = f;
+}
+
 Diagnostics check_plan(ScenarioSpec& s)
 {
   Diagnostics diag;
@@ -362,10 +372,12 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
     s.hardware = load_referenced<hardware::HardwareSpec>(file.resolve(*hw_path), root.where("hardware"), "hardware",
                                                          hardware::load_hardware, diag);
   bool hardware_ok = hw_path && diag.items().size() == before;
-  // The stack: the scenario's own, else the hardware's default. A path given with --set is taken relative to the
+  // The stack: the scenario's own ("none": no stack at all), else the hardware's default. A path given with --set is taken relative to the
   // current directory (where `dtsim calibrate --out` wrote it); one written in a file, relative to that file.
   before = diag.items().size();
-  if (stack_path) {
+  if (stack_path && *stack_path == "none") {
+    // No stack, not even the hardware's default: the modelled physics without any correction.
+  } else if (stack_path) {
     const std::string p = file.from_command_line("stack") ? std::filesystem::path(*stack_path).lexically_normal().string()
                                                           : file.resolve(*stack_path);
     s.stack = load_referenced<stack::StackSpec>(p, root.where("stack"), "stack", stack::load_stack, diag);
@@ -387,10 +399,9 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   s.parallel.param_gather_overlap = param_gather_overlap.value_or(
       ov.param_gather_overlap.value_or(false) && (s.parallel.zero == 1 || s.parallel.zero == 2));
   s.training.flash_attention = flash_attention.value_or(s.stack.attention_given);
-  // The communication factor scales what collectives achieve on every link (the platform and the closed-form
-  // collectives both read the links' effective bandwidth).
-  s.hardware.node.nvlink.efficiency *= s.stack.factors.communication;
-  s.hardware.network.nic.efficiency *= s.stack.factors.communication;
+  const stack::Factors factors = s.stack.factors;
+  s.stack.factors = stack::Factors{};
+  set_stack_factors(s, factors);
   if (values_ok && s.parallel.dp > 0)
     check_plan(s, diag, model_ok, hardware_ok);
   diag.throw_if_any();
