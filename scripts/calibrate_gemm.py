@@ -4,7 +4,9 @@ measurements, once per device. Model (sim/hardware/compute_model.cpp):
     eff = max * A^p / (A^p + half_area^p) * k / (k + half_k),  A = batch * m * n
     time = max(flops / (peak * eff), bytes / (memory_bandwidth * memory_efficiency))
 Grid search on the squared log error. Prints the parameters and the fit error per point.
-Usage: scripts/calibrate_gemm.py a100|h100
+Usage: scripts/calibrate_gemm.py a100|h100|h100-fp8
+h100-fp8 fits device.efficiency.gemm_fp8 of hardware/dgx-h100.yaml: the same model at the fp8 peak, with 1-byte inputs
+and a 2-byte (bf16) result in the roofline, as Transformer Engine's fp8 GEMMs run.
 """
 import math
 import sys
@@ -31,13 +33,27 @@ H100 = dict(peak=989e12, bw=3350e9 * 0.89, points=[
     (6144, 6144, 6144, 1, 741.1, "same"),
     (6144, 2816, 17920, 1, 792.1, "stas00/ml-engineering MAMF table"),
 ], maxes=[0.78, 0.80, 0.81, 0.82, 0.83, 0.84, 0.85])
+# Azure/AI-benchmarking-guide, "Azure Results/ND_H100_v5_results.md" (commit f350e7e), GEMM CuBLASLt table: FP8 (E4M3
+# inputs), random initialization, 10,000 warm-up iterations, CUDA 12.6, on ND H100 v5 (H100 80GB HBM3 SXM).
+H100_FP8 = dict(peak=1979e12, bw=3350e9 * 0.89, in_bytes=1, points=[
+    (1024, 1024, 1024, 1, 274.1, "Azure AI-benchmarking-guide ND H100 v5, cuBLASLt FP8"),
+    (2048, 2048, 2048, 1, 1011.3, "same"),
+    (4096, 4096, 4096, 1, 1216.9, "same"),
+    (8192, 8192, 8192, 1, 1290.1, "same"),
+    (16384, 16384, 16384, 1, 1377.3, "same"),
+    (32768, 32768, 32768, 1, 1382.2, "same"),
+    (1024, 2145, 1024, 1, 410.7, "same"),
+    (6144, 12288, 12288, 1, 1351.4, "same"),
+    (802816, 192, 768, 1, 663.8, "same"),
+], maxes=[0.66, 0.68, 0.69, 0.70, 0.71, 0.72, 0.74])
 
 
 def model(dev, m, n, k, b, mx, half_area, half_k, p):
     area = b * m * n
     eff = mx * area ** p / (area ** p + half_area ** p) * k / (k + half_k)
     flops = 2.0 * m * n * k * b
-    byts = 2.0 * b * (m * k + k * n + m * n)
+    e = dev.get("in_bytes", 2)
+    byts = b * (e * (m * k + k * n) + 2.0 * m * n)
     t = max(flops / (dev["peak"] * eff), byts / dev["bw"])
     return flops / t / 1e12
 
@@ -56,7 +72,7 @@ def fit(dev):
 
 
 if __name__ == "__main__":
-    dev = {"a100": A100, "h100": H100}[sys.argv[1] if len(sys.argv) > 1 else "a100"]
+    dev = {"a100": A100, "h100": H100, "h100-fp8": H100_FP8}[sys.argv[1] if len(sys.argv) > 1 else "a100"]
     _, mx, ha, hk, p = fit(dev)
     print(f"max: {mx}\nhalf_area: {ha:.0f}\narea_exponent: {p}\nhalf_k: {hk}")
     for m, n, k, b, v, src in dev["points"]:

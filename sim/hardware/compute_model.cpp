@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/diagnostics.hpp"
+#include "hardware/attention_kernel.hpp"
 
 namespace dtsim::hardware {
 
@@ -20,13 +21,13 @@ ComputeModel::ComputeModel(const DeviceSpec& device, const std::string& precisio
     if (bf16 == device.peak_flops.end())
       throw InternalError("fp8 training needs a bf16 peak for its 16-bit GEMMs on " + device.name);
     other_gemm_peak_ = bf16->second;
+    fp8_ = true;
   }
+  attention_ = attention_kernel_for(device.name, stack.attention, stack.attention_given);
 }
 
-double ComputeModel::gemm_efficiency(double batch, double m, double n, double k) const
+double ComputeModel::curve_efficiency(const GemmEfficiency& g, double area, double k) const
 {
-  const auto& g = device_.gemm;
-  double area = batch * m * n;
   double fill = 1.0;
   if (g.half_area > 0) {
     double a = std::pow(area, g.area_exponent), half = std::pow(g.half_area, g.area_exponent);
@@ -34,6 +35,11 @@ double ComputeModel::gemm_efficiency(double batch, double m, double n, double k)
   }
   double depth = g.half_k > 0 ? k / (k + g.half_k) : 1.0;
   return g.max * fill * depth;
+}
+
+double ComputeModel::gemm_efficiency(double batch, double m, double n, double k) const
+{
+  return curve_efficiency(device_.gemm, batch * m * n, k);
 }
 
 double ComputeModel::memory_seconds(double bytes) const
@@ -45,20 +51,46 @@ double ComputeModel::memory_seconds(double bytes) const
 double ComputeModel::seconds(const model::Op& op) const
 {
   double t = memory_seconds(op.bytes);
+  if (op.kind == model::Op::Kind::Gemm && op.fused != model::Op::Fused::None) {
+    // A fused attention kernel at its published throughput (16-bit, even under fp8 training). Published causal
+    // throughputs count the FLOPs the kernel does, half of the full score matrix that dtsim counts: the kernel's
+    // time is that halved work over that throughput.
+    const auto dir = op.fused == model::Op::Fused::AttentionForward ? AttentionDirection::Forward
+                                                                      : AttentionDirection::Backward;
+    const double eff = attention_efficiency(device_.name, attention_, dir, op.causal, op.attn_seq, op.attn_head_dim);
+    const double work = op.flops() * (op.causal ? 0.5 : 1.0);
+    return std::max(t, work / (other_gemm_peak_ * eff * stack_.factors.compute));
+  }
   if (op.kind == model::Op::Kind::Gemm) {
+    // fp8 linear GEMMs follow the fp8 curve where the hardware file has one (device.efficiency.gemm_fp8).
+    const bool fp8_gemm = op.linear && fp8_ && device_.has_gemm_fp8;
+    const auto& g = fp8_gemm ? device_.gemm_fp8 : device_.gemm;
     // With area_exponent p > 1 the fitted curve makes a GEMM's compute time grow again as its output shrinks below
     // A* = half_area * (p - 1)^(1/p) (where area / efficiency is smallest). A GEMM is never slower than the same
     // GEMM padded to A* output elements, so smaller outputs take the padded GEMM's time (a router's 8 columns, say).
-    const auto& g = device_.gemm;
     const double area = op.batch * op.m * op.n;
     double padded = area;
     if (g.area_exponent > 1 && g.half_area > 0)
       padded = std::max(area, g.half_area * std::pow(g.area_exponent - 1, 1.0 / g.area_exponent));
-    const double eff = gemm_efficiency(1, padded, 1, op.k);
+    const double eff = curve_efficiency(g, padded, op.k);
     const double peak = op.linear ? peak_ : other_gemm_peak_;
     t = std::max(t, op.flops() * (padded / area) / (peak * eff * stack_.factors.compute));
   }
   return t;
+}
+
+double ComputeModel::run_seconds(const std::vector<model::Op>& ops) const
+{
+  double gpu = 0, share = 0;
+  for (const auto& op : ops) {
+    gpu += seconds(op);
+    share += op.layer_share;
+  }
+  const auto& h = stack_.host;
+  // CUDA graphs replay the run from one graph launch: no per-kernel launch, no per-layer framework time.
+  const double host = stack_.cuda_graphs ? (ops.empty() ? 0.0 : h.launch_s)
+                                         : double(ops.size()) * h.launch_s + share * h.per_layer_s;
+  return std::max(gpu, host);
 }
 
 }  // namespace dtsim::hardware

@@ -1,8 +1,10 @@
 #pragma once
 /// Time of one kernel on one device: GEMMs at a shape-dependent fraction of peak, never faster than their
-/// memory traffic allows; memory-bound kernels at the achieved fraction of memory bandwidth; no kernel shorter
-/// than the device's minimum kernel time.
+/// memory traffic allows; fused attention at its kernel's published throughput; memory-bound kernels at the achieved
+/// fraction of memory bandwidth; no kernel shorter than the device's minimum kernel time. A run of kernels is never
+/// shorter than the host takes to launch them (the stack's host overheads).
 #include <string>
+#include <vector>
 
 #include "hardware/hardware_spec.hpp"
 #include "model/ops.hpp"
@@ -13,21 +15,33 @@ namespace dtsim::hardware {
 class ComputeModel {
  public:
   /// `precision` must be a key of device.peak_flops (checked when the scenario is validated). `stack`: the software
-  /// that runs the kernels (its factors scale GEMM and memory-bound throughput); the default corrects nothing.
+  /// that runs the kernels (its factors scale GEMM and memory-bound throughput, its attention kernel times fused
+  /// attention, its host overheads floor runs of kernels); the default corrects nothing.
   ComputeModel(const DeviceSpec& device, const std::string& precision, const stack::StackSpec& stack = {});
 
   double gemm_efficiency(double batch, double m, double n, double k) const;
   double seconds(const model::Op& op) const;
+  /// A run of kernels issued back to back: their GPU time, or the host's time to launch them if longer (the GPU
+  /// cannot run ahead of the host): kernels * launch + the run's share of the per-layer time; with CUDA graphs one
+  /// launch for the run. Without host overheads, the sum of seconds(op), in order.
+  double run_seconds(const std::vector<model::Op>& ops) const;
+  /// The stack's host time per microbatch (0 without a stack).
+  double microbatch_host_seconds() const { return stack_.host.per_microbatch_s; }
   /// Seconds for a streaming kernel that moves `bytes`.
   double memory_seconds(double bytes) const;
   double peak_flops() const { return peak_; }
+  /// The fused attention kernel this model times (FlashAttention-2 unless the stack names another that runs here).
+  stack::AttentionKernel attention_kernel() const { return attention_; }
 
  private:
+  double curve_efficiency(const GemmEfficiency& g, double area, double k) const;
   DeviceSpec device_;
   stack::StackSpec stack_;
   double peak_;
   /// fp8 training runs only the linear layers' GEMMs in fp8; the other GEMMs run at the bf16 peak.
   double other_gemm_peak_;
+  bool fp8_ = false;
+  stack::AttentionKernel attention_;
 };
 
 }  // namespace dtsim::hardware

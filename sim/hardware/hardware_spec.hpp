@@ -26,6 +26,10 @@ struct DeviceSpec {
   double memory_bytes = 0;                   ///< device memory capacity
   double memory_bw_Bps = 0;                  ///< peak memory bandwidth
   GemmEfficiency gemm;                       ///< shape-dependent GEMM efficiency
+  /// The same for fp8 GEMMs at the fp8 peak (device.efficiency.gemm_fp8), fitted to fp8 measurements; without it
+  /// fp8 GEMMs use `gemm`.
+  GemmEfficiency gemm_fp8;
+  bool has_gemm_fp8 = false;
   double memory_efficiency = 1.0;            ///< achieved fraction of memory bandwidth for streaming kernels
   double kernel_min_s = 0;                   ///< shortest time any kernel takes (launch and tail)
   double power_W = 0;                        ///< board power (TDP)

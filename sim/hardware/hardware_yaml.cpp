@@ -35,6 +35,15 @@ static DeviceSpec read_device(MapReader m)
   d.gemm.area_exponent = gemm.number("area_exponent", false, 0.1, 10).value_or(1);
   d.gemm.half_k = gemm.number("half_k", true, 0, 1e6).value_or(0);
   gemm.finish();
+  if (eff.has("gemm_fp8")) {
+    MapReader g8 = eff.map("gemm_fp8", true);
+    d.has_gemm_fp8 = true;
+    d.gemm_fp8.max = g8.number("max", true, 0.01, 1.0).value_or(1.0);
+    d.gemm_fp8.half_area = g8.number("half_area", true, 0, 1e12).value_or(0);
+    d.gemm_fp8.area_exponent = g8.number("area_exponent", false, 0.1, 10).value_or(1);
+    d.gemm_fp8.half_k = g8.number("half_k", true, 0, 1e6).value_or(0);
+    g8.finish();
+  }
   d.memory_efficiency = eff.number("memory", true, 0.01, 1.0).value_or(1.0);
   d.kernel_min_s = eff.quantity("kernel_min_time", Dimension::Time, true, true).value_or(0);
   eff.finish();

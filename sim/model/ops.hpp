@@ -17,6 +17,14 @@ struct Op {
   /// A linear layer's GEMM: under fp8 training (Transformer Engine) it runs on fp8 inputs at the fp8 peak; the
   /// attention core, the router and the logits stay 16-bit.
   bool linear = false;
+  /// A GEMM of a fused attention kernel (FlashAttention, cuDNN): timed at the kernel's published throughput for its
+  /// direction, sequence (`attn_seq`), head dimension and masking, not with the GEMM curve (hardware/attention_kernel).
+  enum class Fused { None, AttentionForward, AttentionBackward };
+  Fused fused = Fused::None;
+  double attn_seq = 0, attn_head_dim = 0;
+  bool causal = false;  ///< causal masking: the kernel does half of the counted FLOPs
+  /// This kernel's share of the stack's per-layer host time (a layer pass's kernels share 1 between them; 0 elsewhere).
+  double layer_share = 0;
   double flops() const { return kind == Kind::Gemm ? 2.0 * batch * m * n * k : 0.0; }
 };
 

@@ -244,10 +244,25 @@ PassProgram Transformer::layer(const Shape& sh) const
   const double mask = 1.0;                       // dropout masks are one byte per element
 
   std::vector<Item> items;
+  // Transformer Engine's fp8 casts before a linear layer's GEMMs (fp8 only): forward, a fused cast-transpose of the
+  // input (read e bytes, write the fp8 copy and its fp8 transpose for the weight gradient: e + 2 bytes per element;
+  // TE's fp8_cast_transpose_fused) and of the weights (bf16 -> fp8 and transposed, once per step: a share of it per
+  // microbatch); backward, the same of the output gradient (fp8_cast_transpose_bgrad_fused). Current scaling reads
+  // each tensor once more (e bytes) for its amax first. One kernel per layer and direction in the count.
+  auto fp8_cast = [&](const std::string& name, double batch, double m, double n, double kk) {
+    const double per = double(e) + 2 + (sh.fp8_current_scaling ? double(e) : 0.0);
+    return mem_item(name + ".fp8_cast", per * batch * (m * kk + sh.fp8_weight_cast_share * kk * n),
+                    per * batch * m * n);
+  };
+  auto linear = [&](const std::string& name, double batch, double m, double n, double kk) {
+    if (sh.fp8)
+      items.push_back(fp8_cast(name, batch, m, n, kk));
+    items.push_back(linear_item(name, batch, m, n, kk, e, sh.fp8 ? 1 : e));
+  };
   // Attention block: LN -> f -> QKV, scores, softmax, dropout, attention-over-values, projection -> g
   items.push_back(mem_item("layernorm1", 2 * e * Tn * h, 3 * e * Tn * h));
   items.push_back(conj('f'));
-  items.push_back(linear_item("qkv", 1, T, qkv_n, h, e, sh.fp8 ? 1 : e));
+  linear("qkv", 1, T, qkv_n, h);
   if (!spec_.learned_positions)  // rotary embedding applied to queries and keys
     items.push_back(mem_item("rotary", 2 * e * T * (attn_width() + kv_width()) / t,
                              2 * e * T * (attn_width() + kv_width()) / t));
@@ -270,10 +285,20 @@ PassProgram Transformer::layer(const Shape& sh) const
     Item scores = gemm_item("attn_scores", b * heads, sq, s, dh, e);
     scores.bwd.insert(scores.bwd.begin(), gemm(std::string("attn_scores.recompute"), b * heads, sq, s, dh, e));
     Item values = gemm_item("attn_values", b * heads, sq, dh, s, e);
+    // Every decoder dtsim models is causal; the kernel's throughput is looked up at the rank's query length.
+    auto fused = [&](Op& o, Op::Fused f) {
+      o.fused = f;
+      o.attn_seq = sq;
+      o.attn_head_dim = dh;
+      o.causal = true;
+    };
     for (Item* it : {&scores, &values}) {
       on_chip(it->fwd);
-      for (Op& o : it->bwd)
+      fused(it->fwd, Op::Fused::AttentionForward);
+      for (Op& o : it->bwd) {
         on_chip(o);
+        fused(o, Op::Fused::AttentionBackward);
+      }
     }
     core.push_back(scores);
     core.push_back(values);
@@ -284,7 +309,7 @@ PassProgram Transformer::layer(const Shape& sh) const
     core.push_back(gemm_item("attn_values", b * heads, sq, dh, s, e));
   }
   items.insert(items.end(), core.begin(), core.end());
-  items.push_back(linear_item("proj", 1, T, h, attn_width() / t, e, sh.fp8 ? 1 : e));
+  linear("proj", 1, T, h, attn_width() / t);
   items.push_back(conj('g'));
   // MLP block: bias-dropout-add (residual), LN -> f -> fc1, activation, fc2 -> g -> bias-dropout-add
   items.push_back(mem_item("bias_dropout_add1", (3 * e + mask) * Tn * h, (2 * e + mask) * Tn * h));
@@ -313,13 +338,13 @@ PassProgram Transformer::layer(const Shape& sh) const
     items.push_back(conj('f'));
   }
   if (gated()) {
-    items.push_back(linear_item("fc1_gate_up", local_experts, per_expert, 2 * fn, h, e, sh.fp8 ? 1 : e));
+    linear("fc1_gate_up", local_experts, per_expert, 2 * fn, h);
     items.push_back(mem_item("silu_mul", 3 * e * Tx * fn, 5 * e * Tx * fn));
   } else {
-    items.push_back(linear_item("fc1", local_experts, per_expert, fn, h, e, sh.fp8 ? 1 : e));
+    linear("fc1", local_experts, per_expert, fn, h);
     items.push_back(mem_item("bias_gelu", 2 * e * Tx * fn, 3 * e * Tx * fn));
   }
-  items.push_back(linear_item("fc2", local_experts, per_expert, h, fn, e, sh.fp8 ? 1 : e));
+  linear("fc2", local_experts, per_expert, h, fn);
   if (moe()) {
     items.push_back(conj('g', e * Tx * h));
     items.push_back(conj('a'));
@@ -330,6 +355,15 @@ PassProgram Transformer::layer(const Shape& sh) const
   items.push_back(mem_item("bias_dropout_add2", (3 * e + mask) * Tn * h, (2 * e + mask) * Tn * h));
 
   PassProgram p = assemble(items, sh.sp, e * T * h, sh.tp, e * Tn * (Tx / T) * h, sh.ep, sh.cp);
+  // A layer pass's kernels share the stack's per-layer host time equally.
+  for (auto* pass : {&p.forward, &p.backward}) {
+    double n = 0;
+    for (const auto& seg : *pass)
+      n += double(seg.ops.size());
+    for (auto& seg : *pass)
+      for (auto& op : seg.ops)
+        op.layer_share = 1.0 / n;
+  }
   if (!sh.flash)  // fused attention stores nothing that selective recomputation would drop
     for (const auto& it : core)
       p.selective_recompute.push_back(it.fwd);

@@ -28,6 +28,12 @@ struct Shape {
   int64_t cp = 1;           ///< context parallelism: the rank holds seq / cp tokens of each sequence
   bool flash = false;       ///< fused attention (FlashAttention): no score matrix in memory
   bool fp8 = false;         ///< fp8 linear layers (Transformer Engine): 1-byte GEMM inputs
+  /// Transformer Engine's current (per-tensor) scaling: an amax pass over each tensor before its cast (delayed
+  /// scaling takes the amax inside the cast kernel).
+  bool fp8_current_scaling = false;
+  /// Share of the fp8 weight casts a microbatch pays: TE casts the weights on the first microbatch of a step and
+  /// reuses them (is_first_microbatch), so 1 / microbatches per step; 1 when unknown.
+  double fp8_weight_cast_share = 1.0;
 };
 
 class Transformer {

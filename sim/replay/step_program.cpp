@@ -4,6 +4,7 @@
 
 #include "parallel/memory.hpp"
 #include "scenario/layer_partition.hpp"
+#include "scenario/layer_shape.hpp"
 
 namespace dtsim::replay {
 
@@ -18,10 +19,9 @@ Step compute_step(const std::vector<model::Op>& ops, const hardware::ComputeMode
   st.kind = Step::Kind::Compute;
   st.recompute = recompute;
   st.label = std::move(label);
-  for (const auto& op : ops) {
-    st.seconds += cm.seconds(op);
+  st.seconds = cm.run_seconds(ops);
+  for (const auto& op : ops)
     st.flops += op.flops();
-  }
   return st;
 }
 
@@ -103,9 +103,7 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Tra
   const auto& m = t.spec();
   const int64_t p = s.parallel.pp, v = s.parallel.vpp, tp = s.parallel.tp;
   const int elem = s.training.precision == "fp32" ? 4 : 2;
-  model::Shape shape{s.training.micro_batch, s.training.seq_len, tp, s.parallel.sp, elem, s.parallel.ep,
-                     s.training.busiest_expert_load(), s.parallel.cp, s.training.flash_attention,
-                     s.training.precision == "fp8"};
+  const model::Shape shape = scenario::layer_shape(s);
   const model::PassProgram layer = t.layer(shape), emb = t.embedding(shape), head = t.head(shape);
   const std::vector<int64_t> chunk_layers = scenario::chunk_layers(s);
   const double grad_elem = elem;
@@ -135,6 +133,10 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Tra
       auto& fw = prog.forward[size_t(st)][size_t(c)];
       auto& bw = prog.backward[size_t(st)][size_t(c)];
       auto& grads = prog.gradients[size_t(st)][size_t(c)];
+      if (cm.microbatch_host_seconds() > 0) {  // the stack's host time per microbatch, before each forward unit
+        fw.push_back(compute_step({}, cm, "host, per microbatch", false));
+        fw.back().seconds = cm.microbatch_host_seconds();
+      }
       // Forward gathers: ZeRO-3 on every microbatch; with param_gather_overlap, ZeRO 1/2 on the first one only
       // (forward_first keeps them, forward drops them below).
       const int fw_zero = s.parallel.param_gather_overlap ? 3 : zero;

@@ -7,6 +7,7 @@
 #include "hardware/compute_model.hpp"
 #include "wafer/wafer_program.hpp"
 #include "model/transformer.hpp"
+#include "scenario/layer_shape.hpp"
 
 namespace dtsim::report {
 
@@ -124,10 +125,7 @@ void print_explain(std::ostream& out, const scenario::ScenarioSpec& s)
   }
   model::Transformer t(s.model);
   hardware::ComputeModel cm(s.hardware.device, s.training.precision, s.stack);
-  const int elem = s.training.precision == "fp32" ? 4 : 2;
-  model::Shape shape{s.training.micro_batch, s.training.seq_len, s.parallel.tp, s.parallel.sp, elem, s.parallel.ep,
-                     s.training.busiest_expert_load(), s.parallel.cp, s.training.flash_attention,
-                     s.training.precision == "fp8"};
+  const model::Shape shape = scenario::layer_shape(s);
   out << "Kernels of one microbatch on one tensor-parallel rank (" << s.model.name << ", micro batch "
       << s.training.micro_batch << ", sequence " << s.training.seq_len << ", tp " << s.parallel.tp
       << (s.parallel.sp ? ", sp" : "") << ", " << s.training.precision << " on " << s.hardware.device.name << ")\n";

@@ -1,0 +1,161 @@
+// Issue 11, section 2: fused attention kernels from their published throughputs, fp8 as Transformer Engine runs it
+// (fp8 GEMM curve, cast/transpose/amax kernels), and host launch floors. Every expected value is computed by hand
+// from the cited constants (sim/hardware/attention_kernel.cpp, hardware/dgx-h100.yaml, docs/calibration.md).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "hardware/attention_kernel.hpp"
+#include "hardware/compute_model.hpp"
+#include "model/transformer.hpp"
+#include "replay/step_program.hpp"
+#include "scenario/scenario_spec.hpp"
+#include "test_paths.hpp"
+
+namespace {
+
+using dtsim::hardware::AttentionDirection;
+using dtsim::stack::AttentionKernel;
+using dtsim::test::rel_diff;
+using dtsim::test::source_path;
+
+const std::string kH100 = "H100-SXM5-80GB", kA100 = "A100-SXM4-80GB";
+
+dtsim::scenario::ScenarioSpec tiny(std::vector<std::string> overrides)
+{
+  return dtsim::scenario::load_scenario(source_path("scenarios/tiny.yaml"), overrides);
+}
+
+const dtsim::model::Op* find(const std::vector<dtsim::model::Segment>& segs, const std::string& name)
+{
+  for (const auto& seg : segs)
+    for (const auto& op : seg.ops)
+      if (op.name == name)
+        return &op;
+  return nullptr;
+}
+
+// The published points themselves (FlashAttention-3 paper, Fig. 5 and 6, H100 SXM5, BF16 peak 989 TFLOP/s).
+TEST(AttentionKernel, PublishedPointsAndInterpolation)
+{
+  using dtsim::hardware::attention_efficiency;
+  const auto F = AttentionDirection::Forward, B = AttentionDirection::Backward;
+  EXPECT_DOUBLE_EQ(attention_efficiency(kH100, AttentionKernel::FlashAttention3, F, false, 2048, 128), 625.0 / 989);
+  EXPECT_DOUBLE_EQ(attention_efficiency(kH100, AttentionKernel::CuDnn, B, false, 16384, 64), 433.0 / 989);
+  // Causal forward at head dim 128 is its own published row.
+  EXPECT_NEAR(attention_efficiency(kH100, AttentionKernel::FlashAttention2, F, true, 8192, 128), 333.0 / 989, 1e-15);
+  // Causal backward: the non-causal backward times the forward's causal share at that length.
+  EXPECT_NEAR(attention_efficiency(kH100, AttentionKernel::FlashAttention2, B, true, 8192, 128),
+              318.0 * 333 / 370 / 989, 1e-15);
+  // Halfway in log2(seq) between 2k and 4k, and in log2(head_dim) between 64 and 128.
+  EXPECT_NEAR(attention_efficiency(kH100, AttentionKernel::FlashAttention3, F, false, 2048 * std::sqrt(2.0), 128),
+              (625.0 + 638) / 2 / 989, 1e-12);
+  EXPECT_NEAR(attention_efficiency(kH100, AttentionKernel::FlashAttention2, F, false, 512, 64 * std::sqrt(2.0)),
+              (282.0 + 309) / 2 / 989, 1e-12);
+  // Clamped outside 512..16k and 64..128.
+  EXPECT_DOUBLE_EQ(attention_efficiency(kH100, AttentionKernel::FlashAttention3, F, false, 65536, 256),
+                   attention_efficiency(kH100, AttentionKernel::FlashAttention3, F, false, 16384, 128));
+  // A100: FlashAttention-2's 230 TFLOP/s forward (its paper) at the long-sequence head-dim-128 point, of 312.
+  EXPECT_NEAR(attention_efficiency(kA100, AttentionKernel::FlashAttention2, F, false, 16384, 128), 230.0 / 312, 1e-12);
+}
+
+TEST(AttentionKernel, ChoiceOfKernel)
+{
+  using dtsim::hardware::attention_kernel_for;
+  EXPECT_EQ(attention_kernel_for(kH100, AttentionKernel::Unfused, false), AttentionKernel::FlashAttention2);
+  EXPECT_EQ(attention_kernel_for(kH100, AttentionKernel::CuDnn, true), AttentionKernel::CuDnn);
+  EXPECT_EQ(attention_kernel_for(kA100, AttentionKernel::FlashAttention3, true), AttentionKernel::FlashAttention2);
+  EXPECT_EQ(attention_kernel_for(kA100, AttentionKernel::CuDnn, true), AttentionKernel::FlashAttention2);
+}
+
+// A causal kernel does half the counted work: its time is (counted FLOPs / 2) / published causal throughput.
+TEST(AttentionKernel, CausalTimeIsHalfTheCountedWorkAtThePublishedRate)
+{
+  auto s = tiny({"hardware=../hardware/dgx-h100.yaml", "training.flash_attention=true"});
+  dtsim::model::Transformer t(s.model);
+  dtsim::model::Shape sh{1, 8192, 1, false, 2, 1, 1.0, 1, true};
+  auto layer = t.layer(sh);
+  const auto* scores = find(layer.forward, "attn_scores");
+  ASSERT_TRUE(scores);
+  EXPECT_EQ(scores->fused, dtsim::model::Op::Fused::AttentionForward);
+  EXPECT_TRUE(scores->causal);
+  dtsim::model::Op op = *scores;
+  op.bytes = 0;  // compute only
+  dtsim::hardware::ComputeModel cm(s.hardware.device, "bf16");
+  // tiny-gpt: head dim 32 -> clamped to the head-dim-64 rows; causal factor 333/370 at 8k; default kernel FA2.
+  const double eff = 322.0 * 333 / 370 / 989;
+  EXPECT_LT(rel_diff(cm.seconds(op), op.flops() / 2 / (eff * 989e12)), 1e-12);
+  // Model FLOPs unchanged: the op still counts the full score matrix.
+  EXPECT_DOUBLE_EQ(op.flops(), 2.0 * 8 * 8192 * 8192 * 32);
+  const auto* grad = find(layer.backward, "attn_scores.recompute");
+  ASSERT_TRUE(grad);
+  EXPECT_EQ(grad->fused, dtsim::model::Op::Fused::AttentionBackward);
+}
+
+// The fp8 linear GEMMs follow the fp8 curve fitted to cuBLASLt FP8 measurements (max 0.72, half_area 2^21,
+// exponent 1.5, half_k 512); the bf16 GEMMs keep the bf16 curve.
+TEST(Fp8Physics, Fp8CurveAtTheFp8Peak)
+{
+  auto s = tiny({"hardware=../hardware/dgx-h100.yaml", "training.precision=fp8"});
+  ASSERT_TRUE(s.hardware.device.has_gemm_fp8);
+  dtsim::hardware::ComputeModel fp8(s.hardware.device, "fp8");
+  dtsim::model::Op big;
+  big.kind = dtsim::model::Op::Kind::Gemm;
+  big.linear = true;
+  big.m = big.n = big.k = 16384;
+  const double A = 16384.0 * 16384, ha = 2097152;
+  const double eff = 0.72 * std::pow(A, 1.5) / (std::pow(A, 1.5) + std::pow(ha, 1.5)) * 16384 / (16384 + 512);
+  EXPECT_LT(rel_diff(fp8.seconds(big), big.flops() / (1979e12 * eff)), 1e-12);
+}
+
+// Transformer Engine's casts, per linear layer (tiny-gpt h 256, ffn 1024, tp 2, micro batch 4, sequence 512: 2048
+// tokens). fc1: input 2048 x 256, weight 256 x 512 per rank, output gradient 2048 x 512. Fused cast-transpose: read 2
+// bytes, write 1 + 1 per element; weights cast once per step (4 microbatches share it here); current scaling adds a
+// 2-byte amax read of each tensor.
+TEST(Fp8Physics, CastTransposeAndAmaxBytes)
+{
+  auto s = tiny({"hardware=../hardware/dgx-h100.yaml", "training.precision=fp8"});
+  dtsim::model::Transformer t(s.model);
+  dtsim::model::Shape sh{4, 512, 2, false, 2, 1, 1.0, 1, false, true};
+  sh.fp8_weight_cast_share = 0.25;
+  auto delayed = t.layer(sh);
+  const auto* fwd = find(delayed.forward, "fc1.fp8_cast");
+  const auto* bwd = find(delayed.backward, "fc1.fp8_cast.bwd");
+  ASSERT_TRUE(fwd && bwd);
+  EXPECT_DOUBLE_EQ(fwd->bytes, 4.0 * 2048 * 256 + 0.25 * 4.0 * 256 * 512);
+  EXPECT_DOUBLE_EQ(bwd->bytes, 4.0 * 2048 * 512);
+  sh.fp8_current_scaling = true;
+  auto current = t.layer(sh);
+  EXPECT_DOUBLE_EQ(find(current.forward, "fc1.fp8_cast")->bytes, 6.0 * 2048 * 256 + 0.25 * 6.0 * 256 * 512);
+  EXPECT_DOUBLE_EQ(find(current.backward, "fc1.fp8_cast.bwd")->bytes, 6.0 * 2048 * 512);
+  // bf16: no cast kernels.
+  sh.fp8 = false;
+  EXPECT_EQ(find(t.layer(sh).forward, "fc1.fp8_cast"), nullptr);
+}
+
+// The GPU cannot run ahead of the host: a run of n kernels takes at least n * launch + (its share of) per_layer;
+// with CUDA graphs, one graph launch.
+TEST(HostOverheads, LaunchFloors)
+{
+  auto s = tiny({});
+  dtsim::stack::StackSpec st;
+  st.host.launch_s = 10e-6;
+  st.host.per_layer_s = 90e-6;
+  dtsim::model::Op k;
+  k.kind = dtsim::model::Op::Kind::Memory;
+  k.bytes = 1000;  // 2 us each (the device's minimum kernel time)
+  k.layer_share = 1.0 / 3;
+  std::vector<dtsim::model::Op> run{k, k, k};
+  dtsim::hardware::ComputeModel none(s.hardware.device, "bf16"), eager(s.hardware.device, "bf16", st);
+  EXPECT_DOUBLE_EQ(none.run_seconds(run), 3 * 2e-6);
+  EXPECT_NEAR(eager.run_seconds(run), 3 * 10e-6 + 90e-6, 1e-15);
+  st.cuda_graphs = true;
+  dtsim::hardware::ComputeModel graphs(s.hardware.device, "bf16", st);
+  EXPECT_DOUBLE_EQ(graphs.run_seconds(run), 10e-6);
+  // A long kernel hides the host: the GPU time stands.
+  k.bytes = 1e9;
+  std::vector<dtsim::model::Op> big{k};
+  EXPECT_DOUBLE_EQ(eager.run_seconds(big), none.seconds(k));
+}
+
+}  // namespace
