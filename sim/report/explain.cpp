@@ -18,19 +18,6 @@ struct PassTime {
   double total() const { return kernels_s + collectives_s; }
 };
 
-collectives::Kind kind_of(model::TpCollective c)
-{
-  if (c == model::TpCollective::ReduceScatter)
-    return collectives::Kind::ReduceScatter;
-  if (c == model::TpCollective::AllGather)
-    return collectives::Kind::AllGather;
-  if (c == model::TpCollective::AllToAll)
-    return collectives::Kind::AllToAll;
-  if (c == model::TpCollective::ContextGather)
-    return collectives::Kind::AllGather;
-  return collectives::Kind::AllReduce;
-}
-
 // Collective times are the alpha-beta ring time on uncontended links (the replay adds contention).
 PassTime print_pass(std::ostream& out, const char* title, const std::vector<model::Segment>& segs,
                     const hardware::ComputeModel& cm, const scenario::ScenarioSpec& s,
@@ -52,7 +39,7 @@ PassTime print_pass(std::ostream& out, const char* title, const std::vector<mode
       const auto& l = !a2a && !ring                   ? link
                       : g.tp * n <= s.hardware.node.devices ? s.hardware.node.nvlink
                                                             : s.hardware.network.nic;
-      double ct = collectives::ring_time(kind_of(seg.collective), seg.collective_bytes, n, l.latency_s,
+      double ct = collectives::ring_time(collectives::kind_of(seg.collective), seg.collective_bytes, n, l.latency_s,
                                          l.effective_bw_Bps());
       pt.collectives_s += ct;
       std::snprintf(line, sizeof line, "  %-24s %-26s %10s %10.2f %8.1f\n", model::to_string(seg.collective),
