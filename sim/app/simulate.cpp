@@ -5,6 +5,7 @@
 
 #include "hardware/compute_model.hpp"
 #include "model/transformer.hpp"
+#include "parallel/plan.hpp"
 #include "parallel/schedule.hpp"
 #include "replay/step_program.hpp"
 #include "app/child_process.hpp"
@@ -29,13 +30,13 @@ void add_stack_overhead(replay::ReplayResult& r, double seconds)
 }
 
 // Fills the memory part of a wafer report for one mode.
-void set_wafer_memory(report::RunReport& r, const scenario::ScenarioSpec& s, const model::Transformer& t,
-                      WaferMode mode)
+void set_wafer_memory(report::RunReport& r, const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan,
+                      const model::Transformer& t, WaferMode mode)
 {
   r.wafer_mode = mode;
-  r.wafer_memory = wafer::wafer_memory(s, t, mode);
+  r.wafer_memory = wafer::wafer_memory(s, plan, t, mode);
   parallel::StageMemory sm;
-  sm.params = t.total_params(s.training.seq_len);
+  sm.params = t.total_params(plan.shape.seq);
   sm.weights_bytes = r.wafer_memory.sram_weights;
   sm.activations_bytes = r.wafer_memory.sram_activations;
   sm.microbatches_in_flight = 1;
@@ -45,14 +46,15 @@ void set_wafer_memory(report::RunReport& r, const scenario::ScenarioSpec& s, con
   r.why_not_fitting = r.wafer_memory.why_not();
 }
 
-report::RunReport simulate_wafer(const scenario::ScenarioSpec& s, bool record_trace)
+report::RunReport simulate_wafer(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan,
+                                 bool record_trace)
 {
   report::RunReport r;
   r.scenario = &s;
   r.wafer = true;
   model::Transformer t(s.model);
-  r.total_params = t.total_params(s.training.seq_len);
-  auto program = wafer::build_wafer_program(s, t);
+  r.total_params = t.total_params(plan.shape.seq);
+  auto program = wafer::build_wafer_program(s, plan, t);
   r.model_flops = program.model_flops;
   r.hardware_flops = program.hardware_flops;
   WaferMode mode = s.wafer_mode;
@@ -61,14 +63,14 @@ report::RunReport simulate_wafer(const scenario::ScenarioSpec& s, bool record_tr
     std::vector<WaferMode> fitting;
     std::string why;
     for (WaferMode m : {WaferMode::WeightStreaming, WaferMode::LayerPipelined}) {
-      auto mem = wafer::wafer_memory(s, t, m);
+      auto mem = wafer::wafer_memory(s, plan, t, m);
       if (mem.fits())
         fitting.push_back(m);
       else
         why += std::string(why.empty() ? "" : "; ") + scenario::to_string(m) + " does not fit (" + mem.why_not() + ")";
     }
     if (fitting.empty()) {
-      set_wafer_memory(r, s, t, WaferMode::WeightStreaming);
+      set_wafer_memory(r, s, plan, t, WaferMode::WeightStreaming);
       r.wafer_mode_reason = "auto: " + why;
       r.why_not_fitting = why;
       return r;
@@ -93,7 +95,7 @@ report::RunReport simulate_wafer(const scenario::ScenarioSpec& s, bool record_tr
   } else {
     r.wafer_mode_reason = "set in the scenario";
   }
-  set_wafer_memory(r, s, t, mode);
+  set_wafer_memory(r, s, plan, t, mode);
   if (!r.wafer_memory.fits())
     return r;
   r.replay = wafer::run_wafer_replay(s, program, mode, record_trace);
@@ -106,28 +108,29 @@ report::RunReport simulate_wafer(const scenario::ScenarioSpec& s, bool record_tr
 report::RunReport simulate(const scenario::ScenarioSpec& s, bool record_trace)
 {
   auto t0 = std::chrono::steady_clock::now();
+  const parallel::DerivedPlan plan = parallel::derive_plan(s);
   if (s.hardware.wafer_scale) {
-    report::RunReport r = simulate_wafer(s, record_trace);
+    report::RunReport r = simulate_wafer(s, plan, record_trace);
     r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return r;
   }
   report::RunReport r;
   r.scenario = &s;
   model::Transformer t(s.model);
-  r.total_params = t.total_params(s.training.seq_len);
-  r.memory = parallel::estimate_memory(s, t);
+  r.total_params = t.total_params(plan.shape.seq);
+  r.memory = parallel::estimate_memory(s, plan, t);
   if (!r.memory.fits()) {
     r.why_not_fitting = "peak " + config::format_quantity(r.memory.peak_bytes(), config::Dimension::Bytes) +
                         " on stage " + std::to_string(r.memory.peak_stage) + " of " +
                         config::format_quantity(r.memory.capacity_bytes, config::Dimension::Bytes);
     return r;
   }
-  hardware::ComputeModel compute(s.hardware.device, s.training.precision, s.stack);
-  auto program = std::make_shared<const replay::StepProgram>(replay::build_step_program(s, t, compute));
+  hardware::ComputeModel compute(s.hardware.device, plan.precision.name, s.stack);
+  auto program = std::make_shared<const replay::StepProgram>(replay::build_step_program(s, plan, t, compute));
   r.program = program;
   r.model_flops = program->model_flops;
   r.hardware_flops = program->hardware_flops;
-  auto schedule = parallel::build_schedule(s.schedule, s.parallel.pp, s.parallel.vpp, s.microbatches);
+  auto schedule = parallel::build_schedule(s.schedule, plan.groups.pp, plan.groups.vpp, s.microbatches);
   r.replay = replay::run_replay(s, *program, schedule, record_trace);
   add_stack_overhead(r.replay, s.stack.factors.step_overhead_s);
   r.simulated = true;

@@ -5,6 +5,17 @@
 
 namespace dtsim::collectives {
 
+Kind kind_of(model::TpCollective c)
+{
+  switch (c) {
+    case model::TpCollective::ReduceScatter: return Kind::ReduceScatter;
+    case model::TpCollective::AllGather: return Kind::AllGather;
+    case model::TpCollective::AllToAll: return Kind::AllToAll;
+    case model::TpCollective::ContextGather: return Kind::AllGather;
+    default: return Kind::AllReduce;  // AllReduce, ContextGatherReduce (None moves nothing)
+  }
+}
+
 using std::size_t;
 
 namespace {

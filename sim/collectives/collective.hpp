@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "model/ops.hpp"
 #include "parallel/placement.hpp"
 
 namespace dtsim::collectives {
@@ -14,6 +15,10 @@ namespace dtsim::collectives {
 /// AllToAll: every rank sends bytes / n to every other rank at once (NCCL's grouped sends and receives), one
 /// phase of n (n - 1) flows; `bytes` is what one rank holds before the exchange, its own share included.
 enum class Kind { AllReduce, ReduceScatter, AllGather, AllToAll };
+
+/// The collective a layer's collective runs as. The context-parallel ring moves an all-gather's traffic in forward
+/// (ContextGather) and an all-reduce's in backward (ContextGatherReduce), see model/ops.hpp.
+Kind kind_of(model::TpCollective c);
 
 struct Flow {
   int64_t src = 0, dst = 0;  ///< device indices

@@ -2,22 +2,18 @@
 
 #include <algorithm>
 
-#include "scenario/layer_partition.hpp"
-
 namespace dtsim::parallel {
 
 using scenario::Recompute;
 using scenario::Schedule;
 
-static int elem_bytes(const scenario::ScenarioSpec& s) { return s.training.precision == "fp32" ? 4 : 2; }
-
-double layer_activation_bytes(const model::ModelSpec& m, const scenario::ScenarioSpec& s, bool selective)
+double layer_activation_bytes(const model::ModelSpec& m, const model::Shape& sh, bool selective)
 {
   // Korthikanti et al. 2022, Sec. 4, generalised to any attention and MLP width: in units of s*b*h bytes for
   // 16-bit activations. GPT shapes (f = 4h, no GQA) give exactly Table 2: 10 + 24/t + 5as/(ht).
-  const double t = double(s.parallel.tp), h = double(m.hidden), f = double(m.ffn);
+  const double t = double(sh.tp), h = double(m.hidden), f = double(m.ffn);
   const double aw = double(m.heads * m.head_dim), kvw = double(m.kv_heads * m.head_dim);
-  const double sq = double(s.training.seq_len);
+  const double sq = double(sh.seq);
   // Stored whole on every TP rank unless sequence parallel: both layer-norm inputs, QKV and fc1 inputs, two
   // dropout masks.
   double replicated = 10.0;
@@ -28,11 +24,11 @@ double layer_activation_bytes(const model::ModelSpec& m, const scenario::Scenari
   // and the dispatched expert inputs (2 bytes per element) are kept whole on every TP rank.
   const double routed =
       m.experts > 0
-          ? double(m.experts_per_token) * model::expert_rank_imbalance(m, s.training.busiest_expert_load(), s.parallel.ep)
+          ? double(m.experts_per_token) * model::expert_rank_imbalance(m, sh.expert_imbalance, sh.ep)
           : 1.0;
   mlp *= routed;
   double dispatched = m.experts > 0 ? 2.0 * routed : 0.0;
-  if (s.training.precision == "fp8") {
+  if (sh.fp8) {
     // Transformer Engine keeps the inputs of the linear layers for backward in fp8 (1 byte, not 2): half of the
     // QKV and fc1 inputs (replicated), of the projection input (attn_out) and of the fc2 input (2f/h of mlp).
     replicated -= 2.0;
@@ -40,24 +36,24 @@ double layer_activation_bytes(const model::ModelSpec& m, const scenario::Scenari
     mlp -= routed * f / h;
     dispatched /= 2.0;
   }
-  double per_sbh = (s.parallel.sp ? replicated / t : replicated) + (qkv + attn_out + mlp) / t + dispatched;
+  double per_sbh = (sh.sp ? replicated / t : replicated) + (qkv + attn_out + mlp) / t + dispatched;
   // softmax output (2), its dropout mask (1) and dropout output (2) per attention score element
-  double scores = selective || s.training.flash_attention ? 0.0 : 5.0 * double(m.heads) * sq / (h * t);
+  double scores = selective || sh.flash ? 0.0 : 5.0 * double(m.heads) * sq / (h * t);
   // Context parallel: the rank holds seq / cp tokens; its attention scores cover its queries and every key.
-  double sbh = sq / double(s.parallel.cp) * double(s.training.micro_batch) * h;
-  return sbh * (per_sbh + scores) * elem_bytes(s) / 2.0;
+  double sbh = sq / double(sh.cp) * double(sh.micro_batch) * h;
+  return sbh * (per_sbh + scores) * sh.elem_bytes / 2.0;
 }
 
-double stage_params(const model::Transformer& t, const scenario::ScenarioSpec& s, int64_t stage)
+double stage_params(const model::Transformer& t, const DerivedPlan& plan, int64_t stage)
 {
   const auto& m = t.spec();
-  const int64_t tp = s.parallel.tp, pp = s.parallel.pp;
-  double p = double(scenario::stage_layers(s, stage)) * t.layer_params_per_rank(tp, s.parallel.ep);
+  const int64_t tp = plan.groups.tp, pp = plan.groups.pp;
+  double p = double(plan.stage_layers(stage)) * t.layer_params_per_rank(tp, plan.groups.ep);
   const double h = double(m.hidden);
   if (stage == 0) {
     p += double(m.vocab) * h / double(tp);
     if (m.learned_positions)
-      p += double(std::min(s.training.seq_len, m.max_positions)) * h;
+      p += double(std::min(plan.shape.seq, m.max_positions)) * h;
   }
   if (stage == pp - 1) {
     p += t.head_params() - (m.tied_embeddings ? 0.0 : double(m.vocab) * h);  // the final norm
@@ -69,47 +65,45 @@ double stage_params(const model::Transformer& t, const scenario::ScenarioSpec& s
   return p;
 }
 
-double stage_expert_params(const model::Transformer& t, const scenario::ScenarioSpec& s, int64_t stage)
+double stage_expert_params(const model::Transformer& t, const DerivedPlan& plan, int64_t stage)
 {
-  return double(scenario::stage_layers(s, stage)) * t.layer_expert_params_per_rank(s.parallel.tp, s.parallel.ep);
+  return double(plan.stage_layers(stage)) * t.layer_expert_params_per_rank(plan.groups.tp, plan.groups.ep);
 }
 
-MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const model::Transformer& t)
+MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan& plan, const model::Transformer& t)
 {
   MemoryReport r;
   r.capacity_bytes = s.hardware.device.memory_bytes;
   const auto& m = t.spec();
-  const int64_t pp = s.parallel.pp, v = s.parallel.vpp, mb = s.microbatches;
-  const int e = elem_bytes(s);
-  const double sbh =
-      double(s.training.seq_len / s.parallel.cp) * double(s.training.micro_batch) * double(m.hidden);
+  const int64_t pp = plan.groups.pp, v = plan.groups.vpp, mb = s.microbatches, tp = plan.groups.tp;
+  const int e = plan.precision.activation_bytes;
+  const double sbh = double(plan.tokens_per_rank) * double(m.hidden);
   const bool full = s.training.recompute == Recompute::Full;
-  const double per_layer = layer_activation_bytes(m, s, s.training.recompute == Recompute::Selective);
+  const double per_layer = layer_activation_bytes(m, plan.shape, s.training.recompute == Recompute::Selective);
   // A layer recomputed in full keeps only its input (sharded under sequence parallelism); while it is recomputed
   // during its backward pass, its whole activations are there once more. The other layers keep everything.
-  const double recomputed = 2.0 * sbh * (s.parallel.sp ? 1.0 / double(s.parallel.tp) : 1.0) * e / 2.0;
-  const double working = full ? layer_activation_bytes(m, s, false) : 0.0;
+  const double recomputed = 2.0 * sbh * (plan.shape.sp ? 1.0 / double(tp) : 1.0) * e / 2.0;
+  const double working = full ? layer_activation_bytes(m, plan.shape, false) : 0.0;
   for (int64_t st = 0; st < pp; ++st) {
     StageMemory sm;
     sm.stage = st;
-    sm.params = stage_params(t, s, st);
-    const double weight_bytes = s.training.precision == "fp32" ? 4 : 2;
+    sm.params = stage_params(t, plan, st);
+    const double weight_bytes = plan.precision.weight_bytes;
     // ZeRO (Rajbhandari et al. 2019, Sec. 5): stage 1 shards the optimizer states over the dp ranks, stage 2
     // also the gradients, stage 3 also the weights; stage 3 then holds the gathered weights of the layer being
     // computed and of the one being prefetched.
     // Expert parameters are sharded over their own data-parallel group (dp / ep ranks).
     const int zero = s.parallel.zero;
-    const double d = double(s.parallel.dp_cp()), de = double(s.parallel.dp_cp() / s.parallel.ep);
-    const double experts = stage_expert_params(t, s, st), dense = sm.params - experts;
+    const double d = double(plan.groups.dense_dp), de = double(plan.groups.expert_dp);
+    const double experts = stage_expert_params(t, plan, st), dense = sm.params - experts;
     auto sharded = [&](int from_stage) { return zero >= from_stage ? dense / d + experts / de : sm.params; };
     sm.weights_bytes = sharded(3) * weight_bytes;
-    if (s.training.precision == "fp8")  // Transformer Engine's fp8 copy of the weights, kept across microbatches
+    if (plan.precision.fp8_linear)  // Transformer Engine's fp8 copy of the weights, kept across microbatches
       sm.weights_bytes += sharded(3);
     if (zero >= 3)
-      sm.weights_bytes += 2.0 * t.layer_params_per_rank(s.parallel.tp, s.parallel.ep) * weight_bytes;
-    sm.gradients_bytes = sharded(2) * weight_bytes;
-    // (fp32 master,) momentum, variance
-    sm.optimizer_bytes = sharded(1) * (s.training.precision == "fp32" ? 8 : 12);
+      sm.weights_bytes += 2.0 * t.layer_params_per_rank(tp, plan.groups.ep) * weight_bytes;
+    sm.gradients_bytes = sharded(2) * plan.precision.gradient_bytes;
+    sm.optimizer_bytes = sharded(1) * plan.precision.optimizer_bytes_per_param;
     int64_t in_flight = 0;
     switch (s.schedule) {
       case Schedule::GPipe: in_flight = mb * v; break;
@@ -118,14 +112,12 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const model::Trans
     }
     sm.microbatches_in_flight = in_flight;
     // Uneven stages (parallel.stage_layers): the stage's mean layers per chunk, of which the mean recomputed.
-    const double layers_per_chunk = double(scenario::stage_layers(s, st)) / double(v);
-    const double recomputed_per_chunk = double(scenario::stage_recomputed_layers(s, st)) / double(v);
+    const double layers_per_chunk = double(plan.stage_layers(st)) / double(v);
+    const double recomputed_per_chunk = double(plan.stage_recomputed_layers(st)) / double(v);
     const double per_chunk = recomputed_per_chunk * recomputed + (layers_per_chunk - recomputed_per_chunk) * per_layer;
     sm.activations_bytes = double(in_flight) * per_chunk + working;
     if (st == pp - 1)  // logits of the microbatch whose loss is being computed: 16-bit plus two fp32 copies
-      sm.activations_bytes +=
-          double(s.training.seq_len / s.parallel.cp * s.training.micro_batch) * double(m.vocab) /
-          double(s.parallel.tp) * (e + 8);
+      sm.activations_bytes += double(plan.tokens_per_rank) * double(m.vocab) / double(tp) * (e + 8);
     r.stages.push_back(sm);
   }
   for (size_t i = 0; i < r.stages.size(); ++i)

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "model/transformer.hpp"
+#include "parallel/plan.hpp"
 #include "scenario/scenario_spec.hpp"
 
 namespace dtsim::parallel {
@@ -26,14 +27,16 @@ struct MemoryReport {
   bool fits() const { return peak_bytes() <= capacity_bytes; }
 };
 
-/// Activation bytes one layer stores for one microbatch on one TP rank (no recomputation, or selective).
-double layer_activation_bytes(const model::ModelSpec& m, const scenario::ScenarioSpec& s, bool selective);
+/// Activation bytes one layer stores for one microbatch of shape `sh` on one TP rank (no recomputation, or
+/// selective).
+double layer_activation_bytes(const model::ModelSpec& m, const model::Shape& sh, bool selective);
 
 /// Parameters one device of `stage` holds.
-double stage_params(const model::Transformer& t, const scenario::ScenarioSpec& s, int64_t stage);
+double stage_params(const model::Transformer& t, const DerivedPlan& plan, int64_t stage);
 /// Of those, the expert parameters (mixture of experts; 0 otherwise).
-double stage_expert_params(const model::Transformer& t, const scenario::ScenarioSpec& s, int64_t stage);
+double stage_expert_params(const model::Transformer& t, const DerivedPlan& plan, int64_t stage);
 
-MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const model::Transformer& t);
+/// `plan` is derive_plan(s).
+MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan& plan, const model::Transformer& t);
 
 }  // namespace dtsim::parallel

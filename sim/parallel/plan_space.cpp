@@ -101,7 +101,7 @@ PlanSpace enumerate_plans(const scenario::ScenarioSpec& base, const PlanDimensio
       ++space.pruned[reason_of(diag)];
       return;
     }
-    if (!estimate_memory(s, t).fits()) {
+    if (!estimate_memory(s, derive_plan(s), t).fits()) {
       ++space.not_fitting;
       ++space.pruned["does not fit in device memory"];
       return;
@@ -114,7 +114,7 @@ PlanSpace enumerate_plans(const scenario::ScenarioSpec& base, const PlanDimensio
       for (int64_t n = 1; n < most; ++n) {
         scenario::ScenarioSpec fewer = s;
         fewer.training.recompute_layers = n;
-        if (estimate_memory(fewer, t).fits()) {
+        if (estimate_memory(fewer, derive_plan(fewer), t).fits()) {
           s = std::move(fewer);
           break;
         }

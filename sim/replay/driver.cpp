@@ -2,16 +2,6 @@
 
 namespace dtsim::replay {
 
-collectives::Kind kind_of(model::TpCollective c)
-{
-  switch (c) {
-    case model::TpCollective::ReduceScatter: return collectives::Kind::ReduceScatter;
-    case model::TpCollective::AllGather: return collectives::Kind::AllGather;
-    case model::TpCollective::AllToAll: return collectives::Kind::AllToAll;
-    default: return collectives::Kind::AllReduce;
-  }
-}
-
 Driver::Driver(Activities& acts, const scenario::ScenarioSpec& s, const StepProgram& prog,
                const parallel::PipelineSchedule& sched, bool trace)
     : acts_(acts), s_(s), prog_(prog), sched_(sched),

@@ -21,8 +21,6 @@ namespace dtsim::replay {
 namespace sg4 = simgrid::s4u;
 using parallel::UnitId;
 
-collectives::Kind kind_of(model::TpCollective c);
-
 class Driver {
  public:
   Driver(Activities& acts, const scenario::ScenarioSpec& s, const StepProgram& prog,

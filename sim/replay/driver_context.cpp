@@ -11,9 +11,7 @@ void Driver::cp_ring(size_t di, const Step& st, std::function<void()> done)
 {
   Device& d = devices_[di];
   const int64_t seq = d.cp_seq++, cp = s_.parallel.cp;
-  const auto kind = st.collective == model::TpCollective::ContextGatherReduce ? collectives::Kind::AllReduce
-                                                                                : collectives::Kind::AllGather;
-  Phases phases = rank_group_phases(d, kind, st.bytes, cp);
+  Phases phases = rank_group_phases(d, collectives::kind_of(st.collective), st.bytes, cp);
   if (!full_) {
     run_phases(phases, 0, std::move(done));
     return;

@@ -322,7 +322,7 @@ Driver::Phases Driver::tp_phases(const Device& d, const Step& st)
   if (it != tp_plans_.end())
     return it->second;
   auto group = placement_.tp_group(d.coord.stage, d.coord.dp);
-  auto phases = collectives::plan_collective(kind_of(st.collective), st.bytes, group, placement_);
+  auto phases = collectives::plan_collective(collectives::kind_of(st.collective), st.bytes, group, placement_);
   if (!full_)  // folded: only the representative's own ring edges; the other ranks' edges use their own links
     for (auto& ph : phases) {
       std::vector<collectives::Flow> mine;

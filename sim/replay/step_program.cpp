@@ -4,7 +4,6 @@
 
 #include "parallel/memory.hpp"
 #include "scenario/layer_partition.hpp"
-#include "scenario/layer_shape.hpp"
 
 namespace dtsim::replay {
 
@@ -97,27 +96,26 @@ const std::vector<Step>& unit_steps(const StepProgram& p, int64_t stage, int64_t
   return table[size_t(stage)][size_t(chunk)];
 }
 
-StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Transformer& t,
-                               const hardware::ComputeModel& cm)
+StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan,
+                               const model::Transformer& t, const hardware::ComputeModel& cm)
 {
   const auto& m = t.spec();
-  const int64_t p = s.parallel.pp, v = s.parallel.vpp, tp = s.parallel.tp;
-  const int elem = s.training.precision == "fp32" ? 4 : 2;
-  const model::Shape shape = scenario::layer_shape(s);
-  const model::PassProgram layer = t.layer(shape), emb = t.embedding(shape), head = t.head(shape);
-  const std::vector<int64_t> chunk_layers = scenario::chunk_layers(s);
-  const double grad_elem = elem;
+  const auto& g = plan.groups;
+  const int64_t p = g.pp, v = g.vpp, tp = g.tp;
+  const int elem = plan.precision.weight_bytes;  // parameters gathered and sent, 16-bit unless fp32
+  const model::PassProgram layer = t.layer(plan.shape), emb = t.embedding(plan.shape), head = t.head(plan.shape);
+  const double grad_elem = plan.precision.gradient_bytes;
   const double h = double(m.hidden);
   // A layer's parameters on one rank: its experts are reduced (and under ZeRO sharded and gathered) over their own
   // data-parallel group, the rest over dp. Experts that one rank alone holds (dp = ep) have nothing to gather.
-  const double layer_experts = t.layer_expert_params_per_rank(tp, s.parallel.ep);
-  const double layer_dense = t.layer_params_per_rank(tp, s.parallel.ep) - layer_experts;
-  const double gathered_experts = s.parallel.dp_cp() / s.parallel.ep > 1 ? layer_experts : 0.0;
+  const double layer_experts = t.layer_expert_params_per_rank(tp, g.ep);
+  const double layer_dense = t.layer_params_per_rank(tp, g.ep) - layer_experts;
+  const double gathered_experts = g.expert_dp > 1 ? layer_experts : 0.0;
   double head_params = t.head_params() - (m.tied_embeddings ? 0.0 : double(m.vocab) * h);
   if (!m.tied_embeddings || p > 1)
     head_params += double(m.vocab) * h / double(tp);
   const double emb_params = double(m.vocab) * h / double(tp) +
-                            (m.learned_positions ? double(std::min(s.training.seq_len, m.max_positions)) * h : 0.0);
+                            (m.learned_positions ? double(std::min(plan.shape.seq, m.max_positions)) * h : 0.0);
   const bool fused = s.training.grad_accumulation_fusion;
   const int zero = s.parallel.zero;
 
@@ -129,7 +127,7 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Tra
     for (int64_t c = 0; c < v; ++c) {
       const int64_t vs = c * p + st;
       const bool first = vs == 0, last = vs == p * v - 1;
-      const int64_t layer0 = scenario::first_layer(s, vs), per_chunk = chunk_layers[size_t(vs)];
+      const int64_t layer0 = plan.chunk_first_layer[size_t(vs)], per_chunk = plan.chunk_layers[size_t(vs)];
       auto& fw = prog.forward[size_t(st)][size_t(c)];
       auto& bw = prog.backward[size_t(st)][size_t(c)];
       auto& grads = prog.gradients[size_t(st)][size_t(c)];
@@ -160,7 +158,7 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Tra
         std::string name = "layer " + std::to_string(layer0 + l);
         param_gather(bw, layer_dense, elem, zero, name);
         param_gather(bw, gathered_experts, elem, zero, name, true);
-        if (l < scenario::recomputed_layers(s, per_chunk))  // Megatron-LM's block method: the chunk's first layers
+        if (l < plan.chunk_recomputed_layers[size_t(vs)])  // Megatron-LM's block method: the chunk's first layers
           append(bw, layer.forward, cm, "recompute " + name, true);
         else if (s.training.recompute == Recompute::Selective)
           bw.push_back(compute_step(layer.selective_recompute, cm, "recompute attention " + name, true));
@@ -185,12 +183,12 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Tra
     for (auto& chunk : prog.backward_first.back())
       chunk.erase(std::remove_if(chunk.begin(), chunk.end(), [](const Step& x) { return x.accumulation; }),
                   chunk.end());
-    prog.stage_params.push_back(parallel::stage_params(t, s, st));
+    prog.stage_params.push_back(parallel::stage_params(t, plan, st));
     // ZeRO 1-3: each rank updates only its 1/dp share of the stage's parameters, then (stages 1 and 2) the
     // updated 16-bit parameters are all-gathered; stage 3 keeps them sharded and gathers them before use.
-    const double experts = parallel::stage_expert_params(t, s, st), dense = prog.stage_params.back() - experts;
-    const double expert_dp = double(s.parallel.dp_cp() / s.parallel.ep);
-    const double updated = zero >= 1 ? dense / double(s.parallel.dp_cp()) + experts / expert_dp : dense + experts;
+    const double experts = parallel::stage_expert_params(t, plan, st), dense = prog.stage_params.back() - experts;
+    const double updated =
+        zero >= 1 ? dense / double(g.dense_dp) + experts / double(g.expert_dp) : dense + experts;
     prog.optimizer_seconds.push_back(cm.memory_seconds(kOptimizerBytesPerParam * updated));
     const bool refresh = (zero == 1 || zero == 2) && !s.parallel.param_gather_overlap;
     prog.param_allgather_bytes.push_back(refresh ? dense * elem : 0.0);
@@ -200,26 +198,23 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Tra
   // (sequence parallelism shards them the same way).
   if (m.tied_embeddings && p > 1)
     prog.embedding_sync_bytes = double(m.vocab) * h / double(tp) * grad_elem;
-  prog.send_bytes = double(s.training.micro_batch * s.training.seq_len / s.parallel.cp) * h * elem / double(tp);
+  prog.send_bytes = double(plan.tokens_per_rank) * h * plan.precision.activation_bytes / double(tp);
 
-  const int64_t tokens = s.training.micro_batch * s.training.seq_len;
-  const double samples = double(s.training.global_batch);
-  const double layer_fwd = t.layer_forward_flops(tokens, s.training.seq_len);
-  const double per_mb_fwd = double(m.layers) * layer_fwd + t.logits_forward_flops(tokens);
-  const double mbs = samples / double(s.training.micro_batch);
-  prog.model_flops = 3.0 * per_mb_fwd * mbs;
+  const double tokens = double(plan.tokens_per_microbatch), seq = double(plan.shape.seq);
+  const double attn_width = double(m.heads * m.head_dim);
+  prog.model_flops = plan.model_flops_per_step;
   double recompute = 0;
   if (s.training.recompute == Recompute::Full) {
     int64_t layers = 0;
-    for (int64_t n : chunk_layers)
-      layers += scenario::recomputed_layers(s, n);
-    recompute = double(layers) * layer_fwd;
+    for (int64_t n : plan.chunk_recomputed_layers)
+      layers += n;
+    recompute = double(layers) * plan.layer_forward_flops;
   }
-  else if (s.training.recompute == Recompute::Selective && !s.training.flash_attention)
-    recompute = double(m.layers) * 4.0 * double(tokens) * double(s.training.seq_len) * double(m.heads * m.head_dim);
-  if (s.training.flash_attention)  // the fused backward recomputes the scores: one GEMM of 2 * T * s * width
-    recompute += double(m.layers) * 2.0 * double(tokens) * double(s.training.seq_len) * double(m.heads * m.head_dim);
-  prog.hardware_flops = prog.model_flops + recompute * mbs;
+  else if (s.training.recompute == Recompute::Selective && !plan.shape.flash)
+    recompute = double(m.layers) * 4.0 * tokens * seq * attn_width;
+  if (plan.shape.flash)  // the fused backward recomputes the scores: one GEMM of 2 * T * s * width
+    recompute += double(m.layers) * 2.0 * tokens * seq * attn_width;
+  prog.hardware_flops = prog.model_flops + recompute * plan.microbatches_per_step;
   return prog;
 }
 

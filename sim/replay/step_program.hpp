@@ -9,6 +9,7 @@
 
 #include "hardware/compute_model.hpp"
 #include "model/transformer.hpp"
+#include "parallel/plan.hpp"
 #include "scenario/scenario_spec.hpp"
 
 namespace dtsim::replay {
@@ -81,7 +82,8 @@ const std::vector<Step>& unit_steps(const StepProgram& p, int64_t stage, int64_t
 /// three of them back (16 + 12), copy fp32 main parameters to 16-bit parameters (4 + 2), zero the gradients (2).
 constexpr double kOptimizerBytesPerParam = 6 + 8 + 4 + 28 + 6 + 2;
 
-StepProgram build_step_program(const scenario::ScenarioSpec& s, const model::Transformer& t,
-                               const hardware::ComputeModel& compute);
+/// `plan` is derive_plan(s).
+StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan,
+                               const model::Transformer& t, const hardware::ComputeModel& compute);
 
 }  // namespace dtsim::replay

@@ -5,9 +5,9 @@
 
 #include "collectives/collective.hpp"
 #include "hardware/compute_model.hpp"
-#include "wafer/wafer_program.hpp"
 #include "model/transformer.hpp"
-#include "scenario/layer_shape.hpp"
+#include "parallel/plan.hpp"
+#include "wafer/wafer_program.hpp"
 
 namespace dtsim::report {
 
@@ -18,25 +18,13 @@ struct PassTime {
   double total() const { return kernels_s + collectives_s; }
 };
 
-collectives::Kind kind_of(model::TpCollective c)
-{
-  if (c == model::TpCollective::ReduceScatter)
-    return collectives::Kind::ReduceScatter;
-  if (c == model::TpCollective::AllGather)
-    return collectives::Kind::AllGather;
-  if (c == model::TpCollective::AllToAll)
-    return collectives::Kind::AllToAll;
-  if (c == model::TpCollective::ContextGather)
-    return collectives::Kind::AllGather;
-  return collectives::Kind::AllReduce;
-}
-
 // Collective times are the alpha-beta ring time on uncontended links (the replay adds contention).
 PassTime print_pass(std::ostream& out, const char* title, const std::vector<model::Segment>& segs,
-                    const hardware::ComputeModel& cm, const scenario::ScenarioSpec& s)
+                    const hardware::ComputeModel& cm, const scenario::ScenarioSpec& s,
+                    const parallel::ParallelGroups& g)
 {
   PassTime pt;
-  const bool in_node = s.parallel.tp <= s.hardware.node.devices;
+  const bool in_node = g.tp <= s.hardware.node.devices;
   const auto& link = in_node ? s.hardware.node.nvlink : s.hardware.network.nic;
   char line[256];
   out << title << "\n";
@@ -47,11 +35,11 @@ PassTime print_pass(std::ostream& out, const char* title, const std::vector<mode
       const bool a2a = seg.collective == model::TpCollective::AllToAll;
       const bool ring = seg.collective == model::TpCollective::ContextGather ||
                         seg.collective == model::TpCollective::ContextGatherReduce;
-      const int64_t n = a2a ? s.parallel.ep : ring ? s.parallel.cp : s.parallel.tp;
-      const auto& l = !a2a && !ring                              ? link
-                      : s.parallel.tp * n <= s.hardware.node.devices ? s.hardware.node.nvlink
-                                                                     : s.hardware.network.nic;
-      double ct = collectives::ring_time(kind_of(seg.collective), seg.collective_bytes, n, l.latency_s,
+      const int64_t n = a2a ? g.ep : ring ? g.cp : g.tp;
+      const auto& l = !a2a && !ring                   ? link
+                      : g.tp * n <= s.hardware.node.devices ? s.hardware.node.nvlink
+                                                            : s.hardware.network.nic;
+      double ct = collectives::ring_time(collectives::kind_of(seg.collective), seg.collective_bytes, n, l.latency_s,
                                          l.effective_bw_Bps());
       pt.collectives_s += ct;
       std::snprintf(line, sizeof line, "  %-24s %-26s %10s %10.2f %8.1f\n", model::to_string(seg.collective),
@@ -84,12 +72,12 @@ PassTime print_pass(std::ostream& out, const char* title, const std::vector<mode
 }  // namespace
 
 // Wafer-scale systems run whole units (embedding, layers, head) on the whole wafer, one pass at a time.
-void print_wafer_explain(std::ostream& out, const scenario::ScenarioSpec& s)
+void print_wafer_explain(std::ostream& out, const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan)
 {
   model::Transformer t(s.model);
-  auto p = wafer::build_wafer_program(s, t);
+  auto p = wafer::build_wafer_program(s, plan, t);
   out << "Units of one pass of " << p.pass_batch << " samples on one " << s.hardware.wafer.name << " ("
-      << s.model.name << ", sequence " << s.training.seq_len << ", " << s.training.precision << ", compute at "
+      << s.model.name << ", sequence " << plan.shape.seq << ", " << plan.precision.name << ", compute at "
       << s.hardware.wafer.compute_efficiency * 100 << "% of peak)\n";
   char line[256];
   std::snprintf(line, sizeof line, "  %-12s %10s %12s %10s %10s %12s %12s\n", "unit", "params (M)", "weights (MB)",
@@ -113,40 +101,41 @@ void print_wafer_explain(std::ostream& out, const scenario::ScenarioSpec& s)
   std::snprintf(line, sizeof line,
                 "\none pass: forward %.3f s, backward %.3f s, recomputation %.3f s (compute only); %lld passes per "
                 "step on each of %lld systems\n",
-                fwd, bwd, rec, (long long)p.passes, (long long)s.parallel.dp);
+                fwd, bwd, rec, (long long)p.passes, (long long)plan.groups.dp);
   out << line;
 }
 
 void print_explain(std::ostream& out, const scenario::ScenarioSpec& s)
 {
+  const parallel::DerivedPlan plan = parallel::derive_plan(s);
   if (s.hardware.wafer_scale) {
-    print_wafer_explain(out, s);
+    print_wafer_explain(out, s, plan);
     return;
   }
   model::Transformer t(s.model);
-  hardware::ComputeModel cm(s.hardware.device, s.training.precision, s.stack);
-  const model::Shape shape = scenario::layer_shape(s);
+  hardware::ComputeModel cm(s.hardware.device, plan.precision.name, s.stack);
+  const model::Shape& shape = plan.shape;
+  const auto& g = plan.groups;
   out << "Kernels of one microbatch on one tensor-parallel rank (" << s.model.name << ", micro batch "
-      << s.training.micro_batch << ", sequence " << s.training.seq_len << ", tp " << s.parallel.tp
-      << (s.parallel.sp ? ", sp" : "") << ", " << s.training.precision << " on " << s.hardware.device.name << ")\n";
+      << shape.micro_batch << ", sequence " << shape.seq << ", tp " << g.tp << (shape.sp ? ", sp" : "") << ", "
+      << plan.precision.name << " on " << s.hardware.device.name << ")\n";
   char head[256];
   std::snprintf(head, sizeof head, "  %-24s %-26s %10s %10s %8s %10s\n", "kernel", "shape (batch x m x n x k)",
                 "GFLOP", "MB", "us", "of peak");
   out << head;
   auto layer = t.layer(shape);
-  PassTime fwd = print_pass(out, "layer forward", layer.forward, cm, s);
-  PassTime bwd = print_pass(out, "layer backward", layer.backward, cm, s);
-  print_pass(out, "embedding forward", t.embedding(shape).forward, cm, s);
-  print_pass(out, "head forward", t.head(shape).forward, cm, s);
-  print_pass(out, "head backward", t.head(shape).backward, cm, s);
+  PassTime fwd = print_pass(out, "layer forward", layer.forward, cm, s, g);
+  PassTime bwd = print_pass(out, "layer backward", layer.backward, cm, s, g);
+  print_pass(out, "embedding forward", t.embedding(shape).forward, cm, s, g);
+  print_pass(out, "head forward", t.head(shape).forward, cm, s, g);
+  print_pass(out, "head backward", t.head(shape).backward, cm, s, g);
   double recompute = 0;
   if (s.training.recompute == scenario::Recompute::Full)
     recompute = fwd.total();
   else if (s.training.recompute == scenario::Recompute::Selective)
     for (const auto& op : layer.selective_recompute)
       recompute += cm.seconds(op);
-  double flops = t.layer_forward_flops(s.training.micro_batch * s.training.seq_len, s.training.seq_len) /
-                 double(s.parallel.tp);
+  double flops = plan.layer_forward_flops / double(g.tp);
   char line[512];
   std::snprintf(line, sizeof line,
                 "\none layer, one microbatch (collectives at their uncontended alpha-beta time):\n"

@@ -4,7 +4,6 @@
 
 #include "config/units.hpp"
 #include "parallel/memory.hpp"
-#include "scenario/layer_partition.hpp"
 
 namespace dtsim::wafer {
 
@@ -12,8 +11,6 @@ using scenario::Recompute;
 using scenario::WaferMode;
 
 namespace {
-
-int elem_bytes(const scenario::ScenarioSpec& s) { return s.training.precision == "fp32" ? 4 : 2; }
 
 // Kernels on the wafer: GEMM FLOPs at the calibrated fraction of peak, memory-bound kernels at SRAM bandwidth.
 struct Cost {
@@ -86,23 +83,24 @@ std::string WaferMemory::why_not() const
   return why;
 }
 
-WaferMemory wafer_memory(const scenario::ScenarioSpec& s, const model::Transformer& t, WaferMode mode)
+WaferMemory wafer_memory(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan,
+                         const model::Transformer& t, WaferMode mode)
 {
   WaferMemory m;
   m.mode = mode;
   const auto& spec = t.spec();
-  const double params = t.total_params(s.training.seq_len);
-  const double sbh = double(s.training.seq_len * s.training.micro_batch) * double(spec.hidden);
-  const int e = elem_bytes(s);
+  const double params = t.total_params(plan.shape.seq);
+  const double sbh = double(plan.tokens_per_microbatch) * double(spec.hidden);
+  const int e = plan.precision.activation_bytes;
   m.sram_capacity = s.hardware.wafer.sram_bytes;
   // Activations kept on the wafer for one pass, as on a GPU without tensor parallelism (Korthikanti et al. 2022),
   // except that the wafer never holds whole attention-score matrices or whole logits: attention and the loss
   // are computed block by block as the data flows through (assumed, docs/wafer.md).
   const bool full = s.training.recompute == Recompute::Full;
-  const double per_layer = parallel::layer_activation_bytes(spec, s, true);
-  const double recomputed = double(scenario::recomputed_layers(s, spec.layers));
+  const double per_layer = parallel::layer_activation_bytes(spec, plan.shape, true);
+  const double recomputed = double(plan.chunk_recomputed_layers.front());  // one chunk: pp and vpp are 1
   const double working = full ? per_layer : 0.0;
-  const double loss_state = double(s.training.seq_len * s.training.micro_batch) * 8;  // running max and sum
+  const double loss_state = double(plan.tokens_per_microbatch) * 8;  // running max and sum
   m.sram_activations = recomputed * 2.0 * sbh * e / 2.0 + (double(spec.layers) - recomputed) * per_layer + working +
                        loss_state;
   if (mode == WaferMode::LayerPipelined) {
@@ -120,36 +118,38 @@ WaferMemory wafer_memory(const scenario::ScenarioSpec& s, const model::Transform
   return m;
 }
 
-WaferProgram build_wafer_program(const scenario::ScenarioSpec& s, const model::Transformer& t)
+WaferProgram build_wafer_program(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan,
+                                 const model::Transformer& t)
 {
   WaferProgram p;
   const auto& spec = t.spec();
-  const int e = elem_bytes(s);
-  model::Shape shape{s.training.micro_batch, s.training.seq_len, 1, false, e};
+  const int e = plan.precision.activation_bytes;
+  // The wafer's kernels leave out the busiest expert's extra tokens, fused attention and fp8 GEMMs (not modelled
+  // on the wafer); tp, cp and ep are 1 there already.
+  model::Shape shape = plan.shape;
+  shape.expert_imbalance = 1.0;
+  shape.flash = false;
+  shape.fp8 = false;
   const bool selective = s.training.recompute == Recompute::Selective;
-  const double act = double(s.training.micro_batch * s.training.seq_len) * double(spec.hidden) * e;
+  const double act = double(plan.tokens_per_microbatch) * double(spec.hidden) * e;
   auto layer = t.layer(shape), emb = t.embedding(shape), head = t.head(shape);
-  p.units.push_back(unit("embedding", t.embedding_params(s.training.seq_len), emb, false, false, s, act));
-  const int64_t recomputed = scenario::recomputed_layers(s, spec.layers);
+  p.units.push_back(unit("embedding", t.embedding_params(plan.shape.seq), emb, false, false, s, act));
+  const int64_t recomputed = plan.chunk_recomputed_layers.front();  // one chunk: pp and vpp are 1
   for (int64_t l = 0; l < spec.layers; ++l)
     p.units.push_back(unit("layer " + std::to_string(l), t.layer_params(), layer, l < recomputed, selective, s, act));
   // A tied output layer reads the word embeddings again: they stream in with the head.
   double head_params = t.head_params() + (spec.tied_embeddings ? double(spec.vocab) * double(spec.hidden) : 0.0);
   p.units.push_back(unit("head", head_params, head, false, false, s, 0));
-  p.pass_batch = s.training.micro_batch;
+  p.pass_batch = plan.shape.micro_batch;
   p.passes = s.microbatches;
   // MemoryX's Adam update: fp32 weights, momentum and variance read and written, the gradient read, the 16-bit
   // weights written (28 bytes per parameter).
   p.optimizer_bytes_per_param = 28;
-  const int64_t tokens = s.training.micro_batch * s.training.seq_len;
-  const double passes_total = double(s.training.global_batch) / double(s.training.micro_batch);
-  const double fwd = double(spec.layers) * t.layer_forward_flops(tokens, s.training.seq_len) +
-                     t.logits_forward_flops(tokens);
-  p.model_flops = 3.0 * fwd * passes_total;
+  p.model_flops = plan.model_flops_per_step;
   double recompute = 0;
   for (const auto& u : p.units)
     recompute += u.recompute_flops;
-  p.hardware_flops = p.model_flops + recompute * passes_total;
+  p.hardware_flops = p.model_flops + recompute * plan.microbatches_per_step;
   return p;
 }
 

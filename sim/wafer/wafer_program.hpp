@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "model/transformer.hpp"
+#include "parallel/plan.hpp"
 #include "scenario/scenario_spec.hpp"
 
 namespace dtsim::wafer {
@@ -39,8 +40,11 @@ struct WaferMemory {
   std::string why_not() const;  ///< "" when it fits
 };
 
-WaferMemory wafer_memory(const scenario::ScenarioSpec& s, const model::Transformer& t, scenario::WaferMode mode);
+/// `plan` is derive_plan(s), in both.
+WaferMemory wafer_memory(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan,
+                         const model::Transformer& t, scenario::WaferMode mode);
 
-WaferProgram build_wafer_program(const scenario::ScenarioSpec& s, const model::Transformer& t);
+WaferProgram build_wafer_program(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan,
+                                 const model::Transformer& t);
 
 }  // namespace dtsim::wafer

@@ -16,6 +16,8 @@
 #include "scenario/scenario_spec.hpp"
 #include "test_paths.hpp"
 
+using dtsim::parallel::derive_plan;
+
 namespace {
 
 using dtsim::collectives::Kind;
@@ -159,7 +161,7 @@ TEST(TensorParallelTraffic, StepProgramCountsNarayananAllReduces)
     ASSERT_EQ(double(s.microbatches), kMicrobatches);
     dtsim::model::Transformer t(s.model);
     dtsim::hardware::ComputeModel cm(s.hardware.device, s.training.precision);
-    auto prog = dtsim::replay::build_step_program(s, t, cm);
+    auto prog = dtsim::replay::build_step_program(s, derive_plan(s), t, cm);
     int all_reduce = 0, reduce_scatter = 0, all_gather = 0;
     for (const auto* pass : {&prog.forward[0][0], &prog.backward[0][0]})
       for (const auto& st : *pass) {

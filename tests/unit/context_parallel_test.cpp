@@ -11,6 +11,8 @@
 #include "run_json.hpp"
 #include "test_paths.hpp"
 
+using dtsim::parallel::derive_plan;
+
 namespace {
 
 using dtsim::replay::Step;
@@ -28,8 +30,8 @@ TEST(ContextParallel, ActivationsPerLayerHalveWithCp2)
 {
   auto one = tiny({}), two = tiny({"devices=32", "parallel.cp=2"});
   ASSERT_EQ(two.parallel.dp, 2);
-  EXPECT_DOUBLE_EQ(dtsim::parallel::layer_activation_bytes(two.model, two, false),
-                   dtsim::parallel::layer_activation_bytes(one.model, one, false) / 2);
+  EXPECT_DOUBLE_EQ(dtsim::parallel::layer_activation_bytes(two.model, derive_plan(two).shape, false),
+                   dtsim::parallel::layer_activation_bytes(one.model, derive_plan(one).shape, false) / 2);
 }
 
 TEST(ContextParallel, AttentionShapesAndRingTraffic)
@@ -49,7 +51,7 @@ TEST(ContextParallel, AttentionShapesAndRingTraffic)
       }
   EXPECT_TRUE(found);
   dtsim::hardware::ComputeModel cm(s.hardware.device, s.training.precision);
-  auto prog = dtsim::replay::build_step_program(s, t, cm);
+  auto prog = dtsim::replay::build_step_program(s, derive_plan(s), t, cm);
   // Keys and values of the whole sequence on one TP rank: 2 B x 4 x 512 tokens x 2 x 256 / 2.
   const double kv = 2.0 * 4 * 512 * 2 * 256 / 2;
   int fwd = 0, bwd = 0;
@@ -67,7 +69,7 @@ TEST(ContextParallel, AttentionShapesAndRingTraffic)
   EXPECT_EQ(fwd, 1);  // stage 1 holds one layer
   EXPECT_EQ(bwd, 1);
   // Pipeline sends carry half the tokens.
-  auto p1 = dtsim::replay::build_step_program(tiny({}), t, cm);
+  auto p1 = dtsim::replay::build_step_program(tiny({}), derive_plan(tiny({})), t, cm);
   EXPECT_DOUBLE_EQ(prog.send_bytes, p1.send_bytes / 2);
 }
 

@@ -8,6 +8,8 @@
 #include "scenario/scenario_spec.hpp"
 #include "test_paths.hpp"
 
+using dtsim::parallel::derive_plan;
+
 namespace {
 
 using dtsim::test::rel_diff;
@@ -54,11 +56,11 @@ TEST(FlashAttention, KernelsOfOneLayer)
 TEST(FlashAttention, NoScoreMatrixInMemory)
 {
   auto plain = tiny({}), flash = tiny({"training.flash_attention=true"});
-  const double with_scores = dtsim::parallel::layer_activation_bytes(plain.model, plain, false);
-  const double without = dtsim::parallel::layer_activation_bytes(flash.model, flash, false);
+  const double with_scores = dtsim::parallel::layer_activation_bytes(plain.model, derive_plan(plain).shape, false);
+  const double without = dtsim::parallel::layer_activation_bytes(flash.model, derive_plan(flash).shape, false);
   const double sbh = 512.0 * 4 * 256;
   EXPECT_DOUBLE_EQ(with_scores - without, sbh * 5.0 * 8 * 512 / (256.0 * 2));
-  EXPECT_DOUBLE_EQ(without, dtsim::parallel::layer_activation_bytes(plain.model, plain, true));
+  EXPECT_DOUBLE_EQ(without, dtsim::parallel::layer_activation_bytes(plain.model, derive_plan(plain).shape, true));
 }
 
 // Hardware FLOPs count the backward's score recomputation: 2 * tokens * s * (heads * head_dim) per layer and
@@ -68,7 +70,8 @@ TEST(FlashAttention, HardwareFlopsCountTheRecomputedScores)
   auto plain = tiny({}), flash = tiny({"training.flash_attention=true"});
   dtsim::model::Transformer t(plain.model);
   dtsim::hardware::ComputeModel cm(plain.hardware.device, plain.training.precision);
-  auto a = dtsim::replay::build_step_program(plain, t, cm), b = dtsim::replay::build_step_program(flash, t, cm);
+  auto a = dtsim::replay::build_step_program(plain, derive_plan(plain), t, cm);
+  auto b = dtsim::replay::build_step_program(flash, derive_plan(flash), t, cm);
   EXPECT_DOUBLE_EQ(a.model_flops, b.model_flops);
   EXPECT_LT(rel_diff(b.hardware_flops - a.hardware_flops, 4 * 16 * 2.0 * 2048 * 512 * 256), 1e-12);
 }

@@ -11,6 +11,8 @@
 #include "scenario/scenario_spec.hpp"
 #include "test_paths.hpp"
 
+using dtsim::parallel::derive_plan;
+
 namespace {
 
 using dtsim::test::rel_diff;
@@ -66,11 +68,12 @@ TEST(Fp8, ActivationsAndWeights)
 {
   auto a = tiny_h100("bf16"), b = tiny_h100("fp8");
   const double sbh = 512.0 * 4 * 256;
-  EXPECT_DOUBLE_EQ(dtsim::parallel::layer_activation_bytes(a.model, a, false) -
-                       dtsim::parallel::layer_activation_bytes(b.model, b, false),
+  EXPECT_DOUBLE_EQ(dtsim::parallel::layer_activation_bytes(a.model, derive_plan(a).shape, false) -
+                       dtsim::parallel::layer_activation_bytes(b.model, derive_plan(b).shape, false),
                    4.5 * sbh);
   dtsim::model::Transformer t(a.model);
-  auto ma = dtsim::parallel::estimate_memory(a, t), mb = dtsim::parallel::estimate_memory(b, t);
+  auto ma = dtsim::parallel::estimate_memory(a, derive_plan(a), t);
+  auto mb = dtsim::parallel::estimate_memory(b, derive_plan(b), t);
   EXPECT_DOUBLE_EQ(mb.stages[1].weights_bytes, 3.0 * mb.stages[1].params);  // bf16 weights + fp8 copy
   EXPECT_DOUBLE_EQ(ma.stages[1].weights_bytes, 2.0 * ma.stages[1].params);
 }

@@ -7,6 +7,8 @@
 #include "scenario/layer_partition.hpp"
 #include "test_paths.hpp"
 
+using dtsim::parallel::derive_plan;
+
 namespace {
 
 using dtsim::test::source_path;
@@ -29,7 +31,7 @@ TEST(LayerPartition, UnevenStagesRunAndHoldTheirOwnLayers)
   EXPECT_EQ(dtsim::scenario::first_layer(s, 2), 3);
   dtsim::model::Transformer t(s.model);
   dtsim::hardware::ComputeModel cm(s.hardware.device, s.training.precision);
-  auto prog = dtsim::replay::build_step_program(s, t, cm);
+  auto prog = dtsim::replay::build_step_program(s, derive_plan(s), t, cm);
   // Kernels are labelled with their global layer index.
   EXPECT_TRUE(runs(prog.forward[0][0], "forward layer 0"));
   EXPECT_FALSE(runs(prog.forward[0][0], "forward layer 1"));
@@ -39,7 +41,7 @@ TEST(LayerPartition, UnevenStagesRunAndHoldTheirOwnLayers)
   EXPECT_FALSE(runs(prog.forward[2][0], "forward layer 2"));
   EXPECT_TRUE(runs(prog.backward[1][0], "backward layer 2"));
   // The middle stage holds two layers of 395,648 parameters per tp-2 rank (see zero_test.cpp).
-  auto mem = dtsim::parallel::estimate_memory(s, t);
+  auto mem = dtsim::parallel::estimate_memory(s, derive_plan(s), t);
   EXPECT_DOUBLE_EQ(mem.stages[1].params, 2 * 395648.0);
 }
 
@@ -49,7 +51,8 @@ TEST(LayerPartition, EvenListEqualsDefaultSplit)
   auto listed = dtsim::scenario::load_scenario(source_path("scenarios/tiny.yaml"),
                                                {"parallel.stage_layers=[1, 1, 1, 1]"});
   dtsim::model::Transformer t(even.model);
-  auto a = dtsim::parallel::estimate_memory(even, t), b = dtsim::parallel::estimate_memory(listed, t);
+  auto a = dtsim::parallel::estimate_memory(even, derive_plan(even), t);
+  auto b = dtsim::parallel::estimate_memory(listed, derive_plan(listed), t);
   for (size_t i = 0; i < a.stages.size(); ++i)
     EXPECT_DOUBLE_EQ(a.stages[i].total_bytes(), b.stages[i].total_bytes());
 }

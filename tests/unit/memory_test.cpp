@@ -11,6 +11,8 @@
 #include "scenario/scenario_spec.hpp"
 #include "test_paths.hpp"
 
+using dtsim::parallel::derive_plan;
+
 namespace {
 
 using dtsim::parallel::estimate_memory;
@@ -58,13 +60,21 @@ TEST(ActivationMemory, KorthikantiTable2Rows)
 {
   auto m = load_model_or_throw("models/gpt3-175b.yaml");
   ASSERT_EQ(m.ffn, 4 * m.hidden);
-  EXPECT_LT(rel_diff(layer_activation_bytes(m, gpt3_spec(1, false), false), table2_no_parallelism()), 1e-12);
+  EXPECT_LT(rel_diff(layer_activation_bytes(m, derive_plan(gpt3_spec(1, false)).shape, false),
+                     table2_no_parallelism()),
+            1e-12);
   for (int64_t t : {2, 4, 8}) {
     SCOPED_TRACE("tp " + std::to_string(t));
-    EXPECT_LT(rel_diff(layer_activation_bytes(m, gpt3_spec(t, false), false), table2_tp(t)), 1e-12);
-    EXPECT_LT(rel_diff(layer_activation_bytes(m, gpt3_spec(t, true), false), table2_tp_sp(t)), 1e-12);
-    EXPECT_LT(rel_diff(layer_activation_bytes(m, gpt3_spec(t, false), true), table2_tp_selective(t)), 1e-12);
-    EXPECT_LT(rel_diff(layer_activation_bytes(m, gpt3_spec(t, true), true), table2_tp_sp_selective(t)), 1e-12);
+    EXPECT_LT(rel_diff(layer_activation_bytes(m, derive_plan(gpt3_spec(t, false)).shape, false), table2_tp(t)), 1e-12);
+    EXPECT_LT(rel_diff(layer_activation_bytes(m, derive_plan(gpt3_spec(t, true)).shape, false),
+                       table2_tp_sp(t)),
+              1e-12);
+    EXPECT_LT(rel_diff(layer_activation_bytes(m, derive_plan(gpt3_spec(t, false)).shape, true),
+                       table2_tp_selective(t)),
+              1e-12);
+    EXPECT_LT(rel_diff(layer_activation_bytes(m, derive_plan(gpt3_spec(t, true)).shape, true),
+                       table2_tp_sp_selective(t)),
+              1e-12);
   }
 }
 
@@ -76,7 +86,7 @@ TEST(ActivationMemory, FullRecomputeStoresLayerInputsOnly)
   auto s = gpt3_spec(t, false, p, m);
   s.training.recompute = Recompute::Full;
   dtsim::model::Transformer tr(s.model);
-  auto r = estimate_memory(s, tr);
+  auto r = estimate_memory(s, derive_plan(s), tr);
   const auto& first = r.stages[0];  // not the last stage: no logits
   ASSERT_EQ(first.microbatches_in_flight, p);
   const double layers_per_stage = 96.0 / double(p);
@@ -90,7 +100,7 @@ TEST(StateMemory, SixteenBytesPerParameterInBf16)
   for (int64_t pp : {1, 4, 8}) {
     auto s = gpt3_spec(8, true, pp, 16);
     dtsim::model::Transformer tr(s.model);
-    auto r = estimate_memory(s, tr);
+    auto r = estimate_memory(s, derive_plan(s), tr);
     ASSERT_EQ(r.stages.size(), size_t(pp));
     for (const auto& st : r.stages) {
       SCOPED_TRACE("pp " + std::to_string(pp) + " stage " + std::to_string(st.stage));
@@ -108,7 +118,7 @@ TEST(StateMemory, SingleDeviceHoldsTheWholeModel)
 {
   auto s = gpt3_spec(1, false, 1, 1);
   dtsim::model::Transformer tr(s.model);
-  auto r = estimate_memory(s, tr);
+  auto r = estimate_memory(s, derive_plan(s), tr);
   EXPECT_DOUBLE_EQ(r.stages[0].params, tr.total_params(2048));
   const double states = r.stages[0].weights_bytes + r.stages[0].gradients_bytes + r.stages[0].optimizer_bytes;
   EXPECT_LT(rel_diff(states, 2.8e12), 0.01);
@@ -123,7 +133,7 @@ TEST(ActivationMemory, MicrobatchesInFlightPerSchedule)
     auto one = gpt3_spec(8, true, p, m, Schedule::OneFOneB);
     auto gp = gpt3_spec(8, true, p, m, Schedule::GPipe);
     dtsim::model::Transformer tr(one.model);
-    auto r1 = estimate_memory(one, tr), rg = estimate_memory(gp, tr);
+    auto r1 = estimate_memory(one, derive_plan(one), tr), rg = estimate_memory(gp, derive_plan(gp), tr);
     EXPECT_EQ(r1.stages[0].microbatches_in_flight, std::min(p, m));
     for (int64_t st = 0; st < p; ++st) {
       EXPECT_EQ(r1.stages[size_t(st)].microbatches_in_flight, std::min(p - st, m));
@@ -140,7 +150,7 @@ TEST(ActivationMemory, FirstStageHoldsLLayersUnder1F1B)
   auto s = gpt3_spec(t, true, p, m);
   s.training.recompute = Recompute::Selective;
   dtsim::model::Transformer tr(s.model);
-  auto r = estimate_memory(s, tr);
+  auto r = estimate_memory(s, derive_plan(s), tr);
   EXPECT_LT(rel_diff(r.stages[0].activations_bytes, 96 * table2_tp_sp_selective(double(t))), 1e-12);
 }
 
@@ -150,7 +160,7 @@ TEST(ActivationMemory, InterleavedFirstStageFactor)
   auto s = gpt3_spec(t, true, p, m, Schedule::Interleaved, v);
   s.training.recompute = Recompute::Selective;
   dtsim::model::Transformer tr(s.model);
-  auto r = estimate_memory(s, tr);
+  auto r = estimate_memory(s, derive_plan(s), tr);
   const double layers_worth = 96.0 * (1 + double(p - 1) / double(p * v));
   EXPECT_LT(rel_diff(r.stages[0].activations_bytes, layers_worth * table2_tp_sp_selective(double(t))), 1e-12);
 }
@@ -165,7 +175,7 @@ TEST(Fits, Gpt3OnOneDeviceDoesNotFit)
   ASSERT_EQ(s.model.hidden, 12288);
   ASSERT_EQ(s.parallel.dp, 1);
   dtsim::model::Transformer tr(s.model);
-  auto r = estimate_memory(s, tr);
+  auto r = estimate_memory(s, derive_plan(s), tr);
   EXPECT_FALSE(r.fits());
   EXPECT_GT(r.peak_bytes(), 16 * 174e9);
   EXPECT_DOUBLE_EQ(r.capacity_bytes, 80.0 * 1073741824.0);
@@ -175,7 +185,7 @@ TEST(Fits, TinyScenarioFits)
 {
   auto s = dtsim::scenario::load_scenario(source_path("scenarios/tiny.yaml"), {});
   dtsim::model::Transformer tr(s.model);
-  auto r = estimate_memory(s, tr);
+  auto r = estimate_memory(s, derive_plan(s), tr);
   EXPECT_TRUE(r.fits());
   EXPECT_LT(r.peak_bytes(), r.capacity_bytes);
 }

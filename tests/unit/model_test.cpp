@@ -13,6 +13,8 @@
 #include "scenario/scenario_spec.hpp"
 #include "test_paths.hpp"
 
+using dtsim::parallel::derive_plan;
+
 namespace {
 
 using dtsim::model::Transformer;
@@ -159,7 +161,7 @@ ProgramFixture build(const std::vector<std::string>& overrides)
   f.spec = dtsim::scenario::load_scenario(source_path("scenarios/validation/megatron-2021-1.7b.yaml"), overrides);
   Transformer t(f.spec.model);
   dtsim::hardware::ComputeModel cm(f.spec.hardware.device, f.spec.training.precision);
-  f.prog = dtsim::replay::build_step_program(f.spec, t, cm);
+  f.prog = dtsim::replay::build_step_program(f.spec, derive_plan(f.spec), t, cm);
   return f;
 }
 

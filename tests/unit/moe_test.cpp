@@ -11,6 +11,8 @@
 #include "run_json.hpp"
 #include "test_paths.hpp"
 
+using dtsim::parallel::derive_plan;
+
 namespace {
 
 using dtsim::replay::Step;
@@ -27,7 +29,7 @@ std::vector<double> layer1_forward_all_to_all_bytes(const dtsim::scenario::Scena
 {
   dtsim::model::Transformer t(s.model);
   dtsim::hardware::ComputeModel cm(s.hardware.device, s.training.precision);
-  auto prog = dtsim::replay::build_step_program(s, t, cm);
+  auto prog = dtsim::replay::build_step_program(s, derive_plan(s), t, cm);
   std::vector<double> bytes;
   for (const auto& st : prog.forward[0][0])
     if (st.kind == Step::Kind::EpCollective && st.label.find("layer 1") != std::string::npos)
@@ -73,7 +75,7 @@ TEST(Moe, AllToAllAndTensorParallelTrafficPerLayer)
   auto s = tiny_moe();
   dtsim::model::Transformer t(s.model);
   dtsim::hardware::ComputeModel cm(s.hardware.device, s.training.precision);
-  auto prog = dtsim::replay::build_step_program(s, t, cm);
+  auto prog = dtsim::replay::build_step_program(s, derive_plan(s), t, cm);
   std::vector<double> a2a, tp;
   for (const auto& st : prog.forward[0][0]) {
     if (st.label.find("layer 1") == std::string::npos)
@@ -103,8 +105,8 @@ TEST(Moe, ExpertStatesShardOverTheirOwnDataParallelGroup)
 {
   auto s = tiny_moe({"parallel.zero=1"});
   dtsim::model::Transformer t(s.model);
-  auto r = dtsim::parallel::estimate_memory(s, t);
-  const double experts = dtsim::parallel::stage_expert_params(t, s, 0);
+  auto r = dtsim::parallel::estimate_memory(s, derive_plan(s), t);
+  const double experts = dtsim::parallel::stage_expert_params(t, derive_plan(s), 0);
   const double dense = r.stages[0].params - experts;
   EXPECT_DOUBLE_EQ(experts, 4 * 3.0 * 256 * 512 / 2);
   // ZeRO-1: 12 B of optimizer states per parameter; dense ones over dp = 8, expert ones over dp / ep = 2.
@@ -117,7 +119,7 @@ TEST(Moe, Zero3GathersExpertsOverTheirOwnGroup)
   auto s = tiny_moe({"parallel.zero=3"});
   dtsim::model::Transformer t(s.model);
   dtsim::hardware::ComputeModel cm(s.hardware.device, s.training.precision);
-  auto prog = dtsim::replay::build_step_program(s, t, cm);
+  auto prog = dtsim::replay::build_step_program(s, derive_plan(s), t, cm);
   std::vector<const Step*> gathers;
   for (const auto& st : prog.forward[0][0])
     if (st.kind == Step::Kind::ParamGather && st.label.find("layer 1") != std::string::npos)
@@ -188,8 +190,8 @@ TEST(Moe, CapacityFactorCapsTheBusiestExpert)
   auto capped = tiny_moe({"training.expert_imbalance=2", "training.expert_capacity_factor=1.5"});
   auto same = tiny_moe({"training.expert_imbalance=1.5"});
   dtsim::model::Transformer t(capped.model);
-  EXPECT_DOUBLE_EQ(dtsim::parallel::estimate_memory(capped, t).peak_bytes(),
-                   dtsim::parallel::estimate_memory(same, t).peak_bytes());
+  EXPECT_DOUBLE_EQ(dtsim::parallel::estimate_memory(capped, derive_plan(capped), t).peak_bytes(),
+                   dtsim::parallel::estimate_memory(same, derive_plan(same), t).peak_bytes());
 }
 
 // Context and expert parallelism together (Megatron-Core): the ep ranks are carved out of the dp * cp ranks, cp
@@ -200,8 +202,8 @@ TEST(Moe, ContextAndExpertParallelismTogether)
 {
   auto s = tiny_moe({"parallel.cp=2", "parallel.dp=4", "parallel.ep=2", "parallel.zero=1"});
   dtsim::model::Transformer t(s.model);
-  auto r = dtsim::parallel::estimate_memory(s, t);
-  const double experts = dtsim::parallel::stage_expert_params(t, s, 0);
+  auto r = dtsim::parallel::estimate_memory(s, derive_plan(s), t);
+  const double experts = dtsim::parallel::stage_expert_params(t, derive_plan(s), 0);
   const double dense = r.stages[0].params - experts;
   EXPECT_DOUBLE_EQ(experts, 4 * 2 * 3.0 * 256 * 512 / 2);  // 4 layers, 2 experts per rank, halved by tp
   EXPECT_DOUBLE_EQ(r.stages[0].optimizer_bytes, 12 * dense / 8 + 12 * experts / 4);

@@ -13,6 +13,8 @@
 #include "scenario/scenario_spec.hpp"
 #include "test_paths.hpp"
 
+using dtsim::parallel::derive_plan;
+
 namespace {
 
 using dtsim::test::rel_diff;
@@ -32,8 +34,8 @@ TEST(PartialRecompute, MemoryOfTheLayersKeptWhole)
   auto one = tiny({"parallel.pp=1", "training.recompute=full", "training.recompute_layers=1"});
   dtsim::model::Transformer t(all.model);
   const double sbh = 512.0 * 4 * 256;
-  const auto a = dtsim::parallel::estimate_memory(all, t).stages.at(0);
-  const auto b = dtsim::parallel::estimate_memory(one, t).stages.at(0);
+  const auto a = dtsim::parallel::estimate_memory(all, derive_plan(all), t).stages.at(0);
+  const auto b = dtsim::parallel::estimate_memory(one, derive_plan(one), t).stages.at(0);
   EXPECT_EQ(b.microbatches_in_flight, 1);
   EXPECT_DOUBLE_EQ(b.activations_bytes - a.activations_bytes, 3 * sbh * (62 - 2));
   EXPECT_DOUBLE_EQ(b.weights_bytes + b.gradients_bytes + b.optimizer_bytes,
@@ -46,7 +48,7 @@ TEST(PartialRecompute, FirstLayersOfEachChunkAreRecomputed)
   auto s = tiny({"parallel.pp=1", "training.recompute=full", "training.recompute_layers=1"});
   dtsim::model::Transformer t(s.model);
   dtsim::hardware::ComputeModel cm(s.hardware.device, s.training.precision);
-  auto prog = dtsim::replay::build_step_program(s, t, cm);
+  auto prog = dtsim::replay::build_step_program(s, derive_plan(s), t, cm);
   std::vector<std::string> recomputed;
   for (const auto& st : prog.backward.at(0).at(0))
     if (st.recompute)
@@ -63,7 +65,8 @@ TEST(PartialRecompute, HardwareFlopsCountOnlyTheRecomputedLayers)
   auto one = tiny({"parallel.pp=1", "training.recompute=full", "training.recompute_layers=1"});
   dtsim::model::Transformer t(all.model);
   dtsim::hardware::ComputeModel cm(all.hardware.device, all.training.precision);
-  auto a = dtsim::replay::build_step_program(all, t, cm), b = dtsim::replay::build_step_program(one, t, cm);
+  auto a = dtsim::replay::build_step_program(all, derive_plan(all), t, cm);
+  auto b = dtsim::replay::build_step_program(one, derive_plan(one), t, cm);
   EXPECT_DOUBLE_EQ(a.model_flops, b.model_flops);
   EXPECT_LT(rel_diff(b.hardware_flops - b.model_flops, (a.hardware_flops - a.model_flops) / 4), 1e-12);
 }
@@ -118,11 +121,11 @@ TEST(PartialRecompute, SearchRecomputesTheFewestLayersThatFit)
     ++partial;
     SCOPED_TRACE(dtsim::parallel::describe_plan(s));
     EXPECT_EQ(s.training.recompute, dtsim::scenario::Recompute::Full);
-    EXPECT_TRUE(dtsim::parallel::estimate_memory(s, t).fits());
+    EXPECT_TRUE(dtsim::parallel::estimate_memory(s, derive_plan(s), t).fits());
     auto fewer = s;
     fewer.training.recompute_layers -= 1;
     if (fewer.training.recompute_layers > 0)
-      EXPECT_FALSE(dtsim::parallel::estimate_memory(fewer, t).fits());
+      EXPECT_FALSE(dtsim::parallel::estimate_memory(fewer, derive_plan(fewer), t).fits());
   }
   EXPECT_GT(partial, 0);
   // The scenario's own plan with sequence parallelism: recomputing only the first of 4 layers per chunk fits.

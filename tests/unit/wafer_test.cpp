@@ -32,6 +32,8 @@
 #include "test_paths.hpp"
 #include "wafer/wafer_program.hpp"
 
+using dtsim::parallel::derive_plan;
+
 namespace {
 
 using dtsim::test::rel_diff;
@@ -161,7 +163,7 @@ TEST(WaferProgram, SmallGptUnitsByHand)
 {
   auto s = load(kSmall);
   dtsim::model::Transformer t(s.model);
-  auto p = dtsim::wafer::build_wafer_program(s, t);
+  auto p = dtsim::wafer::build_wafer_program(s, derive_plan(s), t);
   ASSERT_EQ(p.units.size(), size_t(kLayers) + 2);  // embedding, 4 layers, head
   EXPECT_EQ(p.passes, 1);
   EXPECT_EQ(p.pass_batch, int64_t(kB));
@@ -402,7 +404,7 @@ TEST(WaferFit, WeightStreamingReportsMemoryXOnly)
   auto s = load(kNeox, {"model=" + source_path(kDir + "deep-model.yaml"), "wafer.mode=weight-streaming",
                         "training.micro_batch=1", "training.global_batch=16", "training.seq_len=512"});
   dtsim::model::Transformer t(s.model);
-  auto m = dtsim::wafer::wafer_memory(s, t, WaferMode::WeightStreaming);
+  auto m = dtsim::wafer::wafer_memory(s, derive_plan(s), t, WaferMode::WeightStreaming);
   const double h = 12288, params = 500 * (12 * h * h + 13 * h) + 50432 * h + 512 * h + 2 * h;
   EXPECT_LT(rel_diff(t.total_params(512), params), 1e-12);
   EXPECT_DOUBLE_EQ(m.memoryx_total(), 16 * t.total_params(512));
@@ -475,7 +477,7 @@ TEST(WaferMemory, GptNeox20bFitsOneCs2InWeightStreaming)
 {
   auto s = load(kNeox);
   dtsim::model::Transformer t(s.model);
-  auto m = dtsim::wafer::wafer_memory(s, t, WaferMode::WeightStreaming);
+  auto m = dtsim::wafer::wafer_memory(s, derive_plan(s), t, WaferMode::WeightStreaming);
   const double h = 6144, params = 20554567680.0;
   EXPECT_DOUBLE_EQ(t.total_params(2048), params);
   EXPECT_TRUE(m.fits()) << m.why_not();

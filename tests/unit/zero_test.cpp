@@ -13,6 +13,8 @@
 #include "run_json.hpp"
 #include "test_paths.hpp"
 
+using dtsim::parallel::derive_plan;
+
 namespace {
 
 using dtsim::replay::Step;
@@ -40,7 +42,7 @@ TEST(ZeroMemory, StagesShardStatesGradientsAndWeights)
     auto s = tiny(zero);
     ASSERT_EQ(s.parallel.dp, 2);
     dtsim::model::Transformer t(s.model);
-    auto r = dtsim::parallel::estimate_memory(s, t);
+    auto r = dtsim::parallel::estimate_memory(s, derive_plan(s), t);
     const auto& mid = r.stages[1];  // one layer, nothing else
     ASSERT_DOUBLE_EQ(mid.params, kLayerPerRank);
     const double P = kLayerPerRank;
@@ -57,7 +59,7 @@ TEST(ZeroMemory, StagesShardStatesGradientsAndWeights)
   // become 395,648 B; 4,747,776 B of optimizer states become 2,373,888 B.
   auto s = tiny(2);
   dtsim::model::Transformer t(s.model);
-  auto r = dtsim::parallel::estimate_memory(s, t);
+  auto r = dtsim::parallel::estimate_memory(s, derive_plan(s), t);
   EXPECT_DOUBLE_EQ(r.stages[1].gradients_bytes, 395648.0);
   EXPECT_DOUBLE_EQ(r.stages[1].optimizer_bytes, 2373888.0);
 }
@@ -76,7 +78,7 @@ TEST(ZeroTraffic, Stage3GathersEachLayerBeforeForwardAndBackward)
   auto s = tiny(3);
   dtsim::model::Transformer t(s.model);
   dtsim::hardware::ComputeModel cm(s.hardware.device, s.training.precision);
-  auto prog = dtsim::replay::build_step_program(s, t, cm);
+  auto prog = dtsim::replay::build_step_program(s, derive_plan(s), t, cm);
   // 16-bit parameters: bytes = 2 * parameters per TP rank.
   auto first_fw = gathers(prog.forward[0][0]);
   ASSERT_EQ(first_fw.size(), 2u);  // embedding, layer 0
@@ -100,11 +102,11 @@ TEST(ZeroTraffic, Stages1And2AllGatherUpdatedParametersAfterTheOptimizer)
   auto s0 = tiny(0);
   dtsim::model::Transformer t(s0.model);
   dtsim::hardware::ComputeModel cm(s0.hardware.device, s0.training.precision);
-  auto p0 = dtsim::replay::build_step_program(s0, t, cm);
+  auto p0 = dtsim::replay::build_step_program(s0, derive_plan(s0), t, cm);
   for (int zero : {1, 2}) {
     SCOPED_TRACE("zero " + std::to_string(zero));
     auto s = tiny(zero);
-    auto p = dtsim::replay::build_step_program(s, t, cm);
+    auto p = dtsim::replay::build_step_program(s, derive_plan(s), t, cm);
     EXPECT_DOUBLE_EQ(p.param_allgather_bytes[1], 2 * kLayerPerRank);
     EXPECT_DOUBLE_EQ(p.param_allgather_bytes[0], 2 * (kLayerPerRank + kEmbeddingPerRank));
     // Each rank updates half the parameters: 56 B each (kOptimizerBytesPerParam) over memory bandwidth.

@@ -1,0 +1,65 @@
+#include "parallel/plan.hpp"
+
+#include "scenario/layer_shape.hpp"
+
+#include "scenario/layer_partition.hpp"
+
+namespace dtsim::parallel {
+
+int64_t DerivedPlan::stage_layers(int64_t stage) const
+{
+  int64_t n = 0;
+  for (int64_t c = 0; c < groups.vpp; ++c)
+    n += chunk_layers[size_t(c * groups.pp + stage)];
+  return n;
+}
+
+int64_t DerivedPlan::stage_recomputed_layers(int64_t stage) const
+{
+  int64_t n = 0;
+  for (int64_t c = 0; c < groups.vpp; ++c)
+    n += chunk_recomputed_layers[size_t(c * groups.pp + stage)];
+  return n;
+}
+
+DerivedPlan derive_plan(const scenario::ScenarioSpec& s)
+{
+  DerivedPlan p;
+  const auto& par = s.parallel;
+  const auto& tr = s.training;
+  p.precision = precision_of(tr.precision);
+
+  p.groups.tp = par.tp;
+  p.groups.cp = par.cp;
+  p.groups.ep = par.ep;
+  p.groups.dp = par.dp;
+  p.groups.pp = par.pp;
+  p.groups.vpp = par.vpp;
+  p.groups.dense_dp = par.dp_cp();
+  p.groups.expert_dp = par.dp_cp() / par.ep;
+
+  // The kernel-level shape (fused attention, fp8 recipe and weight-cast share included) is the scenario's one
+  // definition of it.
+  p.shape = scenario::layer_shape(s);
+  p.tokens_per_microbatch = tr.micro_batch * tr.seq_len;
+  p.tokens_per_rank = tr.micro_batch * (tr.seq_len / par.cp);  // cp divides seq_len (checked when loaded)
+  p.microbatches_per_step = double(tr.global_batch) / double(tr.micro_batch);
+
+  p.chunk_layers = scenario::chunk_layers(s);
+  int64_t first = 0;
+  for (int64_t n : p.chunk_layers) {
+    p.chunk_first_layer.push_back(first);
+    p.chunk_recomputed_layers.push_back(scenario::recomputed_layers(s, n));
+    first += n;
+  }
+
+  // Forward, backward (twice the forward) of every layer and of the logits (Narayanan et al. 2021, Sec. 5.1).
+  const model::Transformer t(s.model);
+  p.layer_forward_flops = t.layer_forward_flops(p.tokens_per_microbatch, tr.seq_len);
+  const double per_microbatch_forward =
+      double(s.model.layers) * p.layer_forward_flops + t.logits_forward_flops(p.tokens_per_microbatch);
+  p.model_flops_per_step = 3.0 * per_microbatch_forward * p.microbatches_per_step;
+  return p;
+}
+
+}  // namespace dtsim::parallel
