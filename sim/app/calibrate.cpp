@@ -184,8 +184,9 @@ struct Fit {
 };
 
 // Least squares on log(simulated / measured) over the runs `subset`, Levenberg-Marquardt with forward differences.
+// `at_base`: the subset's step times under `base`, already simulated by the caller.
 Fit fit_factors(Evaluator& ev, const std::vector<Run>& runs, const std::vector<size_t>& subset, const Factors& base,
-                const std::vector<std::string>& names)
+                const std::vector<std::string>& names, std::vector<double> at_base)
 {
   const size_t n = subset.size(), k = names.size();
   auto residuals = [&](const std::vector<double>& times) {
@@ -204,7 +205,7 @@ Fit fit_factors(Evaluator& ev, const std::vector<Run>& runs, const std::vector<s
   for (size_t i : subset)
     mean_measured += runs[i].measured_s / double(n);
   std::vector<double> p = to_params(base, names);
-  std::vector<double> times = ev.step_times(subset, std::vector<Factors>(n, base));
+  std::vector<double> times = std::move(at_base);
   std::vector<double> r = residuals(times);
   double lambda = 1e-3;
   for (int it = 0; it < 40 && cost(r) > 1e-16; ++it) {
@@ -281,8 +282,9 @@ Fit fit_factors(Evaluator& ev, const std::vector<Run>& runs, const std::vector<s
 }
 
 // Refuses factors the runs cannot determine: one that moves no run, or two that move the runs alike.
-void check_determined(Evaluator& ev, const std::vector<Run>& runs, const Factors& base,
-                      const std::vector<std::string>& names, const std::string& csv)
+// Returns the runs' step times under `base` (simulated for the check, reused by the caller).
+std::vector<double> check_determined(Evaluator& ev, const std::vector<Run>& runs, const Factors& base,
+                                     const std::vector<std::string>& names, const std::string& csv)
 {
   const size_t n = runs.size(), k = names.size();
   std::vector<size_t> all(n);
@@ -340,6 +342,7 @@ void check_determined(Evaluator& ev, const std::vector<Run>& runs, const Factors
         fail({csv, 0, 0}, "--fit", m);
       }
     }
+  return std::vector<double>(t.begin() + long(k * n), t.end());
 }
 
 std::string today()
@@ -453,7 +456,7 @@ int calibrate(std::ostream& out, std::ostream& err, const CalibrateOptions& o)
   Evaluator ev(specs, std::max(1, o.jobs));
   std::vector<Run> all_runs(runs);
   all_runs.insert(all_runs.end(), checks.begin(), checks.end());
-  check_determined(ev, runs, base_factors, names, o.runs_csv);
+  const std::vector<double> fitted_before = check_determined(ev, runs, base_factors, names, o.runs_csv);
 
   std::vector<size_t> idx(runs.size()), check_idx;
   for (size_t i = 0; i < runs.size(); ++i)
@@ -462,8 +465,11 @@ int calibrate(std::ostream& out, std::ostream& err, const CalibrateOptions& o)
     check_idx.push_back(runs.size() + i);
   std::vector<size_t> everything = idx;
   everything.insert(everything.end(), check_idx.begin(), check_idx.end());
-  const std::vector<double> before = ev.step_times(everything, std::vector<Factors>(everything.size(), base_factors));
-  const Fit fit = fit_factors(ev, all_runs, idx, base_factors, names);
+  std::vector<double> before = fitted_before;
+  const std::vector<double> checks_before =
+      ev.step_times(check_idx, std::vector<Factors>(check_idx.size(), base_factors));
+  before.insert(before.end(), checks_before.begin(), checks_before.end());
+  const Fit fit = fit_factors(ev, all_runs, idx, base_factors, names, fitted_before);
   const std::vector<double> after_checks =
       check_idx.empty() ? std::vector<double>{} : ev.step_times(check_idx, std::vector<Factors>(check_idx.size(), fit.factors));
   for (size_t i = 0; i < everything.size(); ++i)
@@ -479,7 +485,10 @@ int calibrate(std::ostream& out, std::ostream& err, const CalibrateOptions& o)
       for (size_t i : idx)
         if (i != left)
           rest.push_back(i);
-      const Fit f = fit_factors(ev, all_runs, rest, base_factors, names);
+      std::vector<double> rest_before;
+      for (size_t i : rest)
+        rest_before.push_back(fitted_before[i]);
+      const Fit f = fit_factors(ev, all_runs, rest, base_factors, names, rest_before);
       loo.push_back(ev.step_times({left}, {f.factors}).front() / runs[left].measured_s - 1);
     }
 

@@ -7,12 +7,6 @@ namespace dtsim::stack {
 using config::Dimension;
 using config::MapReader;
 
-namespace {
-
-std::optional<bool> optional_bool(MapReader& m, const char* key) { return m.boolean(key, false); }
-
-}  // namespace
-
 StackSpec load_stack(const std::string& path, Diagnostics& diag)
 {
   StackSpec st;
@@ -53,10 +47,10 @@ StackSpec load_stack(const std::string& path, Diagnostics& diag)
   mem.finish();
 
   MapReader ov = root.map("overlap", false);
-  st.overlap.tp_overlap = optional_bool(ov, "tp_overlap");
-  st.overlap.dp_overlap = optional_bool(ov, "dp_overlap");
-  st.overlap.pp_overlap = optional_bool(ov, "pp_overlap");
-  st.overlap.param_gather_overlap = optional_bool(ov, "param_gather_overlap");
+  st.overlap.tp_overlap = ov.boolean("tp_overlap", false);
+  st.overlap.dp_overlap = ov.boolean("dp_overlap", false);
+  st.overlap.pp_overlap = ov.boolean("pp_overlap", false);
+  st.overlap.param_gather_overlap = ov.boolean("param_gather_overlap", false);
   ov.finish();
 
   // Factors multiply modelled speeds: 0.5 halves a throughput, 2 doubles it. Outside [0.05, 20] a factor no longer
