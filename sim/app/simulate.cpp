@@ -122,7 +122,8 @@ report::RunReport simulate(const scenario::ScenarioSpec& s, bool record_trace)
   if (!r.memory.fits()) {
     r.why_not_fitting = "peak " + config::format_quantity(r.memory.peak_bytes(), config::Dimension::Bytes) +
                         " on stage " + std::to_string(r.memory.peak_stage) + " of " +
-                        config::format_quantity(r.memory.capacity_bytes, config::Dimension::Bytes);
+                        config::format_quantity(r.memory.usable_bytes(), config::Dimension::Bytes) +
+                        (r.memory.allocator_reserve_bytes > 0 ? " usable" : "");
     return r;
   }
   hardware::ComputeModel compute(s.hardware.device, plan.precision.name, s.stack);

@@ -70,10 +70,30 @@ double stage_expert_params(const model::Transformer& t, const DerivedPlan& plan,
   return double(plan.stage_layers(stage)) * t.layer_expert_params_per_rank(plan.groups.tp, plan.groups.ep);
 }
 
+int64_t communicators(const DerivedPlan& plan)
+{
+  const auto& g = plan.groups;
+  int64_t n = 0;
+  for (int64_t size : {g.tp, g.cp, g.pp, g.dense_dp})
+    n += size > 1 ? 1 : 0;
+  // Experts: their all-to-all group and their own data-parallel group (dense_dp / ep ranks).
+  if (g.ep > 1)
+    n += 1 + (g.expert_dp > 1 ? 1 : 0);
+  return n;
+}
+
+double framework_memory_bytes(const stack::StackSpec& st, const DerivedPlan& plan)
+{
+  return st.memory.cuda_context_bytes + double(communicators(plan)) * st.memory.nccl_buffer_bytes;
+}
+
 MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan& plan, const model::Transformer& t)
 {
   MemoryReport r;
   r.capacity_bytes = s.hardware.device.memory_bytes;
+  r.allocator_reserve_bytes = s.stack.memory.fragmentation * r.capacity_bytes;
+  r.communicators = communicators(plan);
+  const double framework = framework_memory_bytes(s.stack, plan);
   const auto& m = t.spec();
   const int64_t pp = plan.groups.pp, v = plan.groups.vpp, mb = s.microbatches, tp = plan.groups.tp;
   const int e = plan.precision.activation_bytes;
@@ -88,6 +108,7 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
     StageMemory sm;
     sm.stage = st;
     sm.params = stage_params(t, plan, st);
+    sm.framework_bytes = framework;
     const double weight_bytes = plan.precision.weight_bytes;
     // ZeRO (Rajbhandari et al. 2019, Sec. 5): stage 1 shards the optimizer states over the dp ranks, stage 2
     // also the gradients, stage 3 also the weights; stage 3 then holds the gathered weights of the layer being

@@ -15,17 +15,36 @@ struct StageMemory {
   int64_t stage = 0;
   double params = 0;  ///< parameters held by one device of this stage
   double weights_bytes = 0, gradients_bytes = 0, optimizer_bytes = 0, activations_bytes = 0;
+  /// What the software stack holds besides: the CUDA context and the NCCL buffers of every communicator the rank
+  /// joins (stack memory.cuda_context, memory.nccl_buffers; framework_memory_bytes()).
+  double framework_bytes = 0;
   int64_t microbatches_in_flight = 0;  ///< (chunk-)microbatches whose activations are stored at the peak
-  double total_bytes() const { return weights_bytes + gradients_bytes + optimizer_bytes + activations_bytes; }
+  double total_bytes() const
+  {
+    return weights_bytes + gradients_bytes + optimizer_bytes + activations_bytes + framework_bytes;
+  }
 };
 
 struct MemoryReport {
   std::vector<StageMemory> stages;
   double capacity_bytes = 0;
+  /// Of the capacity, what the caching allocator cannot hand out (stack memory.fragmentation * capacity).
+  double allocator_reserve_bytes = 0;
+  int64_t communicators = 0;  ///< NCCL communicators one rank joins (the framework bytes count their buffers)
   int64_t peak_stage = 0;
   double peak_bytes() const { return stages.empty() ? 0.0 : stages[size_t(peak_stage)].total_bytes(); }
-  bool fits() const { return peak_bytes() <= capacity_bytes; }
+  double usable_bytes() const { return capacity_bytes - allocator_reserve_bytes; }
+  bool fits() const { return peak_bytes() <= usable_bytes(); }
 };
+
+/// NCCL communicators a rank of `plan` joins: one per parallel group of more than one rank (tensor, context,
+/// pipeline, data, expert and expert-data parallel). NCCL allocates each its own buffers, which grow with its
+/// channels, not with the group's size beyond two nodes (NVIDIA/nccl#986).
+int64_t communicators(const DerivedPlan& plan);
+
+/// Bytes the stack holds on every device outside model states and activations: its CUDA context plus the NCCL
+/// buffers of each communicator.
+double framework_memory_bytes(const stack::StackSpec& st, const DerivedPlan& plan);
 
 /// Activation bytes one layer stores for one microbatch of shape `sh` on one TP rank (no recomputation, or
 /// selective).

@@ -28,6 +28,10 @@ DerivedPlan derive_plan(const scenario::ScenarioSpec& s)
   const auto& par = s.parallel;
   const auto& tr = s.training;
   p.precision = precision_of(tr.precision);
+  // Megatron-LM keeps gradients in an fp32 main_grad buffer and reduces them in fp32 under bf16 training
+  // (megatron/arguments.py forces accumulate_allreduce_grads_in_fp32 with --bf16): 4 bytes held and sent.
+  if (s.stack.memory.fp32_gradients && p.precision.gradient_bytes < 4)
+    p.precision.gradient_bytes = 4;
 
   p.groups.tp = par.tp;
   p.groups.cp = par.cp;

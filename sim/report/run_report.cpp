@@ -49,6 +49,7 @@ json memory_json(const parallel::StageMemory& m)
               {"gradients_bytes", m.gradients_bytes},
               {"optimizer_bytes", m.optimizer_bytes},
               {"activations_bytes", m.activations_bytes},
+              {"framework_bytes", m.framework_bytes},
               {"microbatches_in_flight", m.microbatches_in_flight},
               {"total_bytes", m.total_bytes()}};
 }
@@ -103,6 +104,9 @@ void print_json(std::ostream& out, const RunReport& r)
   j["power_w"] = d.power_W;
   j["memory"] = {{"peak_bytes_per_device", r.memory.peak_bytes()},
                  {"capacity_bytes_per_device", r.memory.capacity_bytes},
+                 {"allocator_reserve_bytes_per_device", r.memory.allocator_reserve_bytes},
+                 {"usable_bytes_per_device", r.memory.usable_bytes()},
+                 {"communicators", r.memory.communicators},
                  {"peak_stage", r.memory.peak_stage},
                  {"stages", json::array()}};
   for (const auto& m : r.memory.stages)
@@ -208,9 +212,18 @@ void print_table(std::ostream& out, const RunReport& r)
   row("optimizer states", format_quantity(pk.optimizer_bytes, Dimension::Bytes));
   row("activations", format_quantity(pk.activations_bytes, Dimension::Bytes) + " (" +
                          std::to_string(pk.microbatches_in_flight) + " microbatches in flight)");
-  row("total / capacity", format_quantity(pk.total_bytes(), Dimension::Bytes) + " / " +
+  if (pk.framework_bytes > 0)
+    row("CUDA context, NCCL", format_quantity(pk.framework_bytes, Dimension::Bytes) + " (" +
+                                  std::to_string(r.memory.communicators) + " communicators)");
+  if (r.memory.allocator_reserve_bytes > 0)
+    row("total / usable", format_quantity(pk.total_bytes(), Dimension::Bytes) + " / " +
+                              format_quantity(r.memory.usable_bytes(), Dimension::Bytes) + " (" +
                               format_quantity(r.memory.capacity_bytes, Dimension::Bytes) +
-                              (r.memory.fits() ? "  fits" : "  DOES NOT FIT"));
+                              " less the allocator's reserve)" + (r.memory.fits() ? "  fits" : "  DOES NOT FIT"));
+  else
+    row("total / capacity", format_quantity(pk.total_bytes(), Dimension::Bytes) + " / " +
+                                format_quantity(r.memory.capacity_bytes, Dimension::Bytes) +
+                                (r.memory.fits() ? "  fits" : "  DOES NOT FIT"));
   }
   if (!r.simulated) {
     out << "\nNot simulated: the plan does not fit in memory (" << r.why_not_fitting << ").\n";

@@ -208,7 +208,8 @@ TEST(TensorParallelTiming, SequenceParallelMatchesRingTime) { check_exposed_tp({
 
 // ---- end to end: the data-parallel gradient all-reduce (dp_overlap off: one all-reduce after backward) -------
 
-// tests/unit/data/dp8.yaml: tiny GPT, dp 8, tp 1, pp 1. Gradients: every parameter in 16 bits. tiny-gpt by hand
+// tests/unit/data/dp8.yaml: tiny GPT, dp 8, tp 1, pp 1. Gradients: every parameter in 16 bits (no software stack,
+// whose fp32 main gradients would double the bytes). tiny-gpt by hand
 // (learned positions at s = 512, tied embeddings): 12*l*h^2 + 13*l*h + (V + s)*h + 2h (final norm) = 3,552,768.
 constexpr double kTinyParams = 12 * kL * kH * kH + 13 * kL * kH + (1024 + 512) * kH + 2 * kH;
 constexpr double kGradBytes = 2 * kTinyParams;
@@ -216,7 +217,7 @@ constexpr double kGradBytes = 2 * kTinyParams;
 TEST(DataParallelTiming, FlatRingInOneNode)
 {
   static_assert(kTinyParams == 3552768.0, "tiny-gpt.yaml states 3,552,768 parameters");
-  auto s = dtsim::scenario::load_scenario(source_path("tests/unit/data/dp8.yaml"), {});
+  auto s = dtsim::scenario::load_scenario(source_path("tests/unit/data/dp8.yaml"), {"stack=none"});
   auto r = dtsim::app::simulate(s, false);
   ASSERT_TRUE(r.simulated);
   const auto& nvl = s.hardware.node.nvlink;
@@ -232,7 +233,7 @@ TEST(DataParallelTiming, FlatRingInOneNode)
 TEST(DataParallelTiming, HierarchicalAcrossTwoNodes)
 {
   auto s = dtsim::scenario::load_scenario(source_path("tests/unit/data/dp8.yaml"),
-                                          {"devices=16", "parallel.dp=16", "training.global_batch=64"});
+                                          {"devices=16", "parallel.dp=16", "training.global_batch=64", "stack=none"});
   auto r = dtsim::app::simulate(s, false);
   ASSERT_TRUE(r.simulated);
   const auto& nvl = s.hardware.node.nvlink;
@@ -257,7 +258,7 @@ void check_dp_with_tp(const std::vector<std::string>& extra)
 {
   static_assert(kTinyParamsPerTp8Rank == 564608.0, "hand count");
   std::vector<std::string> o = {"devices=16", "parallel.dp=2", "parallel.dp_overlap=false",
-                                "training.global_batch=16"};
+                                "training.global_batch=16", "stack=none"};
   o.insert(o.end(), extra.begin(), extra.end());
   auto s = tp8(o);
   auto r = dtsim::app::simulate(s, false);
