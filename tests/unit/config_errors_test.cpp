@@ -9,7 +9,7 @@
 //   # overrides: parallel.tp=3
 // (one KEY=VALUE per line, repeat the line for several, kept in order); they are passed to load_scenario.
 //
-// Files named model-*.yaml / hardware-*.yaml are not cases: scenarios reference them.
+// Files named model-*.yaml / hardware-*.yaml / stack-*.yaml are not cases: scenarios reference them.
 //
 // DTSIM_UPDATE_GOLDEN=1 rewrites the .expected files from the current messages instead of comparing. Read every
 // rewritten file before committing it: an expectation states how the message SHOULD read.
@@ -163,8 +163,9 @@ TEST(ConfigErrors, FixtureFolderIsConsistent)
       EXPECT_TRUE(fs::is_regular_file(fs::path(p).replace_extension(".yaml")))
           << file << " has no matching .yaml case";
     } else if (p.extension() == ".yaml") {
-      EXPECT_TRUE(starts_with(file, "scenario-") || starts_with(file, "model-") || starts_with(file, "hardware-"))
-          << file << ": name cases scenario-*.yaml and referenced files model-*.yaml or hardware-*.yaml";
+      EXPECT_TRUE(starts_with(file, "scenario-") || starts_with(file, "model-") || starts_with(file, "hardware-") ||
+                  starts_with(file, "stack-"))
+          << file << ": name cases scenario-*.yaml and referenced files model-*, hardware-* or stack-*.yaml";
     }
   }
 }
