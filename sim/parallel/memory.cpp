@@ -2,10 +2,11 @@
 
 #include <algorithm>
 
+#include "scenario/schedule_registry.hpp"
+
 namespace dtsim::parallel {
 
 using scenario::Recompute;
-using scenario::Schedule;
 
 double layer_activation_bytes(const model::ModelSpec& m, const model::Shape& sh, bool selective)
 {
@@ -125,12 +126,7 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
       sm.weights_bytes += 2.0 * t.layer_params_per_rank(tp, plan.groups.ep) * weight_bytes;
     sm.gradients_bytes = sharded(2) * plan.precision.gradient_bytes;
     sm.optimizer_bytes = sharded(1) * plan.precision.optimizer_bytes_per_param;
-    int64_t in_flight = 0;
-    switch (s.schedule) {
-      case Schedule::GPipe: in_flight = mb * v; break;
-      case Schedule::OneFOneB: in_flight = std::min(pp - st, mb); break;
-      case Schedule::Interleaved: in_flight = std::min((pp - st - 1) * 2 + (v - 1) * pp + 1, mb * v); break;
-    }
+    const int64_t in_flight = scenario::schedule_def(s.schedule).in_flight(st, pp, v, mb);
     sm.microbatches_in_flight = in_flight;
     // Uneven stages (parallel.stage_layers): the stage's mean layers per chunk, of which the mean recomputed.
     const double layers_per_chunk = double(plan.stage_layers(st)) / double(v);

@@ -7,6 +7,7 @@
 #include "model/transformer.hpp"
 #include "parallel/memory.hpp"
 #include "scenario/layer_partition.hpp"
+#include "scenario/schedule_registry.hpp"
 
 namespace dtsim::parallel {
 
@@ -87,6 +88,23 @@ std::string describe_plan(const scenario::ScenarioSpec& s)
                 scenario::to_string(s.schedule));
   return b;
 }
+
+// The registry's schedules a plan with (or without) model chunks can run, those searched by default first; the
+// others (GPipe) only when asked, and only with a pipeline.
+namespace {
+
+std::vector<Schedule> searched_schedules(bool chunked, int64_t pp, bool also_on_request)
+{
+  std::vector<Schedule> out;
+  for (bool by_default : {true, false})
+    for (const auto& d : scenario::schedule_registry())
+      if (d.chunked == chunked && d.searched_by_default == by_default &&
+          (by_default || (also_on_request && pp > 1)))
+        out.push_back(d.id);
+  return out;
+}
+
+}  // namespace
 
 PlanSpace enumerate_plans(const scenario::ScenarioSpec& base, const PlanDimensions& dims)
 {
@@ -177,13 +195,7 @@ PlanSpace enumerate_plans(const scenario::ScenarioSpec& base, const PlanDimensio
               for (int64_t vpp : dims.chunks) {
                 if (vpp > 1 && pp < 2)
                   continue;
-                std::vector<Schedule> schedules;
-                if (vpp > 1)
-                  schedules = {Schedule::Interleaved};
-                else if (pp > 1 && dims.gpipe)
-                  schedules = {Schedule::OneFOneB, Schedule::GPipe};
-                else
-                  schedules = {Schedule::OneFOneB};
+                const std::vector<Schedule> schedules = searched_schedules(vpp > 1, pp, dims.gpipe);
                 for (Schedule sc : schedules) {
                   scenario::ScenarioSpec s = base;
                   s.parallel.tp = tp;

@@ -1,5 +1,5 @@
 #pragma once
-/// Pipeline schedules (GPipe, 1F1B, interleaved 1F1B) as a dependency graph over work units. A unit is the
+/// A pipeline schedule (scenario/schedule_registry.hpp lists them) as a dependency graph over work units. A unit is the
 /// forward or backward pass of one model chunk on one microbatch. Two kinds of edges: data edges (a unit needs
 /// the activations or gradients another unit produced, possibly on another stage) and order edges (the order
 /// in which one stage takes its units). Bubbles come out of replaying this graph, not out of a formula.
@@ -43,7 +43,8 @@ struct PipelineSchedule {
 };
 
 /// Builds the schedule for `stages` pipeline stages, `chunks` model chunks per stage and `microbatches`
-/// microbatches per step (Megatron-LM's orders for 1F1B and interleaved 1F1B; GPipe runs all forwards first).
+/// microbatches per step, each stage running its units in the order of the schedule's registry entry
+/// (scenario/schedule_registry.hpp).
 PipelineSchedule build_schedule(scenario::Schedule kind, int64_t stages, int64_t chunks, int64_t microbatches);
 
 /// True when the graph has no cycle (a schedule that could deadlock would have one).

@@ -5,6 +5,7 @@
 #include "model/model_yaml.hpp"
 #include "scenario/layer_partition.hpp"
 #include "scenario/scenario_spec.hpp"
+#include "scenario/schedule_registry.hpp"
 #include "stack/stack_yaml.hpp"
 
 namespace dtsim::scenario {
@@ -12,15 +13,7 @@ namespace dtsim::scenario {
 using config::Dimension;
 using config::MapReader;
 
-const char* to_string(Schedule s)
-{
-  switch (s) {
-    case Schedule::GPipe: return "gpipe";
-    case Schedule::OneFOneB: return "1f1b";
-    case Schedule::Interleaved: return "interleaved-1f1b";
-  }
-  return "?";
-}
+const char* to_string(Schedule s) { return schedule_def(s).name; }
 
 const char* to_string(Recompute r)
 {
@@ -54,6 +47,16 @@ const char* to_string(WaferMode m)
 }
 
 namespace {
+
+// The schedules that take model chunks, for messages: "interleaved-1f1b" (several joined by " or ").
+std::string chunked_schedule_names()
+{
+  std::string names;
+  for (const auto& d : schedule_registry())
+    if (d.chunked)
+      names += (names.empty() ? "" : " or ") + std::string(d.name);
+  return names;
+}
 
 // Loads a file named by the scenario; its errors keep their own location and say where it was referenced.
 template <typename Spec, typename Loader>
@@ -218,21 +221,22 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
   } else {
     s.microbatches = t.global_batch / (p.dp * t.micro_batch);
   }
-  if (s.schedule == Schedule::Interleaved) {
+  const ScheduleDef& sched = schedule_def(s.schedule);
+  if (sched.chunked) {
+    const std::string name = sched.name;
     if (p.vpp < 2)
       diag.add(at("parallel.vpp"), "parallel.vpp",
-               "expected vpp >= 2 for schedule interleaved-1f1b (model chunks per stage), got " + str(p.vpp));
+               "expected vpp >= 2 for schedule " + name + " (model chunks per stage), got " + str(p.vpp));
     if (p.pp < 2)
-      diag.add(at("parallel.pp"), "parallel.pp", "expected pp >= 2 for schedule interleaved-1f1b, got " + str(p.pp));
+      diag.add(at("parallel.pp"), "parallel.pp", "expected pp >= 2 for schedule " + name + ", got " + str(p.pp));
     if (s.microbatches % p.pp != 0)
       diag.add(at("training.global_batch"), "training.global_batch",
                "expected the microbatch count per pipeline (global_batch / (micro_batch * dp) = " +
-                   str(s.microbatches) + ") to be a multiple of pp (" + str(p.pp) +
-                   ") for schedule interleaved-1f1b");
+                   str(s.microbatches) + ") to be a multiple of pp (" + str(p.pp) + ") for schedule " + name);
   } else if (p.vpp != 1) {
     diag.add(at("parallel.vpp"), "parallel.vpp",
-             std::string("expected 1 unless schedule is interleaved-1f1b, got ") + str(p.vpp) + " with schedule " +
-                 to_string(s.schedule));
+             "expected 1 unless schedule is " + chunked_schedule_names() + ", got " + str(p.vpp) +
+                 " with schedule " + to_string(s.schedule));
   }
 }
 
@@ -323,8 +327,8 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
     s.parallel.dp = 0;
   }
 
-  auto sched = root.choice("schedule", {"gpipe", "1f1b", "interleaved-1f1b"}, false).value_or("1f1b");
-  s.schedule = sched == "gpipe" ? Schedule::GPipe : sched == "1f1b" ? Schedule::OneFOneB : Schedule::Interleaved;
+  auto sched = root.choice("schedule", schedule_names(), false).value_or("1f1b");
+  s.schedule = find_schedule(sched) ? find_schedule(sched)->id : Schedule::OneFOneB;  // unknown: reported
   remember(root, "schedule");
 
   MapReader tr = root.map("training", true);

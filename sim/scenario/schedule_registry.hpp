@@ -1,0 +1,50 @@
+#pragma once
+/// Pipeline schedules as a registry, in the style of SimGrid's named model tables: one entry per schedule says
+/// its YAML name, which options it takes, the order in which each stage runs its units, and the microbatches whose
+/// activations a stage holds at its peak. The YAML check (scenario_yaml.cpp), the plan space, the memory model,
+/// the replay's dependency graph (parallel/schedule.cpp) and docs/yaml-reference.md read it; adding a schedule is
+/// adding an entry.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "scenario/scenario_spec.hpp"
+
+namespace dtsim::scenario {
+
+/// One unit in a stage's order: the forward or backward pass of one model chunk on one microbatch. Consecutive
+/// units with the same group run back to back, the stage's pipeline sends and receives happening between groups.
+struct StageUnit {
+  int64_t chunk = 0;
+  int64_t microbatch = 0;
+  bool backward = false;
+  int64_t group = 0;
+};
+
+struct ScheduleDef {
+  Schedule id;
+  const char* name;     ///< the value of `schedule:` in a scenario
+  const char* summary;  ///< one line for the docs and the search's output
+  /// Takes model chunks: parallel.vpp >= 2 and pp >= 2 are required, and the microbatches per pipeline must be a
+  /// multiple of pp (Megatron-LM's interleaved schedule groups microbatches by pp). A schedule that does not take
+  /// them requires vpp 1.
+  bool chunked;
+  /// `dtsim search` tries it without being asked (GPipe is tried only with --gpipe: it never beats 1F1B in time
+  /// and holds every microbatch's activations).
+  bool searched_by_default;
+  /// Microbatches (of one chunk) whose activations `stage` holds at its peak.
+  int64_t (*in_flight)(int64_t stage, int64_t pp, int64_t vpp, int64_t microbatches);
+  /// The units `stage` runs, in order.
+  std::vector<StageUnit> (*stage_order)(int64_t stage, int64_t pp, int64_t vpp, int64_t microbatches);
+};
+
+/// Every schedule, in the order the YAML check lists them.
+const std::vector<ScheduleDef>& schedule_registry();
+/// The entry of `id`.
+const ScheduleDef& schedule_def(Schedule id);
+/// The entry named `name`, or nullptr.
+const ScheduleDef* find_schedule(const std::string& name);
+/// The names, in registry order.
+std::vector<std::string> schedule_names();
+
+}  // namespace dtsim::scenario

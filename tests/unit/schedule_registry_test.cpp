@@ -1,0 +1,81 @@
+// The schedule registry (scenario/schedule_registry.hpp): every entry's stage orders run each unit of the stage
+// exactly once, the activations it declares held match the warm-up of its order, and the names the YAML check
+// accepts are the registry's, listed in docs/yaml-reference.md.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include "scenario/schedule_registry.hpp"
+#include "test_paths.hpp"
+
+namespace {
+
+using dtsim::scenario::schedule_registry;
+
+TEST(ScheduleRegistry, EveryStageRunsEachOfItsUnitsOnce)
+{
+  for (const auto& d : schedule_registry())
+    for (int64_t p : {1, 2, 4})
+      for (int64_t v : {1, 2, 3}) {
+        if (d.chunked != (v > 1) || (d.chunked && p < 2))
+          continue;
+        const int64_t m = 2 * p;  // a multiple of pp, as chunked schedules need
+        for (int64_t st = 0; st < p; ++st) {
+          SCOPED_TRACE(std::string(d.name) + " p " + std::to_string(p) + " v " + std::to_string(v) + " stage " +
+                       std::to_string(st));
+          const auto order = d.stage_order(st, p, v, m);
+          std::set<std::tuple<int64_t, int64_t, bool>> seen;
+          std::set<std::tuple<int64_t, int64_t>> forwarded;
+          int64_t last_group = -1;
+          for (const auto& u : order) {
+            EXPECT_TRUE(seen.insert({u.chunk, u.microbatch, u.backward}).second);
+            if (u.backward)  // a unit's backward follows its forward on the same stage
+              EXPECT_TRUE(forwarded.count({u.chunk, u.microbatch}));
+            else
+              forwarded.insert({u.chunk, u.microbatch});
+            EXPECT_GE(u.group, last_group);  // groups are consecutive runs
+            last_group = u.group;
+          }
+          EXPECT_EQ(int64_t(order.size()), 2 * v * m);
+        }
+      }
+}
+
+// Activations held at the peak, counted by walking the order (the most forwards whose backward has not run yet),
+// equal what each entry declares for the memory model.
+TEST(ScheduleRegistry, DeclaredActivationsMatchTheOrder)
+{
+  for (const auto& d : schedule_registry()) {
+    const int64_t p = 4, v = d.chunked ? 2 : 1, m = 8;
+    for (int64_t st = 0; st < p; ++st) {
+      int64_t live = 0, peak = 0;
+      for (const auto& u : d.stage_order(st, p, v, m)) {
+        live += u.backward ? -1 : 1;
+        peak = std::max(peak, live);
+      }
+      const int64_t declared = d.in_flight(st, p, v, m);
+      SCOPED_TRACE(std::string(d.name) + " stage " + std::to_string(st));
+      EXPECT_EQ(declared, peak);
+    }
+  }
+}
+
+TEST(ScheduleRegistry, NamesAreFoundAndDocumented)
+{
+  std::ifstream f(dtsim::test::source_path("docs/yaml-reference.md"));
+  std::stringstream doc;
+  doc << f.rdbuf();
+  std::string listed;
+  for (const auto& name : dtsim::scenario::schedule_names()) {
+    ASSERT_NE(dtsim::scenario::find_schedule(name), nullptr);
+    EXPECT_STREQ(dtsim::scenario::to_string(dtsim::scenario::find_schedule(name)->id), name.c_str());
+    listed += (listed.empty() ? "" : ", ") + name;
+  }
+  EXPECT_EQ(dtsim::scenario::find_schedule("1fb1"), nullptr);
+  EXPECT_NE(doc.str().find("| `schedule` | " + listed + " |"), std::string::npos) << listed;
+}
+
+}  // namespace
