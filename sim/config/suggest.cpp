@@ -44,8 +44,9 @@ std::string closest(const std::string& word, const std::vector<std::string>& can
 
 std::string near_miss(const std::string& word, const std::vector<std::string>& candidates)
 {
+  // One edit, or two in a long key: two edits in a short key often make another real key (v_head_dim, head_dim).
   std::string best;
-  size_t best_d = 3;
+  size_t best_d = word.size() >= 12 ? 3 : 2;
   for (const auto& c : candidates)
     if (size_t d = edit_distance(word, c); d > 0 && d < best_d) {
       best_d = d;

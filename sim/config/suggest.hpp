@@ -12,8 +12,8 @@ std::string closest(const std::string& word, const std::vector<std::string>& can
 /// whole file read as one value is not copied into the message.
 std::string excerpt(const std::string& text);
 
-/// The candidate at most two edits away from `word` (or "" when none is): a stricter test than closest(), for keys
-/// that may legitimately be unknown, where a suggestion must be almost certainly right.
+/// The candidate one edit away from `word`, or two for words of 12 characters or more ("" when none is): a stricter
+/// test than closest(), for keys that may legitimately be unknown, where a suggestion must be almost certainly right.
 std::string near_miss(const std::string& word, const std::vector<std::string>& candidates);
 
 /// "a, b, c" for messages.

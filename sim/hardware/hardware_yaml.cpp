@@ -122,12 +122,14 @@ HardwareSpec load_hardware(const std::string& path, Diagnostics& diag, const std
   hw.device = read_device(root.map("device", true));
 
   MapReader node = root.map("node", true);
-  hw.node.devices = static_cast<int>(node.integer("devices", true, limits::kNodeDevices).value_or(1));
+  const auto node_devices = node.integer("devices", true, limits::kNodeDevices);
+  hw.node.devices = static_cast<int>(node_devices.value_or(1));
   hw.node.nvlink = read_link(node.map("nvlink", true));
   node.finish();
 
   MapReader net = root.map("network", true);
-  hw.network.nics_per_node = static_cast<int>(net.integer("nics_per_node", true, limits::kNodeDevices).value_or(1));
+  const auto nics = net.integer("nics_per_node", true, limits::kNodeDevices);
+  hw.network.nics_per_node = static_cast<int>(nics.value_or(1));
   hw.network.nic = read_link(net.map("nic", true));
   MapReader topo = net.map("topology", true);
   auto type = topo.choice("type", {"fat-tree", "rail-optimized"}, true);
@@ -139,11 +141,12 @@ HardwareSpec load_hardware(const std::string& path, Diagnostics& diag, const std
   net.finish();
   root.finish();
 
-  if (hw.node.devices > 0 && hw.network.nics_per_node > hw.node.devices)
+  // Compared only when both were read: a default must not cause a follow-on error.
+  if (node_devices && nics && *nics > *node_devices)
     diag.add(net.where("nics_per_node"), "network.nics_per_node",
              "expected at most node.devices (" + std::to_string(hw.node.devices) + ") NICs, got " +
                  std::to_string(hw.network.nics_per_node));
-  else if (hw.node.devices % hw.network.nics_per_node != 0)
+  else if (node_devices && nics && *node_devices % *nics != 0)
     diag.add(net.where("nics_per_node"), "network.nics_per_node",
              "expected a divisor of node.devices (" + std::to_string(hw.node.devices) + "), got " +
                  std::to_string(hw.network.nics_per_node));
