@@ -27,7 +27,8 @@ namespace limits {
 
 // --- Plan sizes (scenario) ---
 /// Devices of a scenario: 2^20 = 1,048,576 GPUs, about ten times the largest cluster trained on (about 100,000
-/// GPUs in 2024). Beyond it the per-device state of one simulation no longer fits in a workstation's memory.
+/// GPUs in 2024). The platform holds state per device: GPT-3 175B on 2^20 devices holds 3 GB after 5 minutes
+/// (measured), so 10^9 devices (which passed validate before) would need terabytes.
 inline constexpr int64_t kMaxDevices = int64_t(1) << 20;
 /// tp, pp, dp, cp and ep: each at most the devices.
 inline constexpr IntRange kPlanSize{1, kMaxDevices};
