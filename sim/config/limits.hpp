@@ -30,6 +30,7 @@ namespace limits {
 /// GPUs in 2024). The platform holds state per device: GPT-3 175B on 2^20 devices holds 3 GB after 5 minutes
 /// (measured), so 10^9 devices (which passed validate before) would need terabytes.
 inline constexpr int64_t kMaxDevices = int64_t(1) << 20;
+inline constexpr IntRange kDevices{1, kMaxDevices};
 /// tp, pp, dp, cp and ep: each at most the devices.
 inline constexpr IntRange kPlanSize{1, kMaxDevices};
 /// Model chunks per pipeline stage: at most the layers of a model.

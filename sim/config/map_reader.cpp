@@ -98,7 +98,10 @@ std::optional<YAML::Node> MapReader::scalar(const std::string& key, bool require
 
 namespace {
 
-std::string range_text(IntRange r) { return "an integer between " + std::to_string(r.lo) + " and " + std::to_string(r.hi); }
+std::string range_text(IntRange r)
+{
+  return "an integer between " + std::to_string(r.lo) + " and " + std::to_string(r.hi);
+}
 
 // The integer of `s` when it is one within `r` (no sign of truncation: strtoll reports overflow as ERANGE).
 std::optional<int64_t> parse_integer(const std::string& s, IntRange r)
@@ -131,13 +134,15 @@ std::optional<int64_t> MapReader::integer(const std::string& key, bool required,
     return std::nullopt;
   auto x = v->Tag() == "!" ? std::nullopt : parse_integer(v->Scalar(), range);  // "!": a quoted string
   if (!x)
-    error(key, "expected " + expected + ", got " + (v->Tag() == "!" ? excerpt(v->Scalar()) : found_text(v->Scalar())));
+    error(key, "expected " + expected + ", got " +
+                   (v->Tag() == "!" ? excerpt(v->Scalar()) : found_text(v->Scalar())));
   return x;
 }
 
 std::optional<std::vector<int64_t>> MapReader::integer_list(const std::string& key, bool required, IntRange range)
 {
-  const std::string expected = "a list of " + range_text(range).substr(3) + " each";
+  const std::string expected =
+      "a list of integers between " + std::to_string(range.lo) + " and " + std::to_string(range.hi);
   auto found = lookup(key, required, expected);
   if (!found)
     return std::nullopt;
@@ -153,7 +158,8 @@ std::optional<std::vector<int64_t>> MapReader::integer_list(const std::string& k
     if (!x) {
       const std::string item_path = path_of(key) + "[" + std::to_string(i) + "]";
       diag_->add(file_->origin(item, item_path), item_path,
-                 "expected " + range_text(range) + ", got " + (item.IsScalar() ? found_text(item.Scalar()) : kind_of(item)));
+                 "expected " + range_text(range) + ", got " +
+                     (item.IsScalar() ? found_text(item.Scalar()) : kind_of(item)));
       return std::nullopt;
     }
     out.push_back(*x);

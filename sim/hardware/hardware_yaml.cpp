@@ -92,7 +92,8 @@ static void read_wafer_system(MapReader& root, HardwareSpec& hw)
   MapReader mx = root.map("memoryx", true);
   hw.memoryx.capacity_bytes = mx.quantity("capacity", Dimension::Bytes, true, limits::kCapacity).value_or(0);
   hw.memoryx.bandwidth_Bps = mx.quantity("bandwidth", Dimension::Bandwidth, true, limits::kBandwidth).value_or(0);
-  hw.memoryx.update_bandwidth_Bps = mx.quantity("update_bandwidth", Dimension::Bandwidth, true, limits::kBandwidth).value_or(0);
+  hw.memoryx.update_bandwidth_Bps =
+      mx.quantity("update_bandwidth", Dimension::Bandwidth, true, limits::kBandwidth).value_or(0);
   mx.finish();
   MapReader sx = root.map("swarmx", true);
   hw.swarmx.port_bw_Bps = sx.quantity("port_bandwidth", Dimension::Bandwidth, true, limits::kBandwidth).value_or(0);

@@ -292,7 +292,7 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   remember(root, "model");
   remember(root, "hardware");
   remember(root, "stack");
-  s.devices = root.integer("devices", true, {1, limits::kMaxDevices}).value_or(1);
+  s.devices = root.integer("devices", true, limits::kDevices).value_or(1);
   remember(root, "devices");
 
   MapReader par = root.map("parallel", false);  // all of its keys have defaults
@@ -304,8 +304,10 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   // The overlap switches default to the stack's choice (resolved once the stack is loaded, below).
   const auto dp_overlap = par.boolean("dp_overlap", false), pp_overlap = par.boolean("pp_overlap", false);
   const auto tp_overlap = par.boolean("tp_overlap", false);
-  s.parallel.dp_bucket_bytes = par.quantity("dp_bucket", Dimension::Bytes, false, limits::kBucket).value_or(25.0 * 1048576);
-  s.parallel.stage_layers = par.integer_list("stage_layers", false, limits::kLayers).value_or(std::vector<int64_t>{});
+  s.parallel.dp_bucket_bytes =
+      par.quantity("dp_bucket", Dimension::Bytes, false, limits::kBucket).value_or(25.0 * 1048576);
+  s.parallel.stage_layers =
+      par.integer_list("stage_layers", false, limits::kLayers).value_or(std::vector<int64_t>{});
   s.parallel.zero = int(par.integer("zero", false, limits::kZeroStage).value_or(0));
   s.parallel.ep = par.integer("ep", false, limits::kPlanSize).value_or(1);
   const auto param_gather_overlap = par.boolean("param_gather_overlap", false);
@@ -339,7 +341,7 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   s.training.precision = tr.choice("precision", {"bf16", "fp16", "fp8", "fp32"}, false).value_or("bf16");
   auto rc = tr.choice("recompute", {"none", "selective", "full"}, false).value_or("none");
   s.training.recompute = rc == "none" ? Recompute::None : rc == "selective" ? Recompute::Selective : Recompute::Full;
-  s.training.recompute_layers = tr.integer("recompute_layers", false, {1, limits::kLayers.hi}).value_or(0);
+  s.training.recompute_layers = tr.integer("recompute_layers", false, limits::kLayers).value_or(0);
   s.training.grad_accumulation_fusion = tr.boolean("grad_accumulation_fusion", false).value_or(true);
   s.training.expert_imbalance = tr.number("expert_imbalance", false, 1.0, 1e6).value_or(1.0);
   s.training.expert_capacity_factor = tr.number("expert_capacity_factor", false, 1.0, 1e6).value_or(0);
