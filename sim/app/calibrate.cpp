@@ -14,6 +14,7 @@
 #include "app/child_process.hpp"
 #include "app/plot.hpp"
 #include "app/simulate.hpp"
+#include "config/input_file.hpp"
 #include "core/diagnostics.hpp"
 #include "core/version.hpp"
 #include "scenario/scenario_spec.hpp"
@@ -50,13 +51,10 @@ struct Run {
 
 std::string read_text(const std::string& path)
 {
-  std::error_code ec;
-  std::ifstream in(path, std::ios::binary);
-  if (!std::filesystem::is_regular_file(path, ec) || !in)
-    fail({path, 0, 0}, "", "cannot read file: it does not exist or is not a readable file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::string text;
+  if (std::string problem = config::read_input_file(path, text); !problem.empty())
+    fail({path, 0, 0}, "", problem);  // a pipe or a device is refused before it is opened
+  return text;
 }
 
 std::vector<std::string> split_words(const std::string& s)

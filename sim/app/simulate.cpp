@@ -46,64 +46,100 @@ void set_wafer_memory(report::RunReport& r, const scenario::ScenarioSpec& s, con
   r.why_not_fitting = r.wafer_memory.why_not();
 }
 
-report::RunReport simulate_wafer(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan,
-                                 bool record_trace)
+// A wafer-scale system up to the simulation: FLOPs, and the memory of the mode to simulate (under auto, of the
+// first mode that fits, weight streaming first); why_not_fitting says why when no mode fits.
+report::RunReport wafer_fit(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan,
+                            const model::Transformer& t, const wafer::WaferProgram& program)
 {
   report::RunReport r;
   r.scenario = &s;
   r.wafer = true;
-  model::Transformer t(s.model);
   r.total_params = t.total_params(plan.shape.seq);
-  auto program = wafer::build_wafer_program(s, plan, t);
   r.model_flops = program.model_flops;
   r.hardware_flops = program.hardware_flops;
-  WaferMode mode = s.wafer_mode;
-  if (mode == WaferMode::Auto) {
-    // Auto: the modes that fit; when both do, each is simulated in a child process and the faster one wins.
-    std::vector<WaferMode> fitting;
-    std::string why;
-    for (WaferMode m : {WaferMode::WeightStreaming, WaferMode::LayerPipelined}) {
-      auto mem = wafer::wafer_memory(s, plan, t, m);
-      if (mem.fits())
-        fitting.push_back(m);
-      else
-        why += std::string(why.empty() ? "" : "; ") + scenario::to_string(m) + " does not fit (" + mem.why_not() + ")";
-    }
-    if (fitting.empty()) {
-      set_wafer_memory(r, s, plan, t, WaferMode::WeightStreaming);
-      r.wafer_mode_reason = "auto: " + why;
-      r.why_not_fitting = why;
-      return r;
-    }
-    mode = fitting.front();
-    if (fitting.size() == 2) {
-      std::vector<double> times;
-      for (WaferMode m : fitting) {
-        auto res = run_in_child([&]() {
-          return std::vector<double>{wafer::run_wafer_replay(s, program, m, false).step_time_s};
-        });
-        times.push_back(res ? res->front() : 1e300);
-      }
-      mode = times[1] < times[0] ? fitting[1] : fitting[0];
-      char buf[256];
-      std::snprintf(buf, sizeof buf, "auto: both modes fit; weight-streaming %.4g s, layer-pipelined %.4g s per step",
-                    times[0], times[1]);
-      r.wafer_mode_reason = buf;
-    } else {
-      r.wafer_mode_reason = "auto: the only mode that fits; " + why;
-    }
-  } else {
+  if (s.wafer_mode != WaferMode::Auto) {
     r.wafer_mode_reason = "set in the scenario";
-  }
-  set_wafer_memory(r, s, plan, t, mode);
-  if (!r.wafer_memory.fits())
+    set_wafer_memory(r, s, plan, t, s.wafer_mode);
     return r;
+  }
+  std::vector<WaferMode> fitting;
+  std::string why;
+  for (WaferMode m : {WaferMode::WeightStreaming, WaferMode::LayerPipelined}) {
+    auto mem = wafer::wafer_memory(s, plan, t, m);
+    if (mem.fits())
+      fitting.push_back(m);
+    else
+      why += std::string(why.empty() ? "" : "; ") + scenario::to_string(m) + " does not fit (" + mem.why_not() + ")";
+  }
+  if (fitting.empty()) {
+    set_wafer_memory(r, s, plan, t, WaferMode::WeightStreaming);
+    r.wafer_mode_reason = "auto: " + why;
+    r.why_not_fitting = why;
+    return r;
+  }
+  set_wafer_memory(r, s, plan, t, fitting.front());
+  r.wafer_mode_reason = fitting.size() == 2 ? "auto: both modes fit" : "auto: the only mode that fits; " + why;
+  return r;
+}
+
+report::RunReport simulate_wafer(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan,
+                                 bool record_trace)
+{
+  model::Transformer t(s.model);
+  auto program = wafer::build_wafer_program(s, plan, t);
+  report::RunReport r = wafer_fit(s, plan, t, program);
+  if (!r.why_not_fitting.empty())
+    return r;
+  WaferMode mode = r.wafer_mode;
+  if (s.wafer_mode == WaferMode::Auto && wafer::wafer_memory(s, plan, t, WaferMode::LayerPipelined).fits() &&
+      wafer::wafer_memory(s, plan, t, WaferMode::WeightStreaming).fits()) {
+    // Both modes fit: each is simulated in a child process and the faster one wins.
+    const std::vector<WaferMode> both{WaferMode::WeightStreaming, WaferMode::LayerPipelined};
+    std::vector<double> times;
+    for (WaferMode m : both) {
+      auto res = run_in_child([&]() {
+        return std::vector<double>{wafer::run_wafer_replay(s, program, m, false).step_time_s};
+      });
+      times.push_back(res ? res->front() : 1e300);
+    }
+    mode = times[1] < times[0] ? both[1] : both[0];
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "auto: both modes fit; weight-streaming %.4g s, layer-pipelined %.4g s per step",
+                  times[0], times[1]);
+    r.wafer_mode_reason = buf;
+    set_wafer_memory(r, s, plan, t, mode);
+  }
   r.replay = wafer::run_wafer_replay(s, program, mode, record_trace);
   r.simulated = true;
   return r;
 }
 
+// A GPU cluster up to the simulation: parameters and the memory of every stage.
+report::RunReport gpu_fit(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan,
+                          const model::Transformer& t)
+{
+  report::RunReport r;
+  r.scenario = &s;
+  r.total_params = t.total_params(plan.shape.seq);
+  r.memory = parallel::estimate_memory(s, plan, t);
+  if (!r.memory.fits())
+    r.why_not_fitting = "peak " + config::format_quantity(r.memory.peak_bytes(), config::Dimension::Bytes) +
+                        " on stage " + std::to_string(r.memory.peak_stage) + " of " +
+                        config::format_quantity(r.memory.usable_bytes(), config::Dimension::Bytes) +
+                        (r.memory.allocator_reserve_bytes > 0 ? " usable" : "");
+  return r;
+}
+
 }  // namespace
+
+report::RunReport check_fit(const scenario::ScenarioSpec& s)
+{
+  const parallel::DerivedPlan plan = parallel::derive_plan(s);
+  model::Transformer t(s.model);
+  if (s.hardware.wafer_scale)
+    return wafer_fit(s, plan, t, wafer::build_wafer_program(s, plan, t));
+  return gpu_fit(s, plan, t);
+}
 
 report::RunReport simulate(const scenario::ScenarioSpec& s, bool record_trace)
 {
@@ -114,18 +150,10 @@ report::RunReport simulate(const scenario::ScenarioSpec& s, bool record_trace)
     r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return r;
   }
-  report::RunReport r;
-  r.scenario = &s;
   model::Transformer t(s.model);
-  r.total_params = t.total_params(plan.shape.seq);
-  r.memory = parallel::estimate_memory(s, plan, t);
-  if (!r.memory.fits()) {
-    r.why_not_fitting = "peak " + config::format_quantity(r.memory.peak_bytes(), config::Dimension::Bytes) +
-                        " on stage " + std::to_string(r.memory.peak_stage) + " of " +
-                        config::format_quantity(r.memory.usable_bytes(), config::Dimension::Bytes) +
-                        (r.memory.allocator_reserve_bytes > 0 ? " usable" : "");
+  report::RunReport r = gpu_fit(s, plan, t);
+  if (!r.why_not_fitting.empty())
     return r;
-  }
   hardware::ComputeModel compute(s.hardware.device, plan.precision.name, s.stack);
   auto program = std::make_shared<const replay::StepProgram>(replay::build_step_program(s, plan, t, compute));
   r.program = program;

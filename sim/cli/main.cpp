@@ -32,6 +32,14 @@ struct RunOptions {
   std::string trace;
 };
 
+// A plan that does not fit: its memory breakdown has been printed; the reason goes to stderr, with exit 3. The
+// same for run and validate.
+int does_not_fit(const dtsim::report::RunReport& report)
+{
+  std::cerr << "dtsim: the plan does not fit in memory: " << report.why_not_fitting << "\n";
+  return kDoesNotFit;
+}
+
 int run(const RunOptions& o)
 {
   auto spec = dtsim::scenario::load_scenario(o.scenario, o.sets);
@@ -40,10 +48,8 @@ int run(const RunOptions& o)
     dtsim::report::print_json(std::cout, report);
   else
     dtsim::report::print_table(std::cout, report);
-  if (!report.simulated) {
-    std::cerr << "dtsim: the plan does not fit in memory: " << report.why_not_fitting << "\n";
-    return kDoesNotFit;
-  }
+  if (!report.simulated)
+    return does_not_fit(report);
   if (!o.trace.empty()) {
     std::ofstream out(o.trace);
     if (!out) {
@@ -58,6 +64,12 @@ int run(const RunOptions& o)
 int validate(const RunOptions& o)
 {
   auto spec = dtsim::scenario::load_scenario(o.scenario, o.sets);
+  // Every check run makes before it simulates, the memory fit included.
+  const auto fit = dtsim::app::check_fit(spec);
+  if (!fit.why_not_fitting.empty()) {
+    dtsim::report::print_table(std::cout, fit);
+    return does_not_fit(fit);
+  }
   if (spec.hardware.wafer_scale)
     std::cout << o.scenario << ": ok (" << spec.model.name << " on " << spec.devices << " x "
               << spec.hardware.wafer.name << ", " << spec.microbatches << " passes of " << spec.training.micro_batch

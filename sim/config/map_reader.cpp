@@ -16,7 +16,7 @@ static std::string kind_of(const YAML::Node& n)
     case YAML::NodeType::Map: return "a mapping";
     case YAML::NodeType::Sequence: return "a list";
     case YAML::NodeType::Null: return "nothing (null)";
-    case YAML::NodeType::Scalar: return "'" + n.Scalar() + "'";
+    case YAML::NodeType::Scalar: return excerpt(n.Scalar());
     default: return "nothing";
   }
 }
@@ -96,30 +96,53 @@ std::optional<YAML::Node> MapReader::scalar(const std::string& key, bool require
   return v;
 }
 
-std::optional<int64_t> MapReader::integer(const std::string& key, bool required, int64_t min)
+namespace {
+
+std::string range_text(IntRange r)
 {
-  std::string expected = "an integer >= " + std::to_string(min);
-  auto v = scalar(key, required, expected);
-  if (!v)
+  return "an integer between " + std::to_string(r.lo) + " and " + std::to_string(r.hi);
+}
+
+// The integer of `s` when it is one within `r` (no sign of truncation: strtoll reports overflow as ERANGE).
+std::optional<int64_t> parse_integer(const std::string& s, IntRange r)
+{
+  if (s.empty())
     return std::nullopt;
-  const std::string& s = v->Scalar();
   char* end = nullptr;
   errno = 0;
   long long x = std::strtoll(s.c_str(), &end, 10);
-  if (s.empty() || *end != '\0' || errno == ERANGE || v->Tag() == "!") {
-    error(key, "expected " + expected + ", got '" + s + "'");
+  if (*end != '\0' || errno == ERANGE || x < r.lo || x > r.hi)
     return std::nullopt;
-  }
-  if (x < min) {
-    error(key, "expected " + expected + ", got " + s);
-    return std::nullopt;
-  }
   return x;
 }
 
-std::optional<std::vector<int64_t>> MapReader::integer_list(const std::string& key, bool required, int64_t min)
+// An integer as written (out of range, it is quoted as a number), else the text quoted.
+std::string found_text(const std::string& s)
 {
-  const std::string expected = "a list of integers >= " + std::to_string(min);
+  const bool digits = s.size() > (s[0] == '-' ? 1u : 0u) && s.size() < 40 &&
+                      s.find_first_not_of("0123456789", s[0] == '-' ? 1 : 0) == std::string::npos;
+  return digits ? s : excerpt(s);
+}
+
+}  // namespace
+
+std::optional<int64_t> MapReader::integer(const std::string& key, bool required, IntRange range)
+{
+  const std::string expected = range_text(range);
+  auto v = scalar(key, required, expected);
+  if (!v)
+    return std::nullopt;
+  auto x = v->Tag() == "!" ? std::nullopt : parse_integer(v->Scalar(), range);  // "!": a quoted string
+  if (!x)
+    error(key, "expected " + expected + ", got " +
+                   (v->Tag() == "!" ? excerpt(v->Scalar()) : found_text(v->Scalar())));
+  return x;
+}
+
+std::optional<std::vector<int64_t>> MapReader::integer_list(const std::string& key, bool required, IntRange range)
+{
+  const std::string expected =
+      "a list of integers between " + std::to_string(range.lo) + " and " + std::to_string(range.hi);
   auto found = lookup(key, required, expected);
   if (!found)
     return std::nullopt;
@@ -131,18 +154,15 @@ std::optional<std::vector<int64_t>> MapReader::integer_list(const std::string& k
   std::vector<int64_t> out;
   for (size_t i = 0; i < v.size(); ++i) {
     const YAML::Node item = v[i];
-    const std::string s = item.IsScalar() ? item.Scalar() : std::string();
-    char* end = nullptr;
-    errno = 0;
-    long long x = s.empty() ? 0 : std::strtoll(s.c_str(), &end, 10);
-    if (s.empty() || *end != '\0' || errno == ERANGE || x < min) {
+    auto x = item.IsScalar() ? parse_integer(item.Scalar(), range) : std::nullopt;
+    if (!x) {
       const std::string item_path = path_of(key) + "[" + std::to_string(i) + "]";
       diag_->add(file_->origin(item, item_path), item_path,
-                 "expected an integer >= " + std::to_string(min) + ", got " +
-                     (item.IsScalar() ? "'" + s + "'" : kind_of(item)));
+                 "expected " + range_text(range) + ", got " +
+                     (item.IsScalar() ? found_text(item.Scalar()) : kind_of(item)));
       return std::nullopt;
     }
-    out.push_back(x);
+    out.push_back(*x);
   }
   return out;
 }
@@ -171,7 +191,7 @@ std::optional<std::vector<double>> MapReader::number_list(const std::string& key
       char msg[128];
       std::snprintf(msg, sizeof msg, "expected a number between %g and %g, got ", lo, hi);
       diag_->add(file_->origin(item, item_path), item_path,
-                 msg + (item.IsScalar() ? "'" + s + "'" : kind_of(item)));
+                 msg + kind_of(item));
       return std::nullopt;
     }
     out.push_back(x);
@@ -179,7 +199,7 @@ std::optional<std::vector<double>> MapReader::number_list(const std::string& key
   return out;
 }
 
-std::optional<double> MapReader::quantity(const std::string& key, Dimension d, bool required, bool allow_zero)
+std::optional<double> MapReader::quantity(const std::string& key, Dimension d, bool required, QuantityRange range)
 {
   auto v = scalar(key, required, describe(d));
   if (!v)
@@ -189,9 +209,10 @@ std::optional<double> MapReader::quantity(const std::string& key, Dimension d, b
     error(key, q.error);
     return std::nullopt;
   }
-  if (*q.value < 0 || (*q.value == 0 && !allow_zero)) {
-    error(key, std::string("expected a ") + (allow_zero ? "non-negative" : "positive") + " value, got '" +
-                   v->Scalar() + "'");
+  // A finite number times its unit may still overflow to infinity ("1e308 TiB"): the range refuses it too.
+  if (!std::isfinite(*q.value) || *q.value < range.lo || *q.value > range.hi) {
+    error(key, std::string("expected a value between ") + range.lo_text + " and " + range.hi_text + ", got " +
+                   excerpt(v->Scalar()));
     return std::nullopt;
   }
   return q.value;
@@ -208,7 +229,7 @@ std::optional<double> MapReader::number(const std::string& key, bool required, d
   char* end = nullptr;
   double x = std::strtod(s.c_str(), &end);
   if (s.empty() || *end != '\0' || v->Tag() == "!" || !std::isfinite(x)) {
-    error(key, std::string("expected ") + range + ", got '" + s + "'");
+    error(key, std::string("expected ") + range + ", got " + excerpt(s));
     return std::nullopt;
   }
   if (x < lo || x > hi) {
@@ -241,7 +262,7 @@ std::optional<std::string> MapReader::choice(const std::string& key, const std::
   if (std::find(allowed.begin(), allowed.end(), s) != allowed.end())
     return s;
   std::string hint = closest(s, allowed);
-  error(key, "expected " + expected + ", got '" + s + "'" + (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
+  error(key, "expected " + expected + ", got " + excerpt(s) + (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
   return std::nullopt;
 }
 
@@ -255,7 +276,7 @@ std::optional<bool> MapReader::boolean(const std::string& key, bool required)
     return true;
   if (s == "false" || s == "off" || s == "no" || s == "False")
     return false;
-  error(key, "expected true or false, got '" + s + "'");
+  error(key, "expected true or false, got " + excerpt(s));
   return std::nullopt;
 }
 
@@ -269,6 +290,17 @@ MapReader MapReader::map(const std::string& key, bool required)
 }
 
 void MapReader::accept(const std::vector<std::string>& keys) { known_.insert(known_.end(), keys.begin(), keys.end()); }
+
+std::vector<std::string> MapReader::unread_keys() const
+{
+  std::vector<std::string> unread;
+  if (!valid_)
+    return unread;
+  for (auto it = node_.begin(); it != node_.end(); ++it)
+    if (std::find(known_.begin(), known_.end(), it->first.Scalar()) == known_.end())
+      unread.push_back(it->first.Scalar());
+  return unread;
+}
 
 void MapReader::finish()
 {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "config/limits.hpp"
 #include "config/units.hpp"
 #include "config/yaml_file.hpp"
 
@@ -21,14 +22,14 @@ class MapReader {
   bool valid() const { return valid_; }
   bool has(const std::string& key) const;
 
-  /// Integer >= min. Absent and not required: nullopt, no error.
-  std::optional<int64_t> integer(const std::string& key, bool required, int64_t min = 1);
-  /// A sequence of integers, each >= min. Absent and not required: nullopt, no error.
-  std::optional<std::vector<int64_t>> integer_list(const std::string& key, bool required, int64_t min = 1);
+  /// Integer within `range` (config/limits.hpp), never truncated. Absent and not required: nullopt, no error.
+  std::optional<int64_t> integer(const std::string& key, bool required, IntRange range);
+  /// A sequence of integers, each within `range`. Absent and not required: nullopt, no error.
+  std::optional<std::vector<int64_t>> integer_list(const std::string& key, bool required, IntRange range);
   /// A sequence of numbers, each in [lo, hi]. Absent and not required: nullopt, no error.
   std::optional<std::vector<double>> number_list(const std::string& key, bool required, double lo, double hi);
-  /// Quantity with a mandatory unit, > 0 unless allow_zero.
-  std::optional<double> quantity(const std::string& key, Dimension d, bool required, bool allow_zero = false);
+  /// Quantity with a mandatory unit, finite and within `range` (config/limits.hpp).
+  std::optional<double> quantity(const std::string& key, Dimension d, bool required, QuantityRange range);
   /// Dimensionless number in [lo, hi].
   std::optional<double> number(const std::string& key, bool required, double lo, double hi);
   std::optional<std::string> string(const std::string& key, bool required);
@@ -42,6 +43,9 @@ class MapReader {
   void accept(const std::vector<std::string>& keys);
   /// Reports unknown keys. Call once, after every read.
   void finish();
+  /// The keys of this mapping that no read asked for and no accept() named (for files whose other keys are
+  /// allowed, such as a Hugging Face config.json).
+  std::vector<std::string> unread_keys() const;
 
   Origin where(const std::string& key) const;  ///< the value's position, or this map's when the key is absent
   Origin where_self() const;

@@ -42,6 +42,31 @@ std::string closest(const std::string& word, const std::vector<std::string>& can
   return best;
 }
 
+std::string near_miss(const std::string& word, const std::vector<std::string>& candidates)
+{
+  // One edit, or two in a long key: two edits in a short key often make another real key (v_head_dim, head_dim).
+  std::string best;
+  size_t best_d = word.size() >= 12 ? 3 : 2;
+  for (const auto& c : candidates)
+    if (size_t d = edit_distance(word, c); d > 0 && d < best_d) {
+      best_d = d;
+      best = c;
+    }
+  return best;
+}
+
+std::string excerpt(const std::string& text)
+{
+  const size_t kMax = 60;
+  std::string s = text.substr(0, kMax);
+  for (char& c : s)
+    if (c == '\n' || c == '\r' || c == '\t')
+      c = ' ';
+  if (text.size() > kMax)
+    return "'" + s + "...' (" + std::to_string(text.size()) + " characters)";
+  return "'" + s + "'";
+}
+
 std::string join_list(const std::vector<std::string>& items)
 {
   std::string s;

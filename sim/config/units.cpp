@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <map>
 
+#include "config/suggest.hpp"
+
 namespace dtsim::config {
 
 std::string describe(Dimension d)
@@ -67,19 +69,19 @@ QuantityParse parse_quantity(const std::string& raw, Dimension d)
   char* end = nullptr;
   double number = std::strtod(begin, &end);
   if (end == begin)
-    return {std::nullopt, "expected " + describe(d) + ", got '" + text + "'"};
+    return {std::nullopt, "expected " + describe(d) + ", got " + excerpt(text)};
   std::string unit = trim(std::string(end));
   if (unit.empty())
-    return {std::nullopt, "expected " + describe(d) + ", got bare number '" + text + "' (units are mandatory)"};
+    return {std::nullopt, "expected " + describe(d) + ", got bare number " + excerpt(text) + " (units are mandatory)"};
   if (!std::isfinite(number))
-    return {std::nullopt, "expected a finite number, got '" + text + "'"};
+    return {std::nullopt, "expected a finite number, got " + excerpt(text)};
   // "us" is the canonical micro; accept the micro sign as well
   if (unit == "\xC2\xB5s")
     unit = "us";
   const auto& table = unit_table(d);
   auto it = table.find(unit);
   if (it == table.end())
-    return {std::nullopt, "unknown unit '" + unit + "' in '" + text + "': expected " + describe(d)};
+    return {std::nullopt, "unknown unit " + excerpt(unit) + " in " + excerpt(text) + ": expected " + describe(d)};
   return {number * it->second, ""};
 }
 

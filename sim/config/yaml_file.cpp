@@ -1,27 +1,89 @@
 #include "config/yaml_file.hpp"
 
+#include <algorithm>
 #include <filesystem>
-#include <fstream>
+#include <optional>
 #include <sstream>
 
+#include "config/input_file.hpp"
+#include "config/suggest.hpp"
+
 namespace dtsim::config {
+
+namespace {
+
+// Line (1-based) of offset `pos` in `text`.
+int line_of(const std::string& text, size_t pos)
+{
+  return 1 + int(std::count(text.begin(), text.begin() + std::min(pos, text.size()), '\n'));
+}
+
+// The first quoted scalar under `node` whose closing quote is missing. yaml-cpp takes the end of the file as the
+// end of such a scalar: `name: "x` would swallow every key after it, which then reads as "missing required key"
+// errors that say nothing about the quote.
+std::optional<YAML::Mark> unclosed_quote(const YAML::Node& node, const std::string& text)
+{
+  if (node.IsMap() || node.IsSequence()) {
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      std::optional<YAML::Mark> at;
+      if (node.IsMap() && !(at = unclosed_quote(it->first, text)))
+        at = unclosed_quote(it->second, text);
+      else if (node.IsSequence())
+        at = unclosed_quote(*it, text);
+      if (at)
+        return at;
+    }
+    return std::nullopt;
+  }
+  if (!node.IsScalar() || node.Tag() != "!" || node.Mark().is_null())  // "!": not a plain scalar
+    return std::nullopt;
+  const size_t open = size_t(node.Mark().pos);
+  if (open >= text.size() || (text[open] != '"' && text[open] != '\''))
+    return std::nullopt;  // a block scalar (| or >)
+  const char quote = text[open];
+  for (size_t i = open + 1; i < text.size(); ++i) {
+    if (quote == '"' && text[i] == '\\')
+      ++i;  // an escaped character
+    else if (quote == '\'' && text[i] == quote && i + 1 < text.size() && text[i + 1] == quote)
+      ++i;  // '' is a quote inside a single-quoted scalar
+    else if (text[i] == quote)
+      return std::nullopt;
+  }
+  return node.Mark();
+}
+
+}  // namespace
 
 YamlFile YamlFile::load(const std::string& path, Diagnostics& diag)
 {
   YamlFile f;
   f.path_ = path;
   f.dir_ = std::filesystem::path(path).parent_path().string();
-  std::ifstream in(path);
-  if (!in || std::filesystem::is_directory(path)) {
-    diag.add({path, 0, 0}, "", "cannot read file: it does not exist or is not a readable file");
+  std::string text;
+  if (std::string problem = read_input_file(path, text); !problem.empty()) {
+    diag.add({path, 0, 0}, "", problem);
     return f;
   }
-  std::stringstream text;
-  text << in.rdbuf();
+  std::vector<YAML::Node> documents;
   try {
-    f.root_ = YAML::Load(text.str());
+    documents = YAML::LoadAll(text);
   } catch (const YAML::Exception& e) {
     diag.add({path, e.mark.line + 1, e.mark.column + 1}, "", "malformed YAML: " + e.msg);
+    return f;
+  }
+  if (documents.size() > 1) {  // a second document would otherwise be ignored without a word
+    const size_t second = documents[1].Mark().is_null() ? text.size() : size_t(documents[1].Mark().pos);
+    const size_t separator = text.rfind("---", second);
+    diag.add({path, line_of(text, separator == std::string::npos ? second : separator), 1}, "",
+             "malformed YAML: a second document starts here; an input file holds one document (remove the '---' "
+             "and what follows, or put it in a file of its own)");
+    return f;
+  }
+  if (!documents.empty())
+    f.root_ = documents.front();
+  if (const auto at = unclosed_quote(f.root_, text)) {
+    diag.add({path, at->line + 1, at->column + 1}, "",
+             "malformed YAML: the quoted string that starts here is never closed");
     f.root_ = YAML::Node();
     return f;
   }
@@ -56,19 +118,19 @@ std::string YamlFile::set_override(const std::string& dotted, const std::string&
   if (dotted.empty())
     return "expected KEY=VALUE with a dotted key such as parallel.tp, got an empty key";
   if (!root_.IsMap())
-    return "the file is not a mapping, so '" + dotted + "' cannot be set";
+    return "the file is not a mapping, so '" + override_prefix_ + dotted + "' cannot be set";
   std::vector<std::string> parts;
   std::stringstream ss(dotted);
   for (std::string part; std::getline(ss, part, '.');) {
     if (part.empty())
-      return "expected a dotted key such as parallel.tp, got '" + dotted + "'";
+      return "expected a dotted key such as parallel.tp, got " + excerpt(override_prefix_ + dotted);
     parts.push_back(part);
   }
   YAML::Node parsed;
   try {
     parsed = YAML::Load(value);
   } catch (const YAML::Exception& e) {
-    return "cannot parse the value '" + value + "': " + e.msg;
+    return "cannot parse the value " + excerpt(value) + ": " + e.msg;
   }
   // Walk with explicit node copies: yaml-cpp nodes are handles, assignment through operator[] rebinds.
   std::vector<YAML::Node> chain{root_};
@@ -78,16 +140,28 @@ std::string YamlFile::set_override(const std::string& dotted, const std::string&
       chain.back()[parts[i]] = YAML::Node(YAML::NodeType::Map);
       child = chain.back()[parts[i]];
     } else if (!child.IsMap()) {
-      std::string prefix;
+      std::string prefix = override_prefix_;
       for (size_t j = 0; j <= i; ++j)
         prefix += (j ? "." : "") + parts[j];
-      return "'" + prefix + "' is not a mapping, so '" + dotted + "' cannot be set";
+      return "'" + prefix + "' is not a mapping, so '" + override_prefix_ + dotted + "' cannot be set";
     }
     chain.push_back(child);
   }
   chain.back()[parts.back()] = parsed.IsNull() ? YAML::Node(value) : parsed;
-  overrides_[dotted] = dotted + "=" + value;
+  overrides_[dotted] = override_prefix_ + dotted + "=" + value;
   return "";
+}
+
+void YamlFile::apply_overrides(const std::vector<std::string>& sets, const std::string& prefix, Diagnostics& diag)
+{
+  override_prefix_ = prefix;
+  for (const auto& o : sets) {
+    const auto eq = o.find('=');
+    const std::string err = eq == std::string::npos ? "expected KEY=VALUE, got " + excerpt(prefix + o)
+                                                    : set_override(o.substr(0, eq), o.substr(eq + 1));
+    if (!err.empty())
+      diag.add({"<command line> --set " + prefix + o, 0, 0}, "", err);
+  }
 }
 
 }  // namespace dtsim::config

@@ -3,6 +3,7 @@
 /// "file:line:col". Relative paths written inside the file are resolved against the file's own folder.
 #include <map>
 #include <string>
+#include <vector>
 #include <yaml-cpp/yaml.h>
 
 #include "core/diagnostics.hpp"
@@ -32,11 +33,17 @@ class YamlFile {
   /// came from the command line so that messages about it say so. Returns an error text, empty on success.
   std::string set_override(const std::string& dotted_key, const std::string& value);
 
+  /// Applies every "KEY=VALUE" of `sets` with set_override; each error is recorded in `diag` at
+  /// "<command line> --set PREFIX KEY=VALUE". `prefix` is how the user named this file's keys ("hardware." for the
+  /// hardware file a scenario names, "" for the scenario itself), so that messages quote the --set as written.
+  void apply_overrides(const std::vector<std::string>& sets, const std::string& prefix, Diagnostics& diag);
+
  private:
   std::string path_;
   std::string dir_;
   YAML::Node root_;
   std::map<std::string, std::string> overrides_;  // key path -> the --set text
+  std::string override_prefix_;                   // what the user wrote before this file's keys
 };
 
 }  // namespace dtsim::config

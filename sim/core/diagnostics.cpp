@@ -1,5 +1,7 @@
 #include "core/diagnostics.hpp"
 
+#include <iostream>
+
 namespace dtsim {
 
 std::string Origin::str() const
@@ -16,6 +18,14 @@ std::string Diagnostic::str() const
   if (!key_path.empty())
     s += key_path + ": ";
   return s + message;
+}
+
+void warn(const Diagnostic& d)
+{
+  std::string s = d.where.str() + ": warning: ";
+  if (!d.key_path.empty())
+    s += d.key_path + ": ";
+  std::cerr << s << d.message << "\n";
 }
 
 void Diagnostics::add(Origin where, std::string key_path, std::string message)

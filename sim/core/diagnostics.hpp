@@ -38,6 +38,10 @@ class Diagnostics {
   std::vector<Diagnostic> items_;
 };
 
+/// Prints "<file>:<line>:<col>: warning: <key path>: <message>" on stderr: something that is probably a mistake but
+/// that the input format allows (an unknown key in a Hugging Face config.json close to a key dtsim reads).
+void warn(const Diagnostic& d);
+
 /// A user mistake in the inputs (exit code 2). Carries every diagnostic found.
 class ConfigError : public std::runtime_error {
  public:

@@ -6,12 +6,13 @@ namespace dtsim::hardware {
 
 using config::Dimension;
 using config::MapReader;
+namespace limits = config::limits;
 
 static LinkSpec read_link(MapReader m)
 {
   LinkSpec l;
-  l.bw_Bps = m.quantity("bandwidth", Dimension::Bandwidth, true).value_or(0);
-  l.latency_s = m.quantity("latency", Dimension::Time, true, true).value_or(0);
+  l.bw_Bps = m.quantity("bandwidth", Dimension::Bandwidth, true, limits::kBandwidth).value_or(0);
+  l.latency_s = m.quantity("latency", Dimension::Time, true, limits::kLatency).value_or(0);
   l.efficiency = m.number("efficiency", false, 0.01, 1.0).value_or(1.0);
   m.finish();
   return l;
@@ -24,10 +25,10 @@ static DeviceSpec read_device(MapReader m)
   DeviceSpec d;
   d.name = m.string("name", true).value_or("");
   d.peak_flops = read_peaks(m);
-  d.memory_bytes = m.quantity("memory", Dimension::Bytes, true).value_or(0);
-  d.memory_bw_Bps = m.quantity("memory_bandwidth", Dimension::Bandwidth, true).value_or(0);
-  d.power_W = m.quantity("power", Dimension::Power, false).value_or(0);
-  d.sm_count = m.integer("sm_count", false).value_or(0);
+  d.memory_bytes = m.quantity("memory", Dimension::Bytes, true, limits::kCapacity).value_or(0);
+  d.memory_bw_Bps = m.quantity("memory_bandwidth", Dimension::Bandwidth, true, limits::kBandwidth).value_or(0);
+  d.power_W = m.quantity("power", Dimension::Power, false, limits::kPower).value_or(0);
+  d.sm_count = m.integer("sm_count", false, limits::kSmCount).value_or(0);
   MapReader eff = m.map("efficiency", true);
   MapReader gemm = eff.map("gemm", true);
   d.gemm.max = gemm.number("max", true, 0.01, 1.0).value_or(1.0);
@@ -45,7 +46,7 @@ static DeviceSpec read_device(MapReader m)
     g8.finish();
   }
   d.memory_efficiency = eff.number("memory", true, 0.01, 1.0).value_or(1.0);
-  d.kernel_min_s = eff.quantity("kernel_min_time", Dimension::Time, true, true).value_or(0);
+  d.kernel_min_s = eff.quantity("kernel_min_time", Dimension::Time, true, limits::kLatency).value_or(0);
   eff.finish();
   m.finish();
   return d;
@@ -56,7 +57,7 @@ static std::map<std::string, double> read_peaks(MapReader& parent)
   std::map<std::string, double> peaks;
   MapReader peak = parent.map("peak_flops", true);
   for (const char* p : {"fp32", "tf32", "fp16", "bf16", "fp8"})
-    if (auto v = peak.quantity(p, Dimension::FlopRate, false))
+    if (auto v = peak.quantity(p, Dimension::FlopRate, false, limits::kFlopRate))
       peaks[p] = *v;
   if (peak.valid() && peaks.empty())
     parent.error("peak_flops", "expected at least one of fp32, tf32, fp16, bf16, fp8");
@@ -71,43 +72,45 @@ static void read_wafer_system(MapReader& root, HardwareSpec& hw)
   MapReader w = root.map("wafer", true);
   auto& wf = hw.wafer;
   wf.name = w.string("name", true).value_or("");
-  wf.cores = w.integer("cores", true).value_or(1);
-  wf.sram_bytes = w.quantity("sram", Dimension::Bytes, true).value_or(0);
-  wf.sram_bw_Bps = w.quantity("sram_bandwidth", Dimension::Bandwidth, true).value_or(0);
-  wf.fabric_bw_Bps = w.quantity("fabric_bandwidth", Dimension::Bandwidth, true).value_or(0);
+  wf.cores = w.integer("cores", true, limits::kWaferCores).value_or(1);
+  wf.sram_bytes = w.quantity("sram", Dimension::Bytes, true, limits::kCapacity).value_or(0);
+  wf.sram_bw_Bps = w.quantity("sram_bandwidth", Dimension::Bandwidth, true, limits::kBandwidth).value_or(0);
+  wf.fabric_bw_Bps = w.quantity("fabric_bandwidth", Dimension::Bandwidth, true, limits::kBandwidth).value_or(0);
   wf.peak_flops = read_peaks(w);
   wf.compute_efficiency = w.number("compute_efficiency", true, 0.001, 1.0).value_or(1.0);
-  wf.power_W = w.quantity("power", Dimension::Power, true).value_or(0);
+  wf.power_W = w.quantity("power", Dimension::Power, true, limits::kPower).value_or(0);
   MapReader mesh = w.map("mesh", true);
-  wf.mesh_rows = int(mesh.integer("rows", true).value_or(1));
-  wf.mesh_cols = int(mesh.integer("cols", true).value_or(1));
-  wf.hop_latency_s = mesh.quantity("hop_latency", Dimension::Time, true, true).value_or(0);
+  wf.mesh_rows = int(mesh.integer("rows", true, limits::kMeshSide).value_or(1));
+  wf.mesh_cols = int(mesh.integer("cols", true, limits::kMeshSide).value_or(1));
+  wf.hop_latency_s = mesh.quantity("hop_latency", Dimension::Time, true, limits::kLatency).value_or(0);
   mesh.finish();
   MapReader io = w.map("io", true);
-  wf.io_bw_Bps = io.quantity("bandwidth", Dimension::Bandwidth, true).value_or(0);
-  wf.io_latency_s = io.quantity("latency", Dimension::Time, true, true).value_or(0);
+  wf.io_bw_Bps = io.quantity("bandwidth", Dimension::Bandwidth, true, limits::kBandwidth).value_or(0);
+  wf.io_latency_s = io.quantity("latency", Dimension::Time, true, limits::kLatency).value_or(0);
   io.finish();
   w.finish();
   MapReader mx = root.map("memoryx", true);
-  hw.memoryx.capacity_bytes = mx.quantity("capacity", Dimension::Bytes, true).value_or(0);
-  hw.memoryx.bandwidth_Bps = mx.quantity("bandwidth", Dimension::Bandwidth, true).value_or(0);
-  hw.memoryx.update_bandwidth_Bps = mx.quantity("update_bandwidth", Dimension::Bandwidth, true).value_or(0);
+  hw.memoryx.capacity_bytes = mx.quantity("capacity", Dimension::Bytes, true, limits::kCapacity).value_or(0);
+  hw.memoryx.bandwidth_Bps = mx.quantity("bandwidth", Dimension::Bandwidth, true, limits::kBandwidth).value_or(0);
+  hw.memoryx.update_bandwidth_Bps =
+      mx.quantity("update_bandwidth", Dimension::Bandwidth, true, limits::kBandwidth).value_or(0);
   mx.finish();
   MapReader sx = root.map("swarmx", true);
-  hw.swarmx.port_bw_Bps = sx.quantity("port_bandwidth", Dimension::Bandwidth, true).value_or(0);
-  hw.swarmx.fan_out = int(sx.integer("fan_out", true, 2).value_or(2));
-  hw.swarmx.latency_per_level_s = sx.quantity("latency_per_level", Dimension::Time, true, true).value_or(0);
+  hw.swarmx.port_bw_Bps = sx.quantity("port_bandwidth", Dimension::Bandwidth, true, limits::kBandwidth).value_or(0);
+  hw.swarmx.fan_out = int(sx.integer("fan_out", true, limits::kFanOut).value_or(2));
+  hw.swarmx.latency_per_level_s = sx.quantity("latency_per_level", Dimension::Time, true, limits::kLatency).value_or(0);
   sx.finish();
   root.finish();
 }
 
-HardwareSpec load_hardware(const std::string& path, Diagnostics& diag)
+HardwareSpec load_hardware(const std::string& path, Diagnostics& diag, const std::vector<std::string>& sets)
 {
   HardwareSpec hw;
   hw.file = path;
   auto file = config::YamlFile::load(path, diag);
   if (!file.ok())
     return hw;
+  file.apply_overrides(sets, "hardware.", diag);
   MapReader root(file, file.root(), "", diag);
   hw.name = root.string("name", true).value_or("");
   root.accept({"description"});
@@ -120,28 +123,31 @@ HardwareSpec load_hardware(const std::string& path, Diagnostics& diag)
   hw.device = read_device(root.map("device", true));
 
   MapReader node = root.map("node", true);
-  hw.node.devices = static_cast<int>(node.integer("devices", true, 1).value_or(1));
+  const auto node_devices = node.integer("devices", true, limits::kNodeDevices);
+  hw.node.devices = static_cast<int>(node_devices.value_or(1));
   hw.node.nvlink = read_link(node.map("nvlink", true));
   node.finish();
 
   MapReader net = root.map("network", true);
-  hw.network.nics_per_node = static_cast<int>(net.integer("nics_per_node", true, 1).value_or(1));
+  const auto nics = net.integer("nics_per_node", true, limits::kNodeDevices);
+  hw.network.nics_per_node = static_cast<int>(nics.value_or(1));
   hw.network.nic = read_link(net.map("nic", true));
   MapReader topo = net.map("topology", true);
   auto type = topo.choice("type", {"fat-tree", "rail-optimized"}, true);
   hw.network.topology = type && *type == "rail-optimized" ? Topology::RailOptimized : Topology::FatTree;
-  hw.network.levels = static_cast<int>(topo.integer("levels", true, 1).value_or(1));
-  hw.network.switch_radix = static_cast<int>(topo.integer("switch_radix", true, 2).value_or(2));
+  hw.network.levels = static_cast<int>(topo.integer("levels", true, limits::kTopologyLevels).value_or(1));
+  hw.network.switch_radix = static_cast<int>(topo.integer("switch_radix", true, limits::kSwitchRadix).value_or(2));
   hw.network.oversubscription = topo.number("oversubscription", false, 1.0, 64.0).value_or(1.0);
   topo.finish();
   net.finish();
   root.finish();
 
-  if (hw.node.devices > 0 && hw.network.nics_per_node > hw.node.devices)
+  // Compared only when both were read: a default must not cause a follow-on error.
+  if (node_devices && nics && *nics > *node_devices)
     diag.add(net.where("nics_per_node"), "network.nics_per_node",
              "expected at most node.devices (" + std::to_string(hw.node.devices) + ") NICs, got " +
                  std::to_string(hw.network.nics_per_node));
-  else if (hw.node.devices % hw.network.nics_per_node != 0)
+  else if (node_devices && nics && *node_devices % *nics != 0)
     diag.add(net.where("nics_per_node"), "network.nics_per_node",
              "expected a divisor of node.devices (" + std::to_string(hw.node.devices) + "), got " +
                  std::to_string(hw.network.nics_per_node));

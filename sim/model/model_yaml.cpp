@@ -1,12 +1,15 @@
 #include "model/model_yaml.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "config/map_reader.hpp"
+#include "config/suggest.hpp"
 
 namespace dtsim::model {
 
 using config::MapReader;
+namespace limits = config::limits;
 
 namespace {
 
@@ -28,23 +31,88 @@ const std::vector<std::string> kIgnoredHfKeys = {
     "scale_attn_weights", "reorder_and_upcast_attn", "scale_attn_by_inverse_layer_idx", "task_specific_params",
     "n_ctx", "sliding_window", "router_aux_loss_coef", "output_router_logits", "router_jitter_noise"};
 
+// Hugging Face model types whose architecture dtsim does not model, with what it lacks. Their config.json would
+// otherwise load as a dense model of the wrong size (Qwen1.5-MoE: 1.6B parameters instead of 14.3B).
+const std::vector<std::pair<std::string, std::string>> kUnmodelledTypes = {
+    {"qwen2_moe", "shared experts (shared_expert_intermediate_size) and experts of moe_intermediate_size"},
+    {"qwen3_moe", "experts of moe_intermediate_size (num_experts)"},
+    {"deepseek_v2", "multi-head latent attention (kv_lora_rank, q_lora_rank), shared experts and dense first layers"},
+    {"deepseek_v3", "multi-head latent attention (kv_lora_rank, q_lora_rank), shared experts and dense first layers"},
+};
+
+// Keys of mixture-of-experts configs that dtsim does not read: experts are read only as num_local_experts and
+// num_experts_per_tok (Mixtral's keys), each expert an MLP of intermediate_size.
+const std::vector<std::string> kUnreadExpertKeys = {
+    "num_experts", "n_routed_experts", "n_shared_experts", "moe_intermediate_size", "shared_expert_intermediate_size",
+    "num_shared_experts", "moe_num_experts", "first_k_dense_replace", "moe_layer_freq", "decoder_sparse_step"};
+
+// The keys load_model reads, for "did you mean" on the other keys of a config.json.
+const std::vector<std::string> kReadKeys = {
+    "model_type", "hidden_act", "hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size",
+    "max_position_embeddings", "intermediate_size", "num_key_value_heads", "head_dim", "num_local_experts",
+    "num_experts_per_tok", "tie_word_embeddings", "n_embd", "n_layer", "n_head", "n_positions", "n_inner",
+    "activation_function"};
+
+// A config.json may hold keys dtsim does not read; those it cannot ignore (the experts of a model type it does
+// not model) are errors, and those one typo away from a key it reads are warnings.
+void check_hf_keys(MapReader& m, const std::string& model_type)
+{
+  for (const auto& [type, missing] : kUnmodelledTypes)
+    if (model_type == type)
+      m.error("model_type", "expected a model type that dtsim models, got '" + type + "': dtsim does not model its " +
+                                missing + "; write a YAML model file giving the experts as num_local_experts and "
+                                "num_experts_per_tok (see models/qwen3-235b-a22b.yaml)");
+  const auto unread = m.unread_keys();
+  for (const auto& key : unread) {
+    if (std::find(kUnreadExpertKeys.begin(), kUnreadExpertKeys.end(), key) != kUnreadExpertKeys.end())
+      m.error(key, "a mixture-of-experts key that dtsim does not read: it models experts given as num_local_experts "
+                   "and num_experts_per_tok, each an MLP of intermediate_size; without them the model would load "
+                   "as a dense one");
+    else if (const std::string hint = config::near_miss(key, kReadKeys); !hint.empty())
+      warn({m.where(key), m.path_of(key),
+            "unknown key '" + key + "' (ignored, as a config.json may hold keys dtsim does not read); did you mean '" +
+                hint + "'?"});
+  }
+}
+
 // Reads `key` or its alias; a model file may use either, not both.
-std::optional<int64_t> read_int(MapReader& m, const std::string& key, bool required, int64_t min = 1)
+std::optional<int64_t> read_int(MapReader& m, const std::string& key, bool required, config::IntRange range)
 {
   for (const auto& [canonical, alias] : kAliases)
     if (canonical == key && m.has(alias)) {
       m.accept({key});
-      return m.integer(alias, required, min);
+      return m.integer(alias, required, range);
     }
   for (const auto& [canonical, alias] : kAliases)
     if (canonical == key)
       m.accept({alias});
-  return m.integer(key, required, min);
+  return m.integer(key, required, range);
+}
+
+// A Hugging Face config.json is named by the repository it came from (`_name_or_path`: "meta-llama/Meta-Llama-3-8B"
+// gives Meta-Llama-3-8B) or else by its folder; any other model file by its stem. A model named "config" says
+// nothing in a report.
+std::string model_name(const std::string& path, const config::YamlFile& file)
+{
+  namespace fs = std::filesystem;
+  const YAML::Node given = file.root().IsMap() ? file.root()["_name_or_path"] : YAML::Node();
+  if (given && given.IsScalar()) {
+    const std::string last = fs::path(given.Scalar()).lexically_normal().filename().string();
+    if (!last.empty() && last != "." && last != "..")
+      return last;
+  }
+  const fs::path p(path);
+  if (p.stem() == "config") {
+    const std::string folder = fs::absolute(p).lexically_normal().parent_path().filename().string();
+    if (!folder.empty())
+      return folder;
+  }
+  return p.stem().string();
 }
 
 }  // namespace
 
-ModelSpec load_model(const std::string& path, Diagnostics& diag)
+ModelSpec load_model(const std::string& path, Diagnostics& diag, const std::vector<std::string>& sets)
 {
   ModelSpec s;
   s.file = path;
@@ -52,8 +120,10 @@ ModelSpec load_model(const std::string& path, Diagnostics& diag)
   auto file = config::YamlFile::load(path, diag);
   if (!file.ok())
     return s;
+  file.apply_overrides(sets, "model.", diag);
   MapReader m(file, file.root(), "", diag);
   const bool json = std::filesystem::path(path).extension() == ".json";
+  s.name = model_name(path, file);
 
   std::string model_type = m.string("model_type", false).value_or("");
   std::string act;
@@ -64,22 +134,22 @@ ModelSpec load_model(const std::string& path, Diagnostics& diag)
     act = m.string("hidden_act", false).value_or("");
     m.accept({"activation_function"});
   }
-  s.hidden = read_int(m, "hidden_size", true).value_or(0);
-  s.layers = read_int(m, "num_hidden_layers", true).value_or(0);
-  s.heads = read_int(m, "num_attention_heads", true).value_or(0);
-  s.vocab = read_int(m, "vocab_size", true).value_or(0);
-  s.max_positions = read_int(m, "max_position_embeddings", true).value_or(0);
+  s.hidden = read_int(m, "hidden_size", true, limits::kWidth).value_or(0);
+  s.layers = read_int(m, "num_hidden_layers", true, limits::kLayers).value_or(0);
+  s.heads = read_int(m, "num_attention_heads", true, limits::kHeads).value_or(0);
+  s.vocab = read_int(m, "vocab_size", true, limits::kVocab).value_or(0);
+  s.max_positions = read_int(m, "max_position_embeddings", true, limits::kPositions).value_or(0);
   // GPT-2 configs write n_inner: null for "4 * hidden".
   bool ffn_null = (m.has("n_inner") && file.root()["n_inner"].IsNull()) ||
                   (m.has("intermediate_size") && file.root()["intermediate_size"].IsNull());
-  auto ffn = ffn_null ? std::nullopt : read_int(m, "intermediate_size", false);
+  auto ffn = ffn_null ? std::nullopt : read_int(m, "intermediate_size", false, limits::kFfnWidth);
   if (ffn_null)
     m.accept({"n_inner", "intermediate_size"});
   s.ffn = ffn.value_or(4 * s.hidden);
-  s.kv_heads = m.integer("num_key_value_heads", false).value_or(s.heads);
-  auto head_dim = m.integer("head_dim", false);
-  s.experts = m.integer("num_local_experts", false, 0).value_or(0);
-  s.experts_per_token = m.integer("num_experts_per_tok", false, 0).value_or(0);
+  s.kv_heads = m.integer("num_key_value_heads", false, limits::kHeads).value_or(s.heads);
+  auto head_dim = m.integer("head_dim", false, limits::kWidth);
+  s.experts = m.integer("num_local_experts", false, limits::kExperts).value_or(0);
+  s.experts_per_token = m.integer("num_experts_per_tok", false, limits::kExperts).value_or(0);
   auto tied = m.boolean("tie_word_embeddings", false);
   m.accept(kIgnoredHfKeys);
 
@@ -93,8 +163,15 @@ ModelSpec load_model(const std::string& path, Diagnostics& diag)
   bool tied_default = model_type.empty() || model_type == "gpt2" || encoder;
   s.tied_embeddings = tied.value_or(tied_default);
 
-  if (!json)
+  if (json) {
+    m.accept({"_name_or_path"});
+    check_hf_keys(m, model_type);
+    if (s.experts == 0 && s.experts_per_token > 0)
+      m.error("num_experts_per_tok", "expected num_local_experts as well: dtsim reads the experts of a layer from "
+                                     "num_local_experts, got num_experts_per_tok alone");
+  } else {
     m.finish();
+  }
 
   if (s.heads > 0 && s.kv_heads > 0 && s.heads % s.kv_heads != 0)
     m.error("num_key_value_heads", "expected a divisor of num_attention_heads (" + std::to_string(s.heads) +

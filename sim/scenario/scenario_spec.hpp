@@ -106,7 +106,8 @@ std::string describe_recompute(const TrainingSpec& t);
 const char* to_string(Fidelity f);
 const char* to_string(WaferMode m);
 
-/// Loads a scenario and the files it names, applies `overrides` ("key=value"), and checks everything; throws
+/// Loads a scenario and the files it names, applies `overrides` ("key=value"; "model.KEY=value" and
+/// "hardware.KEY=value" set keys of the model and hardware files it names), and checks everything; throws
 /// ConfigError with every problem found.
 ScenarioSpec load_scenario(const std::string& path, const std::vector<std::string>& overrides);
 

@@ -1,6 +1,8 @@
 #include <filesystem>
 
+#include "config/input_file.hpp"
 #include "config/map_reader.hpp"
+#include "core/checked_math.hpp"
 #include "hardware/hardware_yaml.hpp"
 #include "model/model_yaml.hpp"
 #include "scenario/layer_partition.hpp"
@@ -12,6 +14,7 @@ namespace dtsim::scenario {
 
 using config::Dimension;
 using config::MapReader;
+namespace limits = config::limits;
 
 const char* to_string(Schedule s) { return schedule_def(s).name; }
 
@@ -64,9 +67,9 @@ Spec load_referenced(const std::string& path, const Origin& from, const std::str
                      Diagnostics& diag)
 {
   Diagnostics inner;
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {  // point at the scenario line that names the file
-    diag.add(from, key, "cannot read file '" + path + "': it does not exist or is not a readable file");
+  if (std::string problem = config::input_file_problem(path); !problem.empty()) {
+    // Point at the scenario line that names the file: "cannot read file 'models/x.yaml': it does not exist".
+    diag.add(from, key, "cannot read file '" + path + "'" + problem.substr(problem.find(':')));
     return Spec{};
   }
   Spec spec = load(path, inner);
@@ -189,14 +192,13 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
     diag.add(at("parallel.zero"), "parallel.zero",
              "expected zero 0 with dp = 1: ZeRO shards over the data-parallel group and there is nothing to shard "
              "over, got zero " + str(p.zero));
-  if (p.cp == 1 && p.dp * p.tp * p.pp != s.devices)
+  // Every plan size is at most the devices, but a product of several can overflow: checked.
+  const auto ranks = checked_product({p.dp, p.tp, p.pp, p.cp});
+  if (ranks != s.devices)
     diag.add(at("devices"), "devices",
-             "expected dp * tp * pp = devices, got " + str(p.dp) + " * " + str(p.tp) + " * " + str(p.pp) + " = " +
-                 str(p.dp * p.tp * p.pp) + " for " + str(s.devices) + " devices");
-  if (p.cp > 1 && p.dp * p.tp * p.pp * p.cp != s.devices)
-    diag.add(at("devices"), "devices",
-             "expected dp * tp * pp * cp = devices, got " + str(p.dp) + " * " + str(p.tp) + " * " + str(p.pp) + " * " +
-                 str(p.cp) + " = " + str(p.dp * p.tp * p.pp * p.cp) + " for " + str(s.devices) + " devices");
+             std::string("expected dp * tp * pp") + (p.cp > 1 ? " * cp" : "") + " = devices, got " + str(p.dp) +
+                 " * " + str(p.tp) + " * " + str(p.pp) + (p.cp > 1 ? " * " + str(p.cp) : "") + " = " +
+                 product_text(ranks) + " for " + str(s.devices) + " devices");
   if (p.cp > 1 && s.training.seq_len % (2 * p.cp) != 0)
     diag.add(at("parallel.cp"), "parallel.cp",
              "expected 2 * cp to divide training.seq_len (" + str(s.training.seq_len) +
@@ -214,12 +216,13 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
                "expected at most the layers of the largest model chunk (" + str(most) + "), got " +
                    str(t.recompute_layers));
   }
-  if (t.global_batch % (p.dp * t.micro_batch) != 0) {
+  const auto samples_per_step = checked_mul(p.dp, t.micro_batch);
+  if (!samples_per_step || t.global_batch % *samples_per_step != 0) {
     diag.add(at("training.global_batch"), "training.global_batch",
              "expected a multiple of dp * micro_batch = " + str(p.dp) + " * " + str(t.micro_batch) + " = " +
-                 str(p.dp * t.micro_batch) + ", got " + str(t.global_batch));
+                 product_text(samples_per_step) + ", got " + str(t.global_batch));
   } else {
-    s.microbatches = t.global_batch / (p.dp * t.micro_batch);
+    s.microbatches = t.global_batch / *samples_per_step;
   }
   const ScheduleDef& sched = schedule_def(s.schedule);
   if (sched.chunked) {
@@ -269,14 +272,18 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   auto file = config::YamlFile::load(path, diag);
   if (!file.ok())
     diag.throw_if_any();
+  // "model.KEY=V" and "hardware.KEY=V" set keys of the files the scenario names (whose `model` and `hardware` are
+  // paths): their loaders apply them, so that messages point at the --set as for the scenario's own keys.
+  std::vector<std::string> own_sets, model_sets, hardware_sets;
   for (const auto& o : overrides) {
-    auto eq = o.find('=');
-    std::string err = eq == std::string::npos
-                          ? "expected KEY=VALUE, got '" + o + "'"
-                          : file.set_override(o.substr(0, eq), o.substr(eq + 1));
-    if (!err.empty())
-      diag.add({"<command line> --set " + o, 0, 0}, "", err);
+    if (o.rfind("model.", 0) == 0)
+      model_sets.push_back(o.substr(6));
+    else if (o.rfind("hardware.", 0) == 0)
+      hardware_sets.push_back(o.substr(9));
+    else
+      own_sets.push_back(o);
   }
+  file.apply_overrides(own_sets, "", diag);
   MapReader root(file, file.root(), "", diag);
   const size_t errors_before_values = diag.items().size();
   auto remember = [&](MapReader& r, const std::string& key) { s.where[r.path_of(key)] = r.where(key); };
@@ -289,26 +296,26 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   remember(root, "model");
   remember(root, "hardware");
   remember(root, "stack");
-  s.devices = root.integer("devices", true).value_or(1);
+  s.devices = root.integer("devices", true, limits::kDevices).value_or(1);
   remember(root, "devices");
 
   MapReader par = root.map("parallel", false);  // all of its keys have defaults
-  s.parallel.tp = par.integer("tp", false).value_or(1);
-  s.parallel.pp = par.integer("pp", false).value_or(1);
-  s.parallel.vpp = par.integer("vpp", false).value_or(1);
-  auto dp = par.integer("dp", false);
+  s.parallel.tp = par.integer("tp", false, limits::kPlanSize).value_or(1);
+  s.parallel.pp = par.integer("pp", false, limits::kPlanSize).value_or(1);
+  s.parallel.vpp = par.integer("vpp", false, limits::kVirtualStages).value_or(1);
+  auto dp = par.integer("dp", false, limits::kPlanSize);
   s.parallel.sp = par.boolean("sp", false).value_or(false);
   // The overlap switches default to the stack's choice (resolved once the stack is loaded, below).
   const auto dp_overlap = par.boolean("dp_overlap", false), pp_overlap = par.boolean("pp_overlap", false);
   const auto tp_overlap = par.boolean("tp_overlap", false);
-  s.parallel.dp_bucket_bytes = par.quantity("dp_bucket", Dimension::Bytes, false).value_or(25.0 * 1048576);
-  s.parallel.stage_layers = par.integer_list("stage_layers", false).value_or(std::vector<int64_t>{});
-  s.parallel.zero = int(par.integer("zero", false, 0).value_or(0));
-  s.parallel.ep = par.integer("ep", false).value_or(1);
+  s.parallel.dp_bucket_bytes =
+      par.quantity("dp_bucket", Dimension::Bytes, false, limits::kBucket).value_or(25.0 * 1048576);
+  s.parallel.stage_layers =
+      par.integer_list("stage_layers", false, limits::kLayers).value_or(std::vector<int64_t>{});
+  s.parallel.zero = int(par.integer("zero", false, limits::kZeroStage).value_or(0));
+  s.parallel.ep = par.integer("ep", false, limits::kPlanSize).value_or(1);
   const auto param_gather_overlap = par.boolean("param_gather_overlap", false);
-  s.parallel.cp = par.integer("cp", false).value_or(1);
-  if (s.parallel.zero > 3)
-    par.error("zero", "expected a ZeRO stage 0, 1, 2 or 3, got " + str(s.parallel.zero));
+  s.parallel.cp = par.integer("cp", false, limits::kPlanSize).value_or(1);
   for (const char* k : {"tp", "pp", "vpp", "dp", "sp", "zero", "stage_layers", "tp_overlap", "ep", "cp", "param_gather_overlap"})
     remember(par, k);
   par.finish();
@@ -317,13 +324,13 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
     s.parallel.dp = *dp;
   } else if (!sizes_ok) {
     s.parallel.dp = 0;  // derived from values that did not parse: reported already
-  } else if (s.devices % (s.parallel.tp * s.parallel.pp * s.parallel.cp) == 0) {
-    s.parallel.dp = s.devices / (s.parallel.tp * s.parallel.pp * s.parallel.cp);
+  } else if (const auto tp_pp_cp = checked_product({s.parallel.tp, s.parallel.pp, s.parallel.cp});
+             tp_pp_cp && s.devices % *tp_pp_cp == 0) {
+    s.parallel.dp = s.devices / *tp_pp_cp;
   } else {
     diag.add(root.where("devices"), "parallel.dp",
              "cannot derive dp: devices (" + str(s.devices) + ") is not a multiple of tp * pp" +
-                 (s.parallel.cp > 1 ? " * cp" : "") + " = " +
-                 str(s.parallel.tp * s.parallel.pp * s.parallel.cp));
+                 (s.parallel.cp > 1 ? " * cp" : "") + " = " + product_text(tp_pp_cp));
     s.parallel.dp = 0;
   }
 
@@ -332,13 +339,13 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   remember(root, "schedule");
 
   MapReader tr = root.map("training", true);
-  s.training.global_batch = tr.integer("global_batch", true).value_or(1);
-  s.training.micro_batch = tr.integer("micro_batch", true).value_or(1);
-  s.training.seq_len = tr.integer("seq_len", true).value_or(1);
+  s.training.global_batch = tr.integer("global_batch", true, limits::kGlobalBatch).value_or(1);
+  s.training.micro_batch = tr.integer("micro_batch", true, limits::kMicroBatch).value_or(1);
+  s.training.seq_len = tr.integer("seq_len", true, limits::kSeqLen).value_or(1);
   s.training.precision = tr.choice("precision", {"bf16", "fp16", "fp8", "fp32"}, false).value_or("bf16");
   auto rc = tr.choice("recompute", {"none", "selective", "full"}, false).value_or("none");
   s.training.recompute = rc == "none" ? Recompute::None : rc == "selective" ? Recompute::Selective : Recompute::Full;
-  s.training.recompute_layers = tr.integer("recompute_layers", false).value_or(0);
+  s.training.recompute_layers = tr.integer("recompute_layers", false, limits::kLayers).value_or(0);
   s.training.grad_accumulation_fusion = tr.boolean("grad_accumulation_fusion", false).value_or(true);
   s.training.expert_imbalance = tr.number("expert_imbalance", false, 1.0, 1e6).value_or(1.0);
   s.training.expert_capacity_factor = tr.number("expert_capacity_factor", false, 1.0, 1e6).value_or(0);
@@ -368,13 +375,15 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
 
   size_t before = diag.items().size();
   if (model_path)
-    s.model = load_referenced<model::ModelSpec>(file.resolve(*model_path), root.where("model"), "model",
-                                                model::load_model, diag);
+    s.model = load_referenced<model::ModelSpec>(
+        file.resolve(*model_path), root.where("model"), "model",
+        [&](const std::string& p, Diagnostics& d) { return model::load_model(p, d, model_sets); }, diag);
   bool model_ok = model_path && diag.items().size() == before;
   before = diag.items().size();
   if (hw_path)
-    s.hardware = load_referenced<hardware::HardwareSpec>(file.resolve(*hw_path), root.where("hardware"), "hardware",
-                                                         hardware::load_hardware, diag);
+    s.hardware = load_referenced<hardware::HardwareSpec>(
+        file.resolve(*hw_path), root.where("hardware"), "hardware",
+        [&](const std::string& p, Diagnostics& d) { return hardware::load_hardware(p, d, hardware_sets); }, diag);
   bool hardware_ok = hw_path && diag.items().size() == before;
   // The stack: the scenario's own ("none": no stack at all), else the hardware's default. A path given with --set is taken relative to the
   // current directory (where `dtsim calibrate --out` wrote it); one written in a file, relative to that file.

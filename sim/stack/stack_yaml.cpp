@@ -6,6 +6,7 @@ namespace dtsim::stack {
 
 using config::Dimension;
 using config::MapReader;
+namespace limits = config::limits;
 
 StackSpec load_stack(const std::string& path, Diagnostics& diag)
 {
@@ -34,14 +35,14 @@ StackSpec load_stack(const std::string& path, Diagnostics& diag)
   kernels.finish();
 
   MapReader host = root.map("host", false);
-  st.host.launch_s = host.quantity("launch", Dimension::Time, false, true).value_or(0);
-  st.host.per_layer_s = host.quantity("per_layer", Dimension::Time, false, true).value_or(0);
-  st.host.per_microbatch_s = host.quantity("per_microbatch", Dimension::Time, false, true).value_or(0);
+  st.host.launch_s = host.quantity("launch", Dimension::Time, false, limits::kLatency).value_or(0);
+  st.host.per_layer_s = host.quantity("per_layer", Dimension::Time, false, limits::kLatency).value_or(0);
+  st.host.per_microbatch_s = host.quantity("per_microbatch", Dimension::Time, false, limits::kLatency).value_or(0);
   host.finish();
 
   MapReader mem = root.map("memory", false);
-  st.memory.cuda_context_bytes = mem.quantity("cuda_context", Dimension::Bytes, false, true).value_or(0);
-  st.memory.nccl_buffer_bytes = mem.quantity("nccl_buffers", Dimension::Bytes, false, true).value_or(0);
+  st.memory.cuda_context_bytes = mem.quantity("cuda_context", Dimension::Bytes, false, limits::kReserved).value_or(0);
+  st.memory.nccl_buffer_bytes = mem.quantity("nccl_buffers", Dimension::Bytes, false, limits::kReserved).value_or(0);
   st.memory.fragmentation = mem.number("fragmentation", false, 0.0, 0.5).value_or(0);
   st.memory.fp32_gradients = mem.boolean("fp32_gradients", false).value_or(false);
   mem.finish();
@@ -59,11 +60,11 @@ StackSpec load_stack(const std::string& path, Diagnostics& diag)
   st.factors.compute = f.number("compute", false, 0.05, 20).value_or(1.0);
   st.factors.memory = f.number("memory", false, 0.05, 20).value_or(1.0);
   st.factors.communication = f.number("communication", false, 0.05, 20).value_or(1.0);
-  st.factors.step_overhead_s = f.quantity("step_overhead", Dimension::Time, false, true).value_or(0);
+  st.factors.step_overhead_s = f.quantity("step_overhead", Dimension::Time, false, limits::kStepOverhead).value_or(0);
   f.finish();
 
   MapReader cal = root.map("calibration", false);
-  st.calibration.runs = cal.integer("runs", false, 0).value_or(0);
+  st.calibration.runs = cal.integer("runs", false, limits::kCalibrationRuns).value_or(0);
   st.calibration.heldout_errors = cal.number_list("heldout_errors", false, -0.99, 100).value_or(std::vector<double>{});
   cal.finish();
   root.finish();
