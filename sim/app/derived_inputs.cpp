@@ -7,6 +7,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "app/load.hpp"
 #include "config/yaml_file.hpp"
 #include "core/diagnostics.hpp"
 
@@ -60,10 +61,10 @@ scenario::ScenarioSpec load_with_file_keys(const std::string& scenario, const st
     by_file[key.substr(0, dot)].push_back({key.substr(dot + 1), o.substr(eq + 1)});
   }
   if (by_file.empty())
-    return scenario::load_scenario(scenario, plain);
+    return load_for_simulation(scenario, plain);
 
   // The files the scenario names (with its own overrides, which may name other files).
-  const auto base = scenario::load_scenario(scenario, plain);
+  const auto base = load_for_simulation(scenario, plain);
   TempDirs temp;
   std::map<std::string, std::string> copy_to_original;
   auto overrides_with_copies = plain;
@@ -88,7 +89,7 @@ scenario::ScenarioSpec load_with_file_keys(const std::string& scenario, const st
     overrides_with_copies.push_back(which + "=" + copy.string());
   }
   try {
-    auto spec = scenario::load_scenario(scenario, overrides_with_copies);
+    auto spec = load_for_simulation(scenario, overrides_with_copies);
     for (auto* f : {&spec.model.file, &spec.hardware.file})
       if (copy_to_original.count(*f))
         *f = copy_to_original[*f];

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "app/load.hpp"
 #include "app/bench.hpp"
 #include "app/calibrate.hpp"
 #include "app/compare.hpp"
@@ -34,7 +35,7 @@ struct RunOptions {
 
 int run(const RunOptions& o)
 {
-  auto spec = dtsim::scenario::load_scenario(o.scenario, o.sets);
+  auto spec = dtsim::app::load_for_simulation(o.scenario, o.sets);
   auto report = dtsim::app::simulate(spec, !o.trace.empty());
   if (o.format == "json")
     dtsim::report::print_json(std::cout, report);
@@ -57,11 +58,12 @@ int run(const RunOptions& o)
 
 int validate(const RunOptions& o)
 {
-  auto spec = dtsim::scenario::load_scenario(o.scenario, o.sets);
+  auto spec = dtsim::app::load_for_simulation(o.scenario, o.sets);
   if (spec.hardware.wafer_scale)
     std::cout << o.scenario << ": ok (" << spec.model.name << " on " << spec.devices << " x "
               << spec.hardware.wafer.name << ", " << spec.microbatches << " passes of " << spec.training.micro_batch
-              << " samples per system, mode " << dtsim::scenario::to_string(spec.wafer_mode) << ")\n";
+              << " samples per system, mode " << dtsim::scenario::to_string(spec.wafer_mode)
+              << (spec.training.micro_batch_auto ? "; micro batch " + spec.training.micro_batch_reason : "") << ")\n";
   else
     std::cout << o.scenario << ": ok (" << spec.model.name << " on " << spec.devices << " x "
               << spec.hardware.device.name << ", dp " << spec.parallel.dp << " tp " << spec.parallel.tp << " pp "
@@ -93,6 +95,7 @@ int main(int argc, char** argv)
   cmp_cmd->add_option("--format", co.format, "Output format")->check(CLI::IsMember({"table", "json"}));
   bool no_burden = false;
   cmp_cmd->add_flag("--no-burden", no_burden, "Do not simulate every parallel plan of the GPU scenarios");
+  cmp_cmd->add_flag("--quiet", co.quiet, "No progress on standard error");
   cmp_cmd->add_option("--jobs", co.jobs, "Simulations run at once (processes)")->check(CLI::PositiveNumber);
   dtsim::app::SweepOptions wo;
   wo.jobs = co.jobs;
@@ -207,7 +210,7 @@ int main(int argc, char** argv)
       return dtsim::app::compare(std::cout, co);
     }
     if (*exp_cmd) {
-      dtsim::report::print_explain(std::cout, dtsim::scenario::load_scenario(eo.scenario, eo.sets));
+      dtsim::report::print_explain(std::cout, dtsim::app::load_for_simulation(eo.scenario, eo.sets));
       return 0;
     }
     return validate(vo);

@@ -97,6 +97,8 @@ void print_json(std::ostream& out, const RunReport& r)
                {"fidelity", scenario::to_string(s.fidelity)}};
   if (s.training.recompute_layers > 0)
     j["plan"]["recompute_layers"] = s.training.recompute_layers;
+  if (s.training.micro_batch_auto)
+    j["plan"]["micro_batch_reason"] = s.training.micro_batch_reason;
   j["params"] = r.total_params;
   j["fits"] = r.fits();
   if (!r.fits())
@@ -189,6 +191,8 @@ void print_table(std::ostream& out, const RunReport& r)
   row("batch", std::to_string(s.training.global_batch) + " x " + std::to_string(s.training.seq_len) +
                    " tokens, micro batch " + std::to_string(s.training.micro_batch) + ", " +
                    std::to_string(s.microbatches) + " microbatches per pipeline");
+  if (s.training.micro_batch_auto)
+    row("micro batch", std::to_string(s.training.micro_batch) + " (" + s.training.micro_batch_reason + ")");
   row("training", s.training.precision + ", recompute " + scenario::describe_recompute(s.training));
   if (!r.wafer)
     row("software stack", s.stack.given() ? s.stack.name + " (" + s.stack.file + ")" : "none (no corrections)");
