@@ -332,6 +332,8 @@ int compare(std::ostream& out, const CompareOptions& o)
     });
   }
   size_t w0 = 30, w = 16;
+  for (const auto& row : table)
+    w0 = std::max(w0, row.first.size() + 2);
   for (const auto& j : rows)
     w = std::max(w, j["scenario"].get<std::string>().size() + 2);
   w = std::min<size_t>(w, 30);
