@@ -13,12 +13,11 @@
 #include "app/compare_verdict.hpp"
 #include "app/progress.hpp"
 #include "app/simulate.hpp"
+#include "app/system_backend.hpp"
 #include "config/units.hpp"
 #include "core/version.hpp"
 #include "model/transformer.hpp"
-#include "parallel/plan_space.hpp"
 #include "report/run_report.hpp"
-#include "stack/interval.hpp"
 
 namespace dtsim::app {
 
@@ -44,8 +43,9 @@ std::vector<double> measure(const scenario::ScenarioSpec& s)
   v[kModelTflops] = d.model_tflops;
   v[kHwTflops] = d.hw_tflops;
   v[kMfu] = d.mfu;
-  v[kPeakMem] = r.wafer ? r.wafer_memory.sram_total() : r.memory.peak_bytes();
-  v[kCapacity] = r.wafer ? r.wafer_memory.sram_capacity : r.memory.capacity_bytes;
+  // A wafer's report holds its on-wafer SRAM as its one stage of memory.
+  v[kPeakMem] = r.memory.peak_bytes();
+  v[kCapacity] = r.memory.capacity_bytes;
   v[kPower] = d.power_W;
   v[kEnergy] = d.energy_J;
   v[kMode] = double(int(r.wafer_mode));
@@ -61,43 +61,16 @@ struct Burden {
   std::string best_plan, worst_plan;
 };
 
+// Every plan the side's system offers, simulated: a GPU cluster's parallel plans, a wafer's execution modes.
 Burden burden_of(const scenario::ScenarioSpec& s, int jobs, bool quiet)
 {
   Burden b;
-  if (s.hardware.wafer_scale) {
-    // The wafer offers its execution modes, nothing to partition: the modes that fit are its plans.
-    b.candidates = 2;
-    std::vector<scenario::ScenarioSpec> modes;
-    for (auto m : {scenario::WaferMode::WeightStreaming, scenario::WaferMode::LayerPipelined}) {
-      scenario::ScenarioSpec x = s;
-      x.wafer_mode = m;
-      modes.push_back(x);
-    }
-    std::vector<std::function<std::vector<double>()>> work;
-    for (const auto& m : modes)
-      work.push_back([&m]() { return measure(m); });
-    auto res = run_in_children(work, jobs);
-    for (size_t i = 0; i < res.size(); ++i) {
-      if (!res[i] || (*res[i])[kSimulated] == 0) {
-        ++b.not_fitting;
-        continue;
-      }
-      double t = (*res[i])[kStep];
-      std::string name = scenario::to_string(modes[i].wafer_mode);
-      if (b.plans == 0 || t < b.best)
-        b.best = t, b.best_plan = name;
-      if (b.plans == 0 || t > b.worst)
-        b.worst = t, b.worst_plan = name;
-      ++b.plans;
-    }
-    return b;
-  }
-  auto space = parallel::enumerate_plans(s);
-  b.candidates = space.candidates;
-  b.invalid = space.invalid;
-  b.not_fitting = space.not_fitting;
+  PlanChoices choices = backend_for(s).plan_choices(s);
+  b.candidates = choices.candidates;
+  b.invalid = choices.invalid;
+  b.not_fitting = choices.not_fitting;
   std::vector<std::function<std::vector<double>()>> work;
-  for (const auto& p : space.fitting)
+  for (const auto& p : choices.plans)
     work.push_back([&p]() { return std::vector<double>{simulate(p, false).replay.step_time_s}; });
   // The enumeration is most of the command's time (minutes on a few cores): say how far it is.
   Progress progress(std::cerr, quiet, work.size(), 0, "compare: plans of " + s.name, "plans");
@@ -109,28 +82,13 @@ Burden burden_of(const scenario::ScenarioSpec& s, int jobs, bool quiet)
       continue;
     double t = res[i]->front();
     if (b.plans == 0 || t < b.best)
-      b.best = t, b.best_plan = parallel::describe_plan(space.fitting[i]);
+      b.best = t, b.best_plan = choices.names[i];
     if (b.plans == 0 || t > b.worst)
-      b.worst = t, b.worst_plan = parallel::describe_plan(space.fitting[i]);
+      b.worst = t, b.worst_plan = choices.names[i];
     ++b.plans;
   }
   return b;
 }
-
-// The plan of one side in a few words: the parallel plan of a GPU cluster; a wafer-scale system's data
-// parallelism over its systems, micro batch and recomputation (its execution mode has a row of its own).
-std::string plan_of(const scenario::ScenarioSpec& s)
-{
-  if (!s.hardware.wafer_scale)
-    return parallel::describe_plan(s);
-  return "dp " + std::to_string(s.parallel.dp) + " mb " + std::to_string(s.training.micro_batch) +
-         (s.training.micro_batch_auto ? " (auto)" : "") + " " + scenario::describe_recompute(s.training);
-}
-
-// Why a wafer-scale side has no interval: its compute rests on one calibration point, with no run held out.
-const char* kWaferIntervalBasis =
-    "none: the wafer's compute efficiency rests on one calibration point (GPT-2 small on one CS-2, docs/wafer.md) "
-    "with no held-out run, so there is no error estimate";
 
 // Splits `text` into lines of at most `width` characters, at spaces where it can.
 std::vector<std::string> wrap(const std::string& text, size_t width)
@@ -192,7 +150,8 @@ int compare(std::ostream& out, const CompareOptions& o)
     j["micro_batch"] = s.training.micro_batch;
     if (s.training.micro_batch_auto)
       j["micro_batch_reason"] = s.training.micro_batch_reason;
-    j["plan"] = plan_of(s);
+    const SystemBackend& backend = backend_for(s);
+    j["plan"] = backend.describe_plan(s);
     j["hardware"] = s.hardware.name;
     j["devices"] = s.devices;
     j["wafer_scale"] = s.hardware.wafer_scale;
@@ -207,14 +166,9 @@ int compare(std::ostream& out, const CompareOptions& o)
     if (ok) {
       const auto& v = *r;
       j["step_time_s"] = v[kStep];
-      if (s.hardware.wafer_scale) {
-        j["step_time_interval_s"] = nullptr;
-        j["step_time_interval_basis"] = kWaferIntervalBasis;
-      } else {
-        const auto iv = stack::step_interval(s.stack, v[kStep]);
-        j["step_time_interval_s"] = iv.known ? json::array({iv.low_s, iv.high_s}) : json(nullptr);
-        j["step_time_interval_basis"] = iv.basis;
-      }
+      const auto iv = backend.step_interval(s, v[kStep]);
+      j["step_time_interval_s"] = iv.known ? json::array({iv.low_s, iv.high_s}) : json(nullptr);
+      j["step_time_interval_basis"] = iv.basis;
       j["samples_per_s"] = v[kSamples];
       j["tokens_per_s"] = v[kTokens];
       j["model_tflops_per_device"] = v[kModelTflops];

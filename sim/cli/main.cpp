@@ -15,7 +15,7 @@
 #include "app/study_report.hpp"
 #include "app/sweep.hpp"
 #include "app/simulate.hpp"
-#include "report/explain.hpp"
+#include "app/system_backend.hpp"
 #include "core/diagnostics.hpp"
 #include "core/version.hpp"
 #include "scenario/scenario_spec.hpp"
@@ -59,15 +59,7 @@ int run(const RunOptions& o)
 int validate(const RunOptions& o)
 {
   auto spec = dtsim::app::load_for_simulation(o.scenario, o.sets);
-  if (spec.hardware.wafer_scale)
-    std::cout << o.scenario << ": ok (" << spec.model.name << " on " << spec.devices << " x "
-              << spec.hardware.wafer.name << ", " << spec.microbatches << " passes of " << spec.training.micro_batch
-              << " samples per system, mode " << dtsim::scenario::to_string(spec.wafer_mode)
-              << (spec.training.micro_batch_auto ? "; micro batch " + spec.training.micro_batch_reason : "") << ")\n";
-  else
-    std::cout << o.scenario << ": ok (" << spec.model.name << " on " << spec.devices << " x "
-              << spec.hardware.device.name << ", dp " << spec.parallel.dp << " tp " << spec.parallel.tp << " pp "
-              << spec.parallel.pp << ", " << spec.microbatches << " microbatches per pipeline)\n";
+  std::cout << o.scenario << ": ok (" << dtsim::app::backend_for(spec).summary(spec) << ")\n";
   return 0;
 }
 
@@ -210,7 +202,7 @@ int main(int argc, char** argv)
       return dtsim::app::compare(std::cout, co);
     }
     if (*exp_cmd) {
-      dtsim::report::print_explain(std::cout, dtsim::app::load_for_simulation(eo.scenario, eo.sets));
+      dtsim::app::explain(std::cout, dtsim::app::load_for_simulation(eo.scenario, eo.sets));
       return 0;
     }
     return validate(vo);
