@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/load.hpp"
 #include "app/child_process.hpp"
 #include "app/search.hpp"
 #include "app/simulate.hpp"
@@ -75,7 +76,7 @@ std::vector<double> run_case(const Case& c, const BenchOptions& o)
 {
   const std::string path = c.scenario.rfind('/', 0) == 0 ? c.scenario : join_path(o.root, c.scenario);
   if (c.kind == Kind::Run) {
-    auto spec = scenario::load_scenario(path, c.sets);
+    auto spec = load_for_simulation(path, c.sets);
     auto r = simulate(spec, false);
     if (!r.simulated)  // nothing was simulated: timing it would say nothing
       throw std::runtime_error("bench: " + c.name + ": the plan does not fit in memory: " + r.why_not_fitting);

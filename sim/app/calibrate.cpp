@@ -11,6 +11,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "app/load.hpp"
 #include "app/child_process.hpp"
 #include "app/plot.hpp"
 #include "app/simulate.hpp"
@@ -407,7 +408,7 @@ int calibrate(std::ostream& out, std::ostream& err, const CalibrateOptions& o)
                               : std::filesystem::absolute(o.base_stack).lexically_normal().string();
   std::vector<Run> runs = read_runs(o.runs_csv, base_path);
   if (base_path.empty()) {
-    auto first = scenario::load_scenario(runs.front().scenario, runs.front().sets);
+    auto first = load_for_simulation(runs.front().scenario, runs.front().sets);
     if (first.stack.given()) {
       base_path = std::filesystem::absolute(first.stack.file).lexically_normal().string();
       for (auto& r : runs)
@@ -417,9 +418,9 @@ int calibrate(std::ostream& out, std::ostream& err, const CalibrateOptions& o)
   std::vector<Run> checks = o.check_csv.empty() ? std::vector<Run>{} : read_runs(o.check_csv, base_path);
   std::vector<scenario::ScenarioSpec> specs;
   for (const auto& r : runs)
-    specs.push_back(scenario::load_scenario(r.scenario, r.sets));
+    specs.push_back(load_for_simulation(r.scenario, r.sets));
   for (const auto& r : checks)
-    specs.push_back(scenario::load_scenario(r.scenario, r.sets));
+    specs.push_back(load_for_simulation(r.scenario, r.sets));
   for (size_t i = 0; i < specs.size(); ++i)
     if (specs[i].hardware.wafer_scale)
       fail((i < runs.size() ? runs[i] : checks[i - runs.size()]).where, "scenario",

@@ -3,15 +3,20 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iostream>
 #include <ostream>
 
 #include <nlohmann/json.hpp>
 
+#include "app/load.hpp"
 #include "app/child_process.hpp"
+#include "app/compare_verdict.hpp"
+#include "app/progress.hpp"
 #include "app/simulate.hpp"
+#include "app/system_backend.hpp"
 #include "config/units.hpp"
 #include "core/version.hpp"
-#include "parallel/plan_space.hpp"
+#include "model/transformer.hpp"
 #include "report/run_report.hpp"
 
 namespace dtsim::app {
@@ -23,7 +28,7 @@ using json = nlohmann::ordered_json;
 // What a child process sends back about one simulated scenario.
 enum Field {
   kSimulated, kStep, kSamples, kTokens, kModelTflops, kHwTflops, kMfu, kPeakMem, kCapacity, kPower, kEnergy,
-  kMode, kFields
+  kMode, kTermFirst, kFields = kTermFirst + kTerms
 };
 
 std::vector<double> measure(const scenario::ScenarioSpec& s)
@@ -38,11 +43,15 @@ std::vector<double> measure(const scenario::ScenarioSpec& s)
   v[kModelTflops] = d.model_tflops;
   v[kHwTflops] = d.hw_tflops;
   v[kMfu] = d.mfu;
-  v[kPeakMem] = r.wafer ? r.wafer_memory.sram_total() : r.memory.peak_bytes();
-  v[kCapacity] = r.wafer ? r.wafer_memory.sram_capacity : r.memory.capacity_bytes;
+  // A wafer's report holds its on-wafer SRAM as its one stage of memory.
+  v[kPeakMem] = r.memory.peak_bytes();
+  v[kCapacity] = r.memory.capacity_bytes;
   v[kPower] = d.power_W;
   v[kEnergy] = d.energy_J;
   v[kMode] = double(int(r.wafer_mode));
+  const auto terms = compare_terms(r.replay.average);
+  for (int k = 0; k < kTerms; ++k)
+    v[size_t(kTermFirst + k)] = r.simulated ? terms[size_t(k)] : 0.0;
   return v;
 }
 
@@ -52,56 +61,60 @@ struct Burden {
   std::string best_plan, worst_plan;
 };
 
-Burden burden_of(const scenario::ScenarioSpec& s, int jobs)
+// Every plan the side's system offers, simulated: a GPU cluster's parallel plans, a wafer's execution modes.
+Burden burden_of(const scenario::ScenarioSpec& s, int jobs, bool quiet)
 {
   Burden b;
-  if (s.hardware.wafer_scale) {
-    // The wafer offers its execution modes, nothing to partition: the modes that fit are its plans.
-    b.candidates = 2;
-    std::vector<scenario::ScenarioSpec> modes;
-    for (auto m : {scenario::WaferMode::WeightStreaming, scenario::WaferMode::LayerPipelined}) {
-      scenario::ScenarioSpec x = s;
-      x.wafer_mode = m;
-      modes.push_back(x);
-    }
-    std::vector<std::function<std::vector<double>()>> work;
-    for (const auto& m : modes)
-      work.push_back([&m]() { return measure(m); });
-    auto res = run_in_children(work, jobs);
-    for (size_t i = 0; i < res.size(); ++i) {
-      if (!res[i] || (*res[i])[kSimulated] == 0) {
-        ++b.not_fitting;
-        continue;
-      }
-      double t = (*res[i])[kStep];
-      std::string name = scenario::to_string(modes[i].wafer_mode);
-      if (b.plans == 0 || t < b.best)
-        b.best = t, b.best_plan = name;
-      if (b.plans == 0 || t > b.worst)
-        b.worst = t, b.worst_plan = name;
-      ++b.plans;
-    }
-    return b;
-  }
-  auto space = parallel::enumerate_plans(s);
-  b.candidates = space.candidates;
-  b.invalid = space.invalid;
-  b.not_fitting = space.not_fitting;
+  PlanChoices choices = backend_for(s).plan_choices(s);
+  b.candidates = choices.candidates;
+  b.invalid = choices.invalid;
+  b.not_fitting = choices.not_fitting;
   std::vector<std::function<std::vector<double>()>> work;
-  for (const auto& p : space.fitting)
+  for (const auto& p : choices.plans)
     work.push_back([&p]() { return std::vector<double>{simulate(p, false).replay.step_time_s}; });
-  auto res = run_in_children(work, jobs);
+  // The enumeration is most of the command's time (minutes on a few cores): say how far it is.
+  Progress progress(std::cerr, quiet, work.size(), 0, "compare: plans of " + s.name, "plans");
+  auto res = run_in_children(work, jobs, [&](size_t done) { progress.update(done); });
+  progress.update(work.size(), true);
+  progress.finish();
   for (size_t i = 0; i < res.size(); ++i) {
     if (!res[i] || res[i]->front() <= 0)
       continue;
     double t = res[i]->front();
     if (b.plans == 0 || t < b.best)
-      b.best = t, b.best_plan = parallel::describe_plan(space.fitting[i]);
+      b.best = t, b.best_plan = choices.names[i];
     if (b.plans == 0 || t > b.worst)
-      b.worst = t, b.worst_plan = parallel::describe_plan(space.fitting[i]);
+      b.worst = t, b.worst_plan = choices.names[i];
     ++b.plans;
   }
   return b;
+}
+
+// Splits `text` into lines of at most `width` characters, at spaces where it can.
+std::vector<std::string> wrap(const std::string& text, size_t width)
+{
+  std::vector<std::string> lines;
+  std::string line;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t end = text.find(' ', i);
+    if (end == std::string::npos)
+      end = text.size();
+    std::string word = text.substr(i, end - i);
+    i = end + 1;
+    while (word.size() > width) {  // a word longer than the column: cut it
+      if (!line.empty())
+        lines.push_back(line), line.clear();
+      lines.push_back(word.substr(0, width));
+      word = word.substr(width);
+    }
+    if (!line.empty() && line.size() + 1 + word.size() > width)
+      lines.push_back(line), line.clear();
+    line += (line.empty() ? "" : " ") + word;
+  }
+  if (!line.empty() || lines.empty())
+    lines.push_back(line);
+  return lines;
 }
 
 }  // namespace
@@ -110,23 +123,35 @@ int compare(std::ostream& out, const CompareOptions& o)
 {
   std::vector<scenario::ScenarioSpec> specs;
   for (const auto& path : o.scenarios)
-    specs.push_back(scenario::load_scenario(path, {}));
+    specs.push_back(load_for_simulation(path, {}));
   std::vector<std::function<std::vector<double>()>> work;
   for (const auto& s : specs)
     work.push_back([&s]() { return measure(s); });
-  auto results = run_in_children(work, o.jobs);
+  Progress progress(std::cerr, o.quiet, work.size(), 0, "compare: scenarios", "scenarios");
+  auto results = run_in_children(work, o.jobs, [&](size_t done) { progress.update(done); });
+  progress.update(work.size(), true);
+  progress.finish();
   std::vector<Burden> burdens(specs.size());
   if (o.burden)
     for (size_t i = 0; i < specs.size(); ++i)
-      burdens[i] = burden_of(specs[i], o.jobs);
+      burdens[i] = burden_of(specs[i], o.jobs, o.quiet);
 
   int simulated = 0;
   json rows = json::array();
+  std::vector<CompareSide> sides;
   for (size_t i = 0; i < specs.size(); ++i) {
     const auto& s = specs[i];
     json j;
     j["scenario"] = s.name;
     j["model"] = s.model.name;
+    j["model_params"] = model::Transformer(s.model).total_params(s.training.seq_len);
+    j["global_batch"] = s.training.global_batch;
+    j["seq_len"] = s.training.seq_len;
+    j["micro_batch"] = s.training.micro_batch;
+    if (s.training.micro_batch_auto)
+      j["micro_batch_reason"] = s.training.micro_batch_reason;
+    const SystemBackend& backend = backend_for(s);
+    j["plan"] = backend.describe_plan(s);
     j["hardware"] = s.hardware.name;
     j["devices"] = s.devices;
     j["wafer_scale"] = s.hardware.wafer_scale;
@@ -134,15 +159,25 @@ int compare(std::ostream& out, const CompareOptions& o)
     const bool ok = r && (*r)[kSimulated] > 0;
     simulated += ok;
     j["simulated"] = ok;
+    CompareSide side;
+    side.name = s.name;
+    side.simulated = ok;
+    side.why_not = !r ? "its simulation failed" : "it does not fit in memory";
     if (ok) {
       const auto& v = *r;
       j["step_time_s"] = v[kStep];
+      const auto iv = backend.step_interval(s, v[kStep]);
+      j["step_time_interval_s"] = iv.known ? json::array({iv.low_s, iv.high_s}) : json(nullptr);
+      j["step_time_interval_basis"] = iv.basis;
       j["samples_per_s"] = v[kSamples];
       j["tokens_per_s"] = v[kTokens];
       j["model_tflops_per_device"] = v[kModelTflops];
       j["hardware_tflops_per_device"] = v[kHwTflops];
       j["model_tflops_total"] = v[kModelTflops] * double(s.devices);
       j["mfu"] = v[kMfu];
+      j["breakdown"] = json::object();
+      for (int k = 0; k < kTerms; ++k)
+        j["breakdown"][term_key(k)] = v[size_t(kTermFirst + k)];
       j["memory_peak_bytes_per_device"] = v[kPeakMem];
       j["memory_headroom_bytes_per_device"] = v[kCapacity] - v[kPeakMem];
       j["power_w"] = v[kPower];
@@ -150,7 +185,10 @@ int compare(std::ostream& out, const CompareOptions& o)
       j["energy_per_sample_j"] = v[kEnergy] / double(s.training.global_batch);
       if (s.hardware.wafer_scale)
         j["wafer_mode"] = scenario::to_string(scenario::WaferMode(int(v[kMode])));
+      side.step_s = v[kStep];
+      side.terms.assign(v.begin() + kTermFirst, v.begin() + kTermFirst + kTerms);
     }
+    sides.push_back(side);
     if (o.burden) {
       const auto& b = burdens[i];
       j["partitioning"] = {{"candidates", b.candidates}, {"invalid", b.invalid}, {"not_fitting", b.not_fitting},
@@ -161,15 +199,16 @@ int compare(std::ostream& out, const CompareOptions& o)
     }
     rows.push_back(j);
   }
+  const std::vector<std::string> sentences = verdict(sides);
   if (o.format == "json") {
-    out << json{{"dtsim_version", kVersion}, {"scenarios", rows}}.dump(2) << "\n";
+    out << json{{"dtsim_version", kVersion}, {"scenarios", rows}, {"verdict", sentences}}.dump(2) << "\n";
     return simulated > 0 ? 0 : 3;
   }
 
   // Table: one column per scenario.
   const size_t n = rows.size();
   auto cell = [](const json& j, const char* key, const char* fmt, double scale = 1) -> std::string {
-    if (!j.contains(key))
+    if (!j.contains(key) || j[key].is_null())
       return "-";
     char b[64];
     std::snprintf(b, sizeof b, fmt, j[key].get<double>() * scale);
@@ -182,17 +221,45 @@ int compare(std::ostream& out, const CompareOptions& o)
       v.push_back(f(j));
     table.push_back({label, v});
   };
-  add("hardware", [](const json& j) { return j["hardware"].get<std::string>().substr(0, 28); });
+  add("model", [&](const json& j) {
+    return j["model"].get<std::string>() + " (" + cell(j, "model_params", "%.3g", 1e-9) + "B)";
+  });
+  add("batch x sequence", [](const json& j) {
+    return std::to_string(j["global_batch"].get<int64_t>()) + " x " + std::to_string(j["seq_len"].get<int64_t>());
+  });
+  add("hardware", [](const json& j) { return j["hardware"].get<std::string>(); });
   add("devices", [](const json& j) {
     return std::to_string(j["devices"].get<int64_t>()) + (j["wafer_scale"].get<bool>() ? " systems" : " GPUs");
   });
+  add("plan", [](const json& j) { return j["plan"].get<std::string>(); });
   add("execution", [](const json& j) { return j.contains("wafer_mode") ? j["wafer_mode"].get<std::string>() : "-"; });
   add("step time (s)", [&](const json& j) { return cell(j, "step_time_s", "%.3f"); });
+  add("step-time interval (s)", [&](const json& j) -> std::string {
+    if (!j.contains("step_time_interval_s"))
+      return "-";
+    const auto& iv = j["step_time_interval_s"];
+    if (iv.is_null())
+      return "none";
+    char b[64];
+    std::snprintf(b, sizeof b, "%.3f - %.3f", iv[0].get<double>(), iv[1].get<double>());
+    return b;
+  });
   add("samples/s", [&](const json& j) { return cell(j, "samples_per_s", "%.2f"); });
   add("tokens/s", [&](const json& j) { return cell(j, "tokens_per_s", "%.0f"); });
   add("model TFLOP/s per device", [&](const json& j) { return cell(j, "model_tflops_per_device", "%.1f"); });
   add("model PFLOP/s in all", [&](const json& j) { return cell(j, "model_tflops_total", "%.2f", 1e-3); });
   add("MFU", [&](const json& j) { return cell(j, "mfu", "%.1f%%", 100); });
+  // The step's breakdown, every term for every side ("-": not simulated); stack overhead only where a side has one.
+  bool overhead = false;
+  for (const auto& j : rows)
+    overhead = overhead || (j.contains("breakdown") && j["breakdown"][term_key(kTermOverhead)].get<double>() > 0);
+  for (int k = 0; k < kTerms; ++k) {
+    if (k == kTermOverhead && !overhead)
+      continue;
+    add(std::string("  ") + term_name(k) + " (s)", [&, k](const json& j) {
+      return j.contains("breakdown") ? cell(j["breakdown"], term_key(k), "%.3f") : std::string("-");
+    });
+  }
   add("memory headroom/device (GiB)",
       [&](const json& j) { return cell(j, "memory_headroom_bytes_per_device", "%.1f", 1.0 / 1073741824.0); });
   add("power (kW)", [&](const json& j) { return cell(j, "power_w", "%.1f", 1e-3); });
@@ -219,29 +286,61 @@ int compare(std::ostream& out, const CompareOptions& o)
     });
   }
   size_t w0 = 30, w = 16;
+  for (const auto& row : table)
+    w0 = std::max(w0, row.first.size() + 2);
   for (const auto& j : rows)
     w = std::max(w, j["scenario"].get<std::string>().size() + 2);
   w = std::min<size_t>(w, 30);
-  auto pad = [](std::string s, size_t width) {
-    if (s.size() > width - 1)
-      s = s.substr(0, width - 1);
-    return s + std::string(width - s.size(), ' ');
+  // Each row takes as many lines as its longest cell needs: long names wrap instead of being cut.
+  auto print_row = [&](const std::string& label, const std::vector<std::string>& cells) {
+    std::vector<std::vector<std::string>> lines;
+    size_t height = 1;
+    for (const auto& c : cells) {
+      lines.push_back(wrap(c, w - 1));
+      height = std::max(height, lines.back().size());
+    }
+    for (size_t l = 0; l < height; ++l) {
+      std::string text = l == 0 ? label : "";
+      text += std::string(w0 > text.size() ? w0 - text.size() : 1, ' ');
+      for (size_t i = 0; i < n; ++i) {
+        const std::string part = l < lines[i].size() ? lines[i][l] : "";
+        text += part + std::string(w - part.size(), ' ');
+      }
+      while (!text.empty() && text.back() == ' ')
+        text.pop_back();
+      out << text << "\n";
+    }
   };
-  out << pad("", w0);
+  std::vector<std::string> names;
   for (const auto& j : rows)
-    out << pad(j["scenario"].get<std::string>(), w);
-  out << "\n";
-  for (const auto& [label, cells] : table) {
-    out << pad(label, w0);
-    for (size_t i = 0; i < n; ++i)
-      out << pad(cells[i], w);
-    out << "\n";
+    names.push_back(j["scenario"].get<std::string>());
+  print_row("", names);
+  for (const auto& [label, cells] : table)
+    print_row(label, cells);
+
+  out << "\nStep-time intervals:\n";
+  for (const auto& j : rows)
+    if (j.contains("step_time_interval_basis"))
+      out << "  " << j["scenario"].get<std::string>() << ": " << j["step_time_interval_basis"].get<std::string>()
+          << "\n";
+  bool any_auto = false;
+  for (const auto& j : rows)
+    any_auto = any_auto || j.contains("micro_batch_reason");
+  if (any_auto) {
+    out << "Micro batch chosen as the compiler does:\n";
+    for (const auto& j : rows)
+      if (j.contains("micro_batch_reason"))
+        out << "  " << j["scenario"].get<std::string>() << ": " << j["micro_batch"].get<int64_t>() << " ("
+            << j["micro_batch_reason"].get<std::string>() << ")\n";
   }
   if (o.burden)
     out << "\nPlans looked at on a GPU cluster: tensor parallel among the divisors of the node size, pipeline among the "
            "divisors of the layer count,\ndata parallel the rest; micro batch 1, 2, 4; selective or full recomputation; "
            "1F1B, or interleaved with 2 chunks.\nA wafer-scale system has its execution modes only "
            "(weight streaming, layer pipelined).\n";
+  out << "\nIn short:\n";
+  for (const auto& sentence : sentences)
+    out << "  " << sentence << "\n";
   return simulated > 0 ? 0 : 3;
 }
 

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/load.hpp"
 #include "app/mpi_workers.hpp"
 #include "app/progress.hpp"
 #include "app/simulate.hpp"
@@ -54,7 +55,7 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
     overrides.push_back("parallel.stage_layers=[]");
     overrides.push_back("schedule=1f1b");
   }
-  const auto base = scenario::load_scenario(o.scenario, overrides);
+  const auto base = load_for_simulation(o.scenario, overrides);
   if (base.hardware.wafer_scale)
     throw ConfigError({{{o.scenario, 0, 0}, "hardware",
                         "a wafer-scale system has no parallel plan to search (its systems are purely data "

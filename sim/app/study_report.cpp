@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "app/load.hpp"
 #include "app/plot.hpp"
 #include "core/diagnostics.hpp"
 #include "core/version.hpp"
@@ -190,7 +191,7 @@ struct ScenarioInputs {
 
 ScenarioInputs scenario_inputs(const std::string& path)
 {
-  const auto s = scenario::load_scenario(path, {});
+  const auto s = load_for_simulation(path, {});
   ScenarioInputs in;
   in.name = s.name;
   const auto& m = s.model;

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "app/load.hpp"
 #include "app/bench.hpp"
 #include "app/calibrate.hpp"
 #include "app/compare.hpp"
@@ -14,7 +15,7 @@
 #include "app/study_report.hpp"
 #include "app/sweep.hpp"
 #include "app/simulate.hpp"
-#include "report/explain.hpp"
+#include "app/system_backend.hpp"
 #include "core/diagnostics.hpp"
 #include "core/version.hpp"
 #include "scenario/scenario_spec.hpp"
@@ -42,7 +43,7 @@ int does_not_fit(const dtsim::report::RunReport& report)
 
 int run(const RunOptions& o)
 {
-  auto spec = dtsim::scenario::load_scenario(o.scenario, o.sets);
+  auto spec = dtsim::app::load_for_simulation(o.scenario, o.sets);
   auto report = dtsim::app::simulate(spec, !o.trace.empty());
   if (o.format == "json")
     dtsim::report::print_json(std::cout, report);
@@ -63,21 +64,14 @@ int run(const RunOptions& o)
 
 int validate(const RunOptions& o)
 {
-  auto spec = dtsim::scenario::load_scenario(o.scenario, o.sets);
+  auto spec = dtsim::app::load_for_simulation(o.scenario, o.sets);
   // Every check run makes before it simulates, the memory fit included.
   const auto fit = dtsim::app::check_fit(spec);
   if (!fit.why_not_fitting.empty()) {
     dtsim::report::print_table(std::cout, fit);
     return does_not_fit(fit);
   }
-  if (spec.hardware.wafer_scale)
-    std::cout << o.scenario << ": ok (" << spec.model.name << " on " << spec.devices << " x "
-              << spec.hardware.wafer.name << ", " << spec.microbatches << " passes of " << spec.training.micro_batch
-              << " samples per system, mode " << dtsim::scenario::to_string(spec.wafer_mode) << ")\n";
-  else
-    std::cout << o.scenario << ": ok (" << spec.model.name << " on " << spec.devices << " x "
-              << spec.hardware.device.name << ", dp " << spec.parallel.dp << " tp " << spec.parallel.tp << " pp "
-              << spec.parallel.pp << ", " << spec.microbatches << " microbatches per pipeline)\n";
+  std::cout << o.scenario << ": ok (" << dtsim::app::backend_for(spec).summary(spec) << ")\n";
   return 0;
 }
 
@@ -105,6 +99,7 @@ int main(int argc, char** argv)
   cmp_cmd->add_option("--format", co.format, "Output format")->check(CLI::IsMember({"table", "json"}));
   bool no_burden = false;
   cmp_cmd->add_flag("--no-burden", no_burden, "Do not simulate every parallel plan of the GPU scenarios");
+  cmp_cmd->add_flag("--quiet", co.quiet, "No progress on standard error");
   cmp_cmd->add_option("--jobs", co.jobs, "Simulations run at once (processes)")->check(CLI::PositiveNumber);
   dtsim::app::SweepOptions wo;
   wo.jobs = co.jobs;
@@ -219,7 +214,7 @@ int main(int argc, char** argv)
       return dtsim::app::compare(std::cout, co);
     }
     if (*exp_cmd) {
-      dtsim::report::print_explain(std::cout, dtsim::scenario::load_scenario(eo.scenario, eo.sets));
+      dtsim::app::explain(std::cout, dtsim::app::load_for_simulation(eo.scenario, eo.sets));
       return 0;
     }
     return validate(vo);

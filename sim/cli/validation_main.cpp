@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "app/load.hpp"
 #include "app/simulate.hpp"
 
 namespace {
@@ -45,7 +46,7 @@ Measured simulate_in_child(const std::string& scenario)
     close(fd[0]);
     double out[3] = {NAN, NAN, NAN};
     try {
-      auto spec = dtsim::scenario::load_scenario(scenario, {});
+      auto spec = dtsim::app::load_for_simulation(scenario, {});
       auto r = dtsim::app::simulate(spec, false);
       if (r.simulated) {
         out[1] = r.replay.step_time_s;

@@ -7,7 +7,6 @@
 #include "hardware/compute_model.hpp"
 #include "model/transformer.hpp"
 #include "parallel/plan.hpp"
-#include "wafer/wafer_program.hpp"
 
 namespace dtsim::report {
 
@@ -71,47 +70,8 @@ PassTime print_pass(std::ostream& out, const char* title, const std::vector<mode
 
 }  // namespace
 
-// Wafer-scale systems run whole units (embedding, layers, head) on the whole wafer, one pass at a time.
-void print_wafer_explain(std::ostream& out, const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan)
+void print_explain(std::ostream& out, const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan)
 {
-  model::Transformer t(s.model);
-  auto p = wafer::build_wafer_program(s, plan, t);
-  out << "Units of one pass of " << p.pass_batch << " samples on one " << s.hardware.wafer.name << " ("
-      << s.model.name << ", sequence " << plan.shape.seq << ", " << plan.precision.name << ", compute at "
-      << s.hardware.wafer.compute_efficiency * 100 << "% of peak)\n";
-  char line[256];
-  std::snprintf(line, sizeof line, "  %-12s %10s %12s %10s %10s %12s %12s\n", "unit", "params (M)", "weights (MB)",
-                "fwd (ms)", "bwd (ms)", "recomp (ms)", "out (MB)");
-  out << line;
-  double fwd = 0, bwd = 0, rec = 0;
-  for (size_t i = 0; i < p.units.size(); ++i) {
-    const auto& u = p.units[i];
-    fwd += u.fwd_s;
-    bwd += u.bwd_s;
-    rec += u.recompute_s;
-    if (i > 2 && i + 1 < p.units.size())  // the layers are all alike: show the first two
-      continue;
-    std::snprintf(line, sizeof line, "  %-12s %10.2f %12.2f %10.3f %10.3f %12.3f %12.2f\n", u.label.c_str(),
-                  u.params / 1e6, u.weight_bytes / 1e6, u.fwd_s * 1e3, u.bwd_s * 1e3, u.recompute_s * 1e3,
-                  u.out_bytes / 1e6);
-    out << line;
-    if (i == 2 && p.units.size() > 4)
-      out << "  ...\n";
-  }
-  std::snprintf(line, sizeof line,
-                "\none pass: forward %.3f s, backward %.3f s, recomputation %.3f s (compute only); %lld passes per "
-                "step on each of %lld systems\n",
-                fwd, bwd, rec, (long long)p.passes, (long long)plan.groups.dp);
-  out << line;
-}
-
-void print_explain(std::ostream& out, const scenario::ScenarioSpec& s)
-{
-  const parallel::DerivedPlan plan = parallel::derive_plan(s);
-  if (s.hardware.wafer_scale) {
-    print_wafer_explain(out, s, plan);
-    return;
-  }
   model::Transformer t(s.model);
   hardware::ComputeModel cm(s.hardware.device, plan.precision.name, s.stack);
   const model::Shape& shape = plan.shape;

@@ -54,7 +54,7 @@ json memory_json(const parallel::StageMemory& m)
               {"total_bytes", m.total_bytes()}};
 }
 
-json breakdown_json(const replay::Breakdown& b, bool wafer)
+json breakdown_json(const replay::Breakdown& b, const SystemSections& sections)
 {
   json j{{"compute_s", b.compute_s},
          {"recompute_s", b.recompute_s},
@@ -67,10 +67,7 @@ json breakdown_json(const replay::Breakdown& b, bool wafer)
          {"optimizer_s", b.optimizer_s}};
   if (b.stack_overhead_s > 0)
     j["stack_overhead_s"] = b.stack_overhead_s;
-  if (wafer) {
-    j["exposed_weight_streaming_s"] = b.exposed_weight_streaming_s;
-    j["exposed_fabric_s"] = b.exposed_fabric_s;
-  }
+  sections.extra_breakdown_json(j, b);
   return j;
 }
 
@@ -97,6 +94,8 @@ void print_json(std::ostream& out, const RunReport& r)
                {"fidelity", scenario::to_string(s.fidelity)}};
   if (s.training.recompute_layers > 0)
     j["plan"]["recompute_layers"] = s.training.recompute_layers;
+  if (s.training.micro_batch_auto)
+    j["plan"]["micro_batch_reason"] = s.training.micro_batch_reason;
   j["params"] = r.total_params;
   j["fits"] = r.fits();
   if (!r.fits())
@@ -111,19 +110,7 @@ void print_json(std::ostream& out, const RunReport& r)
                  {"stages", json::array()}};
   for (const auto& m : r.memory.stages)
     j["memory"]["stages"].push_back(memory_json(m));
-  if (r.wafer) {
-    const auto& w = r.wafer_memory;
-    j["wafer"] = {{"mode", scenario::to_string(r.wafer_mode)},
-                  {"mode_reason", r.wafer_mode_reason},
-                  {"systems", s.parallel.dp},
-                  {"sram_bytes", w.sram_total()},
-                  {"sram_capacity_bytes", w.sram_capacity},
-                  {"sram_weights_bytes", w.sram_weights},
-                  {"sram_activations_bytes", w.sram_activations},
-                  {"memoryx_bytes", w.memoryx_total()},
-                  {"memoryx_capacity_bytes", w.memoryx_capacity},
-                  {"passes_per_step", s.microbatches}};
-  }
+  r.sections->json_section(j, r);
   if (s.stack.given())
     j["stack"] = {{"file", s.stack.file},
                   {"name", s.stack.name},
@@ -141,10 +128,10 @@ void print_json(std::ostream& out, const RunReport& r)
     j["mfu"] = d.mfu;
     j["hfu"] = d.hfu;
     j["energy_per_step_j"] = d.energy_J;
-    j["breakdown"] = breakdown_json(r.replay.average, r.wafer);
+    j["breakdown"] = breakdown_json(r.replay.average, *r.sections);
     j["breakdown_per_stage"] = json::array();
     for (const auto& b : r.replay.per_stage)
-      j["breakdown_per_stage"].push_back(breakdown_json(b, r.wafer));
+      j["breakdown_per_stage"].push_back(breakdown_json(b, *r.sections));
     j["simulation"] = {{"simulated_devices", r.replay.simulated_devices},
                        {"activities", r.replay.activities},
                        {"links", r.replay.links}};
@@ -169,72 +156,22 @@ void print_table(std::ostream& out, const RunReport& r)
   out << "dtsim " << kVersion << ": " << s.name << "\n";
   row("model", s.model.name + " (" + num("%.3g", r.total_params / 1e9) + "B parameters)");
   row("hardware", s.hardware.name);
-  if (r.wafer)
-    row("systems", std::to_string(s.devices) + " x " + s.hardware.wafer.name +
-                       (s.devices > 1 ? ", data parallel through SwarmX" : ""));
-  else
-    row("devices", std::to_string(s.devices) + " (" +
-                       std::to_string((s.devices + s.hardware.node.devices - 1) / s.hardware.node.devices) +
-                       " nodes of " + std::to_string(s.hardware.node.devices) + ")");
-  if (r.wafer)
-    row("execution", std::string(scenario::to_string(r.wafer_mode)) + " (" + r.wafer_mode_reason + ")");
-  else
-    row("plan", "dp " + std::to_string(s.parallel.dp) + ", tp " + std::to_string(s.parallel.tp) + ", pp " +
-                  std::to_string(s.parallel.pp) + (s.parallel.vpp > 1 ? ", vpp " + std::to_string(s.parallel.vpp) : "") +
-                  (s.parallel.sp ? ", sp" : "") +
-                  (s.parallel.cp > 1 ? ", cp " + std::to_string(s.parallel.cp) : "") +
-                  (s.parallel.ep > 1 ? ", ep " + std::to_string(s.parallel.ep) : "") +
-                  (s.parallel.zero > 0 ? ", ZeRO-" + std::to_string(s.parallel.zero) : "") + ", " +
-                  scenario::to_string(s.schedule));
+  r.sections->placement_rows(r, row);
   row("batch", std::to_string(s.training.global_batch) + " x " + std::to_string(s.training.seq_len) +
                    " tokens, micro batch " + std::to_string(s.training.micro_batch) + ", " +
                    std::to_string(s.microbatches) + " microbatches per pipeline");
+  if (s.training.micro_batch_auto)
+    row("micro batch", std::to_string(s.training.micro_batch) + " (" + s.training.micro_batch_reason + ")");
   row("training", s.training.precision + ", recompute " + scenario::describe_recompute(s.training));
-  if (!r.wafer)
-    row("software stack", s.stack.given() ? s.stack.name + " (" + s.stack.file + ")" : "none (no corrections)");
-  if (r.wafer) {
-    const auto& w = r.wafer_memory;
-    out << "\nMemory\n";
-    row("on-wafer SRAM", format_quantity(w.sram_total(), Dimension::Bytes) + " of " +
-                             format_quantity(w.sram_capacity, Dimension::Bytes) + " (weights and states " +
-                             format_quantity(w.sram_weights, Dimension::Bytes) + ", activations " +
-                             format_quantity(w.sram_activations, Dimension::Bytes) + ")");
-    if (w.memoryx_capacity > 0)
-      row("MemoryX", format_quantity(w.memoryx_total(), Dimension::Bytes) + " of " +
-                         format_quantity(w.memoryx_capacity, Dimension::Bytes) +
-                         " (weights, gradients, Adam states)");
-    row("fits", r.fits() ? "yes" : "NO: " + r.why_not_fitting);
-  } else {
-  out << "\nMemory per device (peak on stage " << r.memory.peak_stage << ")\n";
-  const auto& pk = r.memory.stages[size_t(r.memory.peak_stage)];
-  row("weights", format_quantity(pk.weights_bytes, Dimension::Bytes));
-  row("gradients", format_quantity(pk.gradients_bytes, Dimension::Bytes));
-  row("optimizer states", format_quantity(pk.optimizer_bytes, Dimension::Bytes));
-  row("activations", format_quantity(pk.activations_bytes, Dimension::Bytes) + " (" +
-                         std::to_string(pk.microbatches_in_flight) + " microbatches in flight)");
-  if (pk.framework_bytes > 0)
-    row("CUDA context, NCCL", format_quantity(pk.framework_bytes, Dimension::Bytes) + " (" +
-                                  std::to_string(r.memory.communicators) + " communicators)");
-  if (r.memory.allocator_reserve_bytes > 0)
-    row("total / usable", format_quantity(pk.total_bytes(), Dimension::Bytes) + " / " +
-                              format_quantity(r.memory.usable_bytes(), Dimension::Bytes) + " (" +
-                              format_quantity(r.memory.capacity_bytes, Dimension::Bytes) +
-                              " less the allocator's reserve)" + (r.memory.fits() ? "  fits" : "  DOES NOT FIT"));
-  else
-    row("total / capacity", format_quantity(pk.total_bytes(), Dimension::Bytes) + " / " +
-                                format_quantity(r.memory.capacity_bytes, Dimension::Bytes) +
-                                (r.memory.fits() ? "  fits" : "  DOES NOT FIT"));
-  }
+  r.sections->software_rows(r, row);
+  r.sections->memory_section(out, r, row);
   if (!r.simulated) {
     out << "\nNot simulated: the plan does not fit in memory (" << r.why_not_fitting << ").\n";
     return;
   }
   out << "\nStep\n";
   row("step time", num("%.4f s", d.step));
-  if (!r.wafer) {
-    const auto iv = stack::step_interval(s.stack, d.step);
-    row("  interval", iv.known ? num("%.4f", iv.low_s) + num(" - %.4f s, ", iv.high_s) + iv.basis : iv.basis);
-  }
+  r.sections->step_rows(r, d.step, row);
   row("throughput", num("%.2f samples/s", d.samples_per_s) + ", " + num("%.0f tokens/s", d.tokens_per_s));
   row("model TFLOP/s per device", num("%.1f", d.model_tflops) + num("  (MFU %.1f%%)", 100 * d.mfu));
   row("hardware TFLOP/s per device", num("%.1f", d.hw_tflops) + num("  (HFU %.1f%%)", 100 * d.hfu));
@@ -244,8 +181,8 @@ void print_table(std::ostream& out, const RunReport& r)
   part("compute", b.compute_s);
   part("  of which recomputation", b.recompute_s);
   part("exposed TP communication", b.exposed_tp_comm_s);
-  part(r.wafer ? "exposed region hand-offs" : "exposed PP communication", b.exposed_pp_comm_s);
-  part(r.wafer ? "exposed gradient streaming" : "exposed DP communication", b.exposed_dp_comm_s);
+  part(r.sections->pp_label(), b.exposed_pp_comm_s);
+  part(r.sections->dp_label(), b.exposed_dp_comm_s);
   if (s.parallel.ep > 1)
     part("exposed expert all-to-all", b.exposed_ep_comm_s);
   if (s.parallel.cp > 1)
@@ -254,10 +191,7 @@ void print_table(std::ostream& out, const RunReport& r)
   part("optimizer", b.optimizer_s);
   if (b.stack_overhead_s > 0)
     part("stack overhead per step", b.stack_overhead_s);
-  if (r.wafer) {
-    part("exposed weight streaming", b.exposed_weight_streaming_s);
-    part("exposed on-wafer fabric", b.exposed_fabric_s);
-  }
+  r.sections->extra_parts(b, part);
   if (d.power_W > 0)
     row("power, energy per step", format_quantity(d.power_W, Dimension::Power) + num(", %.3g kWh", d.energy_J / 3.6e6));
   out << "\n";
@@ -267,9 +201,6 @@ void print_table(std::ostream& out, const RunReport& r)
 
 void write_trace(std::ostream& out, const RunReport& r)
 {
-  static const char* gpu_tracks[] = {"compute", "tensor-parallel", "pipeline", "data-parallel"};
-  static const char* wafer_tracks[] = {"compute", "on-wafer fabric", "weights in", "gradients out"};
-  const char* const* tracks = r.wafer ? wafer_tracks : gpu_tracks;
   json events = json::array();
   std::vector<int64_t> devices;
   for (const auto& e : r.replay.trace)
@@ -277,14 +208,14 @@ void write_trace(std::ostream& out, const RunReport& r)
   std::sort(devices.begin(), devices.end());
   devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
   for (int64_t d : devices) {
-    std::string process = d < 0 ? "MemoryX" : (r.wafer ? (r.wafer_mode == scenario::WaferMode::LayerPipelined ? "region " : "system ") : "device ") + std::to_string(d);
+    const std::string process = r.sections->process_name(r, d);
     events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", d}, {"args", {{"name", process}}}});
     for (int t = 0; t < 4; ++t)
-      events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", d}, {"tid", t}, {"args", {{"name", tracks[t]}}}});
+      events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", d}, {"tid", t}, {"args", {{"name", r.sections->track_name(t)}}}});
   }
   for (const auto& e : r.replay.trace)
     events.push_back({{"name", e.name},
-                      {"cat", tracks[e.track]},
+                      {"cat", r.sections->track_name(e.track)},
                       {"ph", "X"},
                       {"ts", e.start * 1e6},
                       {"dur", (e.end - e.start) * 1e6},

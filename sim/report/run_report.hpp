@@ -8,6 +8,7 @@
 #include "parallel/memory.hpp"
 #include "replay/replay.hpp"
 #include "replay/step_program.hpp"
+#include "report/system_sections.hpp"
 #include "scenario/scenario_spec.hpp"
 #include "wafer/wafer_program.hpp"
 
@@ -15,6 +16,8 @@ namespace dtsim::report {
 
 struct RunReport {
   const scenario::ScenarioSpec* scenario = nullptr;
+  /// How this kind of system prints its own parts (set by the backend that simulated it).
+  const SystemSections* sections = &gpu_sections();
   parallel::MemoryReport memory;
   double total_params = 0;
   bool simulated = false;  ///< false when the plan does not fit (nothing was simulated)

@@ -54,6 +54,11 @@ struct ParallelSpec {
 
 struct TrainingSpec {
   int64_t global_batch = 1, micro_batch = 1, seq_len = 1;
+  /// `micro_batch: auto` (the default on wafer-scale hardware): the largest micro batch that fits, as the Cerebras
+  /// compiler picks it. Loading leaves micro_batch at 1; wafer::choose_micro_batch sets it (app::load_scenario).
+  bool micro_batch_auto = false;
+  /// Why micro_batch has its value when it was chosen automatically ("" when set in the scenario).
+  std::string micro_batch_reason;
   std::string precision = "bf16";
   Recompute recompute = Recompute::None;
   /// Full recomputation of only the first N layers of each model chunk; the others keep all their activations

@@ -217,7 +217,12 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
                    str(t.recompute_layers));
   }
   const auto samples_per_step = checked_mul(p.dp, t.micro_batch);
-  if (!samples_per_step || t.global_batch % *samples_per_step != 0) {
+  if (t.micro_batch_auto && t.global_batch % p.dp != 0) {
+    // The micro batch is chosen later among the divisors of each system's batch, which must be whole.
+    diag.add(at("training.global_batch"), "training.global_batch",
+             "expected a multiple of dp = " + str(p.dp) + " (micro_batch: auto divides the batch of each system), "
+             "got " + str(t.global_batch));
+  } else if (!samples_per_step || t.global_batch % *samples_per_step != 0) {
     diag.add(at("training.global_batch"), "training.global_batch",
              "expected a multiple of dp * micro_batch = " + str(p.dp) + " * " + str(t.micro_batch) + " = " +
                  product_text(samples_per_step) + ", got " + str(t.global_batch));
@@ -340,7 +345,11 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
 
   MapReader tr = root.map("training", true);
   s.training.global_batch = tr.integer("global_batch", true, limits::kGlobalBatch).value_or(1);
-  s.training.micro_batch = tr.integer("micro_batch", true, limits::kMicroBatch).value_or(1);
+  // micro_batch: an integer, or `auto` (also the default on wafer-scale hardware, checked once it is loaded).
+  const bool micro_batch_given = tr.has("micro_batch");
+  const bool micro_batch_auto = micro_batch_given && tr.string("micro_batch", false).value_or("") == "auto";
+  if (micro_batch_given && !micro_batch_auto)
+    s.training.micro_batch = tr.integer("micro_batch", false, limits::kMicroBatch).value_or(1);
   s.training.seq_len = tr.integer("seq_len", true, limits::kSeqLen).value_or(1);
   s.training.precision = tr.choice("precision", {"bf16", "fp16", "fp8", "fp32"}, false).value_or("bf16");
   auto rc = tr.choice("recompute", {"none", "selective", "full"}, false).value_or("none");
@@ -402,6 +411,16 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
     diag.add(root.where("stack"), "stack",
              "a software stack describes GPU software; wafer-scale hardware (" + s.hardware.file +
                  ") takes its calibration from wafer.compute_efficiency");
+  // The largest micro batch that fits is what the Cerebras compiler picks; on a GPU cluster it must be given.
+  if (hardware_ok && s.hardware.wafer_scale) {
+    s.training.micro_batch_auto = micro_batch_auto || !micro_batch_given;
+  } else if (hardware_ok && micro_batch_auto) {
+    diag.add(tr.where("micro_batch"), "training.micro_batch",
+             "expected an integer >= 1 on a GPU cluster (" + s.hardware.file +
+                 "): auto, the largest micro batch that fits, is chosen on wafer-scale hardware only, got auto");
+  } else if (hardware_ok && !micro_batch_given && tr.valid()) {
+    diag.add(tr.where_self(), "training.micro_batch", "missing required key 'micro_batch' (expected an integer >= 1)");
+  }
   const auto& ov = s.stack.overlap;
   s.parallel.dp_overlap = dp_overlap.value_or(ov.dp_overlap.value_or(true));
   s.parallel.pp_overlap = pp_overlap.value_or(ov.pp_overlap.value_or(false));

@@ -1,0 +1,16 @@
+#pragma once
+/// A scenario as every command simulates it: loaded and checked (scenario::load_scenario), then completed with
+/// what needs the simulator's models: the micro batch of a wafer-scale system left to the compiler
+/// (wafer/micro_batch.hpp). Commands load through here so that run, validate, explain, compare, search and sweep
+/// all see the same micro batch.
+#include <string>
+#include <vector>
+
+#include "scenario/scenario_spec.hpp"
+
+namespace dtsim::app {
+
+/// Throws ConfigError as scenario::load_scenario does.
+scenario::ScenarioSpec load_for_simulation(const std::string& path, const std::vector<std::string>& overrides);
+
+}  // namespace dtsim::app

@@ -1,0 +1,212 @@
+// A wafer-scale system (Cerebras CS-2 class): weight streaming from MemoryX through SwarmX, or the whole model
+// resident on the wafer (layer pipelined); auto keeps the modes that fit and simulates the faster. The physics is in
+// sim/wafer/ (wafer_program, wafer_platform, weight_streaming, layer_pipeline); this file puts it behind the
+// SystemBackend interface.
+#include <cstdio>
+#include <ostream>
+
+#include "app/child_process.hpp"
+#include "app/system_backend.hpp"
+#include "model/transformer.hpp"
+#include "wafer/wafer_program.hpp"
+#include "wafer/wafer_replay.hpp"
+
+namespace dtsim::app {
+
+namespace {
+
+using scenario::WaferMode;
+
+// Fills the memory part of a wafer report for one mode.
+void set_wafer_memory(report::RunReport& r, const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan,
+                      const model::Transformer& t, WaferMode mode)
+{
+  r.wafer_mode = mode;
+  r.wafer_memory = wafer::wafer_memory(s, plan, t, mode);
+  parallel::StageMemory sm;
+  sm.params = t.total_params(plan.shape.seq);
+  sm.weights_bytes = r.wafer_memory.sram_weights;
+  sm.activations_bytes = r.wafer_memory.sram_activations;
+  sm.microbatches_in_flight = 1;
+  r.memory.stages = {sm};
+  r.memory.capacity_bytes = r.wafer_memory.sram_capacity;
+  r.memory.peak_stage = 0;
+  r.why_not_fitting = r.wafer_memory.why_not();
+}
+
+// A wafer-scale system up to the simulation: FLOPs, and the memory of the mode to simulate (under auto, of the
+// first mode that fits, weight streaming first); why_not_fitting says why when no mode fits.
+report::RunReport wafer_fit(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan,
+                            const model::Transformer& t, const wafer::WaferProgram& program)
+{
+  report::RunReport r;
+  r.scenario = &s;
+  r.wafer = true;
+  r.sections = &report::wafer_sections();
+  r.total_params = t.total_params(plan.shape.seq);
+  r.model_flops = program.model_flops;
+  r.hardware_flops = program.hardware_flops;
+  if (s.wafer_mode != WaferMode::Auto) {
+    r.wafer_mode_reason = "set in the scenario";
+    set_wafer_memory(r, s, plan, t, s.wafer_mode);
+    return r;
+  }
+  std::vector<WaferMode> fitting;
+  std::string why;
+  for (WaferMode m : {WaferMode::WeightStreaming, WaferMode::LayerPipelined}) {
+    auto mem = wafer::wafer_memory(s, plan, t, m);
+    if (mem.fits())
+      fitting.push_back(m);
+    else
+      why += std::string(why.empty() ? "" : "; ") + scenario::to_string(m) + " does not fit (" + mem.why_not() + ")";
+  }
+  if (fitting.empty()) {
+    set_wafer_memory(r, s, plan, t, WaferMode::WeightStreaming);
+    r.wafer_mode_reason = "auto: " + why;
+    r.why_not_fitting = why;
+    return r;
+  }
+  set_wafer_memory(r, s, plan, t, fitting.front());
+  r.wafer_mode_reason = fitting.size() == 2 ? "auto: both modes fit" : "auto: the only mode that fits; " + why;
+  return r;
+}
+
+report::RunReport simulate_wafer(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan,
+                                 bool record_trace)
+{
+  model::Transformer t(s.model);
+  auto program = wafer::build_wafer_program(s, plan, t);
+  report::RunReport r = wafer_fit(s, plan, t, program);
+  if (!r.why_not_fitting.empty())
+    return r;
+  WaferMode mode = r.wafer_mode;
+  if (s.wafer_mode == WaferMode::Auto && wafer::wafer_memory(s, plan, t, WaferMode::LayerPipelined).fits() &&
+      wafer::wafer_memory(s, plan, t, WaferMode::WeightStreaming).fits()) {
+    // Both modes fit: each is simulated in a child process and the faster one wins.
+    const std::vector<WaferMode> both{WaferMode::WeightStreaming, WaferMode::LayerPipelined};
+    std::vector<double> times;
+    for (WaferMode m : both) {
+      auto res = run_in_child([&]() {
+        return std::vector<double>{wafer::run_wafer_replay(s, program, m, false).step_time_s};
+      });
+      times.push_back(res ? res->front() : 1e300);
+    }
+    mode = times[1] < times[0] ? both[1] : both[0];
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "auto: both modes fit; weight-streaming %.4g s, layer-pipelined %.4g s per step",
+                  times[0], times[1]);
+    r.wafer_mode_reason = buf;
+    set_wafer_memory(r, s, plan, t, mode);
+  }
+  r.replay = wafer::run_wafer_replay(s, program, mode, record_trace);
+  r.simulated = true;
+  return r;
+}
+
+// Wafer-scale systems run whole units (embedding, layers, head) on the whole wafer, one pass at a time.
+void print_wafer_explain(std::ostream& out, const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan)
+{
+  model::Transformer t(s.model);
+  auto p = wafer::build_wafer_program(s, plan, t);
+  out << "Units of one pass of " << p.pass_batch << " samples on one " << s.hardware.wafer.name << " ("
+      << s.model.name << ", sequence " << plan.shape.seq << ", " << plan.precision.name << ", compute at "
+      << s.hardware.wafer.compute_efficiency * 100 << "% of peak)\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "  %-12s %10s %12s %10s %10s %12s %12s\n", "unit", "params (M)", "weights (MB)",
+                "fwd (ms)", "bwd (ms)", "recomp (ms)", "out (MB)");
+  out << line;
+  double fwd = 0, bwd = 0, rec = 0;
+  for (size_t i = 0; i < p.units.size(); ++i) {
+    const auto& u = p.units[i];
+    fwd += u.fwd_s;
+    bwd += u.bwd_s;
+    rec += u.recompute_s;
+    if (i > 2 && i + 1 < p.units.size())  // the layers are all alike: show the first two
+      continue;
+    std::snprintf(line, sizeof line, "  %-12s %10.2f %12.2f %10.3f %10.3f %12.3f %12.2f\n", u.label.c_str(),
+                  u.params / 1e6, u.weight_bytes / 1e6, u.fwd_s * 1e3, u.bwd_s * 1e3, u.recompute_s * 1e3,
+                  u.out_bytes / 1e6);
+    out << line;
+    if (i == 2 && p.units.size() > 4)
+      out << "  ...\n";
+  }
+  std::snprintf(line, sizeof line,
+                "\none pass: forward %.3f s, backward %.3f s, recomputation %.3f s (compute only); %lld passes per "
+                "step on each of %lld systems\n",
+                fwd, bwd, rec, (long long)p.passes, (long long)plan.groups.dp);
+  out << line;
+}
+
+class WaferScaleBackend : public SystemBackend {
+ public:
+  report::RunReport check_fit(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan) const override
+  {
+    model::Transformer t(s.model);
+    return wafer_fit(s, plan, t, wafer::build_wafer_program(s, plan, t));
+  }
+
+  report::RunReport simulate(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan,
+                             bool record_trace) const override
+  {
+    return simulate_wafer(s, plan, record_trace);
+  }
+
+  void explain(std::ostream& out, const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan) const override
+  {
+    print_wafer_explain(out, s, plan);
+  }
+
+  std::string summary(const scenario::ScenarioSpec& s) const override
+  {
+    return s.model.name + " on " + std::to_string(s.devices) + " x " + s.hardware.wafer.name + ", " +
+           std::to_string(s.microbatches) + " passes of " + std::to_string(s.training.micro_batch) +
+           " samples per system, mode " + scenario::to_string(s.wafer_mode) +
+           (s.training.micro_batch_auto ? "; micro batch " + s.training.micro_batch_reason : "");
+  }
+
+  // Data parallelism over the systems, the micro batch and the recomputation; the execution mode is reported apart.
+  std::string describe_plan(const scenario::ScenarioSpec& s) const override
+  {
+    return "dp " + std::to_string(s.parallel.dp) + " mb " + std::to_string(s.training.micro_batch) +
+           (s.training.micro_batch_auto ? " (auto)" : "") + " " + scenario::describe_recompute(s.training);
+  }
+
+  // The wafer's compute rests on one calibration point, with no run held out: no error estimate.
+  stack::StepInterval step_interval(const scenario::ScenarioSpec&, double) const override
+  {
+    stack::StepInterval iv;
+    iv.basis = "none: the wafer's compute efficiency rests on one calibration point (GPT-2 small on one CS-2, "
+               "docs/wafer.md) with no held-out run, so there is no error estimate";
+    return iv;
+  }
+
+  // Nothing to partition: the execution modes that fit are the plans.
+  PlanChoices plan_choices(const scenario::ScenarioSpec& s) const override
+  {
+    PlanChoices c;
+    const model::Transformer t(s.model);
+    const parallel::DerivedPlan plan = parallel::derive_plan(s);
+    for (WaferMode m : {WaferMode::WeightStreaming, WaferMode::LayerPipelined}) {
+      ++c.candidates;
+      if (!wafer::wafer_memory(s, plan, t, m).fits()) {
+        ++c.not_fitting;
+        continue;
+      }
+      scenario::ScenarioSpec x = s;
+      x.wafer_mode = m;
+      c.plans.push_back(x);
+      c.names.push_back(scenario::to_string(m));
+    }
+    return c;
+  }
+};
+
+}  // namespace
+
+const SystemBackend& wafer_scale_backend()
+{
+  static const WaferScaleBackend backend;
+  return backend;
+}
+
+}  // namespace dtsim::app

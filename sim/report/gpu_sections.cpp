@@ -1,0 +1,103 @@
+// The report's parts of a GPU cluster: nodes and the parallel plan, the software stack, memory per device on the
+// peak stage, the stack's step-time interval, and the names of the communication terms and trace tracks.
+#include <cstdio>
+#include <ostream>
+
+#include "config/units.hpp"
+#include "report/run_report.hpp"
+#include "stack/interval.hpp"
+
+namespace dtsim::report {
+
+namespace {
+
+using config::Dimension;
+using config::format_quantity;
+
+std::string num(const char* fmt, double v)
+{
+  char b[64];
+  std::snprintf(b, sizeof b, fmt, v);
+  return b;
+}
+
+class GpuSections : public SystemSections {
+ public:
+  void placement_rows(const RunReport& r, const Row& row) const override
+  {
+    const auto& s = *r.scenario;
+    row("devices", std::to_string(s.devices) + " (" +
+                       std::to_string((s.devices + s.hardware.node.devices - 1) / s.hardware.node.devices) +
+                       " nodes of " + std::to_string(s.hardware.node.devices) + ")");
+    row("plan", "dp " + std::to_string(s.parallel.dp) + ", tp " + std::to_string(s.parallel.tp) + ", pp " +
+                    std::to_string(s.parallel.pp) +
+                    (s.parallel.vpp > 1 ? ", vpp " + std::to_string(s.parallel.vpp) : "") +
+                    (s.parallel.sp ? ", sp" : "") +
+                    (s.parallel.cp > 1 ? ", cp " + std::to_string(s.parallel.cp) : "") +
+                    (s.parallel.ep > 1 ? ", ep " + std::to_string(s.parallel.ep) : "") +
+                    (s.parallel.zero > 0 ? ", ZeRO-" + std::to_string(s.parallel.zero) : "") + ", " +
+                    scenario::to_string(s.schedule));
+  }
+
+  void software_rows(const RunReport& r, const Row& row) const override
+  {
+    const auto& s = *r.scenario;
+    row("software stack", s.stack.given() ? s.stack.name + " (" + s.stack.file + ")" : "none (no corrections)");
+  }
+
+  void memory_section(std::ostream& out, const RunReport& r, const Row& row) const override
+  {
+    out << "\nMemory per device (peak on stage " << r.memory.peak_stage << ")\n";
+    const auto& pk = r.memory.stages[size_t(r.memory.peak_stage)];
+    row("weights", format_quantity(pk.weights_bytes, Dimension::Bytes));
+    row("gradients", format_quantity(pk.gradients_bytes, Dimension::Bytes));
+    row("optimizer states", format_quantity(pk.optimizer_bytes, Dimension::Bytes));
+    row("activations", format_quantity(pk.activations_bytes, Dimension::Bytes) + " (" +
+                           std::to_string(pk.microbatches_in_flight) + " microbatches in flight)");
+    if (pk.framework_bytes > 0)
+      row("CUDA context, NCCL", format_quantity(pk.framework_bytes, Dimension::Bytes) + " (" +
+                                    std::to_string(r.memory.communicators) + " communicators)");
+    if (r.memory.allocator_reserve_bytes > 0)
+      row("total / usable", format_quantity(pk.total_bytes(), Dimension::Bytes) + " / " +
+                                format_quantity(r.memory.usable_bytes(), Dimension::Bytes) + " (" +
+                                format_quantity(r.memory.capacity_bytes, Dimension::Bytes) +
+                                " less the allocator's reserve)" + (r.memory.fits() ? "  fits" : "  DOES NOT FIT"));
+    else
+      row("total / capacity", format_quantity(pk.total_bytes(), Dimension::Bytes) + " / " +
+                                  format_quantity(r.memory.capacity_bytes, Dimension::Bytes) +
+                                  (r.memory.fits() ? "  fits" : "  DOES NOT FIT"));
+  }
+
+  void step_rows(const RunReport& r, double step_s, const Row& row) const override
+  {
+    const auto iv = stack::step_interval(r.scenario->stack, step_s);
+    row("  interval", iv.known ? num("%.4f", iv.low_s) + num(" - %.4f s, ", iv.high_s) + iv.basis : iv.basis);
+  }
+
+  const char* pp_label() const override { return "exposed PP communication"; }
+  const char* dp_label() const override { return "exposed DP communication"; }
+  void extra_parts(const replay::Breakdown&, const Part&) const override {}
+  void extra_breakdown_json(nlohmann::ordered_json&, const replay::Breakdown&) const override {}
+  void json_section(nlohmann::ordered_json&, const RunReport&) const override {}
+
+  const char* track_name(int track) const override
+  {
+    static const char* tracks[] = {"compute", "tensor-parallel", "pipeline", "data-parallel"};
+    return tracks[track];
+  }
+
+  std::string process_name(const RunReport&, int64_t device) const override
+  {
+    return device < 0 ? "MemoryX" : "device " + std::to_string(device);
+  }
+};
+
+}  // namespace
+
+const SystemSections& gpu_sections()
+{
+  static const GpuSections sections;
+  return sections;
+}
+
+}  // namespace dtsim::report

@@ -1,0 +1,52 @@
+#pragma once
+/// The parts of a run report that differ between kinds of system: the rows saying where the model runs, the memory
+/// section, the names of some breakdown terms, the system's own JSON section and the trace's names. Each kind
+/// supplies one (gpu_sections.cpp; wafer_sections.cpp for Cerebras CS-2 class systems) and sets it in the report it
+/// simulates, so that run_report.cpp prints any kind without asking which it is.
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "replay/replay.hpp"
+
+namespace dtsim::report {
+
+struct RunReport;
+
+/// Prints one "key  value" row of the table.
+using Row = std::function<void(const char* key, const std::string& value)>;
+/// Prints one term of the breakdown: its label and seconds.
+using Part = std::function<void(const char* label, double seconds)>;
+
+class SystemSections {
+ public:
+  virtual ~SystemSections() = default;
+  /// Rows after "hardware": the devices or systems, then the parallel plan or the execution mode.
+  virtual void placement_rows(const RunReport& r, const Row& row) const = 0;
+  /// Rows after "training" (the software stack, where the system has one).
+  virtual void software_rows(const RunReport& r, const Row& row) const = 0;
+  /// The memory section, its heading included.
+  virtual void memory_section(std::ostream& out, const RunReport& r, const Row& row) const = 0;
+  /// Rows after "step time" (the step-time interval, where there is one).
+  virtual void step_rows(const RunReport& r, double step_s, const Row& row) const = 0;
+  /// Labels of the breakdown's pipeline and data-parallel terms.
+  virtual const char* pp_label() const = 0;
+  virtual const char* dp_label() const = 0;
+  /// Breakdown terms of this kind of system only, after the common ones.
+  virtual void extra_parts(const replay::Breakdown& b, const Part& part) const = 0;
+  /// Keys of this kind of system only in a JSON breakdown.
+  virtual void extra_breakdown_json(nlohmann::ordered_json& j, const replay::Breakdown& b) const = 0;
+  /// The system's own section of the JSON report, where it has one.
+  virtual void json_section(nlohmann::ordered_json& j, const RunReport& r) const = 0;
+  /// Trace: the name of track 0-3 and of the process of `device` (-1: the weight store).
+  virtual const char* track_name(int track) const = 0;
+  virtual std::string process_name(const RunReport& r, int64_t device) const = 0;
+};
+
+const SystemSections& gpu_sections();
+const SystemSections& wafer_sections();
+
+}  // namespace dtsim::report

@@ -1,0 +1,98 @@
+// The report's parts of a wafer-scale system (Cerebras CS-2 class): the systems and the execution mode, on-wafer
+// SRAM and MemoryX, the gradients streaming out and the hand-offs between regions in the breakdown, weight
+// streaming and the on-wafer fabric, and the wafer's trace tracks. No software stack and no step-time interval: the
+// wafer's compute rests on one calibration point (docs/wafer.md).
+#include <ostream>
+
+#include "config/units.hpp"
+#include "report/run_report.hpp"
+
+namespace dtsim::report {
+
+namespace {
+
+using config::Dimension;
+using config::format_quantity;
+
+class WaferSections : public SystemSections {
+ public:
+  void placement_rows(const RunReport& r, const Row& row) const override
+  {
+    const auto& s = *r.scenario;
+    row("systems", std::to_string(s.devices) + " x " + s.hardware.wafer.name +
+                       (s.devices > 1 ? ", data parallel through SwarmX" : ""));
+    row("execution", std::string(scenario::to_string(r.wafer_mode)) + " (" + r.wafer_mode_reason + ")");
+  }
+
+  void software_rows(const RunReport&, const Row&) const override {}
+
+  void memory_section(std::ostream& out, const RunReport& r, const Row& row) const override
+  {
+    const auto& w = r.wafer_memory;
+    out << "\nMemory\n";
+    row("on-wafer SRAM", format_quantity(w.sram_total(), Dimension::Bytes) + " of " +
+                             format_quantity(w.sram_capacity, Dimension::Bytes) + " (weights and states " +
+                             format_quantity(w.sram_weights, Dimension::Bytes) + ", activations " +
+                             format_quantity(w.sram_activations, Dimension::Bytes) + ")");
+    if (w.memoryx_capacity > 0)
+      row("MemoryX", format_quantity(w.memoryx_total(), Dimension::Bytes) + " of " +
+                         format_quantity(w.memoryx_capacity, Dimension::Bytes) + " (weights, gradients, Adam states)");
+    row("fits", r.fits() ? "yes" : "NO: " + r.why_not_fitting);
+  }
+
+  void step_rows(const RunReport&, double, const Row&) const override {}
+
+  const char* pp_label() const override { return "exposed region hand-offs"; }
+  const char* dp_label() const override { return "exposed gradient streaming"; }
+
+  void extra_parts(const replay::Breakdown& b, const Part& part) const override
+  {
+    part("exposed weight streaming", b.exposed_weight_streaming_s);
+    part("exposed on-wafer fabric", b.exposed_fabric_s);
+  }
+
+  void extra_breakdown_json(nlohmann::ordered_json& j, const replay::Breakdown& b) const override
+  {
+    j["exposed_weight_streaming_s"] = b.exposed_weight_streaming_s;
+    j["exposed_fabric_s"] = b.exposed_fabric_s;
+  }
+
+  void json_section(nlohmann::ordered_json& j, const RunReport& r) const override
+  {
+    const auto& s = *r.scenario;
+    const auto& w = r.wafer_memory;
+    j["wafer"] = {{"mode", scenario::to_string(r.wafer_mode)},
+                  {"mode_reason", r.wafer_mode_reason},
+                  {"systems", s.parallel.dp},
+                  {"sram_bytes", w.sram_total()},
+                  {"sram_capacity_bytes", w.sram_capacity},
+                  {"sram_weights_bytes", w.sram_weights},
+                  {"sram_activations_bytes", w.sram_activations},
+                  {"memoryx_bytes", w.memoryx_total()},
+                  {"memoryx_capacity_bytes", w.memoryx_capacity},
+                  {"passes_per_step", s.microbatches}};
+  }
+
+  const char* track_name(int track) const override
+  {
+    static const char* tracks[] = {"compute", "on-wafer fabric", "weights in", "gradients out"};
+    return tracks[track];
+  }
+
+  std::string process_name(const RunReport& r, int64_t device) const override
+  {
+    if (device < 0)
+      return "MemoryX";
+    return (r.wafer_mode == scenario::WaferMode::LayerPipelined ? "region " : "system ") + std::to_string(device);
+  }
+};
+
+}  // namespace
+
+const SystemSections& wafer_sections()
+{
+  static const WaferSections sections;
+  return sections;
+}
+
+}  // namespace dtsim::report
