@@ -137,6 +137,17 @@ std::vector<std::string> expand_range(const std::string& item, const std::string
   return out;
 }
 
+// A file path ("../hardware/dgx-h100.yaml") is a value, never a range, though it may hold "..". A range starts with
+// its integer start, and its unit may hold '/' ("100..400+100 GB/s"), so a path is told by its start or its ending.
+bool looks_like_path(const std::string& item)
+{
+  auto ends_with = [&](const std::string& tail) {
+    return item.size() >= tail.size() && item.compare(item.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  return item[0] == '/' || item.rfind("./", 0) == 0 || item.rfind("../", 0) == 0 || ends_with(".yaml") ||
+         ends_with(".yml") || ends_with(".json");
+}
+
 std::vector<std::string> expand_values_at(const std::string& spec, const std::string& origin)
 {
   std::vector<std::string> out;
@@ -147,7 +158,7 @@ std::vector<std::string> expand_values_at(const std::string& spec, const std::st
     item = trim(item);
     if (item.empty())
       refuse(origin, "", "expected a value between the commas of '" + spec + "', got an empty one");
-    if (item.find("..") != std::string::npos) {
+    if (item.find("..") != std::string::npos && !looks_like_path(item)) {
       auto r = expand_range(item, origin);
       out.insert(out.end(), r.begin(), r.end());
     } else {
