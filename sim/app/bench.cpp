@@ -71,6 +71,37 @@ std::string join_path(const std::string& root, const std::string& rel)
   return (std::filesystem::path(root) / rel).string();
 }
 
+// The repository root that holds the cases' scenarios: --root if given, else the current directory, else the one
+// above the program's own folder (build/dtsim), else the source tree it was built from. Throws ConfigError naming
+// every place looked at when none holds them.
+std::string find_root(const std::string& given)
+{
+  namespace fs = std::filesystem;
+  const std::string probe = "scenarios/default.yaml";
+  std::error_code ec;
+  std::vector<std::string> places;
+  if (!given.empty()) {
+    places.push_back(given);
+  } else {
+    places.push_back(".");
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec)
+      places.push_back(exe.parent_path().parent_path().string());
+#ifdef DTSIM_SOURCE_DIR
+    places.push_back(DTSIM_SOURCE_DIR);
+#endif
+  }
+  for (const auto& p : places)
+    if (fs::is_regular_file(fs::path(p) / probe, ec))
+      return p;
+  std::string looked;
+  for (const auto& p : places)
+    looked += (looked.empty() ? "" : ", ") + p;
+  throw ConfigError({{{"<command line>", 0, 0}, "--root",
+                      "cannot find the benchmark scenarios (" + probe + ") in " + looked +
+                          "; give --root DIR, the repository root"}});
+}
+
 // What a case returns from its child: activities, simulated step time (0 for sweeps and searches), simulations.
 std::vector<double> run_case(const Case& c, const BenchOptions& o)
 {
@@ -233,6 +264,12 @@ int bench(std::ostream& out, std::ostream& log, const BenchOptions& o)
   if (!o.scenario.empty())
     chosen.push_back({"custom", o.scenario, Kind::Run, std::filesystem::absolute(o.scenario).string(), o.sets});
   for (const auto& name : o.cases) {
+    if (name == "custom") {  // the case of --scenario, added above
+      if (o.scenario.empty())
+        throw ConfigError({{{"<command line>", 0, 0}, "--case",
+                            "'custom' runs the scenario given with --scenario FILE, and none was given"}});
+      continue;
+    }
     auto it = std::find_if(all.begin(), all.end(), [&](const Case& c) { return c.name == name; });
     if (it == all.end()) {
       std::string known;
@@ -247,6 +284,10 @@ int bench(std::ostream& out, std::ostream& log, const BenchOptions& o)
     for (const auto& c : all)
       if (c.name != "tiny")
         chosen.push_back(c);
+  // Only the built-in cases need the repository's scenarios.
+  BenchOptions found = o;
+  if (std::any_of(chosen.begin(), chosen.end(), [](const Case& c) { return c.name != "custom"; }))
+    found.root = find_root(o.root);
 
   double load[1] = {0};
   getloadavg(load, 1);
@@ -258,7 +299,7 @@ int bench(std::ostream& out, std::ostream& log, const BenchOptions& o)
     for (int i = 0; i < std::max(1, o.repeat) && r.ok; ++i) {
       Sample s;
       const auto t0 = std::chrono::steady_clock::now();
-      auto got = run_in_child([&]() { return run_case(c, o); }, &s.usage);
+      auto got = run_in_child([&]() { return run_case(c, found); }, &s.usage);
       s.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (!got || got->size() != 3) {
         r.ok = false;

@@ -11,7 +11,7 @@ namespace dtsim::app {
 
 struct BenchOptions {
   std::vector<std::string> cases;  ///< case names; empty: every case but `tiny`
-  std::string root = ".";          ///< directory holding scenarios/ (the repository root)
+  std::string root;                ///< directory holding scenarios/ (the repository root); empty: found (see --root)
   std::string scenario;            ///< a custom case: this scenario file, with `sets`
   std::vector<std::string> sets;   ///< --set overrides of the custom case
   int repeat = 3;

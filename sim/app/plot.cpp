@@ -377,6 +377,11 @@ std::string xtics(const std::vector<double>& at, const std::vector<std::string>&
 }
 
 /// Rough width of a text in pixels at the PNG font (11 pt Sans).
+// The SVG terminal (fontscale 1.3, below) draws text about 1.15 times as wide as text_px estimates (measured with
+// DejaVu Sans, 8.6 px per character): margins that must hold text are sized with this factor so that nothing is
+// clipped in the SVG (the PNG only gets a little more room).
+constexpr double kSvgTextScale = 1.2;
+
 double text_px(const std::string& s)
 {
   size_t longest = 0, cur = 0;
@@ -440,9 +445,10 @@ std::string category_xtics(std::vector<std::string> labels, double plot_px, int&
     extra_px = int(std::min(320.0, 0.6 * widest));
   }
   std::string s = rotated ? "set xtics rotate by 35 right\n" : "set xtics norotate\n";
-  // room on the left for the first rotated label (it leans left of its bar)
-  const double lean = rotated ? 0.82 * text_px(labels.front()) - 0.6 * slot : 0;
-  s += "set lmargin " + num(std::max(10.0, std::ceil(lean / 7.5) + 1)) + "\n";
+  // room on the left for the first rotated label (it leans left of its bar, cos 35 deg = 0.82 of its width), and
+  // for the y tic labels and y label (12 characters); measured in the SVG, where the text is widest
+  const double lean = rotated ? 0.82 * kSvgTextScale * text_px(labels.front()) - 0.6 * slot : 0;
+  s += "set lmargin " + num(std::max(12.0, std::ceil(lean / 7.5) + 2)) + "\n";
   return s + xtics(at, labels);
 }
 
@@ -872,7 +878,15 @@ Script breakdown_chart(const Table& t, const Resolved& r, std::ostream&)
   b += "set xrange [-0.6:" + num(double(labels.size()) - 0.4) + "]\n";
   b += "set grid noxtics ytics\n";
   b += tics;
-  b += "set key outside right top vertical Left reverse box lc rgb '#CCCCCC' width 1\n";
+  // The legend's room on the right, sized for its longest entry (gnuplot's own estimate is too narrow for the SVG):
+  // sample, gaps and box about 70 px.
+  double legend_px = 0;
+  for (const auto& p : parts)
+    legend_px = std::max(legend_px, kSvgTextScale * text_px(p.name) + 70);
+  const double plot_right = 1 - legend_px / s.width;
+  b += "set rmargin at screen " + num(plot_right) + "\n";
+  b += "set key at screen " + num(plot_right + 15.0 / s.width) +
+       ", graph 1 top left vertical Left reverse box lc rgb '#CCCCCC' width 1\n";
   std::vector<std::string> named = labels;
   if (r.x_col < 0 && r.varied.size() == 1)
     for (auto& l : named)

@@ -39,27 +39,46 @@ bool same_plan(const scenario::ScenarioSpec& a, const scenario::ScenarioSpec& b)
          a.parallel.pp_overlap == b.parallel.pp_overlap && a.training.precision == b.training.precision;
 }
 
+// The scenario moved to `devices` devices: its own plan (tp, pp, cp, ep, schedule...) with dp scaled to the new count
+// when that plan can run there; otherwise a plain data-parallel plan, which only seeds the search (the plans are
+// enumerated from the model, batch and device count, not from the base plan). Returns whether the scenario's plan
+// carried over.
+bool move_to_devices(scenario::ScenarioSpec& s, int64_t devices)
+{
+  const scenario::ScenarioSpec own = s;
+  const auto& p = own.parallel;
+  s.devices = devices;
+  const int64_t model_ranks = p.tp * p.pp * p.cp;
+  if (devices % model_ranks == 0) {
+    s.parallel.dp = devices / model_ranks;
+    if (scenario::check_plan(s).empty())
+      return true;
+  }
+  s = own;
+  s.devices = devices;
+  s.parallel.tp = s.parallel.pp = s.parallel.vpp = s.parallel.cp = s.parallel.ep = 1;
+  s.parallel.dp = devices;
+  s.parallel.stage_layers.clear();
+  s.schedule = scenario::Schedule::OneFOneB;
+  scenario::check_plan(s);  // sets the microbatches where the batch divides; the search prunes what does not
+  return false;
+}
+
 }  // namespace
 
 int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
 {
-  auto overrides = o.sets;
-  if (o.devices > 0) {  // the device count changes dp: let the search choose it
-    overrides.push_back("devices=" + std::to_string(o.devices));
-    overrides.push_back("parallel.dp=" + std::to_string(o.devices));
-    overrides.push_back("parallel.tp=1");
-    overrides.push_back("parallel.pp=1");
-    overrides.push_back("parallel.vpp=1");
-    overrides.push_back("parallel.cp=1");
-    overrides.push_back("parallel.ep=1");
-    overrides.push_back("parallel.stage_layers=[]");
-    overrides.push_back("schedule=1f1b");
-  }
-  const auto base = load_for_simulation(o.scenario, overrides);
+  // The scenario is checked as it is written (with --set), whatever --devices says.
+  auto base = load_for_simulation(o.scenario, o.sets);
   if (base.hardware.wafer_scale)
     throw ConfigError({{{o.scenario, 0, 0}, "hardware",
                         "a wafer-scale system has no parallel plan to search (its systems are purely data "
                         "parallel); use dtsim run or dtsim compare"}});
+  const int64_t scenario_devices = base.devices;
+  const std::string written_plan = parallel::describe_plan(base);
+  bool own_plan_carried = true;
+  if (o.devices > 0 && o.devices != base.devices)
+    own_plan_carried = move_to_devices(base, o.devices);
   const auto t0 = std::chrono::steady_clock::now();
   auto space = parallel::enumerate_plans(base, o.narrow       ? parallel::PlanDimensions{}
                                               : o.full_space ? parallel::PlanDimensions::full(base)
@@ -101,7 +120,7 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
   });
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   int own = -1;
-  for (size_t i = 0; i < ranked.size(); ++i)
+  for (size_t i = 0; i < ranked.size() && own_plan_carried; ++i)
     if (same_plan(space.fitting[ranked[i].index], base))
       own = int(i);
 
@@ -126,7 +145,7 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
                             {"mfu", r.mfu},
                             {"memory_peak_bytes_per_device", r.peak_mem}});
   }
-  j["scenario_plan"] = parallel::describe_plan(base);
+  j["scenario_plan"] = own_plan_carried ? parallel::describe_plan(base) : written_plan;
   if (own >= 0) {
     j["scenario_plan_rank"] = own + 1;
     j["scenario_plan_vs_best"] = ranked[size_t(own)].step / ranked.front().step;
@@ -163,6 +182,11 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
   if (ranked.size() > size_t(o.top)) {
     out << "  ...\n";
     print_row(ranked.size() - 1);
+  }
+  if (!own_plan_carried) {
+    out << "\n  this scenario's plan: " << written_plan << " on " << scenario_devices << " devices, which cannot run on "
+        << base.devices << " devices\n";
+    return 0;
   }
   out << "\n  this scenario's plan: " << parallel::describe_plan(base);
   if (own >= 0) {

@@ -1,5 +1,6 @@
 #include "app/study_report.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -90,6 +91,20 @@ std::string number(const std::string& text, const char* format, double scale = 1
 
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
+// "DGX H100" of "DGX H100, 8 x NDR 400 Gb/s per node, rail-optimized fat tree": a hardware name's first part.
+std::string short_name(const std::string& s) { return first_line(s).substr(0, first_line(s).find(", ")); }
+
+// "a", "a and b", "a, b and c"; past `most` names, "N <what>".
+std::string name_list(const std::vector<std::string>& names, size_t most, const std::string& what)
+{
+  if (names.size() > most)
+    return std::to_string(names.size()) + " " + what;
+  std::string s;
+  for (size_t i = 0; i < names.size(); ++i)
+    s += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  return s;
+}
+
 // A table of text cells, written both as Markdown and as HTML.
 struct Table {
   std::vector<std::string> header;
@@ -158,6 +173,13 @@ Table results_table(const CsvTable& t)
   for (const auto& c : t.columns)
     if (c.rfind("vary.", 0) == 0)
       varied.push_back(c);
+  // A varied model or hardware file is shown by the name in its row (its column of the same name), not its path.
+  auto shown = [&](size_t r, const std::string& v) {
+    const std::string key = v.substr(5);
+    if ((key == "model" || key == "hardware") && col.count(key) && !cell(r, key).empty())
+      return key == "hardware" ? short_name(cell(r, key)) : first_line(cell(r, key));
+    return cell(r, v);
+  };
   Table tab;
   for (const auto& v : varied)
     tab.header.push_back(v.substr(5));
@@ -166,7 +188,7 @@ Table results_table(const CsvTable& t)
   for (size_t r = 0; r < t.rows.size(); ++r) {
     std::vector<std::string> row;
     for (const auto& v : varied)
-      row.push_back(cell(r, v));
+      row.push_back(shown(r, v));
     row.push_back(cell(r, "status"));
     row.push_back(number(cell(r, "step_time_s"), "%.4g"));
     row.push_back(number(cell(r, "samples_per_s"), "%.4g"));
@@ -307,11 +329,25 @@ int write_report(const ReportOptions& o, std::ostream& log)
         return t.rows[first_ok][c];
     return std::string();
   };
+  // The distinct values of a column over the simulated rows, in their first order.
+  auto distinct = [&](const std::string& name, std::string (*shorten)(const std::string&)) {
+    std::vector<std::string> values;
+    for (size_t c = 0; c < t.columns.size(); ++c)
+      if (t.columns[c] == name)
+        for (size_t r = 0; r < t.rows.size(); ++r)
+          if (status_col < 0 || t.rows[r][size_t(status_col)] == "ok") {
+            const std::string v = shorten(t.rows[r][c]);
+            if (!v.empty() && std::find(values.begin(), values.end(), v) == values.end())
+              values.push_back(v);
+          }
+    return values;
+  };
   std::string title = o.title;
   if (title.empty()) {
-    const std::string model = cell("model"), hardware = cell("hardware");
-    title = model.empty() ? "dtsim report: " + fs::path(o.csv).filename().string()
-                          : "dtsim report: " + model + (hardware.empty() ? "" : " on " + first_line(hardware));
+    const auto models = distinct("model", first_line), hardware = distinct("hardware", short_name);
+    title = models.empty() ? "dtsim report: " + fs::path(o.csv).filename().string()
+                           : "dtsim report: " + name_list(models, 3, "models") +
+                                 (hardware.empty() ? "" : " on " + name_list(hardware, 3, "kinds of hardware"));
   }
 
   // 2. The charts: the one `dtsim plot` picks, then the breakdown and the memory per point.

@@ -1,5 +1,7 @@
 #include "app/sweep.hpp"
 
+#include <pthread.h>
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -137,6 +139,17 @@ std::vector<std::string> expand_range(const std::string& item, const std::string
   return out;
 }
 
+// A file path ("../hardware/dgx-h100.yaml") is a value, never a range, though it may hold "..". A range starts with
+// its integer start, and its unit may hold '/' ("100..400+100 GB/s"), so a path is told by its start or its ending.
+bool looks_like_path(const std::string& item)
+{
+  auto ends_with = [&](const std::string& tail) {
+    return item.size() >= tail.size() && item.compare(item.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  return item[0] == '/' || item.rfind("./", 0) == 0 || item.rfind("../", 0) == 0 || ends_with(".yaml") ||
+         ends_with(".yml") || ends_with(".json");
+}
+
 std::vector<std::string> expand_values_at(const std::string& spec, const std::string& origin)
 {
   std::vector<std::string> out;
@@ -147,7 +160,7 @@ std::vector<std::string> expand_values_at(const std::string& spec, const std::st
     item = trim(item);
     if (item.empty())
       refuse(origin, "", "expected a value between the commas of '" + spec + "', got an empty one");
-    if (item.find("..") != std::string::npos) {
+    if (item.find("..") != std::string::npos && !looks_like_path(item)) {
       auto r = expand_range(item, origin);
       out.insert(out.end(), r.begin(), r.end());
     } else {
@@ -369,11 +382,26 @@ std::function<std::vector<double>()> point_job(const SweepOptions& o, const std:
   };
 }
 
+// The mutex of the running Ticker, held across every fork() (see Ticker).
+std::mutex* forking_ticker_mu = nullptr;
+
 // Calls `tick` on a helper thread every 100 ms, and once more when stopped, while the calling thread waits for the
-// children in run_in_children.
+// children in run_in_children. fork() copies only the calling thread: a child forked while the helper was inside
+// malloc (parsing or writing a row) would inherit the allocator's lock held and block on its first allocation
+// (issue 14: sweeps hung under AddressSanitizer, whose allocator takes no lock around fork). The helper ticks
+// holding mu_, so holding mu_ across fork keeps it out of everything while the child is made.
 class Ticker {
  public:
-  explicit Ticker(std::function<void()> tick) : tick_(std::move(tick)), thread_([this]() { loop(); }) {}
+  explicit Ticker(std::function<void()> tick) : tick_(std::move(tick))
+  {
+    static const int registered = pthread_atfork(
+        [] { if (forking_ticker_mu) forking_ticker_mu->lock(); },
+        [] { if (forking_ticker_mu) forking_ticker_mu->unlock(); },
+        [] { if (forking_ticker_mu) forking_ticker_mu->unlock(); });
+    (void)registered;
+    forking_ticker_mu = &mu_;
+    thread_ = std::thread([this]() { loop(); });
+  }
   ~Ticker() { stop(); }
   void stop()
   {
@@ -384,6 +412,7 @@ class Ticker {
     cv_.notify_all();
     if (thread_.joinable())
       thread_.join();
+    forking_ticker_mu = nullptr;
   }
 
  private:
@@ -402,7 +431,7 @@ class Ticker {
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
-  std::thread thread_;  // last: it starts once the members above exist
+  std::thread thread_;  // started in the constructor, once the members above exist
 };
 
 // A rank other than 0 under mpirun: simulates its share of the pending points in a private directory and sends each

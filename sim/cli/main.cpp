@@ -1,4 +1,9 @@
 // dtsim: how long does one training step of model M take on hardware H under parallel plan P, and why?
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <thread>
@@ -13,6 +18,7 @@
 #include "app/plot.hpp"
 #include "app/search.hpp"
 #include "app/study_report.hpp"
+#include "config/suggest.hpp"
 #include "app/sweep.hpp"
 #include "app/simulate.hpp"
 #include "app/system_backend.hpp"
@@ -41,9 +47,33 @@ int does_not_fit(const dtsim::report::RunReport& report)
   return kDoesNotFit;
 }
 
+// Why `path` cannot be written, or "" when it can: checked before a simulation that may take minutes, without
+// creating the file (a plan that does not fit writes no trace).
+std::string cannot_write(const std::string& path)
+{
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path p(path);
+  if (fs::is_directory(p, ec))
+    return "it is a directory";
+  if (fs::exists(p, ec))  // opened to append, which leaves it as it is (root passes access() on read-only files)
+    return std::ofstream(path, std::ios::app) ? "" : "it cannot be opened for writing";
+  const fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  if (!fs::is_directory(dir, ec))
+    return "no directory " + dir.string();
+  return access(dir.c_str(), W_OK) == 0 ? "" : "permission denied in " + dir.string();
+}
+
 int run(const RunOptions& o)
 {
   auto spec = dtsim::app::load_for_simulation(o.scenario, o.sets);
+  if (!o.trace.empty()) {
+    const std::string why = cannot_write(o.trace);
+    if (!why.empty()) {
+      std::cerr << "dtsim: --trace " << o.trace << ": cannot write the trace file: " << why << "\n";
+      return kBadInput;
+    }
+  }
   auto report = dtsim::app::simulate(spec, !o.trace.empty());
   if (o.format == "json")
     dtsim::report::print_json(std::cout, report);
@@ -58,6 +88,11 @@ int run(const RunOptions& o)
       return kBadInput;
     }
     dtsim::report::write_trace(out, report);
+    out.flush();
+    if (!out) {
+      std::cerr << "dtsim: --trace " << o.trace << ": writing the trace file failed\n";
+      return kBadInput;
+    }
   }
   return 0;
 }
@@ -75,6 +110,47 @@ int validate(const RunOptions& o)
   return 0;
 }
 
+// A count option: an integer from 1 to `most`. (CLI11's PositiveNumber checks a double and prints its whole range,
+// 300 digits long.)
+CLI::Validator count_from_1_to(int64_t most)
+{
+  const std::string range = "1.." + std::to_string(most);
+  return CLI::Validator(
+      [most, range](std::string& v) -> std::string {
+        int64_t n = 0;
+        const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+        if (ec != std::errc() || end != v.data() + v.size() || n < 1 || n > most)
+          return "expected an integer " + range + ", got '" + v + "'";
+        return "";
+      },
+      range);
+}
+
+// A file name option given as "": refused rather than taken as "no file".
+const CLI::Validator kNonEmpty(
+    [](std::string& v) -> std::string { return v.empty() ? "expected a file name, got an empty one" : ""; }, "FILE");
+
+// `dtsim runn`: CLI11 would only say that a subcommand is required; name the closest one.
+std::string unknown_subcommand(CLI::App& app, int argc, char** argv)
+{
+  if (argc < 2 || argv[1][0] == '-')
+    return "";
+  std::vector<std::string> names;
+  for (const auto* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    names.push_back(sub->get_name());
+  const std::string word = argv[1];
+  if (std::find(names.begin(), names.end(), word) != names.end())
+    return "";
+  const std::string near = dtsim::config::closest(word, names);
+  return "dtsim: unknown command '" + word + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?") +
+         " (commands: " + dtsim::config::join_list(names) + ")";
+}
+
+// Most processes a command may run at once; most plans a search lists; most devices a search may take.
+constexpr int64_t kMaxJobs = 4096;
+constexpr int64_t kMaxTop = 1000000;
+constexpr int64_t kMaxSearchDevices = 1048576;
+
 }  // namespace
 
 int main(int argc, char** argv)
@@ -87,7 +163,8 @@ int main(int argc, char** argv)
   run_cmd->add_option("scenario", ro.scenario, "Scenario YAML file")->required();
   run_cmd->add_option("--set", ro.sets, "Override a scenario key, e.g. --set parallel.tp=8 (repeatable)");
   run_cmd->add_option("--format", ro.format, "Output format")->check(CLI::IsMember({"table", "json"}));
-  run_cmd->add_option("--trace", ro.trace, "Write a Chrome trace-event JSON timeline (opens in Perfetto)");
+  run_cmd->add_option("--trace", ro.trace, "Write a Chrome trace-event JSON timeline (opens in Perfetto)")
+      ->check(kNonEmpty);
   auto* val_cmd = app.add_subcommand("validate", "Check a scenario and the files it names; simulate nothing");
   val_cmd->add_option("scenario", vo.scenario, "Scenario YAML file")->required();
   val_cmd->add_option("--set", vo.sets, "Override a scenario key, e.g. --set parallel.tp=8 (repeatable)");
@@ -100,7 +177,7 @@ int main(int argc, char** argv)
   bool no_burden = false;
   cmp_cmd->add_flag("--no-burden", no_burden, "Do not simulate every parallel plan of the GPU scenarios");
   cmp_cmd->add_flag("--quiet", co.quiet, "No progress on standard error");
-  cmp_cmd->add_option("--jobs", co.jobs, "Simulations run at once (processes)")->check(CLI::PositiveNumber);
+  cmp_cmd->add_option("--jobs", co.jobs, "Simulations run at once (processes)")->check(count_from_1_to(kMaxJobs));
   dtsim::app::SweepOptions wo;
   wo.jobs = co.jobs;
   auto* sweep_cmd = app.add_subcommand("sweep", "Simulate every point of the cartesian product of varied scenario keys; "
@@ -111,7 +188,7 @@ int main(int argc, char** argv)
   sweep_cmd->add_option("--vary", wo.vary, "KEY=V1,V2,... or a range KEY=A..BxF / KEY=A..B+S (repeatable)")
       ->allow_extra_args(false);
   sweep_cmd->add_option("--out", wo.out_prefix, "Write PREFIX.csv and PREFIX.jsonl (default: <scenario>-sweep)");
-  sweep_cmd->add_option("--jobs", wo.jobs, "Simulations run at once (processes)")->check(CLI::PositiveNumber);
+  sweep_cmd->add_option("--jobs", wo.jobs, "Simulations run at once (processes)")->check(count_from_1_to(kMaxJobs));
   sweep_cmd->add_flag("--quiet", wo.quiet, "No progress and no messages");
   dtsim::app::PlotOptions po;
   auto* plot_cmd = app.add_subcommand("plot", "Render a results CSV (from dtsim sweep) as SVG and PNG through gnuplot");
@@ -146,10 +223,10 @@ int main(int argc, char** argv)
   search_cmd->add_option("scenario", so.scenario, "Scenario YAML file")->required();
   search_cmd->add_option("--set", so.sets, "Override a scenario key (repeatable)");
   search_cmd->add_option("--devices", so.devices, "Search on this many devices instead of the scenario's")
-      ->check(CLI::PositiveNumber);
-  search_cmd->add_option("--top", so.top, "Plans to list")->check(CLI::PositiveNumber);
+      ->check(count_from_1_to(kMaxSearchDevices));
+  search_cmd->add_option("--top", so.top, "Plans to list")->check(count_from_1_to(kMaxTop));
   search_cmd->add_option("--format", so.format, "Output format")->check(CLI::IsMember({"table", "json"}));
-  search_cmd->add_option("--jobs", so.jobs, "Simulations run at once (processes)")->check(CLI::PositiveNumber);
+  search_cmd->add_option("--jobs", so.jobs, "Simulations run at once (processes)")->check(count_from_1_to(kMaxJobs));
   auto* narrow_flag = search_cmd->add_flag("--narrow", so.narrow, "The smaller plan space of dtsim compare");
   search_cmd->add_flag("--full-space", so.full_space,
                        "Also ZeRO 2 and 3 (plans without pipeline parallelism), each overlap option off and on, "
@@ -168,7 +245,7 @@ int main(int argc, char** argv)
       ->delimiter(',');
   cal_cmd->add_option("--check", cao.check_csv, "CSV of runs to report and record as held out, never fitted");
   cal_cmd->add_option("--name", cao.name, "Name of the written stack (default: the base's, marked calibrated)");
-  cal_cmd->add_option("--jobs", cao.jobs, "Simulations run at once (processes)")->check(CLI::PositiveNumber);
+  cal_cmd->add_option("--jobs", cao.jobs, "Simulations run at once (processes)")->check(count_from_1_to(kMaxJobs));
   RunOptions eo;
   auto* exp_cmd = app.add_subcommand("explain", "List the kernels of one layer with their FLOPs, bytes and times");
   exp_cmd->add_option("scenario", eo.scenario, "Scenario YAML file")->required();
@@ -177,14 +254,20 @@ int main(int argc, char** argv)
   bo.jobs = co.jobs;
   auto* bench_cmd = app.add_subcommand("bench", "Measure dtsim itself: wall time, user CPU, peak memory and "
                                                 "activities per second of named cases, each run in a child process");
-  bench_cmd->add_option("--case", bo.cases, "Case to run (repeatable; default: all but tiny; see --list)");
+  bench_cmd->add_option("--case", bo.cases, "Case to run (repeatable; default: all but tiny; see --list; 'custom' is "
+                                            "the --scenario case)");
   bench_cmd->add_option("--scenario", bo.scenario, "Also run this scenario as the case 'custom'");
   bench_cmd->add_option("--set", bo.sets, "Override a key of --scenario (repeatable)");
-  bench_cmd->add_option("--repeat", bo.repeat, "Runs of each case")->check(CLI::PositiveNumber);
-  bench_cmd->add_option("--jobs", bo.jobs, "Processes of the sweep and search cases")->check(CLI::PositiveNumber);
-  bench_cmd->add_option("--root", bo.root, "Directory holding scenarios/ (default: the current directory)");
+  bench_cmd->add_option("--repeat", bo.repeat, "Runs of each case")->check(count_from_1_to(kMaxTop));
+  bench_cmd->add_option("--jobs", bo.jobs, "Processes of the sweep and search cases")->check(count_from_1_to(kMaxJobs));
+  bench_cmd->add_option("--root", bo.root, "Directory holding scenarios/ (default: the current directory, else the "
+                                           "repository above the program's folder, else the source tree it was built from)");
   bench_cmd->add_option("--format", bo.format, "Output format")->check(CLI::IsMember({"table", "json"}));
   bench_cmd->add_flag("--list", bo.list, "List the cases and run nothing");
+  if (const std::string why = unknown_subcommand(app, argc, argv); !why.empty()) {
+    std::cerr << why << "\n";
+    return kBadInput;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

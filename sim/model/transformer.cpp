@@ -390,11 +390,12 @@ PassProgram Transformer::head(const Shape& sh) const
   const double t = double(sh.tp), T = double(sh.micro_batch) * double(sh.seq) / double(sh.cp);
   const double h = double(spec_.hidden);
   const double Tn = sh.sp ? T / t : T;
-  const double logits = T * double(spec_.vocab) / t;  // logit elements per rank
+  const double vocab = double(sh.padded_vocab > 0 ? sh.padded_vocab : spec_.vocab);
+  const double logits = T * vocab / t;  // logit elements per rank
   std::vector<Item> items;
   items.push_back(mem_item("final_layernorm", 2 * e * Tn * h, 3 * e * Tn * h));
   items.push_back(conj('f'));
-  items.push_back(gemm_item("logits", 1, T, double(spec_.vocab) / t, h, e));
+  items.push_back(gemm_item("logits", 1, T, vocab / t, h, e));
   // Vocabulary-parallel cross entropy in fp32: conversion (read e, write 4) and five fp32 passes forward
   // (max, subtract, exp, sum, normalise); backward reads the probabilities, writes the fp32 and the e-byte grads.
   items.push_back(mem_item("cross_entropy", (e + 4 + 5 * 4) * logits, (4 + 4 + e) * logits));

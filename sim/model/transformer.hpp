@@ -34,6 +34,9 @@ struct Shape {
   /// Share of the fp8 weight casts a microbatch pays: TE casts the weights on the first microbatch of a step and
   /// reuses them (is_first_microbatch), so 1 / microbatches per step; 1 when unknown.
   double fp8_weight_cast_share = 1.0;
+  /// Rows of the output matrix the logits GEMM computes, all TP ranks together: the vocabulary padded as the
+  /// framework pads it (see scenario::layer_shape); 0: the model's vocab_size.
+  int64_t padded_vocab = 0;
 };
 
 class Transformer {

@@ -26,9 +26,9 @@ class GpuSections : public SystemSections {
   void placement_rows(const RunReport& r, const Row& row) const override
   {
     const auto& s = *r.scenario;
-    row("devices", std::to_string(s.devices) + " (" +
-                       std::to_string((s.devices + s.hardware.node.devices - 1) / s.hardware.node.devices) +
-                       " nodes of " + std::to_string(s.hardware.node.devices) + ")");
+    const int64_t nodes = (s.devices + s.hardware.node.devices - 1) / s.hardware.node.devices;
+    row("devices", std::to_string(s.devices) + " (" + std::to_string(nodes) + (nodes == 1 ? " node" : " nodes") +
+                       " of " + std::to_string(s.hardware.node.devices) + ")");
     row("plan", "dp " + std::to_string(s.parallel.dp) + ", tp " + std::to_string(s.parallel.tp) + ", pp " +
                     std::to_string(s.parallel.pp) +
                     (s.parallel.vpp > 1 ? ", vpp " + std::to_string(s.parallel.vpp) : "") +

@@ -1,6 +1,10 @@
 #include "report/run_report.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cstdio>
+#include <map>
+#include <numeric>
 #include <ostream>
 
 #include <nlohmann/json.hpp>
@@ -14,10 +18,6 @@ namespace dtsim::report {
 using config::Dimension;
 using config::format_quantity;
 using json = nlohmann::ordered_json;
-
-namespace {
-
-}  // namespace
 
 Derived derive(const RunReport& r)
 {
@@ -154,12 +154,19 @@ void print_table(std::ostream& out, const RunReport& r)
     return std::string(b);
   };
   out << "dtsim " << kVersion << ": " << s.name << "\n";
-  row("model", s.model.name + " (" + num("%.3g", r.total_params / 1e9) + "B parameters)");
+  // 3.55M, 1.3B, 175B, 1.01T: three significant digits with the largest scale that leaves at least 1.
+  const double params = r.total_params;
+  const std::string params_text = params >= 1e12 ? num("%.3gT", params / 1e12)
+                                  : params >= 1e9 ? num("%.3gB", params / 1e9)
+                                  : params >= 1e6 ? num("%.3gM", params / 1e6)
+                                                  : num("%.3gK", params / 1e3);
+  row("model", s.model.name + " (" + params_text + " parameters)");
   row("hardware", s.hardware.name);
   r.sections->placement_rows(r, row);
   row("batch", std::to_string(s.training.global_batch) + " x " + std::to_string(s.training.seq_len) +
                    " tokens, micro batch " + std::to_string(s.training.micro_batch) + ", " +
-                   std::to_string(s.microbatches) + " microbatches per pipeline");
+                   std::to_string(s.microbatches) + (s.microbatches == 1 ? " microbatch" : " microbatches") +
+                   " per pipeline");
   if (s.training.micro_batch_auto)
     row("micro batch", std::to_string(s.training.micro_batch) + " (" + s.training.micro_batch_reason + ")");
   row("training", s.training.precision + ", recompute " + scenario::describe_recompute(s.training));
@@ -199,28 +206,75 @@ void print_table(std::ostream& out, const RunReport& r)
                        "), " + std::to_string(r.replay.activities) + " activities\n");
 }
 
+// Perfetto draws the slices of one track as a stack: each must lie inside the one below it or after it. Slices that
+// partly overlap (gradient sets of several units on their way out, optimizer updates sharing MemoryX) are put on
+// extra lanes of their track. Returns each event's lane, 0 for every event that nests or follows on its own track.
+std::vector<int> trace_lanes(const std::vector<replay::TraceEvent>& events)
+{
+  std::vector<size_t> order(events.size());
+  std::iota(order.begin(), order.end(), size_t(0));
+  // By track, then by start, the longer first, so that an enclosing slice comes before those inside it.
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const auto &x = events[a], &y = events[b];
+    if (x.device != y.device || x.track != y.track)
+      return x.device != y.device ? x.device < y.device : x.track < y.track;
+    return x.start != y.start ? x.start < y.start : x.end > y.end;
+  });
+  std::vector<int> lane(events.size(), 0);
+  std::vector<std::vector<double>> open;  // per lane, the ends of the slices still open, innermost last
+  for (size_t k = 0; k < order.size(); ++k) {
+    const replay::TraceEvent& e = events[order[k]];
+    if (k == 0 || e.device != events[order[k - 1]].device || e.track != events[order[k - 1]].track)
+      open.clear();
+    size_t l = 0;
+    for (; l < open.size(); ++l) {
+      auto& ends = open[l];
+      while (!ends.empty() && ends.back() <= e.start)
+        ends.pop_back();
+      if (ends.empty() || e.end <= ends.back())
+        break;
+    }
+    if (l == open.size())
+      open.emplace_back();
+    open[l].push_back(e.end);
+    lane[order[k]] = int(l);
+  }
+  return lane;
+}
+
 void write_trace(std::ostream& out, const RunReport& r)
 {
+  const auto& trace = r.replay.trace;
+  // Lane l of track t is thread 4 * l + t: the four tracks keep their numbers, extra lanes come after them.
+  const std::vector<int> lanes = trace_lanes(trace);
+  std::map<int64_t, std::array<int, 4>> lanes_of;  // per device, the lanes of each track
+  for (size_t i = 0; i < trace.size(); ++i) {
+    auto& n = lanes_of[trace[i].device];  // value-initialised: {0, 0, 0, 0}
+    n[size_t(trace[i].track)] = std::max(n[size_t(trace[i].track)], lanes[i] + 1);
+  }
   json events = json::array();
-  std::vector<int64_t> devices;
-  for (const auto& e : r.replay.trace)
-    devices.push_back(e.device);
-  std::sort(devices.begin(), devices.end());
-  devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
-  for (int64_t d : devices) {
-    const std::string process = r.sections->process_name(r, d);
-    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", d}, {"args", {{"name", process}}}});
+  for (const auto& [d, n] : lanes_of) {
+    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", d}, {"args", {{"name", r.sections->process_name(r, d)}}}});
     for (int t = 0; t < 4; ++t)
       events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", d}, {"tid", t}, {"args", {{"name", r.sections->track_name(t)}}}});
+    for (int t = 0; t < 4; ++t)
+      for (int l = 1; l < n[size_t(t)]; ++l)
+        events.push_back({{"name", "thread_name"},
+                          {"ph", "M"},
+                          {"pid", d},
+                          {"tid", 4 * l + t},
+                          {"args", {{"name", std::string(r.sections->track_name(t)) + " (" + std::to_string(l + 1) + ")"}}}});
   }
-  for (const auto& e : r.replay.trace)
+  for (size_t i = 0; i < trace.size(); ++i) {
+    const auto& e = trace[i];
     events.push_back({{"name", e.name},
                       {"cat", r.sections->track_name(e.track)},
                       {"ph", "X"},
                       {"ts", e.start * 1e6},
                       {"dur", (e.end - e.start) * 1e6},
                       {"pid", e.device},
-                      {"tid", e.track}});
+                      {"tid", 4 * lanes[i] + e.track}});
+  }
   out << json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() << "\n";
 }
 

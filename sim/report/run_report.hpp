@@ -4,6 +4,7 @@
 #include <iosfwd>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "parallel/memory.hpp"
 #include "replay/replay.hpp"
@@ -46,7 +47,11 @@ void print_table(std::ostream& out, const RunReport& r);
 void print_json(std::ostream& out, const RunReport& r);
 
 /// Chrome trace-event JSON (opens in Perfetto): one process per simulated device, threads for compute and the
-/// three kinds of communication.
+/// three kinds of communication, each split into lanes where its slices partly overlap (see trace_lanes).
 void write_trace(std::ostream& out, const RunReport& r);
+
+/// The lane of each event within its device's track, so that on every lane the slices nest or follow each other
+/// (Perfetto mis-draws slices that partly overlap): 0 for every event that already does, 1, 2... for the others.
+std::vector<int> trace_lanes(const std::vector<replay::TraceEvent>& events);
 
 }  // namespace dtsim::report

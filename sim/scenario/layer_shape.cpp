@@ -12,6 +12,13 @@ model::Shape layer_shape(const ScenarioSpec& s)
   // Transformer Engine casts the weights to fp8 on the first microbatch of a step and reuses the cast copy for the
   // others (the is_first_microbatch argument of its modules, which Megatron-LM passes): one cast per step.
   shape.fp8_weight_cast_share = 1.0 / double(std::max<int64_t>(1, s.microbatches));
+  // Megatron-LM pads the vocabulary to a multiple of make_vocab_size_divisible_by (default 128) times the TP size,
+  // so that every TP rank holds a whole, GEMM-friendly slice of the output matrix (_vocab_size_with_padding in
+  // megatron/training/tokenizer/tokenizer.py). Wafer-scale systems do not run Megatron-LM: their vocabulary is kept.
+  if (!s.hardware.wafer_scale) {
+    const int64_t multiple = 128 * s.parallel.tp;
+    shape.padded_vocab = (s.model.vocab + multiple - 1) / multiple * multiple;
+  }
   return shape;
 }
 

@@ -65,7 +65,11 @@ TEST(Report, MarkdownAndSelfContainedHtml)
     EXPECT_NE(doc.find("global_batch: 64"), std::string::npos);     // the scenario's own text
   }
   // One table row per CSV row, with the varied values first; a point that does not fit is listed too.
-  EXPECT_NE(md.find("| 16 | hardware/dgx-a100-80gb.yaml | ok |"), std::string::npos) << md;
+  // A varied hardware file is shown by its hardware's name (issue 14), not its path.
+  EXPECT_NE(md.find("| 16 | DGX A100 80GB | ok |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("| hardware/dgx-a100-80gb.yaml |"), std::string::npos) << md;
+  // The title names every model and hardware of the results.
+  EXPECT_NE(md.find("# dtsim report: gpt3-6.7b on DGX A100 80GB and DGX H100\n"), std::string::npos) << md;
   EXPECT_NE(md.find("does-not-fit"), std::string::npos);
   EXPECT_NE(html.find(">does-not-fit</td>"), std::string::npos);
   EXPECT_NE(html.find("<td class=\"l\">ok</td>"), std::string::npos);  // text aligned left, numbers right
