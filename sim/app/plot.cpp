@@ -1086,6 +1086,10 @@ GnuplotRun run_gnuplot(const fs::path& dir, const std::string& script)
 
 std::string read_file(const std::string& path)
 {
+  // A pipe or a device would hang the read or fill the memory; results files are regular files.
+  std::error_code ec;
+  if (fs::exists(path, ec) && !fs::is_regular_file(path, ec))
+    refuse(path, 0, "", "cannot read the results file: it is not a regular file (a directory, a pipe or a device)");
   std::ifstream in(path, std::ios::binary);
   if (!in)
     refuse(path, 0, "", std::string("cannot read the results file: ") +

@@ -31,6 +31,9 @@ namespace fs = std::filesystem;
 
 std::optional<std::string> read_text(const fs::path& p)
 {
+  std::error_code ec;
+  if (!fs::is_regular_file(p, ec))  // a pipe or a device would hang the read or fill the memory
+    return std::nullopt;
   std::ifstream in(p, std::ios::binary);
   if (!in)
     return std::nullopt;

@@ -52,6 +52,38 @@ std::optional<YAML::Mark> unclosed_quote(const YAML::Node& node, const std::stri
   return node.Mark();
 }
 
+// Offset of the "---" line that starts a second document (one after a line of content), or npos. A "---" before
+// any content starts the first document; "..." ends a document, and content after it starts another.
+size_t second_document(const std::string& text)
+{
+  bool content = false, ended = false;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos)
+      end = text.size();
+    const std::string line = text.substr(at, end - at);
+    auto marker = [&](const char* m) {
+      return line.compare(0, 3, m) == 0 && (line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r');
+    };
+    const size_t first = line.find_first_not_of(" \t\r");
+    const bool blank = first == std::string::npos || line[first] == '#';
+    if (marker("---")) {
+      if (content || ended)
+        return at;
+      content = line.find_first_not_of(" \t\r", 3) != std::string::npos;  // "--- value" is content
+    } else if (marker("...")) {
+      ended = content || ended;
+    } else if (!blank) {
+      if (ended)
+        return at;
+      content = true;
+    }
+    at = end + 1;
+  }
+  return std::string::npos;
+}
+
 }  // namespace
 
 YamlFile YamlFile::load(const std::string& path, Diagnostics& diag)
@@ -64,23 +96,20 @@ YamlFile YamlFile::load(const std::string& path, Diagnostics& diag)
     diag.add({path, 0, 0}, "", problem);
     return f;
   }
-  std::vector<YAML::Node> documents;
-  try {
-    documents = YAML::LoadAll(text);
-  } catch (const YAML::Exception& e) {
-    diag.add({path, e.mark.line + 1, e.mark.column + 1}, "", "malformed YAML: " + e.msg);
-    return f;
-  }
-  if (documents.size() > 1) {  // a second document would otherwise be ignored without a word
-    const size_t second = documents[1].Mark().is_null() ? text.size() : size_t(documents[1].Mark().pos);
-    const size_t separator = text.rfind("---", second);
-    diag.add({path, line_of(text, separator == std::string::npos ? second : separator), 1}, "",
+  // A second document would otherwise be ignored without a word. Found in the text, not with YAML::LoadAll: on
+  // some malformed inputs yaml-cpp 0.7's LoadAll never returns (found by fuzzing, tests/fuzz/regressions/).
+  if (const size_t separator = second_document(text); separator != std::string::npos) {
+    diag.add({path, line_of(text, separator), 1}, "",
              "malformed YAML: a second document starts here; an input file holds one document (remove the '---' "
              "and what follows, or put it in a file of its own)");
     return f;
   }
-  if (!documents.empty())
-    f.root_ = documents.front();
+  try {
+    f.root_ = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    diag.add({path, e.mark.line + 1, e.mark.column + 1}, "", "malformed YAML: " + e.msg);
+    return f;
+  }
   if (const auto at = unclosed_quote(f.root_, text)) {
     diag.add({path, at->line + 1, at->column + 1}, "",
              "malformed YAML: the quoted string that starts here is never closed");
