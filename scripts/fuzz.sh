@@ -15,6 +15,7 @@ rm -rf "$seeds" && mkdir -p "$seeds" build-fuzz/corpus build-fuzz/findings
 find scenarios models hardware tests/config_errors -type f \( -name '*.yaml' -o -name '*.json' \) | while read -r f; do
   cp "$f" "$seeds/$(echo "$f" | tr / _)"
 done
-# Inputs of up to 8 KiB: twice the largest shipped file.
+# Inputs of up to 8 KiB: twice the largest shipped file. An input that takes over 10 s is a finding (a hang), not
+# a wait of libFuzzer's default 20 minutes.
 build-fuzz/tests/fuzz/dtsim_fuzz_inputs build-fuzz/corpus "$seeds" -artifact_prefix=build-fuzz/findings/ \
-  -max_len=8192 -print_final_stats=1 "$@"
+  -max_len=8192 -timeout=10 -print_final_stats=1 "$@"
