@@ -10,8 +10,10 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DDTSIM_SANITIZE=ON >/dev/null
 cmake --build build-asan -j"$(nproc)"
 export ASAN_OPTIONS=abort_on_error=0:halt_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-mpi_test='^cli\.same_results_jobs_and_mpi$'
-ctest --test-dir build-asan --output-on-failure -j"$(nproc)" -E "^validation\.|$mpi_test"
-# Open MPI keeps its own and its plugins' allocations to the end of the program, which LeakSanitizer reports as
-# leaks in libmpi: the test under mpirun runs without the leak check (every other check stays).
-ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=0 ctest --test-dir build-asan --output-on-failure -R "$mpi_test"
+# Left out here, run by the plain build: the sweeps that fork simulation processes while their progress thread runs
+# (unit tests Sweep.*, cli.sweep_tiny, the MPI test). GCC 12's AddressSanitizer allocator is not fork-safe: a child
+# forked while another thread is inside it blocks on its first allocation (seen 2026-11-24 in CI on
+# Sweep.QuietWritesNothingAndProgressIsPlainOffATerminal and Sweep.LinkedKeysMoveTogether, both hung for 600 s;
+# glibc's malloc locks its arenas around fork, so the plain build is not affected).
+forking_sweeps='^Sweep\.|^cli\.sweep|^cli\.same_results_jobs_and_mpi$'
+ctest --test-dir build-asan --output-on-failure -j"$(nproc)" -E "^validation\.|$forking_sweeps"
