@@ -340,7 +340,8 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   }
 
   auto sched = root.choice("schedule", schedule_names(), false).value_or("1f1b");
-  s.schedule = find_schedule(sched) ? find_schedule(sched)->id : Schedule::OneFOneB;  // unknown: reported
+  const ScheduleDef* named = find_schedule(sched);
+  s.schedule = named ? named->id : Schedule::OneFOneB;  // unknown: reported
   remember(root, "schedule");
 
   MapReader tr = root.map("training", true);
