@@ -17,6 +17,9 @@ struct Op {
   /// A linear layer's GEMM: under fp8 training (Transformer Engine) it runs on fp8 inputs at the fp8 peak; the
   /// attention core, the router and the logits stay 16-bit.
   bool linear = false;
+  /// The weight-gradient GEMM (X^T dY) of a kernel with parameters: nothing downstream waits for it but the
+  /// optimizer, so zero-bubble schedules run it apart from the input gradients (scenario::BackwardPart).
+  bool weight_gradient = false;
   /// A GEMM of a fused attention kernel (FlashAttention, cuDNN): timed at the kernel's published throughput for its
   /// direction, sequence (`attn_seq`), head dimension and masking, not with the GEMM curve (hardware/attention_kernel).
   enum class Fused { None, AttentionForward, AttentionBackward };

@@ -141,11 +141,19 @@ Item gemm_item(const std::string& name, double batch, double m, double n, double
           {gemm(name + ".dgrad", batch, m, k, n, e), gemm(name + ".wgrad", batch, k, n, m, e)}};
 }
 
+// A GEMM with parameters (a linear layer, the router, the logits): its second backward GEMM is the weight gradient.
+Item weighted_gemm_item(const std::string& name, double batch, double m, double n, double k, int e)
+{
+  Item it = gemm_item(name, batch, m, n, k, e);
+  it.bwd[1].weight_gradient = true;
+  return it;
+}
+
 // A linear layer (QKV, projection, MLP, experts): fp8-capable; with 1-byte inputs under fp8 (`in` = 1), the
 // result stays 16-bit.
 Item linear_item(const std::string& name, double batch, double m, double n, double k, int e, int in)
 {
-  Item it = gemm_item(name, batch, m, n, k, e);
+  Item it = weighted_gemm_item(name, batch, m, n, k, e);
   for (Op* o : {&it.fwd, &it.bwd[0], &it.bwd[1]}) {
     o->linear = true;
     o->bytes = o->batch * (double(in) * (o->m * o->k + o->k * o->n) + double(e) * o->m * o->n);
@@ -329,7 +337,7 @@ PassProgram Transformer::layer(const Shape& sh) const
   const double per_expert = Tx / local_experts;
   if (moe()) {
     const double E = double(spec_.experts);
-    items.push_back(gemm_item("router", 1, Tn, E, h, e));
+    items.push_back(weighted_gemm_item("router", 1, Tn, E, h, e));
     items.push_back(mem_item("router_topk", (e + 8) * Tn * E, (e + 8) * Tn * E));  // fp32 softmax, top-k, indices
     items.push_back(mem_item("dispatch_permute", 2 * e * Tn * k * h, 2 * e * Tn * k * h));
     items.push_back(conj('a'));
@@ -395,7 +403,7 @@ PassProgram Transformer::head(const Shape& sh) const
   std::vector<Item> items;
   items.push_back(mem_item("final_layernorm", 2 * e * Tn * h, 3 * e * Tn * h));
   items.push_back(conj('f'));
-  items.push_back(gemm_item("logits", 1, T, vocab / t, h, e));
+  items.push_back(weighted_gemm_item("logits", 1, T, vocab / t, h, e));
   // Vocabulary-parallel cross entropy in fp32: conversion (read e, write 4) and five fp32 passes forward
   // (max, subtract, exp, sum, normalise); backward reads the probabilities, writes the fp32 and the e-byte grads.
   items.push_back(mem_item("cross_entropy", (e + 4 + 5 * 4) * logits, (4 + 4 + e) * logits));

@@ -90,7 +90,8 @@ std::string describe_plan(const scenario::ScenarioSpec& s)
 }
 
 // The registry's schedules a plan with (or without) model chunks can run, those searched by default first; the
-// others (GPipe) only when asked, and only with a pipeline.
+// others (GPipe) only when asked, and only with a pipeline. A split backward (zero bubble) fills a pipeline's
+// bubble and changes nothing without one, so those schedules are tried only with pp > 1.
 namespace {
 
 std::vector<Schedule> searched_schedules(bool chunked, int64_t pp, bool also_on_request)
@@ -99,7 +100,7 @@ std::vector<Schedule> searched_schedules(bool chunked, int64_t pp, bool also_on_
   for (bool by_default : {true, false})
     for (const auto& d : scenario::schedule_registry())
       if (d.chunked == chunked && d.searched_by_default == by_default &&
-          (by_default || (also_on_request && pp > 1)))
+          (by_default || (also_on_request && pp > 1)) && (!d.splits_backward || pp > 1))
         out.push_back(d.id);
   return out;
 }
@@ -154,10 +155,11 @@ PlanSpace enumerate_plans(const scenario::ScenarioSpec& base, const PlanDimensio
     }
     const auto& p = plan.parallel;
     const bool tp_ok = p.sp && p.tp > 1, gather_ok = p.zero == 1 || p.zero == 2, p2p_ok = p.pp > 1;
+    const bool p2p_needed = scenario::schedule_def(plan.schedule).splits_backward;
     for (bool tp : {false, true})
       for (bool gather : {false, true})
         for (bool p2p : {false, true}) {
-          if ((tp && !tp_ok) || (gather && !gather_ok) || (p2p && !p2p_ok))
+          if ((tp && !tp_ok) || (gather && !gather_ok) || (p2p && !p2p_ok) || (!p2p && p2p_needed))
             continue;
           scenario::ScenarioSpec s = plan;
           s.parallel.tp_overlap = tp;
@@ -205,6 +207,9 @@ PlanSpace enumerate_plans(const scenario::ScenarioSpec& base, const PlanDimensio
                   s.parallel.vpp = vpp;
                   s.parallel.sp = sp;
                   s.schedule = sc;
+                  // A split backward runs its W passes while its pipeline transfers are in flight (scenario check).
+                  if (scenario::schedule_def(sc).splits_backward)
+                    s.parallel.pp_overlap = true;
                   // The scenario's own uneven split fits its own pipeline shape only; others split evenly.
                   if (pp != base.parallel.pp || vpp != base.parallel.vpp)
                     s.parallel.stage_layers.clear();

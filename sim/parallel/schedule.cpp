@@ -18,21 +18,23 @@ PipelineSchedule build_schedule(scenario::Schedule kind, int64_t p, int64_t v, i
   s.microbatches = m;
   s.order.resize(size_t(p));
   s.group.resize(size_t(p));
-  // Dense index (virtual stage, microbatch, direction) -> vertex; vertices are created on first use, in the
-  // stages' orders (a std::map here took a tenth of a Megatron 1T run).
-  constexpr UnitId kNone = ~UnitId(0);
-  std::vector<UnitId> ids(size_t(p * v * m * 2), kNone);
-  auto slot = [m](int64_t vstage, int64_t mb, bool bwd) { return size_t((vstage * m + mb) * 2 + (bwd ? 1 : 0)); };
-  auto unit = [&](int64_t stage, int64_t chunk, int64_t mb, bool bwd) {
-    UnitId& id = ids[slot(s.virtual_stage(stage, chunk), mb, bwd)];
-    if (id == kNone)
-      id = boost::add_vertex(Unit{stage, chunk, mb, bwd}, s.graph);
-    return id;
-  };
+  // Dense index (virtual stage, microbatch, pass) -> vertex, pass 0 forward, 1 backward (or its input part),
+  // 2 its weight part; vertices are created on first use, in the stages' orders (a std::map here took a tenth of
+  // a Megatron 1T run).
   const auto& def = scenario::schedule_def(kind);
+  const int64_t passes = def.splits_backward ? 3 : 2;
+  constexpr UnitId kNone = ~UnitId(0);
+  std::vector<UnitId> ids(size_t(p * v * m * passes), kNone);
+  auto slot = [m, passes](int64_t vstage, int64_t mb, int pass) { return size_t((vstage * m + mb) * passes + pass); };
+  auto pass_of = [](const scenario::StageUnit& u) {
+    return !u.backward ? 0 : u.part == scenario::BackwardPart::Weight ? 2 : 1;
+  };
   for (int64_t st = 0; st < p; ++st)
     for (const auto& u : def.stage_order(st, p, v, m)) {
-      s.order[size_t(st)].push_back(unit(st, u.chunk, u.microbatch, u.backward));
+      UnitId& id = ids[slot(s.virtual_stage(st, u.chunk), u.microbatch, pass_of(u))];
+      if (id == kNone)
+        id = boost::add_vertex(Unit{st, u.chunk, u.microbatch, u.backward, u.part}, s.graph);
+      s.order[size_t(st)].push_back(id);
       s.group[size_t(st)].push_back(u.group);
     }
   if (std::find(ids.begin(), ids.end(), kNone) != ids.end())
@@ -41,19 +43,23 @@ PipelineSchedule build_schedule(scenario::Schedule kind, int64_t p, int64_t v, i
   for (const auto& ord : s.order)
     for (size_t i = 1; i < ord.size(); ++i)
       boost::add_edge(ord[i - 1], ord[i], Dependency{EdgeKind::Order}, s.graph);
-  // Data edges: activations flow forward through the virtual stages, gradients flow back; the last virtual
-  // stage turns its forward into its backward (the loss).
+  // Data edges: activations flow forward through the virtual stages, gradients flow back (through the input
+  // parts, where the backward is split: a W unit needs only its own stage's B); the last virtual stage turns its
+  // forward into its backward (the loss).
   const int64_t nv = s.virtual_stages();
+  auto data = [&](size_t from, size_t to) {
+    boost::add_edge(ids.at(from), ids.at(to), Dependency{EdgeKind::Data}, s.graph);
+  };
   for (int64_t vs = 0; vs < nv; ++vs)
     for (int64_t mb = 0; mb < m; ++mb) {
       if (vs + 1 < nv) {
-        boost::add_edge(ids.at(slot(vs, mb, false)), ids.at(slot(vs + 1, mb, false)), Dependency{EdgeKind::Data},
-                        s.graph);
-        boost::add_edge(ids.at(slot(vs + 1, mb, true)), ids.at(slot(vs, mb, true)), Dependency{EdgeKind::Data},
-                        s.graph);
+        data(slot(vs, mb, 0), slot(vs + 1, mb, 0));
+        data(slot(vs + 1, mb, 1), slot(vs, mb, 1));
       } else {
-        boost::add_edge(ids.at(slot(vs, mb, false)), ids.at(slot(vs, mb, true)), Dependency{EdgeKind::Data}, s.graph);
+        data(slot(vs, mb, 0), slot(vs, mb, 1));
       }
+      if (passes == 3)
+        data(slot(vs, mb, 1), slot(vs, mb, 2));
     }
   return s;
 }

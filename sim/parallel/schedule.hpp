@@ -1,6 +1,7 @@
 #pragma once
 /// A pipeline schedule (scenario/schedule_registry.hpp lists them) as a dependency graph over work units. A unit is the
-/// forward or backward pass of one model chunk on one microbatch. Two kinds of edges: data edges (a unit needs
+/// forward or backward pass of one model chunk on one microbatch (under a zero-bubble schedule, the backward's
+/// input-gradient or weight-gradient part). Two kinds of edges: data edges (a unit needs
 /// the activations or gradients another unit produced, possibly on another stage) and order edges (the order
 /// in which one stage takes its units). Bubbles come out of replaying this graph, not out of a formula.
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <boost/graph/adjacency_list.hpp>
 
 #include "scenario/scenario_spec.hpp"
+#include "scenario/schedule_registry.hpp"
 
 namespace dtsim::parallel {
 
@@ -17,6 +19,10 @@ struct Unit {
   int64_t chunk = 0;       ///< model chunk on this stage (0 unless interleaved)
   int64_t microbatch = 0;
   bool backward = false;
+  /// A backward unit's part: whole, or under a zero-bubble schedule its input (B) or weight (W) gradients.
+  scenario::BackwardPart part = scenario::BackwardPart::Whole;
+  /// Whether the unit produces the chunk's gradients (a whole backward or a W unit).
+  bool makes_gradients() const { return backward && part != scenario::BackwardPart::Input; }
 };
 
 enum class EdgeKind { Data, Order };

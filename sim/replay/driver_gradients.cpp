@@ -68,7 +68,7 @@ void Driver::on_backward_unit_done(size_t di)
   // replicated ones once the whole backward is over (on_backward_done).
   Device& d = devices_[di];
   const auto& u = sched_.graph[d.unit];
-  if (s_.parallel.dp_overlap || s_.parallel.zero < 2 || !u.backward || !reduces_gradients(u))
+  if (s_.parallel.dp_overlap || s_.parallel.zero < 2 || !u.makes_gradients() || !reduces_gradients(u))
     return;
   const auto& g = prog_.gradients[size_t(d.coord.stage)][size_t(u.chunk)];
   enqueue_gradients(di, g.sum(false), g.sum(true));

@@ -33,7 +33,7 @@ void Driver::next_unit(size_t di)
     }
     account_wait(d, a);
   }
-  d.steps = &unit_steps(prog_, u.stage, u.chunk, u.microbatch, u.backward);
+  d.steps = &unit_steps(prog_, u.stage, u.chunk, u.microbatch, u.backward, u.part);
   d.step = 0;
   run_step(di);
 }
@@ -303,7 +303,7 @@ void Driver::send(size_t di, UnitId to)
       w.waiting_recv = false;
       account_wait(w, a);
       const auto& u = sched_.graph[w.unit];
-      w.steps = &unit_steps(prog_, u.stage, u.chunk, u.microbatch, u.backward);
+      w.steps = &unit_steps(prog_, u.stage, u.chunk, u.microbatch, u.backward, u.part);
       w.step = 0;
       run_step(wi);
     }

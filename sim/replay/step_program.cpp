@@ -83,15 +83,61 @@ void param_gather(std::vector<Step>& out, double params, int elem, int zero, con
   out.push_back(std::move(st));
 }
 
+// Builds a chunk's backward steps whole and, under a zero-bubble schedule, as its input part (B) and weight part
+// (W) too: the weight-gradient GEMMs of each pass go to W as one compute step, with the gradient accumulation and
+// the gradients' ready points; everything else stays in B in its order.
+struct BackwardBuilder {
+  std::vector<Step>& whole;
+  std::vector<Step>* input = nullptr;   ///< null unless the schedule splits the backward
+  std::vector<Step>* weight = nullptr;
+  const hardware::ComputeModel& cm;
+
+  bool split() const { return input != nullptr; }
+  // Steps that `add` appends to the whole backward, copied to B (`to_weight` false) or W.
+  template <class Add>
+  void mirror(bool to_weight, Add add)
+  {
+    const size_t before = whole.size();
+    add(whole);
+    if (split())
+      (to_weight ? weight : input)->insert((to_weight ? weight : input)->end(), whole.begin() + long(before), whole.end());
+  }
+  void pass(const std::vector<model::Segment>& segs, const std::string& label)
+  {
+    append(whole, segs, cm, label, false);
+    if (!split())
+      return;
+    std::vector<model::Segment> inputs;
+    std::vector<model::Op> weights;
+    for (const auto& seg : segs) {
+      model::Segment in = seg;
+      in.ops.clear();
+      for (const auto& op : seg.ops)
+        (op.weight_gradient ? weights : in.ops).push_back(op);
+      if (seg.is_collective() || !in.ops.empty())
+        inputs.push_back(std::move(in));
+    }
+    append(*input, inputs, cm, label, false);
+    if (!weights.empty())
+      weight->push_back(compute_step(weights, cm, "weight gradients " + label, false));
+  }
+};
+
 }  // namespace
 
 const std::vector<Step>& unit_steps(const StepProgram& p, int64_t stage, int64_t chunk, int64_t microbatch,
-                                    bool backward)
+                                    bool backward, scenario::BackwardPart part)
 {
   // A hand-made program may leave backward_first empty: the first microbatch then runs the common backward.
   const bool first = microbatch == 0 && !p.backward_first.empty();
   if (!backward)
     return (microbatch == 0 && !p.forward_first.empty() ? p.forward_first : p.forward)[size_t(stage)][size_t(chunk)];
+  if (part == scenario::BackwardPart::Input)
+    return p.backward_input.at(size_t(stage))[size_t(chunk)];
+  if (part == scenario::BackwardPart::Weight) {
+    const bool first_w = microbatch == 0 && !p.backward_weight_first.empty();
+    return (first_w ? p.backward_weight_first : p.backward_weight).at(size_t(stage))[size_t(chunk)];
+  }
   const auto& table = first ? p.backward_first : p.backward;
   return table[size_t(stage)][size_t(chunk)];
 }
@@ -123,6 +169,11 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
   prog.forward.assign(size_t(p), std::vector<std::vector<Step>>(size_t(v)));
   prog.backward.assign(size_t(p), std::vector<std::vector<Step>>(size_t(v)));
   prog.gradients.assign(size_t(p), std::vector<ChunkGradients>(size_t(v)));
+  const bool split = scenario::schedule_def(s.schedule).splits_backward;
+  if (split) {
+    prog.backward_input.assign(size_t(p), std::vector<std::vector<Step>>(size_t(v)));
+    prog.backward_weight.assign(size_t(p), std::vector<std::vector<Step>>(size_t(v)));
+  }
   for (int64_t st = 0; st < p; ++st) {
     for (int64_t c = 0; c < v; ++c) {
       const int64_t vs = c * p + st;
@@ -150,26 +201,34 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
       if (last) {
         param_gather(fw, head_params, elem, fw_zero, "head");
         append(fw, head.forward, cm, "forward head", false);
-        param_gather(bw, head_params, elem, zero, "head");
-        append(bw, head.backward, cm, "backward head", false);
-        grad_ready(bw, grads, head_params * grad_elem, cm, fused);
+      }
+      BackwardBuilder back{bw, split ? &prog.backward_input[size_t(st)][size_t(c)] : nullptr,
+                           split ? &prog.backward_weight[size_t(st)][size_t(c)] : nullptr, cm};
+      if (last) {
+        back.mirror(false, [&](std::vector<Step>& out) { param_gather(out, head_params, elem, zero, "head"); });
+        back.pass(head.backward, "backward head");
+        back.mirror(true, [&](std::vector<Step>& out) { grad_ready(out, grads, head_params * grad_elem, cm, fused); });
       }
       for (int64_t l = per_chunk - 1; l >= 0; --l) {
         std::string name = "layer " + std::to_string(layer0 + l);
-        param_gather(bw, layer_dense, elem, zero, name);
-        param_gather(bw, gathered_experts, elem, zero, name, true);
-        if (l < plan.chunk_recomputed_layers[size_t(vs)])  // Megatron-LM's block method: the chunk's first layers
-          append(bw, layer.forward, cm, "recompute " + name, true);
-        else if (s.training.recompute == Recompute::Selective)
-          bw.push_back(compute_step(layer.selective_recompute, cm, "recompute attention " + name, true));
-        append(bw, layer.backward, cm, "backward " + name, false);
-        grad_ready(bw, grads, layer_experts * grad_elem, cm, fused, true);
-        grad_ready(bw, grads, layer_dense * grad_elem, cm, fused);
+        back.mirror(false, [&](std::vector<Step>& out) {
+          param_gather(out, layer_dense, elem, zero, name);
+          param_gather(out, gathered_experts, elem, zero, name, true);
+          if (l < plan.chunk_recomputed_layers[size_t(vs)])  // Megatron-LM's block method: the chunk's first layers
+            append(out, layer.forward, cm, "recompute " + name, true);
+          else if (s.training.recompute == Recompute::Selective)
+            out.push_back(compute_step(layer.selective_recompute, cm, "recompute attention " + name, true));
+        });
+        back.pass(layer.backward, "backward " + name);
+        back.mirror(true, [&](std::vector<Step>& out) {
+          grad_ready(out, grads, layer_experts * grad_elem, cm, fused, true);
+          grad_ready(out, grads, layer_dense * grad_elem, cm, fused);
+        });
       }
       if (first) {
-        param_gather(bw, emb_params, elem, zero, "embedding");
-        append(bw, emb.backward, cm, "backward embedding", false);
-        grad_ready(bw, grads, emb_params * grad_elem, cm, fused);
+        back.mirror(false, [&](std::vector<Step>& out) { param_gather(out, emb_params, elem, zero, "embedding"); });
+        back.pass(emb.backward, "backward embedding");
+        back.mirror(true, [&](std::vector<Step>& out) { grad_ready(out, grads, emb_params * grad_elem, cm, fused); });
       }
     }
     if (s.parallel.param_gather_overlap) {
@@ -179,10 +238,15 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
                                    [](const Step& x) { return x.kind == Step::Kind::ParamGather; }),
                     chunk.end());
     }
-    prog.backward_first.push_back(prog.backward[size_t(st)]);
-    for (auto& chunk : prog.backward_first.back())
-      chunk.erase(std::remove_if(chunk.begin(), chunk.end(), [](const Step& x) { return x.accumulation; }),
-                  chunk.end());
+    auto without_accumulation = [](std::vector<std::vector<Step>> chunks) {
+      for (auto& chunk : chunks)
+        chunk.erase(std::remove_if(chunk.begin(), chunk.end(), [](const Step& x) { return x.accumulation; }),
+                    chunk.end());
+      return chunks;
+    };
+    prog.backward_first.push_back(without_accumulation(prog.backward[size_t(st)]));
+    if (split)
+      prog.backward_weight_first.push_back(without_accumulation(prog.backward_weight[size_t(st)]));
     prog.stage_params.push_back(parallel::stage_params(t, plan, st));
     // ZeRO 1-3: each rank updates only its 1/dp share of the stage's parameters, then (stages 1 and 2) the
     // updated 16-bit parameters are all-gathered; stage 3 keeps them sharded and gathers them before use.

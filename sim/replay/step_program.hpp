@@ -11,6 +11,7 @@
 #include "model/transformer.hpp"
 #include "parallel/plan.hpp"
 #include "scenario/scenario_spec.hpp"
+#include "scenario/schedule_registry.hpp"
 
 namespace dtsim::replay {
 
@@ -57,6 +58,13 @@ struct StepProgram {
   /// The first microbatch's forward when it differs (parallel.param_gather_overlap: it waits for each layer's
   /// updated parameters); empty otherwise.
   std::vector<std::vector<std::vector<Step>>> forward_first;  ///< [stage][chunk]
+  /// Zero-bubble schedules (scenario::BackwardPart): the backward's input part (B: its kernels but the weight
+  /// gradients, its collectives, recomputation and ZeRO-3 gathers) and weight part (W: the weight-gradient GEMMs,
+  /// the gradient accumulation and the points where gradients are ready), W of the first microbatch without the
+  /// accumulation. Empty under other schedules.
+  std::vector<std::vector<std::vector<Step>>> backward_input;         ///< [stage][chunk]
+  std::vector<std::vector<std::vector<Step>>> backward_weight;        ///< [stage][chunk]
+  std::vector<std::vector<std::vector<Step>>> backward_weight_first;  ///< [stage][chunk]
   std::vector<std::vector<ChunkGradients>> gradients;    ///< [stage][chunk]
   std::vector<double> optimizer_seconds;                 ///< [stage]
   /// ZeRO 1 and 2: after the optimizer, each rank all-gathers the updated 16-bit parameters of its stage over
@@ -72,9 +80,9 @@ struct StepProgram {
   double hardware_flops = 0;     ///< whole step, all devices, recomputation counted
 };
 
-/// The steps of one unit.
+/// The steps of one unit (`part`: of a backward unit, see scenario::BackwardPart).
 const std::vector<Step>& unit_steps(const StepProgram& p, int64_t stage, int64_t chunk, int64_t microbatch,
-                                    bool backward);
+                                    bool backward, scenario::BackwardPart part = scenario::BackwardPart::Whole);
 
 /// Bytes moved per parameter by a mixed-precision optimizer step as Megatron-LM runs it, one memory-bound pass
 /// per kernel: copy 16-bit gradients to fp32 main gradients (2 + 4), unscale and check for inf/nan (4 + 4),

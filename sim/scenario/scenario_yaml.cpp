@@ -246,6 +246,12 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
              "expected 1 unless schedule is " + chunked_schedule_names() + ", got " + str(p.vpp) +
                  " with schedule " + to_string(s.schedule));
   }
+  // Megatron-LM's blocking exchange would hold a W pass until the neighbour takes the B pass's gradient; the
+  // zero-bubble implementation posts its transfers and computes meanwhile.
+  if (sched.splits_backward && p.pp > 1 && !p.pp_overlap)
+    diag.add(at(s.where.count("parallel.pp_overlap") ? "parallel.pp_overlap" : "schedule"), "parallel.pp_overlap",
+             std::string("expected true for schedule ") + sched.name +
+                 " (its weight-gradient passes run while the pipeline transfers are in flight), got false");
 }
 
 void set_stack_factors(ScenarioSpec& s, const stack::Factors& f)

@@ -12,13 +12,21 @@
 
 namespace dtsim::scenario {
 
-/// One unit in a stage's order: the forward or backward pass of one model chunk on one microbatch. Consecutive
-/// units with the same group run back to back, the stage's pipeline sends and receives happening between groups.
+/// Which part of a backward pass a unit runs. Zero-bubble schedules (Qi et al., ICLR 2024) split it: the input
+/// gradients (B: every backward kernel but the weight-gradient GEMMs, and the tensor-parallel collectives) are on
+/// the pipeline's critical path, the weight gradients (W: X^T dY of each layer with parameters) are not and fill
+/// the bubbles. Other schedules run it whole. Forward units are `Whole`.
+enum class BackwardPart { Whole, Input, Weight };
+
+/// One unit in a stage's order: the forward or backward pass (or a part of it) of one model chunk on one
+/// microbatch. Consecutive units with the same group run back to back, the stage's pipeline sends and receives
+/// happening between groups.
 struct StageUnit {
   int64_t chunk = 0;
   int64_t microbatch = 0;
   bool backward = false;
   int64_t group = 0;
+  BackwardPart part = BackwardPart::Whole;
 };
 
 struct ScheduleDef {
@@ -32,7 +40,11 @@ struct ScheduleDef {
   /// `dtsim search` tries it without being asked (GPipe is tried only with --gpipe: it never beats 1F1B in time
   /// and holds every microbatch's activations).
   bool searched_by_default;
-  /// Microbatches (of one chunk) whose activations `stage` holds at its peak.
+  /// Runs each backward as two units, input gradients (B) then weight gradients (W); see BackwardPart.
+  bool splits_backward;
+  /// Microbatches (of one chunk) whose activations `stage` holds at its peak. Under a split backward a
+  /// microbatch's activations are counted whole until its W unit has run (W needs only the inputs of the layers
+  /// with parameters: an upper bound).
   int64_t (*in_flight)(int64_t stage, int64_t pp, int64_t vpp, int64_t microbatches);
   /// The units `stage` runs, in order.
   std::vector<StageUnit> (*stage_order)(int64_t stage, int64_t pp, int64_t vpp, int64_t microbatches);

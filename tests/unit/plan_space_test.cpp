@@ -8,6 +8,7 @@
 
 #include "parallel/plan_space.hpp"
 #include "scenario/scenario_spec.hpp"
+#include "scenario/schedule_registry.hpp"
 #include "test_paths.hpp"
 
 namespace {
@@ -19,22 +20,23 @@ using dtsim::test::source_path;
 // 2 chunks); sequence parallelism exactly when tp > 1.
 //
 // (tp, pp) with pp dividing the 4 layers and tp * pp dividing 8: (1,1) (1,2) (1,4) (2,1) (2,2) (2,4) (4,1) (4,2)
-// (8,1), nine pairs. Each gives 3 micro batches x 2 recomputations = 6 plans with 1 chunk, and 6 more with 2 chunks
-// when pp >= 2 (five pairs): 9 x 6 + 5 x 6 = 84 candidates.
+// (8,1), nine pairs. Each gives 3 micro batches x 2 recomputations = 6 plans with 1 chunk, and when pp >= 2 (five
+// pairs) 6 more with 2 chunks and 2 x 6 more with the zero-bubble schedules zb-h1 and zb-h2 (1 chunk; tried only with
+// a pipeline): 9 x 6 + 5 x 6 + 5 x 12 = 144 candidates.
 // Every tp divides the heads and widths. Pruned:
 // - pp 4 with 2 chunks needs 8 layers: (1,4) and (2,4), 6 plans each = 12 "do not divide the layers";
 // - microbatches per pipeline = 16 / (micro batch x dp) must be whole: (1,1) has dp 8, so micro batch 4 gives
 //   16 / 32: 2 plans; interleaving needs a multiple of pp: (1,2) with 2 chunks has dp 4, micro batch 4 gives 1
 //   microbatch: 2 plans; 4 "global batch" in all ((2,2) and (4,2) with 2 chunks have 8, 4, 2 or 16, 8, 4: even).
-// A 3.6M-parameter model fits everywhere: 84 - 16 = 68 plans left.
+// The zero-bubble plans divide like the 1F1B ones. A 3.6M-parameter model fits everywhere: 144 - 16 = 128 plans left.
 TEST(PlanSpace, PruningCountsOfASmallCaseByHand)
 {
   const auto base = dtsim::scenario::load_scenario(source_path("tests/unit/data/sweep/tiny-8.yaml"), {});
   const auto space = dtsim::parallel::enumerate_plans(base);
-  EXPECT_EQ(space.candidates, 84);
+  EXPECT_EQ(space.candidates, 144);
   EXPECT_EQ(space.invalid, 16);
   EXPECT_EQ(space.not_fitting, 0);
-  EXPECT_EQ(space.fitting.size(), 68u);
+  EXPECT_EQ(space.fitting.size(), 128u);
   ASSERT_EQ(space.pruned.size(), 2u);
   EXPECT_EQ(space.pruned.at("pipeline stages x chunks do not divide the layers"), 12);
   EXPECT_EQ(space.pruned.at("global batch does not divide into microbatches (or interleaving needs a multiple of pp)"),
@@ -59,16 +61,18 @@ void one_plan_per_shape(dtsim::parallel::PlanDimensions& dims)
 //   (1,1) dp 8: 1 + 2 + 2 + 1 = 6        (2,1) dp 4: 2 + 4 + 4 + 2 = 12     (4,1) dp 2: 12      (8,1) dp 1: 12
 //   (1,2) dp 4: 2 + 4 = 6                (2,2) dp 2: 4 + 8 = 12             (4,2) dp 1: 12
 //   (1,4) dp 2: 6                        (2,4) dp 1: 12
-// 90 candidates. ZeRO with dp 1 is refused: (8,1) 4 + 4 + 2, (4,2) 8, (2,4) 8 = 26 invalid, 64 plans left.
+// 90 candidates with 1F1B. With a pipeline, zb-h1 and zb-h2 add each the half of the 1F1B plans with p2p-overlap on
+// (they need it): (1,2) 3, (2,2) 6, (4,2) 6, (1,4) 3, (2,4) 6 each, 2 x 24 = 48 more, 138 candidates.
+// ZeRO with dp 1 is refused: (8,1) 4 + 4 + 2, (4,2) 8 + 2 x 4, (2,4) 8 + 2 x 4 = 42 invalid, 96 plans left.
 TEST(PlanSpace, FullSpaceAddsZeroStagesAndOverlapsByHand)
 {
   const auto base = dtsim::scenario::load_scenario(source_path("tests/unit/data/sweep/tiny-8.yaml"), {});
   auto dims = dtsim::parallel::PlanDimensions::full(base);
   one_plan_per_shape(dims);
   const auto space = dtsim::parallel::enumerate_plans(base, dims);
-  EXPECT_EQ(space.candidates, 90);
-  EXPECT_EQ(space.invalid, 26);
-  EXPECT_EQ(space.fitting.size(), 64u);
+  EXPECT_EQ(space.candidates, 138);
+  EXPECT_EQ(space.invalid, 42);
+  EXPECT_EQ(space.fitting.size(), 96u);
   std::set<std::string> plans;
   for (const auto& s : space.fitting) {
     const auto& p = s.parallel;
@@ -77,6 +81,7 @@ TEST(PlanSpace, FullSpaceAddsZeroStagesAndOverlapsByHand)
     EXPECT_TRUE(!p.tp_overlap || p.sp);
     EXPECT_TRUE(!p.param_gather_overlap || p.zero == 1 || p.zero == 2);
     EXPECT_TRUE(!p.pp_overlap || p.pp > 1);
+    EXPECT_TRUE(!dtsim::scenario::schedule_def(s.schedule).splits_backward || (p.pp_overlap && p.pp > 1));
     plans.insert(dtsim::parallel::describe_plan(s));
   }
   EXPECT_EQ(plans.size(), space.fitting.size());  // every plan described differently

@@ -13,6 +13,7 @@
 
 namespace {
 
+using dtsim::scenario::BackwardPart;
 using dtsim::scenario::schedule_registry;
 
 TEST(ScheduleRegistry, EveryStageRunsEachOfItsUnitsOnce)
@@ -27,25 +28,32 @@ TEST(ScheduleRegistry, EveryStageRunsEachOfItsUnitsOnce)
           SCOPED_TRACE(std::string(d.name) + " p " + std::to_string(p) + " v " + std::to_string(v) + " stage " +
                        std::to_string(st));
           const auto order = d.stage_order(st, p, v, m);
-          std::set<std::tuple<int64_t, int64_t, bool>> seen;
-          std::set<std::tuple<int64_t, int64_t>> forwarded;
+          std::set<std::tuple<int64_t, int64_t, bool, int>> seen;
+          std::set<std::tuple<int64_t, int64_t>> forwarded, inputs;
           int64_t last_group = -1;
           for (const auto& u : order) {
-            EXPECT_TRUE(seen.insert({u.chunk, u.microbatch, u.backward}).second);
+            EXPECT_TRUE(seen.insert({u.chunk, u.microbatch, u.backward, int(u.part)}).second);
+            // A backward whole is never split, and a split one always is.
+            EXPECT_EQ(u.backward && u.part == BackwardPart::Whole, u.backward && !d.splits_backward);
             if (u.backward)  // a unit's backward follows its forward on the same stage
               EXPECT_TRUE(forwarded.count({u.chunk, u.microbatch}));
             else
               forwarded.insert({u.chunk, u.microbatch});
+            if (u.part == BackwardPart::Input)
+              inputs.insert({u.chunk, u.microbatch});
+            if (u.part == BackwardPart::Weight)  // W follows its own B
+              EXPECT_TRUE(inputs.count({u.chunk, u.microbatch}));
             EXPECT_GE(u.group, last_group);  // groups are consecutive runs
             last_group = u.group;
           }
-          EXPECT_EQ(int64_t(order.size()), 2 * v * m);
+          EXPECT_EQ(int64_t(order.size()), (d.splits_backward ? 3 : 2) * v * m);
         }
       }
 }
 
-// Activations held at the peak, counted by walking the order (the most forwards whose backward has not run yet),
-// equal what each entry declares for the memory model.
+// Activations held at the peak, counted by walking the order (the most forwards whose backward, or W under a split
+// backward, has not run yet), equal what each entry declares for the memory model: 1F1B's p - stage, and for the
+// zero-bubble schedules the paper's p on every stage (ZB-H1) and 2p - 1 (ZB-H2; Qi et al. 2024, Sec. 2).
 TEST(ScheduleRegistry, DeclaredActivationsMatchTheOrder)
 {
   for (const auto& d : schedule_registry()) {
@@ -53,12 +61,17 @@ TEST(ScheduleRegistry, DeclaredActivationsMatchTheOrder)
     for (int64_t st = 0; st < p; ++st) {
       int64_t live = 0, peak = 0;
       for (const auto& u : d.stage_order(st, p, v, m)) {
-        live += u.backward ? -1 : 1;
+        if (u.part != BackwardPart::Input)
+          live += u.backward ? -1 : 1;
         peak = std::max(peak, live);
       }
       const int64_t declared = d.in_flight(st, p, v, m);
       SCOPED_TRACE(std::string(d.name) + " stage " + std::to_string(st));
       EXPECT_EQ(declared, peak);
+      if (d.id == dtsim::scenario::Schedule::ZbH1)
+        EXPECT_EQ(declared, p);
+      if (d.id == dtsim::scenario::Schedule::ZbH2)
+        EXPECT_EQ(declared, 2 * p - 1);
     }
   }
 }

@@ -2,6 +2,7 @@
 // (p-1)/m and (p-1)/(v*m) from Narayanan et al. 2021, Sec. 2.2, measured by replaying a compute-only program.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <set>
 #include <tuple>
@@ -10,6 +11,7 @@
 #include "replay/replay.hpp"
 #include "replay/step_program.hpp"
 #include "scenario/scenario_spec.hpp"
+#include "scenario/schedule_registry.hpp"
 #include "test_paths.hpp"
 
 namespace {
@@ -38,23 +40,24 @@ void check_structure(Schedule kind, int64_t p, int64_t v, int64_t m)
   SCOPED_TRACE(std::string(dtsim::scenario::to_string(kind)) + " p " + std::to_string(p) + " v " +
                std::to_string(v) + " m " + std::to_string(m));
   auto s = build_schedule(kind, p, v, m);
+  const int64_t passes = dtsim::scenario::schedule_def(kind).splits_backward ? 3 : 2;  // F, B (and W)
   ASSERT_EQ(s.order.size(), size_t(p));
-  EXPECT_EQ(int64_t(boost::num_vertices(s.graph)), 2 * m * v * p);
+  EXPECT_EQ(int64_t(boost::num_vertices(s.graph)), passes * m * v * p);
   EXPECT_TRUE(is_acyclic(s));
   std::set<dtsim::parallel::UnitId> everywhere;
   for (int64_t st = 0; st < p; ++st) {
     const auto& ord = s.order[size_t(st)];
-    EXPECT_EQ(int64_t(ord.size()), 2 * m * v);
-    std::set<std::tuple<int64_t, int64_t, bool>> seen;
+    EXPECT_EQ(int64_t(ord.size()), passes * m * v);
+    std::set<std::tuple<int64_t, int64_t, bool, int>> seen;
     for (auto id : ord) {
       const auto& u = s.graph[id];
       EXPECT_EQ(u.stage, st);
       EXPECT_TRUE(u.chunk >= 0 && u.chunk < v);
       EXPECT_TRUE(u.microbatch >= 0 && u.microbatch < m);
-      EXPECT_TRUE(seen.insert({u.chunk, u.microbatch, u.backward}).second) << "unit listed twice";
+      EXPECT_TRUE(seen.insert({u.chunk, u.microbatch, u.backward, int(u.part)}).second) << "unit listed twice";
       EXPECT_TRUE(everywhere.insert(id).second) << "unit on two stages";
     }
-    EXPECT_EQ(int64_t(seen.size()), 2 * m * v);  // every (chunk, microbatch, direction) exactly once
+    EXPECT_EQ(int64_t(seen.size()), passes * m * v);  // every (chunk, microbatch, pass) exactly once
   }
 }
 
@@ -64,6 +67,8 @@ TEST(ScheduleStructure, EveryUnitOnceAndAcyclic)
     for (int64_t m : {1, 3, 8, 16}) {
       check_structure(Schedule::GPipe, p, 1, m);
       check_structure(Schedule::OneFOneB, p, 1, m);
+      check_structure(Schedule::ZbH1, p, 1, m);
+      check_structure(Schedule::ZbH2, p, 1, m);
     }
   for (int64_t p : {2, 4})
     for (int64_t v : {2, 3, 4})
@@ -206,6 +211,53 @@ TEST(BubbleReplay, InterleavedFourChunks)
 {
   check_bubble({"schedule=interleaved-1f1b", "parallel.vpp=4", "training.global_batch=16"});
 }
+
+// ---- zero-bubble schedules (Qi et al., ICLR 2024, Sec. 2 and Table 2), replayed on a compute-only program whose
+// backward is split into input gradients (B) and weight gradients (W) ------------------------------------------
+
+constexpr double kF = 1e-3, kB = 1.5e-3, kW = 0.5e-3;  // forward, B and W of a whole stage for one microbatch
+
+dtsim::replay::StepProgram split_compute_only_program(int64_t p)
+{
+  auto prog = compute_only_program(p, 1);
+  using dtsim::replay::Step;
+  prog.backward_input = prog.backward;
+  prog.backward_weight = prog.backward;
+  for (int64_t st = 0; st < p; ++st) {
+    prog.forward[size_t(st)][0][0].seconds = kF;
+    prog.backward[size_t(st)][0][0].seconds = kB + kW;
+    prog.backward_input[size_t(st)][0][0].seconds = kB;
+    prog.backward_weight[size_t(st)][0][0].seconds = kW;
+  }
+  return prog;
+}
+
+// `extra`: the step's time beyond m (T_F + T_B + T_W), by the paper's bubble formula. Stage 0 starts at 0, so
+// its idle time is the whole step's less its work.
+void check_zero_bubble(const std::string& schedule, double extra)
+{
+  auto spec = dtsim::scenario::load_scenario(source_path("tests/unit/data/pipeline.yaml"),
+                                             {"schedule=" + schedule, "training.global_batch=16", "parallel.pp_overlap=true"});
+  const int64_t p = spec.parallel.pp, m = spec.microbatches;
+  auto prog = split_compute_only_program(p);
+  auto sched = build_schedule(spec.schedule, p, 1, m);
+  auto r = dtsim::replay::run_replay(spec, prog, sched, false);
+  const double work = double(m) * (kF + kB + kW), expected = work + extra;
+  EXPECT_LT(rel_diff(r.step_time_s, expected), 1e-3) << "step " << r.step_time_s << " s, expected " << expected;
+  const auto& b = r.per_stage.at(0);
+  EXPECT_LT(rel_diff(b.compute_s, work), 1e-3);
+  EXPECT_LT(rel_diff(b.bubble_s + b.exposed_pp_comm_s, extra), 1e-3);
+  std::printf("[bubble] %s p=%lld m=%lld, T_F %.1f T_B %.1f T_W %.1f ms: step %.9g s (expected %.9g)\n",
+              schedule.c_str(), (long long)p, (long long)m, kF * 1e3, kB * 1e3, kW * 1e3, r.step_time_s, expected);
+}
+
+// 1F1B with the same pieces: its backward runs B and W together, a bubble of (p - 1)(T_F + T_B + T_W).
+TEST(ZeroBubbleReplay, OneFOneBBaseline) { check_zero_bubble("1f1b", 3 * (kF + kB + kW)); }
+// ZB-H1: (p - 1)(T_F + T_B - T_W).
+TEST(ZeroBubbleReplay, H1) { check_zero_bubble("zb-h1", 3 * (kF + kB - kW)); }
+// ZB-H2: (p - 1)(T_F + T_B - 2 T_W) idle inside stage 0's span, never less than the pipeline fill (p - 1) T_F in
+// one synchronous step (the paper hides the fill across steps; schedule_registry.cpp).
+TEST(ZeroBubbleReplay, H2) { check_zero_bubble("zb-h2", 3 * std::max(kF, kF + kB - 2 * kW)); }
 
 // ---- pipeline point-to-point timing: m = 1 under GPipe, so every transfer is on the critical path -----------
 
