@@ -48,19 +48,19 @@ double layer_activation_bytes(const model::ModelSpec& m, const model::Shape& sh,
 double stage_params(const model::Transformer& t, const DerivedPlan& plan, int64_t stage)
 {
   const auto& m = t.spec();
-  const int64_t tp = plan.groups.tp, pp = plan.groups.pp;
+  const int64_t tp = plan.groups.tp;
   double p = double(plan.stage_layers(stage)) * t.layer_params_per_rank(tp, plan.groups.ep);
   const double h = double(m.hidden);
-  if (stage == 0) {
+  if (plan.holds_embedding(stage)) {
     p += double(m.vocab) * h / double(tp);
     if (m.learned_positions)
       p += double(std::min(plan.shape.seq, m.max_positions)) * h;
   }
-  if (stage == pp - 1) {
+  if (plan.holds_head(stage)) {
     p += t.head_params() - (m.tied_embeddings ? 0.0 : double(m.vocab) * h);  // the final norm
     // Untied models own an output matrix; tied ones keep a copy of the word embeddings on the last stage when
-    // it is not also the first (Megatron-LM).
-    if (!m.tied_embeddings || pp > 1)
+    // it does not hold them already (Megatron-LM; DualPipe's end stages hold both).
+    if (!m.tied_embeddings || !plan.holds_embedding(stage))
       p += double(m.vocab) * h / double(tp);
   }
   return p;
@@ -133,7 +133,7 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
     const double recomputed_per_chunk = double(plan.stage_recomputed_layers(st)) / double(v);
     const double per_chunk = recomputed_per_chunk * recomputed + (layers_per_chunk - recomputed_per_chunk) * per_layer;
     sm.activations_bytes = double(in_flight) * per_chunk + working;
-    if (st == pp - 1)  // logits of the microbatch whose loss is being computed: 16-bit plus two fp32 copies
+    if (plan.holds_head(st))  // logits of the microbatch whose loss is being computed: 16-bit plus two fp32 copies
       sm.activations_bytes += double(plan.tokens_per_rank) * double(m.vocab) / double(tp) * (e + 8);
     r.stages.push_back(sm);
   }

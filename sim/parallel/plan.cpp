@@ -3,6 +3,7 @@
 #include "scenario/layer_shape.hpp"
 
 #include "scenario/layer_partition.hpp"
+#include "scenario/schedule_registry.hpp"
 
 namespace dtsim::parallel {
 
@@ -10,7 +11,7 @@ int64_t DerivedPlan::stage_layers(int64_t stage) const
 {
   int64_t n = 0;
   for (int64_t c = 0; c < groups.vpp; ++c)
-    n += chunk_layers[size_t(c * groups.pp + stage)];
+    n += chunk_layers[size_t(partition_index(stage, c))];
   return n;
 }
 
@@ -18,7 +19,7 @@ int64_t DerivedPlan::stage_recomputed_layers(int64_t stage) const
 {
   int64_t n = 0;
   for (int64_t c = 0; c < groups.vpp; ++c)
-    n += chunk_recomputed_layers[size_t(c * groups.pp + stage)];
+    n += chunk_recomputed_layers[size_t(partition_index(stage, c))];
   return n;
 }
 
@@ -38,7 +39,8 @@ DerivedPlan derive_plan(const scenario::ScenarioSpec& s)
   p.groups.ep = par.ep;
   p.groups.dp = par.dp;
   p.groups.pp = par.pp;
-  p.groups.vpp = par.vpp;
+  p.two_directions = scenario::schedule_def(s.schedule).two_directions;
+  p.groups.vpp = p.two_directions ? 2 : par.vpp;
   p.groups.dense_dp = par.dp_cp();
   p.groups.expert_dp = par.dp_cp() / par.ep;
 

@@ -18,7 +18,9 @@ struct ParallelGroups {
   int64_t cp = 1;  ///< context-parallel ring: splits each sequence
   int64_t ep = 1;  ///< expert-parallel group: splits each layer's experts, exchanges tokens by all-to-all
   int64_t dp = 1;  ///< data-parallel replicas (parallel.dp)
-  int64_t pp = 1, vpp = 1;  ///< pipeline stages, model chunks per stage
+  /// Pipeline stages, model chunks per stage: parallel.vpp, or 2 under a schedule fed from both ends (DualPipe:
+  /// each stage holds its own layers and a copy of those of stage pp - 1 - i).
+  int64_t pp = 1, vpp = 1;
   /// Ranks sharing (reducing, and under ZeRO sharding) a non-expert parameter: dp * cp, as in Megatron-Core.
   int64_t dense_dp = 1;
   /// Ranks sharing an expert parameter: the expert-parallel ranks are carved out of the dp * cp ranks.
@@ -40,6 +42,19 @@ struct DerivedPlan {
   double layer_forward_flops = 0;   ///< one layer, one microbatch, all tensor-parallel ranks together
   double model_flops_per_step = 0;  ///< whole step, all devices, recomputation not counted (Narayanan et al. 2021)
 
+  /// Chunks fed from both ends (scenario::ScheduleDef::two_directions).
+  bool two_directions = false;
+  /// The index into the chunk vectors (the layer partition, chunk * pp + stage for interleaving) of the layers
+  /// `chunk` of `stage` holds.
+  int64_t partition_index(int64_t stage, int64_t chunk) const
+  {
+    if (two_directions)
+      return chunk == 0 ? stage : groups.pp - 1 - stage;
+    return chunk * groups.pp + stage;
+  }
+  /// Whether `stage` holds the first layers (the embedding) or the last (the output layer) in one of its chunks.
+  bool holds_embedding(int64_t stage) const { return stage == 0 || (two_directions && stage == groups.pp - 1); }
+  bool holds_head(int64_t stage) const { return stage == groups.pp - 1 || (two_directions && stage == 0); }
   /// Layers one device of `stage` holds, over all its chunks.
   int64_t stage_layers(int64_t stage) const;
   /// Of those, the ones recomputed in full.

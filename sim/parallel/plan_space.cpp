@@ -62,7 +62,7 @@ std::string reason_of(const Diagnostics& diag)
   if (key == "parallel.pp" || key == "parallel.vpp")
     return "pipeline stages x chunks do not divide the layers";
   if (key == "training.global_batch")
-    return "global batch does not divide into microbatches (or interleaving needs a multiple of pp)";
+    return "global batch does not divide into microbatches (or interleaving needs a multiple of pp, DualPipe 2 pp)";
   return key + ": " + diag.items().front().message;
 }
 
@@ -91,7 +91,8 @@ std::string describe_plan(const scenario::ScenarioSpec& s)
 
 // The registry's schedules a plan with (or without) model chunks can run, those searched by default first; the
 // others (GPipe) only when asked, and only with a pipeline. A split backward (zero bubble) fills a pipeline's
-// bubble and changes nothing without one, so those schedules are tried only with pp > 1.
+// bubble and changes nothing without one, so those schedules are tried only with pp > 1; DualPipe only with an even
+// pp.
 namespace {
 
 std::vector<Schedule> searched_schedules(bool chunked, int64_t pp, bool also_on_request)
@@ -100,7 +101,8 @@ std::vector<Schedule> searched_schedules(bool chunked, int64_t pp, bool also_on_
   for (bool by_default : {true, false})
     for (const auto& d : scenario::schedule_registry())
       if (d.chunked == chunked && d.searched_by_default == by_default &&
-          (by_default || (also_on_request && pp > 1)) && (!d.splits_backward || pp > 1))
+          (by_default || (also_on_request && pp > 1)) && (!d.splits_backward || pp > 1) &&
+          (!d.two_directions || pp % 2 == 0))
         out.push_back(d.id);
   return out;
 }
@@ -155,7 +157,7 @@ PlanSpace enumerate_plans(const scenario::ScenarioSpec& base, const PlanDimensio
     }
     const auto& p = plan.parallel;
     const bool tp_ok = p.sp && p.tp > 1, gather_ok = p.zero == 1 || p.zero == 2, p2p_ok = p.pp > 1;
-    const bool p2p_needed = scenario::schedule_def(plan.schedule).splits_backward;
+    const bool p2p_needed = scenario::schedule_def(plan.schedule).needs_async_p2p;
     for (bool tp : {false, true})
       for (bool gather : {false, true})
         for (bool p2p : {false, true}) {
@@ -208,7 +210,7 @@ PlanSpace enumerate_plans(const scenario::ScenarioSpec& base, const PlanDimensio
                   s.parallel.sp = sp;
                   s.schedule = sc;
                   // A split backward runs its W passes while its pipeline transfers are in flight (scenario check).
-                  if (scenario::schedule_def(sc).splits_backward)
+                  if (scenario::schedule_def(sc).needs_async_p2p)
                     s.parallel.pp_overlap = true;
                   // The scenario's own uneven split fits its own pipeline shape only; others split evenly.
                   if (pp != base.parallel.pp || vpp != base.parallel.vpp)

@@ -10,18 +10,20 @@
 
 namespace dtsim::parallel {
 
-PipelineSchedule build_schedule(scenario::Schedule kind, int64_t p, int64_t v, int64_t m)
+PipelineSchedule build_schedule(scenario::Schedule kind, int64_t p, int64_t v, int64_t microbatches)
 {
+  const auto& def = scenario::schedule_def(kind);
   PipelineSchedule s;
   s.stages = p;
   s.chunks = v;
-  s.microbatches = m;
+  s.two_directions = def.two_directions;
+  s.microbatches = def.two_directions ? microbatches / 2 : microbatches;
+  const int64_t m = s.microbatches;
   s.order.resize(size_t(p));
   s.group.resize(size_t(p));
   // Dense index (virtual stage, microbatch, pass) -> vertex, pass 0 forward, 1 backward (or its input part),
   // 2 its weight part; vertices are created on first use, in the stages' orders (a std::map here took a tenth of
   // a Megatron 1T run).
-  const auto& def = scenario::schedule_def(kind);
   const int64_t passes = def.splits_backward ? 3 : 2;
   constexpr UnitId kNone = ~UnitId(0);
   std::vector<UnitId> ids(size_t(p * v * m * passes), kNone);
@@ -30,35 +32,40 @@ PipelineSchedule build_schedule(scenario::Schedule kind, int64_t p, int64_t v, i
     return !u.backward ? 0 : u.part == scenario::BackwardPart::Weight ? 2 : 1;
   };
   for (int64_t st = 0; st < p; ++st)
-    for (const auto& u : def.stage_order(st, p, v, m)) {
+    for (const auto& u : def.stage_order(st, p, v, microbatches)) {
       UnitId& id = ids[slot(s.virtual_stage(st, u.chunk), u.microbatch, pass_of(u))];
       if (id == kNone)
         id = boost::add_vertex(Unit{st, u.chunk, u.microbatch, u.backward, u.part}, s.graph);
       s.order[size_t(st)].push_back(id);
       s.group[size_t(st)].push_back(u.group);
     }
-  if (std::find(ids.begin(), ids.end(), kNone) != ids.end())
-    throw InternalError("build_schedule: a unit appears in no stage's order");
+  // Every forward and backward once; a W exactly where its backward was split.
+  auto split_at = [&](size_t i) {
+    return ids[i - 1] != kNone && s.graph[ids[i - 1]].part == scenario::BackwardPart::Input;
+  };
+  for (size_t i = 0; i < ids.size(); ++i)
+    if ((ids[i] == kNone) != (passes == 3 && i % 3 == 2 && !split_at(i)))
+      throw InternalError("build_schedule: a unit appears in no stage's order, or a W without its B");
   // Order edges: a stage runs its units one after the other.
   for (const auto& ord : s.order)
     for (size_t i = 1; i < ord.size(); ++i)
       boost::add_edge(ord[i - 1], ord[i], Dependency{EdgeKind::Order}, s.graph);
-  // Data edges: activations flow forward through the virtual stages, gradients flow back (through the input
-  // parts, where the backward is split: a W unit needs only its own stage's B); the last virtual stage turns its
-  // forward into its backward (the loss).
-  const int64_t nv = s.virtual_stages();
+  // Data edges along each chain: activations flow forward through its virtual stages, gradients flow back (through
+  // the input parts, where the backward is split: a W unit needs only its own stage's B); the chain's last virtual
+  // stage turns its forward into its backward (the loss).
+  const int64_t len = s.chain_length();
   auto data = [&](size_t from, size_t to) {
     boost::add_edge(ids.at(from), ids.at(to), Dependency{EdgeKind::Data}, s.graph);
   };
-  for (int64_t vs = 0; vs < nv; ++vs)
+  for (int64_t vs = 0; vs < s.virtual_stages(); ++vs)
     for (int64_t mb = 0; mb < m; ++mb) {
-      if (vs + 1 < nv) {
+      if ((vs + 1) % len != 0) {
         data(slot(vs, mb, 0), slot(vs + 1, mb, 0));
         data(slot(vs + 1, mb, 1), slot(vs, mb, 1));
       } else {
         data(slot(vs, mb, 0), slot(vs, mb, 1));
       }
-      if (passes == 3)
+      if (passes == 3 && ids[slot(vs, mb, 2)] != kNone)
         data(slot(vs, mb, 1), slot(vs, mb, 2));
     }
   return s;

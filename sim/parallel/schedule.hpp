@@ -42,10 +42,22 @@ struct PipelineSchedule {
   /// pipeline sends and receives happen between groups, in one batch (Megatron-LM's interleaved steady state
   /// pairs a forward with a backward; every other unit is a group of its own).
   std::vector<std::vector<int64_t>> group;
+  /// Microbatches per direction: all of them, or half under a schedule fed from both ends (DualPipe), whose
+  /// chunk c carries direction c's microbatches.
   int64_t stages = 1, chunks = 1, microbatches = 1;
-  /// Virtual stage of a chunk: layers are split into stages * chunks consecutive pieces.
-  int64_t virtual_stage(int64_t stage, int64_t chunk) const { return chunk * stages + stage; }
+  bool two_directions = false;
+  /// Virtual stages form one chain (chunk * stages + stage, layers split into stages * chunks consecutive pieces),
+  /// or one chain per direction: chunk 0 of stage i is position i of the first, chunk 1 position stages - 1 - i of
+  /// the second (numbered from `stages`).
+  int64_t virtual_stage(int64_t stage, int64_t chunk) const
+  {
+    if (two_directions)
+      return chunk == 0 ? stage : stages + (stages - 1 - stage);
+    return chunk * stages + stage;
+  }
   int64_t virtual_stages() const { return stages * chunks; }
+  /// Virtual stages per chain: a microbatch goes through one chain.
+  int64_t chain_length() const { return two_directions ? stages : stages * chunks; }
 };
 
 /// Builds the schedule for `stages` pipeline stages, `chunks` model chunks per stage and `microbatches`

@@ -5,7 +5,7 @@ namespace dtsim::replay {
 // ---- data parallel -------------------------------------------------------------------------------------
 void Driver::setup_buckets()
 {
-  const int64_t pp = s_.parallel.pp, v = s_.parallel.vpp;
+  const int64_t pp = s_.parallel.pp, v = int64_t(prog_.gradients.at(0).size());  // chunks per stage
   bucket_at_.assign(size_t(pp), std::vector<std::vector<double>>(size_t(v)));
   for (int64_t st = 0; st < pp; ++st)
     for (int64_t c = 0; c < v; ++c) {

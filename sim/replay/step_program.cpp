@@ -176,8 +176,8 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
   }
   for (int64_t st = 0; st < p; ++st) {
     for (int64_t c = 0; c < v; ++c) {
-      const int64_t vs = c * p + st;
-      const bool first = vs == 0, last = vs == p * v - 1;
+      const int64_t vs = plan.partition_index(st, c);
+      const bool first = vs == 0, last = vs == int64_t(plan.chunk_layers.size()) - 1;
       const int64_t layer0 = plan.chunk_first_layer[size_t(vs)], per_chunk = plan.chunk_layers[size_t(vs)];
       auto& fw = prog.forward[size_t(st)][size_t(c)];
       auto& bw = prog.backward[size_t(st)][size_t(c)];

@@ -13,7 +13,7 @@
 
 namespace dtsim::scenario {
 
-enum class Schedule { GPipe, OneFOneB, Interleaved, ZbH1, ZbH2 };
+enum class Schedule { GPipe, OneFOneB, Interleaved, ZbH1, ZbH2, DualPipe };
 enum class Recompute { None, Selective, Full };
 enum class Fidelity { Folded, Full };
 /// Execution of a model on a wafer-scale system.

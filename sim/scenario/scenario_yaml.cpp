@@ -246,9 +246,21 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
              "expected 1 unless schedule is " + chunked_schedule_names() + ", got " + str(p.vpp) +
                  " with schedule " + to_string(s.schedule));
   }
+  // DualPipe's reference implementation asserts an even number of stages and an even count of at least 2 pp
+  // microbatches (deepseek-ai/DualPipe, DualPipe.step): half go each way, and its steps need that many.
+  if (sched.two_directions) {
+    if (p.pp < 2 || p.pp % 2 != 0)
+      diag.add(at("parallel.pp"), "parallel.pp",
+               std::string("expected an even pp >= 2 for schedule ") + sched.name + ", got " + str(p.pp));
+    else if (s.microbatches % 2 != 0 || s.microbatches < 2 * p.pp)
+      diag.add(at("training.global_batch"), "training.global_batch",
+               "expected an even microbatch count per pipeline of at least 2 pp = " + str(2 * p.pp) +
+                   " for schedule " + sched.name + " (half enter at each end), got global_batch / (micro_batch * dp) = " +
+                   str(s.microbatches));
+  }
   // Megatron-LM's blocking exchange would hold a W pass until the neighbour takes the B pass's gradient; the
   // zero-bubble implementation posts its transfers and computes meanwhile.
-  if (sched.splits_backward && p.pp > 1 && !p.pp_overlap)
+  if (sched.needs_async_p2p && p.pp > 1 && !p.pp_overlap)
     diag.add(at(s.where.count("parallel.pp_overlap") ? "parallel.pp_overlap" : "schedule"), "parallel.pp_overlap",
              std::string("expected true for schedule ") + sched.name +
                  " (its weight-gradient passes run while the pipeline transfers are in flight), got false");

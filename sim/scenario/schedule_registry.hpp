@@ -40,8 +40,17 @@ struct ScheduleDef {
   /// `dtsim search` tries it without being asked (GPipe is tried only with --gpipe: it never beats 1F1B in time
   /// and holds every microbatch's activations).
   bool searched_by_default;
-  /// Runs each backward as two units, input gradients (B) then weight gradients (W); see BackwardPart.
+  /// Runs backward passes as two units, input gradients (B) then weight gradients (W), where its order says so
+  /// (see BackwardPart); a schedule that does not never does.
   bool splits_backward;
+  /// Needs asynchronous pipeline transfers (parallel.pp_overlap): its W passes run while transfers are in flight,
+  /// which Megatron-LM's blocking exchange would hold up.
+  bool needs_async_p2p;
+  /// Feeds microbatches from both ends (DualPipe): every stage holds two chunks, chunk 0 the stage's own layers for
+  /// the half of the microbatches that go down the stages, chunk 1 the layers of stage pp - 1 - i (a second copy)
+  /// for the half that come up. `parallel.vpp` stays 1; the microbatches per pipeline must be even and at least
+  /// 2 pp, and pp even. Its order numbers each direction's microbatches from 0 to m / 2 - 1.
+  bool two_directions;
   /// Microbatches (of one chunk) whose activations `stage` holds at its peak. Under a split backward a
   /// microbatch's activations are counted whole until its W unit has run (W needs only the inputs of the layers
   /// with parameters: an upper bound).

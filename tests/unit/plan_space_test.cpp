@@ -21,26 +21,31 @@ using dtsim::test::source_path;
 //
 // (tp, pp) with pp dividing the 4 layers and tp * pp dividing 8: (1,1) (1,2) (1,4) (2,1) (2,2) (2,4) (4,1) (4,2)
 // (8,1), nine pairs. Each gives 3 micro batches x 2 recomputations = 6 plans with 1 chunk, and when pp >= 2 (five
-// pairs) 6 more with 2 chunks and 2 x 6 more with the zero-bubble schedules zb-h1 and zb-h2 (1 chunk; tried only with
-// a pipeline): 9 x 6 + 5 x 6 + 5 x 12 = 144 candidates.
+// pairs) 6 more with 2 chunks and 3 x 6 more with the zero-bubble schedules zb-h1, zb-h2 and DualPipe (1 chunk;
+// tried only with a pipeline, DualPipe with an even one): 9 x 6 + 5 x 6 + 5 x 18 = 174 candidates.
 // Every tp divides the heads and widths. Pruned:
 // - pp 4 with 2 chunks needs 8 layers: (1,4) and (2,4), 6 plans each = 12 "do not divide the layers";
 // - microbatches per pipeline = 16 / (micro batch x dp) must be whole: (1,1) has dp 8, so micro batch 4 gives
 //   16 / 32: 2 plans; interleaving needs a multiple of pp: (1,2) with 2 chunks has dp 4, micro batch 4 gives 1
-//   microbatch: 2 plans; 4 "global batch" in all ((2,2) and (4,2) with 2 chunks have 8, 4, 2 or 16, 8, 4: even).
-// The zero-bubble plans divide like the 1F1B ones. A 3.6M-parameter model fits everywhere: 144 - 16 = 128 plans left.
+//   microbatch: 2 plans; 4 "global batch" in all ((2,2) and (4,2) with 2 chunks have 8, 4, 2 or 16, 8, 4: even);
+// - DualPipe needs an even count of at least 2 pp microbatches: (1,2) dp 4 has 4, 2, 1 (micro batch 2 and 4 fail:
+//   4 plans), (1,4) dp 2 has 8, 4, 2 (4 plans), (2,2) dp 2 has 8, 4, 2 (2 plans), (2,4) dp 1 has 16, 8, 4 (2 plans),
+//   (4,2) dp 1 has 16, 8, 4 (none): 12 more "global batch", 16 in all.
+// The zb-h1 and zb-h2 plans divide like the 1F1B ones. A 3.6M-parameter model fits everywhere (DualPipe's two copies
+// of the layers included): 174 - 28 = 146 plans left.
 TEST(PlanSpace, PruningCountsOfASmallCaseByHand)
 {
   const auto base = dtsim::scenario::load_scenario(source_path("tests/unit/data/sweep/tiny-8.yaml"), {});
   const auto space = dtsim::parallel::enumerate_plans(base);
-  EXPECT_EQ(space.candidates, 144);
-  EXPECT_EQ(space.invalid, 16);
+  EXPECT_EQ(space.candidates, 174);
+  EXPECT_EQ(space.invalid, 28);
   EXPECT_EQ(space.not_fitting, 0);
-  EXPECT_EQ(space.fitting.size(), 128u);
+  EXPECT_EQ(space.fitting.size(), 146u);
   ASSERT_EQ(space.pruned.size(), 2u);
   EXPECT_EQ(space.pruned.at("pipeline stages x chunks do not divide the layers"), 12);
-  EXPECT_EQ(space.pruned.at("global batch does not divide into microbatches (or interleaving needs a multiple of pp)"),
-            4);
+  EXPECT_EQ(space.pruned.at(
+                "global batch does not divide into microbatches (or interleaving needs a multiple of pp, DualPipe 2 pp)"),
+            16);
 }
 
 // The full space's options only, on one plan per (tp, pp): micro batch 1, 1 chunk, no recomputation, 1F1B,
@@ -61,18 +66,19 @@ void one_plan_per_shape(dtsim::parallel::PlanDimensions& dims)
 //   (1,1) dp 8: 1 + 2 + 2 + 1 = 6        (2,1) dp 4: 2 + 4 + 4 + 2 = 12     (4,1) dp 2: 12      (8,1) dp 1: 12
 //   (1,2) dp 4: 2 + 4 = 6                (2,2) dp 2: 4 + 8 = 12             (4,2) dp 1: 12
 //   (1,4) dp 2: 6                        (2,4) dp 1: 12
-// 90 candidates with 1F1B. With a pipeline, zb-h1 and zb-h2 add each the half of the 1F1B plans with p2p-overlap on
-// (they need it): (1,2) 3, (2,2) 6, (4,2) 6, (1,4) 3, (2,4) 6 each, 2 x 24 = 48 more, 138 candidates.
-// ZeRO with dp 1 is refused: (8,1) 4 + 4 + 2, (4,2) 8 + 2 x 4, (2,4) 8 + 2 x 4 = 42 invalid, 96 plans left.
+// 90 candidates with 1F1B. With a pipeline, zb-h1, zb-h2 and DualPipe add each the half of the 1F1B plans with
+// p2p-overlap on (they need it): (1,2) 3, (2,2) 6, (4,2) 6, (1,4) 3, (2,4) 6 each, 3 x 24 = 72 more, 162 candidates
+// (micro batch 1 gives DualPipe 4, 8, 16, 8, 16 microbatches: at least 2 pp everywhere).
+// ZeRO with dp 1 is refused: (8,1) 4 + 4 + 2, (4,2) 8 + 3 x 4, (2,4) 8 + 3 x 4 = 50 invalid, 112 plans left.
 TEST(PlanSpace, FullSpaceAddsZeroStagesAndOverlapsByHand)
 {
   const auto base = dtsim::scenario::load_scenario(source_path("tests/unit/data/sweep/tiny-8.yaml"), {});
   auto dims = dtsim::parallel::PlanDimensions::full(base);
   one_plan_per_shape(dims);
   const auto space = dtsim::parallel::enumerate_plans(base, dims);
-  EXPECT_EQ(space.candidates, 138);
-  EXPECT_EQ(space.invalid, 42);
-  EXPECT_EQ(space.fitting.size(), 96u);
+  EXPECT_EQ(space.candidates, 162);
+  EXPECT_EQ(space.invalid, 50);
+  EXPECT_EQ(space.fitting.size(), 112u);
   std::set<std::string> plans;
   for (const auto& s : space.fitting) {
     const auto& p = s.parallel;
@@ -81,7 +87,7 @@ TEST(PlanSpace, FullSpaceAddsZeroStagesAndOverlapsByHand)
     EXPECT_TRUE(!p.tp_overlap || p.sp);
     EXPECT_TRUE(!p.param_gather_overlap || p.zero == 1 || p.zero == 2);
     EXPECT_TRUE(!p.pp_overlap || p.pp > 1);
-    EXPECT_TRUE(!dtsim::scenario::schedule_def(s.schedule).splits_backward || (p.pp_overlap && p.pp > 1));
+    EXPECT_TRUE(!dtsim::scenario::schedule_def(s.schedule).needs_async_p2p || (p.pp_overlap && p.pp > 1));
     plans.insert(dtsim::parallel::describe_plan(s));
   }
   EXPECT_EQ(plans.size(), space.fitting.size());  // every plan described differently

@@ -21,9 +21,9 @@ TEST(ScheduleRegistry, EveryStageRunsEachOfItsUnitsOnce)
   for (const auto& d : schedule_registry())
     for (int64_t p : {1, 2, 4})
       for (int64_t v : {1, 2, 3}) {
-        if (d.chunked != (v > 1) || (d.chunked && p < 2))
+        if (d.chunked != (v > 1) || (d.chunked && p < 2) || (d.two_directions && p < 2))
           continue;
-        const int64_t m = 2 * p;  // a multiple of pp, as chunked schedules need
+        const int64_t m = 2 * p;  // a multiple of pp, as chunked schedules need; 2 pp, as DualPipe needs
         for (int64_t st = 0; st < p; ++st) {
           SCOPED_TRACE(std::string(d.name) + " p " + std::to_string(p) + " v " + std::to_string(v) + " stage " +
                        std::to_string(st));
@@ -33,8 +33,9 @@ TEST(ScheduleRegistry, EveryStageRunsEachOfItsUnitsOnce)
           int64_t last_group = -1;
           for (const auto& u : order) {
             EXPECT_TRUE(seen.insert({u.chunk, u.microbatch, u.backward, int(u.part)}).second);
-            // A backward whole is never split, and a split one always is.
-            EXPECT_EQ(u.backward && u.part == BackwardPart::Whole, u.backward && !d.splits_backward);
+            // A schedule that does not split the backward never does (DualPipe splits some).
+            if (!d.splits_backward)
+              EXPECT_EQ(u.part, BackwardPart::Whole);
             if (u.backward)  // a unit's backward follows its forward on the same stage
               EXPECT_TRUE(forwarded.count({u.chunk, u.microbatch}));
             else
@@ -46,18 +47,24 @@ TEST(ScheduleRegistry, EveryStageRunsEachOfItsUnitsOnce)
             EXPECT_GE(u.group, last_group);  // groups are consecutive runs
             last_group = u.group;
           }
-          EXPECT_EQ(int64_t(order.size()), (d.splits_backward ? 3 : 2) * v * m);
+          // Each direction of DualPipe carries half the microbatches; a W for each split backward.
+          const int64_t chunks = d.two_directions ? 2 : v, per_chunk = d.two_directions ? m / 2 : m;
+          EXPECT_EQ(int64_t(seen.size()), int64_t(order.size()));
+          EXPECT_EQ(int64_t(order.size()), 2 * chunks * per_chunk + int64_t(inputs.size()));
+          if (d.splits_backward && !d.two_directions)
+            EXPECT_EQ(int64_t(inputs.size()), v * m);
         }
       }
 }
 
 // Activations held at the peak, counted by walking the order (the most forwards whose backward, or W under a split
 // backward, has not run yet), equal what each entry declares for the memory model: 1F1B's p - stage, and for the
-// zero-bubble schedules the paper's p on every stage (ZB-H1) and 2p - 1 (ZB-H2; Qi et al. 2024, Sec. 2).
+// zero-bubble schedules the paper's p on every stage (ZB-H1) and 2p - 1 (ZB-H2; Qi et al. 2024, Sec. 2), DualPipe at
+// most pp + 1.
 TEST(ScheduleRegistry, DeclaredActivationsMatchTheOrder)
 {
   for (const auto& d : schedule_registry()) {
-    const int64_t p = 4, v = d.chunked ? 2 : 1, m = 8;
+    const int64_t p = 4, v = d.chunked ? 2 : 1, m = 8;  // DualPipe: 4 microbatches each way
     for (int64_t st = 0; st < p; ++st) {
       int64_t live = 0, peak = 0;
       for (const auto& u : d.stage_order(st, p, v, m)) {
@@ -72,6 +79,10 @@ TEST(ScheduleRegistry, DeclaredActivationsMatchTheOrder)
         EXPECT_EQ(declared, p);
       if (d.id == dtsim::scenario::Schedule::ZbH2)
         EXPECT_EQ(declared, 2 * p - 1);
+      // DualPipe: pp + 1 chunk activations (deepseek-ai/DualPipe README, "Pipeline Bubbles and Memory Usage"), on the
+      // stages nearest the middle, which hold the most.
+      if (d.id == dtsim::scenario::Schedule::DualPipe)
+        EXPECT_LE(declared, p + 1);
     }
   }
 }

@@ -259,6 +259,33 @@ TEST(ZeroBubbleReplay, H1) { check_zero_bubble("zb-h1", 3 * (kF + kB - kW)); }
 // one synchronous step (the paper hides the fill across steps; schedule_registry.cpp).
 TEST(ZeroBubbleReplay, H2) { check_zero_bubble("zb-h2", 3 * std::max(kF, kF + kB - 2 * kW)); }
 
+// DualPipe (DeepSeek-V3 report, Sec. 3.2.1; deepseek-ai/DualPipe README): each stage runs two chunks, one per
+// direction, each a whole stage's layers (T_F, T_B, T_W each); half the microbatches enter at each end. Its README
+// bounds the bubble by (pp/2 - 1)(F&B + B - 3W), B a whole backward and F&B a forward and a backward run together;
+// dtsim runs a pair's chunks one after the other (F&B = T_F + T_B + T_W) and must stay within that bound, and below
+// 1F1B's (pp - 1)(T_F + T_B + T_W) on the same work.
+TEST(ZeroBubbleReplay, DualPipeWithinItsBound)
+{
+  auto spec = dtsim::scenario::load_scenario(source_path("tests/unit/data/pipeline.yaml"),
+                                             {"schedule=dualpipe", "training.global_batch=16", "parallel.pp_overlap=true"});
+  const int64_t p = spec.parallel.pp, m = spec.microbatches;
+  auto prog = split_compute_only_program(p);
+  for (auto* table : {&prog.forward, &prog.backward, &prog.backward_input, &prog.backward_weight})
+    for (auto& stage : *table)
+      stage.push_back(stage.at(0));  // the second chunk: a copy of a whole stage's layers
+  prog.gradients.assign(size_t(p), std::vector<dtsim::replay::ChunkGradients>(2));
+  auto sched = build_schedule(spec.schedule, p, 2, m);
+  auto r = dtsim::replay::run_replay(spec, prog, sched, false);
+  const double work = double(m) * (kF + kB + kW), full_backward = kB + kW;
+  const double bound = double(p / 2 - 1) * ((kF + full_backward) + full_backward - 3 * kW);
+  const double one_f_one_b = double(p - 1) * (kF + kB + kW);
+  EXPECT_LT(rel_diff(r.per_stage.at(0).compute_s, work), 1e-3);
+  EXPECT_LE(r.step_time_s - work, bound + 1e-9);
+  EXPECT_LT(r.step_time_s - work, one_f_one_b);
+  std::printf("[bubble] dualpipe p=%lld m=%lld: step %.9g s, over the work %.6g s; README bound %.6g s, 1F1B %.6g s\n",
+              (long long)p, (long long)m, r.step_time_s, r.step_time_s - work, bound, one_f_one_b);
+}
+
 // ---- pipeline point-to-point timing: m = 1 under GPipe, so every transfer is on the critical path -----------
 
 // tests/unit/data/slow-network.yaml: NVLink 100 GB/s and 10 us, NIC 200 Gb/s (25 GB/s) and 20 us, efficiency 1.
