@@ -1,11 +1,19 @@
 #!/usr/bin/env python3
-"""Calibrates a wafer's compute_efficiency (hardware/cerebras-cs2.yaml, wafer.compute_efficiency) on its one
-published measurement: GPT-2 small, sequence 2048, batch 112 on one CS-2, 494.5 samples/s (ALCF AI Testbed
-training material). Runs build/dtsim on scenarios/wafer/gpt2-small-cs2.yaml with a temporary copy of the hardware
-file, and solves for the efficiency with a fixed-point iteration on the compute share of the step:
-    e' = e * compute(e) / (target_step - (step(e) - compute(e)))
-Prints the efficiency to write into the hardware file.
-Usage: scripts/calibrate_wafer.py [TARGET_SAMPLES_PER_S]
+"""Fits the wafer's GEMM model (wafer.core_gemm in hardware/cerebras-cs2.yaml and cerebras-cs3.yaml; the model is
+sim/wafer/core_gemm.hpp) on the published runs of shared/reference/published_runs.md section 4.
+
+A GEMM runs at max_efficiency * v / (v + half_length) of peak, v its reduction elements per core. A step's compute
+time is then  M + C0 / max_efficiency + C1 * half_length / max_efficiency,  with M the memory-bound kernels, C0 the
+GEMMs at peak and C1 the GEMMs at peak weighted by 1 / v: linear in u = 1 / max_efficiency and w = half_length /
+max_efficiency. For each run the script reads M, C0 and C1 off three dtsim runs, takes the rest of the step
+(streaming, fabric, the MemoryX tail) from a run at the current fit, and solves the least-squares problem on the
+relative step-time errors; three rounds, since the rest moves a little with the fit.
+
+CS-2: both parameters on the three CS-2 runs, with leave-one-out; max_efficiency is bounded by 1 (peak): when the
+unbounded optimum lies above it, it is held at 1 and half_length alone is fitted;
+likewise half_length is bounded by 0. CS-3: max_efficiency kept from CS-2 (1, the bound), half_length
+from its own run (GPT-J 6B on one CS-3): the per-step cost of its cores, not CS-2's efficiency.
+Usage: scripts/calibrate_wafer.py [--write]   (--write puts the fitted values into the hardware files)
 """
 import json
 import os
@@ -15,31 +23,113 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-HARDWARE = os.path.join(ROOT, "hardware", "cerebras-cs2.yaml")
-SCENARIO = os.path.join(ROOT, "scenarios", "wafer", "gpt2-small-cs2.yaml")
 DTSIM = os.path.join(ROOT, "build", "dtsim")
+CS2 = os.path.join(ROOT, "hardware", "cerebras-cs2.yaml")
+CS3 = os.path.join(ROOT, "hardware", "cerebras-cs3.yaml")
+# (scenario, global batch, measured samples/s): shared/reference/published_runs.md section 4.
+CS2_RUNS = [("scenarios/wafer/gpt2-small-cs2.yaml", 112, 494.5),
+            ("scenarios/wafer/gpt-j-6b-2x-cs2.yaml", 120, 43.67),
+            ("scenarios/wafer/bert-large-cs2.yaml", 1024, 4047.95)]
+CS3_RUNS = [("scenarios/wafer/gpt-j-6b-cs3.yaml", 120, 44.75)]
 
 
-def run(eff, tmp):
-    hw = re.sub(r"compute_efficiency: [0-9.]+", f"compute_efficiency: {eff:.6f}", open(HARDWARE).read())
-    hw_path = os.path.join(tmp, "cs2.yaml")
-    open(hw_path, "w").write(hw)
-    out = subprocess.run([DTSIM, "run", SCENARIO, "--set", f"hardware={hw_path}", "--format", "json"],
-                         check=True, capture_output=True, text=True).stdout
-    d = json.loads(out)
+def with_gemm(hw_text, emax, half):
+    t = re.sub(r"max_efficiency: [0-9.A-Z]+", f"max_efficiency: {emax:.6g}", hw_text)
+    return re.sub(r"half_length: [0-9.A-Z]+", f"half_length: {half:.6g}", t)
+
+
+def run(scenario, hw_text, emax, half, tmp):
+    path = os.path.join(tmp, "hw.yaml")
+    open(path, "w").write(with_gemm(hw_text, emax, half))
+    out = subprocess.run([DTSIM, "run", os.path.join(ROOT, scenario), "--set", f"hardware={path}", "--format",
+                          "json"], capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"dtsim failed on {scenario} (max_efficiency {emax}, half_length {half}):\n{out.stderr}")
+    d = json.loads(out.stdout)
     return d["step_time_s"], d["breakdown"]["compute_s"], d["samples_per_s"]
 
 
+def terms(scenario, hw_text, tmp, h0=1000.0):
+    """M, C0, C1 of the compute time M + u*C0 + w*C1."""
+    _, a, _ = run(scenario, hw_text, 1.0, 0.0, tmp)   # M + C0
+    _, b, _ = run(scenario, hw_text, 0.5, 0.0, tmp)   # M + 2 C0
+    _, c, _ = run(scenario, hw_text, 1.0, h0, tmp)    # M + C0 + h0 C1
+    c0 = b - a
+    return a - c0, c0, (c - a) / h0
+
+
+def lsq(rows, fixed_w=None):
+    """rows: (target, M + rest, C0, C1). Minimises sum ((rest + u C0 + w C1) / target - 1)^2."""
+    if fixed_w is not None:  # one parameter: u
+        num = sum(r[2] / r[0] * (1 - (r[1] + fixed_w * r[3]) / r[0]) for r in rows)
+        den = sum((r[2] / r[0]) ** 2 for r in rows)
+        return num / den, fixed_w
+    a11 = sum((r[2] / r[0]) ** 2 for r in rows)
+    a12 = sum(r[2] * r[3] / r[0] ** 2 for r in rows)
+    a22 = sum((r[3] / r[0]) ** 2 for r in rows)
+    b1 = sum(r[2] / r[0] * (1 - r[1] / r[0]) for r in rows)
+    b2 = sum(r[3] / r[0] * (1 - r[1] / r[0]) for r in rows)
+    det = a11 * a22 - a12 * a12
+    return (b1 * a22 - b2 * a12) / det, (a11 * b2 - a12 * b1) / det
+
+
+def lsq_w(rows, u):
+    """rows as in lsq, with u = 1 / max_efficiency held: the w that minimises the same sum."""
+    num = sum(r[3] / r[0] * (1 - (r[1] + u * r[2]) / r[0]) for r in rows)
+    return num / sum((r[3] / r[0]) ** 2 for r in rows)
+
+
+def fit(runs, hw_text, tmp, fixed_emax=None, start=(0.3, 300.0)):
+    emax, half = start
+    base = [(s, terms(s, hw_text, tmp)) for s, _, _ in runs]
+    for _ in range(3):
+        rows = []
+        for (s, batch, sps), (_, (m, c0, c1)) in zip(runs, base):
+            step, compute, _ = run(s, hw_text, emax, half, tmp)
+            rows.append((batch / sps, m + (step - compute), c0, c1))
+        u, w = lsq(rows)
+        if fixed_emax is not None:
+            emax, half = fixed_emax, lsq_w(rows, 1 / fixed_emax) * fixed_emax
+        elif u < 1:  # above peak: max_efficiency is bounded by 1, fit half_length alone
+            emax, half = 1.0, lsq_w(rows, 1.0)
+        elif w < 0:  # no shape dependence left: half_length is bounded by 0, fit max_efficiency alone
+            u, _ = lsq(rows, 0.0)
+            emax, half = 1 / u, 0.0
+        else:
+            emax, half = 1 / u, w / u
+    return emax, half, rows
+
+
+def report(runs, hw_text, tmp, emax, half, label):
+    print(f"{label}: max_efficiency {emax:.4f}, half_length {half:.1f}")
+    print("| run | measured samples/s | simulated | error |")
+    print("|---|---|---|---|")
+    for s, batch, sps in runs:
+        _, _, sim = run(s, hw_text, emax, half, tmp)
+        print(f"| {os.path.basename(s)} | {sps:g} | {sim:.2f} | {100 * (sim / sps - 1):+.1f}% |")
+
+
 def main():
-    target = float(sys.argv[1]) if len(sys.argv) > 1 else 494.5
-    target_step = 112 / target
-    eff = 0.2
+    write = "--write" in sys.argv
+    cs2, cs3 = open(CS2).read(), open(CS3).read()
     with tempfile.TemporaryDirectory() as tmp:
-        for _ in range(6):
-            step, compute, sps = run(eff, tmp)
-            eff = eff * compute / (target_step - (step - compute))
-        step, compute, sps = run(eff, tmp)
-    print(f"compute_efficiency: {eff:.4f}   ({sps:.1f} samples/s simulated, {target} measured)")
+        emax, half, rows = fit(CS2_RUNS, cs2, tmp)
+        emax, half = round(emax, 4), round(half, 1)  # as written to the hardware file
+        report(CS2_RUNS, cs2, tmp, emax, half, "CS-2, fitted on all three")
+        print("\nLeave one out (fit on the other two, predict the one left out):")
+        for i, held in enumerate(CS2_RUNS):
+            e2, h2, _ = fit([r for j, r in enumerate(CS2_RUNS) if j != i], cs2, tmp)
+            _, _, sim = run(held[0], cs2, e2, h2, tmp)
+            print(f"  {os.path.basename(held[0])}: fit {e2:.4f} / {h2:.1f}, {sim:.2f} samples/s against "
+                  f"{held[2]:g} ({100 * (sim / held[2] - 1):+.1f}%)")
+        _, h3, _ = fit(CS3_RUNS, cs3, tmp, fixed_emax=emax, start=(emax, half))
+        h3 = round(h3, 1)
+        print()
+        report(CS3_RUNS, cs3, tmp, emax, h3, "CS-3, half_length on its own run, max_efficiency as CS-2's")
+    if write:
+        open(CS2, "w").write(with_gemm(cs2, emax, half))
+        open(CS3, "w").write(with_gemm(cs3, emax, h3))
+        print("\nwritten to hardware/cerebras-cs2.yaml and hardware/cerebras-cs3.yaml")
 
 
 if __name__ == "__main__":

@@ -424,7 +424,7 @@ int calibrate(std::ostream& out, std::ostream& err, const CalibrateOptions& o)
   for (size_t i = 0; i < specs.size(); ++i)
     if (specs[i].hardware.wafer_scale)
       fail((i < runs.size() ? runs[i] : checks[i - runs.size()]).where, "scenario",
-           "calibrates GPU software stacks; wafer-scale systems are calibrated through wafer.compute_efficiency");
+           "calibrates GPU software stacks; wafer-scale systems are calibrated through wafer.core_gemm (scripts/calibrate_wafer.py)");
   const stack::StackSpec base = specs.front().stack;
 
   // The factors: --fit, else one per run up to two, the compute factor first.

@@ -73,7 +73,10 @@ struct WaferSpec {
   double sram_bw_Bps = 0;
   double fabric_bw_Bps = 0;                  ///< aggregate over all cores and directions
   std::map<std::string, double> peak_flops;  ///< per precision, whole wafer
-  double compute_efficiency = 1.0;           ///< achieved fraction of peak for transformer layers (calibrated)
+  /// GEMM utilisation on the core array (sim/wafer/core_gemm.hpp): the fraction of peak approached by GEMMs that
+  /// give each core long reductions, and the reduction length per core at which a GEMM reaches half of it (fitted).
+  double gemm_max_efficiency = 1.0;
+  double gemm_half_length = 0;
   int mesh_rows = 1, mesh_cols = 1;          ///< tiles of the simulation grid
   double hop_latency_s = 0;                  ///< per mesh hop
   double io_bw_Bps = 0;                      ///< off-wafer I/O, each direction

@@ -77,7 +77,11 @@ static void read_wafer_system(MapReader& root, HardwareSpec& hw)
   wf.sram_bw_Bps = w.quantity("sram_bandwidth", Dimension::Bandwidth, true, limits::kBandwidth).value_or(0);
   wf.fabric_bw_Bps = w.quantity("fabric_bandwidth", Dimension::Bandwidth, true, limits::kBandwidth).value_or(0);
   wf.peak_flops = read_peaks(w);
-  wf.compute_efficiency = w.number("compute_efficiency", true, 0.001, 1.0).value_or(1.0);
+  MapReader gemm = w.map("core_gemm", true);
+  wf.gemm_max_efficiency = gemm.number("max_efficiency", true, 0.001, 1.0).value_or(1.0);
+  // Elements of a reduction per core; a core's 48 KB of SRAM holds 24,576 16-bit values (Lie, Hot Chips 34).
+  wf.gemm_half_length = gemm.number("half_length", true, 0.0, 1e6).value_or(0);
+  gemm.finish();
   wf.power_W = w.quantity("power", Dimension::Power, true, limits::kPower).value_or(0);
   MapReader mesh = w.map("mesh", true);
   wf.mesh_rows = int(mesh.integer("rows", true, limits::kMeshSide).value_or(1));

@@ -1,7 +1,7 @@
 // The report's parts of a wafer-scale system (Cerebras CS-2 class): the systems and the execution mode, on-wafer
 // SRAM and MemoryX, the gradients streaming out and the hand-offs between regions in the breakdown, weight
 // streaming and the on-wafer fabric, and the wafer's trace tracks. No software stack and no step-time interval: the
-// wafer's compute rests on one calibration point (docs/wafer.md).
+// wafer's GEMM model is fitted on three runs only (docs/wafer.md).
 #include <ostream>
 
 #include "config/units.hpp"

@@ -429,7 +429,7 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   if (diag.items().size() == before && s.stack.given() && hardware_ok && s.hardware.wafer_scale)
     diag.add(root.where("stack"), "stack",
              "a software stack describes GPU software; wafer-scale hardware (" + s.hardware.file +
-                 ") takes its calibration from wafer.compute_efficiency");
+                 ") takes its calibration from wafer.core_gemm");
   // The largest micro batch that fits is what the Cerebras compiler picks; on a GPU cluster it must be given.
   if (hardware_ok && s.hardware.wafer_scale) {
     s.training.micro_batch_auto = micro_batch_auto || !micro_batch_given;

@@ -4,6 +4,7 @@
 
 #include "config/units.hpp"
 #include "parallel/memory.hpp"
+#include "wafer/core_gemm.hpp"
 
 namespace dtsim::wafer {
 
@@ -12,7 +13,8 @@ using scenario::WaferMode;
 
 namespace {
 
-// Kernels on the wafer: GEMM FLOPs at the calibrated fraction of peak, memory-bound kernels at SRAM bandwidth.
+// Kernels on the wafer: GEMMs at the fraction of peak their shape allows on the core array (core_gemm.hpp),
+// memory-bound kernels at SRAM bandwidth.
 struct Cost {
   double seconds = 0, flops = 0;
 };
@@ -20,11 +22,12 @@ struct Cost {
 Cost cost(const std::vector<model::Op>& ops, const scenario::ScenarioSpec& s)
 {
   const auto& w = s.hardware.wafer;
-  const double rate = s.hardware.peak_flops(s.training.precision) * w.compute_efficiency;
+  const double peak = s.hardware.peak_flops(s.training.precision);
   Cost c;
   for (const auto& op : ops) {
     c.flops += op.flops();
-    c.seconds += op.kind == model::Op::Kind::Gemm ? op.flops() / rate : op.bytes / w.sram_bw_Bps;
+    c.seconds += op.kind == model::Op::Kind::Gemm ? op.flops() / (peak * core_gemm_efficiency(op, w))
+                                                  : op.bytes / w.sram_bw_Bps;
   }
   return c;
 }

@@ -9,8 +9,8 @@
 // run the dtsim binary (DTSIM_BINARY) in child processes.
 //
 // Test data (tests/unit/data/wafer/): small-model.yaml (a synthetic 4-layer GPT, h 1024), small-cs2.yaml (it on
-// one CS-2, weight streaming, one pass of 64 x 1024 tokens, no recomputation), and copies of
-// hardware/cerebras-cs2.yaml with ONE quantity changed each (cs2-*.yaml).
+// one CS-2, weight streaming, one pass of 64 x 1024 tokens, no recomputation) on cs2-constant-gemm.yaml (the CS-2
+// file with GEMMs at a shape-independent 0.1677 of peak), and copies of it with ONE quantity changed each (cs2-*.yaml).
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
@@ -132,7 +132,8 @@ TEST(WaferHardware, Cs2FileInSiUnits)
   const auto& h = s.hardware;
   ASSERT_TRUE(h.wafer_scale);
   EXPECT_DOUBLE_EQ(h.peak_flops("fp16"), 7.5e15);
-  EXPECT_DOUBLE_EQ(h.wafer.compute_efficiency, 0.1677);  // scripts/calibrate_wafer.py
+  EXPECT_DOUBLE_EQ(h.wafer.gemm_max_efficiency, 0.1677);  // the test copy: shape-independent GEMMs
+  EXPECT_DOUBLE_EQ(h.wafer.gemm_half_length, 0.0);
   EXPECT_DOUBLE_EQ(h.wafer.sram_bytes, 40e9);
   EXPECT_DOUBLE_EQ(h.wafer.sram_bw_Bps, 20e15);
   EXPECT_DOUBLE_EQ(h.wafer.fabric_bw_Bps, 220e15 / 8);
@@ -168,7 +169,7 @@ TEST(WaferProgram, SmallGptUnitsByHand)
   EXPECT_EQ(p.passes, 1);
   EXPECT_EQ(p.pass_batch, int64_t(kB));
 
-  const double rate = s.hardware.peak_flops("fp16") * s.hardware.wafer.compute_efficiency;
+  const double rate = s.hardware.peak_flops("fp16") * s.hardware.wafer.gemm_max_efficiency;
   const double sram = s.hardware.wafer.sram_bw_Bps;
   const double flops = layer_fwd_flops(kB);
   const double gemm_f = flops / rate, mem_f = layer_fwd_mem_bytes(kB) / sram, mem_b = layer_bwd_mem_bytes(kB) / sram;
@@ -226,7 +227,7 @@ TEST(WaferStreaming, ComputeBoundStepByHand)
   auto r = dtsim::app::simulate(s, false);
   ASSERT_TRUE(r.simulated) << r.why_not_fitting;
   const auto& w = s.hardware.wafer;
-  const double rate = s.hardware.peak_flops("fp16") * w.compute_efficiency, sram = w.sram_bw_Bps;
+  const double rate = s.hardware.peak_flops("fp16") * w.gemm_max_efficiency, sram = w.sram_bw_Bps;
   const double io = w.io_bw_Bps, lat = w.io_latency_s + w.mesh_rows * w.hop_latency_s;
   auto load_s = [&](double params) { return 2 * params / io + lat; };
 
@@ -270,7 +271,7 @@ TEST(WaferStreaming, StreamingBoundStepByHand)
   auto r = dtsim::app::simulate(s, false);
   ASSERT_TRUE(r.simulated) << r.why_not_fitting;
   const auto& w = s.hardware.wafer;
-  const double rate = s.hardware.peak_flops("fp16") * w.compute_efficiency, sram = w.sram_bw_Bps;
+  const double rate = s.hardware.peak_flops("fp16") * w.gemm_max_efficiency, sram = w.sram_bw_Bps;
   const double io = w.io_bw_Bps, lat = w.io_latency_s + w.mesh_rows * w.hop_latency_s;
   const double streamed = 2 * (2 * embedding_params() + 2 * kLayers * layer_params() + head_params());
   const double loads = 2 * kLayers + 3;
