@@ -322,7 +322,7 @@ Driver::Phases Driver::tp_phases(const Device& d, const Step& st)
   if (it != tp_plans_.end())
     return it->second;
   auto group = placement_.tp_group(d.coord.stage, d.coord.dp);
-  auto phases = collectives::plan_collective(collectives::kind_of(st.collective), st.bytes, group, placement_);
+  auto phases = collectives::plan_collective(collectives::kind_of(st.collective), st.bytes, group, placement_, fabric_);
   if (!full_)  // folded: only the representative's own ring edges; the other ranks' edges use their own links
     for (auto& ph : phases) {
       std::vector<collectives::Flow> mine;
@@ -346,7 +346,7 @@ double Driver::tp_exclusive_time(const Device& d, const Step& st)
     double bytes = 0;
     for (const auto& f : ph.flows)
       bytes = std::max(bytes, f.bytes);
-    total += phase_delay(ph) + (ph.flows.empty() ? 0.0 : link.latency_s + bytes / link.effective_bw_Bps());
+    total += phase_delay(ph) + (ph.flows.empty() ? 0.0 : link.latency_s + bytes / link.goodput_Bps);
   }
   return total;
 }
