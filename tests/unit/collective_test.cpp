@@ -359,6 +359,11 @@ TEST(TensorParallelTiming, TreeMatchesClosedForm)
   const double t = (8.4 + 2 * 7 * 4.0) * kUs + 2 * kTensorBytes / (0.92 * 240e9);
   check_exposed_tp(forced("tree", "simple", {"simulation.fidelity=full"}), kMicrobatches * kAllReducesPerMicrobatch * t);
 }
+TEST(TensorParallelTiming, TreeFoldedMatchesClosedForm)
+{
+  const double t = (8.4 + 2 * 7 * 4.0) * kUs + 2 * kTensorBytes / (0.92 * 240e9);
+  check_exposed_tp(forced("tree", "simple"), kMicrobatches * kAllReducesPerMicrobatch * t);
+}
 // NVLS on a DGX H100 node, full fidelity (every flow simulated) and folded (closed form of the exclusive links).
 void check_nvls(const char* fidelity)
 {
