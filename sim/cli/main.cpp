@@ -18,6 +18,7 @@
 #include "app/plot.hpp"
 #include "app/search.hpp"
 #include "app/study_report.hpp"
+#include "collectives/algorithm_registry.hpp"
 #include "config/suggest.hpp"
 #include "app/sweep.hpp"
 #include "app/simulate.hpp"
@@ -163,6 +164,14 @@ int main(int argc, char** argv)
   run_cmd->add_option("scenario", ro.scenario, "Scenario YAML file")->required();
   run_cmd->add_option("--set", ro.sets, "Override a scenario key, e.g. --set parallel.tp=8 (repeatable)");
   run_cmd->add_option("--format", ro.format, "Output format")->check(CLI::IsMember({"table", "json"}));
+  {  // the collective registry's names, as the YAML check takes them (collectives.algorithm / protocol)
+    std::string foot = "Collectives (hardware or stack key collectives: {algorithm, protocol}; auto: NCCL's choice):\n";
+    for (const auto& a : dtsim::collectives::algorithms())
+      foot += std::string("  ") + a.name + ": " + a.summary + "\n";
+    for (const auto& p : dtsim::collectives::protocols())
+      foot += std::string("  ") + p.name + ": " + p.summary + "\n";
+    run_cmd->footer(foot);
+  }
   run_cmd->add_option("--trace", ro.trace, "Write a Chrome trace-event JSON timeline (opens in Perfetto)")
       ->check(kNonEmpty);
   auto* val_cmd = app.add_subcommand("validate", "Check a scenario and the files it names; simulate nothing");

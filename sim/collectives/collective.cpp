@@ -1,6 +1,8 @@
 #include "collectives/collective.hpp"
 
+#include <algorithm>
 #include <cstddef>
+#include <iterator>
 #include <map>
 
 namespace dtsim::collectives {
@@ -18,43 +20,78 @@ Kind kind_of(model::TpCollective c)
 
 using std::size_t;
 
+Fabric fabric_of(const scenario::ScenarioSpec& s)
+{
+  Fabric f;
+  const auto& hw = s.hardware;
+  f.nvlink_Bps = hw.node.nvlink.goodput_Bps;
+  f.nvlink_latency_s = hw.node.nvlink.latency_s;
+  f.nic_Bps = hw.network.nic.goodput_Bps;
+  f.nic_latency_s = hw.network.nic.latency_s;
+  f.nics_per_node = hw.network.nics_per_node;
+  f.devices_per_node = hw.node.devices;
+  f.nvswitch_generation = hw.node.nvswitch_generation;
+  f.choice.algorithm = !s.stack.collective_algorithm.empty() ? s.stack.collective_algorithm : hw.collectives.algorithm;
+  f.choice.protocol = !s.stack.collective_protocol.empty() ? s.stack.collective_protocol : hw.collectives.protocol;
+  return f;
+}
+
+GroupShape group_shape(const std::vector<int64_t>& group, const parallel::Placement& placement, const Fabric& f)
+{
+  GroupShape g;
+  g.ranks = int64_t(group.size());
+  std::map<int64_t, int64_t> per_node;
+  for (int64_t d : group)
+    ++per_node[placement.node_of(d)];
+  g.nodes = int64_t(per_node.size());
+  for (const auto& [node, count] : per_node)
+    g.uniform = g.uniform && count == per_node.begin()->second;
+  g.nvswitch_generation = f.nvswitch_generation;
+  g.nvlink_Bps = f.nvlink_Bps;
+  // Device i sends across nodes from NIC i % nics_per_node: with fewer NICs than devices they share them.
+  g.nic_Bps = f.nic_Bps * std::min(1.0, double(f.nics_per_node) / double(std::max<int64_t>(1, f.devices_per_node)));
+  g.nvlink_latency_s = f.nvlink_latency_s;
+  g.nic_latency_s = f.nic_latency_s;
+  return g;
+}
+
 namespace {
 
-double ring_factor(Kind k, int64_t n)  // bytes each rank sends, per byte of the tensor
+// The two trees over nodes 0..N-1: heap numbering, the second mirrored. Calls fn(child, parent) per tree link.
+template <class Fn>
+void for_each_tree_link(int64_t nodes, Fn fn)
 {
-  double f = double(n - 1) / double(n);
-  return k == Kind::AllReduce ? 2 * f : f;
+  for (int tree = 0; tree < 2; ++tree)
+    for (int64_t p = 1; p < nodes; ++p) {
+      int64_t child = p, parent = (p - 1) / 2;
+      if (tree == 1) {
+        child = nodes - 1 - child;
+        parent = nodes - 1 - parent;
+      }
+      fn(child, parent);
+    }
 }
 
-int64_t ring_steps(Kind k, int64_t n)
+int64_t max_degree(int64_t nodes)
 {
-  if (k == Kind::AllToAll)  // not a ring: all pairs at once
-    return 1;
-  return k == Kind::AllReduce ? 2 * (n - 1) : n - 1;
-}
-
-Phase ring_phase(Kind kind, double bytes, const std::vector<int64_t>& ring, bool inter_node)
-{
-  Phase ph;
-  const int64_t n = int64_t(ring.size());
-  ph.steps = ring_steps(kind, n);
-  ph.inter_node = inter_node;
-  for (int64_t i = 0; i < n; ++i)
-    ph.flows.push_back({ring[size_t(i)], ring[size_t((i + 1) % n)], bytes * ring_factor(kind, n)});
-  return ph;
+  std::vector<int64_t> deg(size_t(nodes), 0);
+  for_each_tree_link(nodes, [&](int64_t c, int64_t p) {
+    ++deg[size_t(c)];
+    ++deg[size_t(p)];
+  });
+  return nodes > 0 ? *std::max_element(deg.begin(), deg.end()) : 0;
 }
 
 }  // namespace
 
 std::vector<Phase> plan_collective(Kind kind, double bytes, const std::vector<int64_t>& group,
-                                   const parallel::Placement& placement)
+                                   const parallel::Placement& placement, const Fabric& fabric)
 {
   std::vector<Phase> phases;
   if (group.size() < 2 || bytes <= 0)
     return phases;
   if (kind == Kind::AllToAll) {
-    Phase ph;
-    ph.steps = 1;  // every pair at once: one latency, paid by the flows
+    Phase ph;  // every pair at once: one latency, paid by the flows
     const double share = bytes / double(group.size());
     for (int64_t a : group)
       for (int64_t b : group)
@@ -65,53 +102,81 @@ std::vector<Phase> plan_collective(Kind kind, double bytes, const std::vector<in
     phases.push_back(std::move(ph));
     return phases;
   }
-  // members per node, in group order
-  std::map<int64_t, std::vector<int64_t>> by_node;
+  const GroupShape g = group_shape(group, placement, fabric);
+  const Prediction pr = choose(kind, bytes, g, fabric.choice);
+  Phase ph;
+  ph.algorithm = pr.algorithm;
+  ph.protocol = pr.protocol;
+  ph.inter_node = g.nodes > 1;
+  const double nvl_bytes = pr.nvlink_factor * bytes, nic_bytes = pr.nic_factor * bytes;
+  // The flows pay their route's latency: the slower link's flows end the phase, so theirs is taken off NCCL's.
+  const double nvl_s = g.nvlink_Bps > 0 ? nvl_bytes / g.nvlink_Bps : 0.0;
+  const double nic_s = g.nic_Bps > 0 ? nic_bytes / g.nic_Bps : 0.0;
+  const bool nic_bound = g.nodes > 1 && (nic_s >= nvl_s || nvl_bytes <= 0);
+  ph.latency_s = std::max(0.0, pr.latency_s - (nic_bound ? fabric.nic_latency_s : fabric.nvlink_latency_s));
+  auto ring_flows = [&](const std::vector<int64_t>& ring, double each) {
+    for (size_t i = 0; i < ring.size(); ++i)
+      ph.flows.push_back({ring[i], ring[(i + 1) % ring.size()], each});
+  };
+  std::map<int64_t, std::vector<int64_t>> by_node;  // members per node, in group order
   for (int64_t d : group)
     by_node[placement.node_of(d)].push_back(d);
-  const int64_t nodes = int64_t(by_node.size());
-  const size_t k = by_node.begin()->second.size();
-  bool uniform = true;
-  for (const auto& [node, members] : by_node)
-    uniform = uniform && members.size() == k;
-  if (nodes == 1 || k == 1 || !uniform) {
-    phases.push_back(ring_phase(kind, bytes, group, nodes > 1));
-    return phases;
-  }
-  // Hierarchical: intra-node reduce-scatter, inter-node rings of the 1/k shards, intra-node all-gather.
-  auto intra = [&](Kind kd) {
-    Phase ph;
-    ph.steps = ring_steps(kd, int64_t(k));
-    for (const auto& [node, members] : by_node) {
-      Phase one = ring_phase(kd, bytes, members, false);
-      ph.flows.insert(ph.flows.end(), one.flows.begin(), one.flows.end());
-    }
-    return ph;
-  };
-  Phase cross;
-  cross.inter_node = true;
-  for (size_t local = 0; local < k; ++local) {
-    std::vector<int64_t> ring;
+  const int64_t k = g.per_node();
+  auto tree_flows = [&]() {  // each tree link, each local rank's NIC: half the tensor / k each way
+    std::vector<const std::vector<int64_t>*> nodes;
     for (const auto& [node, members] : by_node)
-      ring.push_back(members[local]);
-    Phase one = ring_phase(kind, bytes / double(k), ring, true);
-    cross.steps = one.steps;
-    cross.flows.insert(cross.flows.end(), one.flows.begin(), one.flows.end());
+      nodes.push_back(&members);
+    const double each = nic_bytes / double(max_degree(g.nodes));
+    for_each_tree_link(g.nodes, [&](int64_t c, int64_t p) {
+      for (int64_t l = 0; l < k; ++l) {
+        ph.flows.push_back({(*nodes[size_t(c)])[size_t(l)], (*nodes[size_t(p)])[size_t(l)], each});
+        ph.flows.push_back({(*nodes[size_t(p)])[size_t(l)], (*nodes[size_t(c)])[size_t(l)], each});
+      }
+    });
+  };
+  switch (pr.algorithm) {
+    case Algorithm::Ring:
+      if (g.nodes == 1 || !g.uniform || k == 1) {
+        ring_flows(group, std::max(nvl_bytes, nic_bytes));
+        break;
+      }
+      // k channels: within a node l -> l + 1 carries k - 1 of them, local rank l's NIC carries one to the next
+      // node's local rank l.
+      for (auto it = by_node.begin(); it != by_node.end(); ++it) {
+        auto next = std::next(it) == by_node.end() ? by_node.begin() : std::next(it);
+        ring_flows(it->second, nvl_bytes);
+        for (int64_t l = 0; l < k; ++l)
+          ph.flows.push_back({it->second[size_t(l)], next->second[size_t(l)], nic_bytes});
+      }
+      break;
+    case Algorithm::Tree:
+      for (const auto& [node, members] : by_node)  // the chain: reduce up, broadcast down
+        for (size_t l = 0; l + 1 < members.size(); ++l) {
+          ph.flows.push_back({members[l], members[l + 1], nvl_bytes / 2});
+          ph.flows.push_back({members[l + 1], members[l], nvl_bytes / 2});
+        }
+      if (g.nodes > 1)
+        tree_flows();
+      break;
+    case Algorithm::Nvls:  // each device's link carries S(1 + 1/n) each way: a ring of flows loads them alike
+      ring_flows(group, nvl_bytes);
+      break;
+    case Algorithm::NvlsTree:
+      for (const auto& [node, members] : by_node)
+        ring_flows(members, nvl_bytes);
+      tree_flows();
+      break;
   }
-  if (kind != Kind::AllGather)
-    phases.push_back(intra(Kind::ReduceScatter));
-  phases.push_back(cross);
-  if (kind != Kind::ReduceScatter)
-    phases.push_back(intra(Kind::AllGather));
+  phases.push_back(std::move(ph));
   return phases;
 }
 
-double ring_time(Kind kind, double bytes, int64_t n, double alpha_s, double beta_Bps)
+double collective_time(Kind kind, double bytes, const std::vector<int64_t>& group,
+                       const parallel::Placement& placement, const Fabric& fabric)
 {
-  if (n < 2)
+  if (group.size() < 2 || bytes <= 0 || kind == Kind::AllToAll)
     return 0;
-  return double(ring_steps(kind, n)) * alpha_s + ring_factor(kind, n) * bytes / beta_Bps;
+  return choose(kind, bytes, group_shape(group, placement, fabric), fabric.choice).time_s;
 }
 
 }  // namespace dtsim::collectives
-

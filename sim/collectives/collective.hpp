@@ -1,24 +1,34 @@
 #pragma once
-/// Collectives as a few phases of concurrent flows, one flow per ring edge, plus each phase's latency term:
-/// the bandwidth term then comes out of the platform's links (and their contention), and the latency term
-/// (steps - 1) * alpha is a delay in front of the flows (the flows pay the last alpha themselves).
-/// Ring within a group; hierarchical across nodes (NCCL-style): reduce-scatter inside each node over NVLink,
-/// all-reduce across nodes over the NICs (one ring per local rank), all-gather inside each node.
+/// Collectives as a phase of concurrent flows plus a latency term: the bandwidth term comes out of the platform's
+/// links (and their contention), the latency is NCCL's model for the algorithm and protocol chosen
+/// (algorithm_registry.hpp), paid as a delay in front of the flows (the flows pay their route latency themselves).
+/// Each algorithm's flows load every link with what NCCL's algorithm moves over it, divided by the fraction of
+/// the link's goodput that the protocol achieves: on an uncontended fabric a phase lasts exactly the registry's
+/// predicted time.
 #include <cstdint>
 #include <vector>
 
+#include "collectives/algorithm_registry.hpp"
 #include "model/ops.hpp"
 #include "parallel/placement.hpp"
+#include "scenario/scenario_spec.hpp"
 
 namespace dtsim::collectives {
-
-/// AllToAll: every rank sends bytes / n to every other rank at once (NCCL's grouped sends and receives), one
-/// phase of n (n - 1) flows; `bytes` is what one rank holds before the exchange, its own share included.
-enum class Kind { AllReduce, ReduceScatter, AllGather, AllToAll };
 
 /// The collective a layer's collective runs as. The context-parallel ring moves an all-gather's traffic in forward
 /// (ContextGather) and an all-reduce's in backward (ContextGatherReduce), see model/ops.hpp.
 Kind kind_of(model::TpCollective c);
+
+/// The links collectives run on, and what the hardware or stack forces.
+struct Fabric {
+  double nvlink_Bps = 0;         ///< goodput of a device's NVLink, per direction
+  double nvlink_latency_s = 0;   ///< route latency between two devices of a node
+  double nic_Bps = 0;            ///< goodput of a NIC, per direction
+  double nic_latency_s = 0;      ///< route latency between two NICs
+  int64_t nics_per_node = 1, devices_per_node = 1;
+  int nvswitch_generation = 0;
+  CollectiveChoice choice;
+};
 
 struct Flow {
   int64_t src = 0, dst = 0;  ///< device indices
@@ -26,17 +36,26 @@ struct Flow {
 };
 
 struct Phase {
-  int64_t steps = 0;        ///< ring steps; latency term is (steps - 1) * link latency before the flows
-  bool inter_node = false;  ///< whether the flows cross the NICs (else NVLink)
+  double latency_s = 0;     ///< delay before the flows start
+  bool inter_node = false;  ///< whether some flows cross the NICs
+  Algorithm algorithm = Algorithm::Ring;
+  Protocol protocol = Protocol::Simple;
   std::vector<Flow> flows;
 };
 
+/// The fabric of a scenario: its hardware's links at their goodput (times the stack's communication factor, which
+/// set_stack_factors folds into the goodputs) and the algorithm and protocol the stack, else the hardware, forces.
+Fabric fabric_of(const scenario::ScenarioSpec& s);
+
+/// The group's shape on this fabric (members per node in group order).
+GroupShape group_shape(const std::vector<int64_t>& group, const parallel::Placement& placement, const Fabric& f);
+
 /// Phases of a collective of `bytes` (the whole tensor) over `group` (devices in ring order).
 std::vector<Phase> plan_collective(Kind kind, double bytes, const std::vector<int64_t>& group,
-                                   const parallel::Placement& placement);
+                                   const parallel::Placement& placement, const Fabric& fabric);
 
-/// Alpha-beta time of a ring collective on an uncontended ring: steps * alpha + volume / beta
-/// (all-reduce: 2(n-1) steps, 2(n-1)/n * S per rank; reduce-scatter or all-gather: half of that).
-double ring_time(Kind kind, double bytes, int64_t n, double alpha_s, double beta_Bps);
+/// NCCL's predicted time of the collective the replay would run (registry's choice), without contention.
+double collective_time(Kind kind, double bytes, const std::vector<int64_t>& group,
+                       const parallel::Placement& placement, const Fabric& fabric);
 
 }  // namespace dtsim::collectives

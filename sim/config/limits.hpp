@@ -64,6 +64,7 @@ inline constexpr IntRange kExperts{0, int64_t(1) << 16};
 // --- Hardware ---
 /// Devices per node (one NVLink domain): 4,096; the largest announced is 576 (NVL576).
 inline constexpr IntRange kNodeDevices{1, 4096};
+inline constexpr IntRange kNvSwitchGeneration{0, 10};
 /// Streaming multiprocessors per device: 4,096 (H100: 132, MI300X: 304 compute units).
 inline constexpr IntRange kSmCount{1, 4096};
 /// Fat-tree levels: 1 to 3, the topologies the platform builds (docs/yaml-reference.md).

@@ -38,18 +38,28 @@ struct DeviceSpec {
   int64_t sm_count = 0;
 };
 
-/// One direction of a link: bandwidth per direction, one-way latency, and the fraction of the bandwidth that
-/// collective libraries achieve on it (from measured bus bandwidth).
+/// One direction of a link: datasheet bandwidth per direction, one-way latency, and its goodput: the data rate that
+/// copies achieve on it, a measured or sourced fact of the link (NVLink's per-link rate in NCCL's topology model,
+/// a NIC's measured rate), not a correction. The platform's links run at the goodput; what each collective
+/// protocol achieves of it is the collective model's (collectives/algorithm_registry.hpp).
 struct LinkSpec {
   double bw_Bps = 0;
   double latency_s = 0;
-  double efficiency = 1.0;
-  double effective_bw_Bps() const { return bw_Bps * efficiency; }
+  double goodput_Bps = 0;
+};
+
+/// A collective algorithm and protocol a hardware or stack file forces (collectives: {algorithm, protocol});
+/// empty or "auto": NCCL's choice by predicted time.
+struct CollectiveForce {
+  std::string algorithm, protocol;
 };
 
 struct NodeSpec {
   int devices = 0;  ///< devices per node
   LinkSpec nvlink;  ///< each device's link to the node switch (NVSwitch), per direction
+  /// NVSwitch generation (node.nvswitch_generation; 0: not given). 3 and later reduce in the switch (NVLink
+  /// SHARP, NCCL's NVLS algorithms); 2 is the A100's, 3 the H100's, 4 the B200's.
+  int nvswitch_generation = 0;
 };
 
 enum class Topology { FatTree, RailOptimized };
@@ -115,6 +125,7 @@ struct HardwareSpec {
   /// The software stack a scenario on this hardware uses unless it names its own (hardware/stacks/*.yaml, resolved
   /// against the hardware file's folder); empty: none.
   std::string default_stack;
+  CollectiveForce collectives;  ///< collectives: {algorithm, protocol}
   /// Peak FLOP/s of one device (a GPU, or a whole wafer) at a precision; 0 when the precision is unknown.
   double peak_flops(const std::string& precision) const;
   double device_memory_bytes() const { return wafer_scale ? wafer.sram_bytes : device.memory_bytes; }

@@ -1,5 +1,6 @@
 #include "hardware/hardware_yaml.hpp"
 
+#include "collectives/algorithm_registry.hpp"
 #include "config/map_reader.hpp"
 
 namespace dtsim::hardware {
@@ -13,12 +14,22 @@ static LinkSpec read_link(MapReader m)
   LinkSpec l;
   l.bw_Bps = m.quantity("bandwidth", Dimension::Bandwidth, true, limits::kBandwidth).value_or(0);
   l.latency_s = m.quantity("latency", Dimension::Time, true, limits::kLatency).value_or(0);
-  l.efficiency = m.number("efficiency", false, 0.01, 1.0).value_or(1.0);
+  l.goodput_Bps = m.quantity("goodput", Dimension::Bandwidth, false, limits::kBandwidth).value_or(l.bw_Bps);
   m.finish();
   return l;
 }
 
 static std::map<std::string, double> read_peaks(MapReader& parent);
+
+CollectiveForce read_collective_force(MapReader& parent)
+{
+  CollectiveForce f;
+  MapReader c = parent.map("collectives", false);
+  f.algorithm = c.choice("algorithm", collectives::algorithm_choices(), false).value_or("");
+  f.protocol = c.choice("protocol", collectives::protocol_choices(), false).value_or("");
+  c.finish();
+  return f;
+}
 
 static DeviceSpec read_device(MapReader m)
 {
@@ -107,7 +118,35 @@ static void read_wafer_system(MapReader& root, HardwareSpec& hw)
   root.finish();
 }
 
+static HardwareSpec parse_hardware(const std::string& path, Diagnostics& diag, const std::vector<std::string>& sets);
+
 HardwareSpec load_hardware(const std::string& path, Diagnostics& diag, const std::vector<std::string>& sets)
+{
+  HardwareSpec hw = parse_hardware(path, diag, sets);
+  if (hw.wafer_scale)
+    return hw;
+  // A what-if on a link's bandwidth (--set / --vary) that leaves its goodput alone keeps the measured ratio of
+  // the two: a faster link of the same kind loses the same share to its protocol.
+  if (!sets.empty()) {
+    Diagnostics scratch;
+    const HardwareSpec file = parse_hardware(path, scratch, {});
+    auto follow = [](LinkSpec& l, const LinkSpec& f) {
+      if (l.bw_Bps != f.bw_Bps && l.goodput_Bps == f.goodput_Bps && f.bw_Bps > 0)
+        l.goodput_Bps = f.goodput_Bps * l.bw_Bps / f.bw_Bps;
+    };
+    if (scratch.empty()) {
+      follow(hw.node.nvlink, file.node.nvlink);
+      follow(hw.network.nic, file.network.nic);
+    }
+  }
+  for (auto [l, key] : {std::pair<const LinkSpec*, const char*>{&hw.node.nvlink, "node.nvlink.goodput"},
+                        {&hw.network.nic, "network.nic.goodput"}})
+    if (l->goodput_Bps > l->bw_Bps && l->bw_Bps > 0)
+      diag.add({path, 0, 0}, key, "expected at most the link's bandwidth");
+  return hw;
+}
+
+static HardwareSpec parse_hardware(const std::string& path, Diagnostics& diag, const std::vector<std::string>& sets)
 {
   HardwareSpec hw;
   hw.file = path;
@@ -130,6 +169,8 @@ HardwareSpec load_hardware(const std::string& path, Diagnostics& diag, const std
   const auto node_devices = node.integer("devices", true, limits::kNodeDevices);
   hw.node.devices = static_cast<int>(node_devices.value_or(1));
   hw.node.nvlink = read_link(node.map("nvlink", true));
+  hw.node.nvswitch_generation =
+      static_cast<int>(node.integer("nvswitch_generation", false, limits::kNvSwitchGeneration).value_or(0));
   node.finish();
 
   MapReader net = root.map("network", true);
@@ -144,6 +185,7 @@ HardwareSpec load_hardware(const std::string& path, Diagnostics& diag, const std
   hw.network.oversubscription = topo.number("oversubscription", false, 1.0, 64.0).value_or(1.0);
   topo.finish();
   net.finish();
+  hw.collectives = read_collective_force(root);
   root.finish();
 
   // Compared only when both were read: a default must not cause a follow-on error.

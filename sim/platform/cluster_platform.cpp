@@ -27,7 +27,7 @@ ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const paralle
     for (int64_t l = 0; l < per_node && n * per_node + l < placement.devices(); ++l) {
       int64_t d = n * per_node + l;
       auto* host = gpu_zone->create_host("gpu" + std::to_string(d), kHostSpeed)->seal();
-      auto* link = gpu_zone->create_split_duplex_link("nvlink" + std::to_string(d), nvl.effective_bw_Bps())
+      auto* link = gpu_zone->create_split_duplex_link("nvlink" + std::to_string(d), nvl.goodput_Bps)
                        ->set_latency(nvl.latency_s / 2)
                        ->seal();
       ++links_;
@@ -84,7 +84,7 @@ ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const paralle
       int64_t i = n * net.nics_per_node + l;
       auto* zone = single ? single : leaf_zones[size_t(leaf_of(n, l))];
       auto* host = zone->create_host("nic" + std::to_string(i), kHostSpeed)->seal();
-      auto* link = zone->create_split_duplex_link("niclink" + std::to_string(i), net.nic.effective_bw_Bps())
+      auto* link = zone->create_split_duplex_link("niclink" + std::to_string(i), net.nic.goodput_Bps)
                        ->set_latency(net.nic.latency_s / 2)
                        ->seal();
       ++links_;
@@ -96,7 +96,7 @@ ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const paralle
   std::vector<sg4::Link*> leaf_up(size_t(leaves), nullptr), pod_up(size_t(pod_count), nullptr);
   for (int64_t lf = 0; lf < leaves && levels > 1; ++lf) {
     leaf_zones[size_t(lf)]->seal();
-    double bw = double(leaf_nics[size_t(lf)]) * net.nic.effective_bw_Bps() / net.oversubscription;
+    double bw = double(leaf_nics[size_t(lf)]) * net.nic.goodput_Bps / net.oversubscription;
     leaf_up[size_t(lf)] = fabric->create_split_duplex_link("leafup" + std::to_string(lf), bw)->set_latency(0)->seal();
     ++links_;
   }
@@ -104,7 +104,7 @@ ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const paralle
     int64_t nics = 0;
     for (int64_t lf = p * leaves_per_pod; lf < std::min(leaves, (p + 1) * leaves_per_pod); ++lf)
       nics += leaf_nics[size_t(lf)];
-    double bw = double(nics) * net.nic.effective_bw_Bps() / net.oversubscription;
+    double bw = double(nics) * net.nic.goodput_Bps / net.oversubscription;
     pod_up[size_t(p)] = fabric->create_split_duplex_link("podup" + std::to_string(p), bw)->set_latency(0)->seal();
     ++links_;
   }

@@ -6,7 +6,7 @@ Driver::Driver(Activities& acts, const scenario::ScenarioSpec& s, const StepProg
                const parallel::PipelineSchedule& sched, bool trace)
     : acts_(acts), s_(s), prog_(prog), sched_(sched),
       placement_(s.parallel.dp_cp(), s.parallel.tp, s.parallel.pp, s.hardware.node.devices),
-      platform_(s.hardware, placement_), trace_(trace)
+      platform_(s.hardware, placement_), fabric_(collectives::fabric_of(s)), trace_(trace)
 {
   full_ = s.fidelity == scenario::Fidelity::Full;
   const int64_t units = int64_t(boost::num_vertices(sched.graph));
@@ -137,14 +137,14 @@ void Driver::merge_phases(std::vector<collectives::Phase>& into, std::vector<col
   for (size_t i = 0; i < more.size() && i < into.size(); ++i) {
     into[i].flows.insert(into[i].flows.end(), more[i].flows.begin(), more[i].flows.end());
     into[i].inter_node = into[i].inter_node || more[i].inter_node;
+    into[i].latency_s = std::max(into[i].latency_s, more[i].latency_s);
   }
 }
 
 // Runs the phases of a collective one after the other; `keep` filters the flows to simulate.
 double Driver::phase_delay(const collectives::Phase& ph) const
 {
-  double alpha = ph.inter_node ? s_.hardware.network.nic.latency_s : s_.hardware.node.nvlink.latency_s;
-  return ph.steps > 1 ? double(ph.steps - 1) * alpha : 0.0;
+  return ph.latency_s;
 }
 
 void Driver::run_phases(Phases phases, size_t i, std::function<void()> done, bool delay_paid)
@@ -203,7 +203,7 @@ Driver::Phases Driver::rank_group_phases(const Device& d, collectives::Kind kind
   for (int64_t r = 0; r < s_.parallel.tp; ++r)
     if (!full_ || r == d.coord.tp)
       merge_phases(phases, collectives::plan_collective(
-                               kind, bytes, placement_.rank_group(d.coord.stage, d.coord.dp, r, size), placement_));
+                               kind, bytes, placement_.rank_group(d.coord.stage, d.coord.dp, r, size), placement_, fabric_));
   auto ptr = std::make_shared<const std::vector<collectives::Phase>>(std::move(phases));
   group_plans_.emplace(key, ptr);
   return ptr;

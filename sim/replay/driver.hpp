@@ -190,6 +190,7 @@ class Driver {
   const parallel::PipelineSchedule& sched_;
   parallel::Placement placement_;
   platform::ClusterPlatform platform_;
+  collectives::Fabric fabric_;  ///< the links collectives run on and what the hardware or stack forces
   bool full_ = false;
   bool tp_exclusive_ = false;  // see tp_exclusive_time
   std::vector<int64_t> recv_from_, send_to_;

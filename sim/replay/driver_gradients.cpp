@@ -111,7 +111,7 @@ Driver::Phases Driver::dp_phases(const Device& d, collectives::Kind kind, double
         groups.push_back(placement_.expert_dp_group(d.coord.stage, e, r, ep));
   }
   for (const auto& g : groups)
-    merge_phases(phases, collectives::plan_collective(kind, bytes, g, placement_));
+    merge_phases(phases, collectives::plan_collective(kind, bytes, g, placement_, fabric_));
   auto ptr = std::make_shared<const std::vector<collectives::Phase>>(std::move(phases));
   dp_plans_.emplace(key, ptr);
   return ptr;
@@ -260,7 +260,7 @@ void Driver::sync_embedding(size_t di)
   std::vector<int64_t> pair{placement_.device({0, d.coord.dp, d.coord.tp}),
                             placement_.device({s_.parallel.pp - 1, d.coord.dp, d.coord.tp})};
   auto phases = std::make_shared<std::vector<collectives::Phase>>(
-      collectives::plan_collective(collectives::Kind::AllReduce, prog_.embedding_sync_bytes, pair, placement_));
+      collectives::plan_collective(collectives::Kind::AllReduce, prog_.embedding_sync_bytes, pair, placement_, fabric_));
   static const std::string label = "embedding gradient all-reduce";
   run_phases(phases, 0, [this, inst, launch]() {
     for (size_t i = 0; i < inst.waiters.size(); ++i) {

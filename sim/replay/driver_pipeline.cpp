@@ -1,6 +1,7 @@
 #include "replay/driver.hpp"
 
 #include <algorithm>
+#include <map>
 
 namespace dtsim::replay {
 
@@ -322,12 +323,21 @@ Driver::Phases Driver::tp_phases(const Device& d, const Step& st)
   if (it != tp_plans_.end())
     return it->second;
   auto group = placement_.tp_group(d.coord.stage, d.coord.dp);
-  auto phases = collectives::plan_collective(collectives::kind_of(st.collective), st.bytes, group, placement_);
-  if (!full_)  // folded: only the representative's own ring edges; the other ranks' edges use their own links
+  auto phases = collectives::plan_collective(collectives::kind_of(st.collective), st.bytes, group, placement_, fabric_);
+  // Folded: only the flows of one member, the others' use their own links. The member that sends the most (the
+  // representative itself on a ring or NVLS, where all send alike; an inner link of a tree's chain) sets the time.
+  if (!full_)
     for (auto& ph : phases) {
+      std::map<int64_t, double> sent;
+      for (const auto& f : ph.flows)
+        sent[f.src] += f.bytes;
+      int64_t busiest = d.id;
+      for (const auto& [src, bytes] : sent)
+        if (bytes > sent[busiest])
+          busiest = src;
       std::vector<collectives::Flow> mine;
       for (const auto& f : ph.flows)
-        if (f.src == d.id)
+        if (f.src == busiest)
           mine.push_back(f);
       ph.flows = std::move(mine);
     }
@@ -343,10 +353,10 @@ double Driver::tp_exclusive_time(const Device& d, const Step& st)
   const auto& link = s_.hardware.node.nvlink;
   double total = 0;
   for (const auto& ph : *tp_phases(d, st)) {
-    double bytes = 0;
+    double bytes = 0;  // the folded phase's flows share one sender's link
     for (const auto& f : ph.flows)
-      bytes = std::max(bytes, f.bytes);
-    total += phase_delay(ph) + (ph.flows.empty() ? 0.0 : link.latency_s + bytes / link.effective_bw_Bps());
+      bytes += f.bytes;
+    total += phase_delay(ph) + (ph.flows.empty() ? 0.0 : link.latency_s + bytes / link.goodput_Bps);
   }
   return total;
 }

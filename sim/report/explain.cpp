@@ -23,8 +23,7 @@ PassTime print_pass(std::ostream& out, const char* title, const std::vector<mode
                     const parallel::ParallelGroups& g)
 {
   PassTime pt;
-  const bool in_node = g.tp <= s.hardware.node.devices;
-  const auto& link = in_node ? s.hardware.node.nvlink : s.hardware.network.nic;
+  const auto fabric = collectives::fabric_of(s);
   char line[256];
   out << title << "\n";
   for (const auto& seg : segs) {
@@ -35,11 +34,23 @@ PassTime print_pass(std::ostream& out, const char* title, const std::vector<mode
       const bool ring = seg.collective == model::TpCollective::ContextGather ||
                         seg.collective == model::TpCollective::ContextGatherReduce;
       const int64_t n = a2a ? g.ep : ring ? g.cp : g.tp;
-      const auto& l = !a2a && !ring                   ? link
-                      : g.tp * n <= s.hardware.node.devices ? s.hardware.node.nvlink
-                                                            : s.hardware.network.nic;
-      double ct = collectives::ring_time(collectives::kind_of(seg.collective), seg.collective_bytes, n, l.latency_s,
-                                         l.effective_bw_Bps());
+      // NCCL's predicted time for the group's shape: one node when it fits (tp times the group for the expert
+      // and context groups), else one member per node.
+      const bool in_node = (!a2a && !ring ? n : g.tp * n) <= s.hardware.node.devices;
+      double ct = 0;
+      if (a2a) {
+        const auto& l = in_node ? s.hardware.node.nvlink : s.hardware.network.nic;
+        ct = n > 1 ? l.latency_s + seg.collective_bytes * double(n - 1) / double(n) / l.goodput_Bps : 0.0;
+      } else if (n > 1) {
+        collectives::GroupShape shape;
+        shape.ranks = n;
+        shape.nodes = in_node ? 1 : n;
+        shape.nvswitch_generation = fabric.nvswitch_generation;
+        shape.nvlink_Bps = fabric.nvlink_Bps;
+        shape.nic_Bps = fabric.nic_Bps;
+        ct = collectives::choose(collectives::kind_of(seg.collective), seg.collective_bytes, shape, fabric.choice)
+                 .time_s;
+      }
       pt.collectives_s += ct;
       std::snprintf(line, sizeof line, "  %-24s %-26s %10s %10.2f %8.1f\n", model::to_string(seg.collective),
                     a2a    ? "(expert-parallel group)"

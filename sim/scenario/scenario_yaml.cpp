@@ -269,10 +269,10 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
 void set_stack_factors(ScenarioSpec& s, const stack::Factors& f)
 {
   // The communication factor scales what collectives achieve on every link (the platform and the closed-form
-  // collectives both read the links' effective bandwidth); the link efficiencies hold the current factor.
+  // collectives both read the links' goodput); the goodputs hold the current factor.
   const double ratio = f.communication / s.stack.factors.communication;
-  s.hardware.node.nvlink.efficiency *= ratio;
-  s.hardware.network.nic.efficiency *= ratio;
+  s.hardware.node.nvlink.goodput_Bps *= ratio;
+  s.hardware.network.nic.goodput_Bps *= ratio;
   s.stack.factors = f;
 }
 

@@ -71,6 +71,9 @@ struct StackSpec {
   OverlapDefaults overlap;
   Factors factors;
   Calibration calibration;
+  /// collectives: {algorithm, protocol}: what the framework forces (e.g. NCCL_ALGO in its launcher); wins over
+  /// the hardware file's.
+  std::string collective_algorithm, collective_protocol;
   bool given() const { return !file.empty(); }
 };
 

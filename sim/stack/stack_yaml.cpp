@@ -1,6 +1,7 @@
 #include "stack/stack_yaml.hpp"
 
 #include "config/map_reader.hpp"
+#include "hardware/hardware_yaml.hpp"
 
 namespace dtsim::stack {
 
@@ -62,6 +63,10 @@ StackSpec load_stack(const std::string& path, Diagnostics& diag)
   st.factors.communication = f.number("communication", false, 0.05, 20).value_or(1.0);
   st.factors.step_overhead_s = f.quantity("step_overhead", Dimension::Time, false, limits::kStepOverhead).value_or(0);
   f.finish();
+
+  const auto force = hardware::read_collective_force(root);
+  st.collective_algorithm = force.algorithm;
+  st.collective_protocol = force.protocol;
 
   MapReader cal = root.map("calibration", false);
   st.calibration.runs = cal.integer("runs", false, limits::kCalibrationRuns).value_or(0);

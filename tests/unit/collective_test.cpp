@@ -1,11 +1,14 @@
-// Collectives against the alpha-beta ring model (Thakur et al. 2005; NCCL): all-reduce 2(n-1)*alpha +
-// 2(n-1)/n * S/beta, reduce-scatter and all-gather half of it; NCCL-style hierarchical all-reduce; and the
-// tensor-parallel traffic of Megatron-LM (Narayanan et al. 2021, Sec. 3.2: 2 all-reduces forward and 2 backward
-// of b*s*h elements per layer and microbatch).
+// Collectives as NCCL runs them (collectives/algorithm_registry.hpp): the flows of each algorithm, each algorithm's
+// time against its closed form computed here by hand from NCCL's constants, the same in SimGrid on an uncontended
+// fabric, and the tensor-parallel traffic of Megatron-LM (Narayanan et al. 2021, Sec. 3.2: 2 all-reduces forward
+// and 2 backward of b*s*h elements per layer and microbatch).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <set>
+#include <sstream>
 
 #include "app/simulate.hpp"
 #include "collectives/collective.hpp"
@@ -20,25 +23,54 @@ using dtsim::parallel::derive_plan;
 
 namespace {
 
+using dtsim::collectives::Algorithm;
+using dtsim::collectives::Fabric;
+using dtsim::collectives::GroupShape;
 using dtsim::collectives::Kind;
+using dtsim::collectives::Protocol;
 using dtsim::collectives::plan_collective;
-using dtsim::collectives::ring_time;
 using dtsim::parallel::Placement;
 using dtsim::test::rel_diff;
 using dtsim::test::source_path;
 
 constexpr double S = 64.0 * 1048576;  // tensor size in bytes
+constexpr double kUs = 1e-6;
+
+// DGX A100-like links (hardware/dgx-a100-80gb.yaml): NVLink goodput 240 GB/s, HDR 24 GB/s, one NIC per GPU.
+Fabric a100(const std::string& algorithm = "ring", const std::string& protocol = "simple")
+{
+  Fabric f;
+  f.nvlink_Bps = 240e9;
+  f.nvlink_latency_s = 2e-6;
+  f.nic_Bps = 24e9;
+  f.nic_latency_s = 5e-6;
+  f.nics_per_node = 8;
+  f.devices_per_node = 8;
+  f.nvswitch_generation = 2;
+  f.choice = {algorithm, protocol};
+  return f;
+}
+
+Fabric h100(const std::string& algorithm, const std::string& protocol = "simple")
+{
+  Fabric f = a100(algorithm, protocol);
+  f.nvlink_Bps = 370.8e9;
+  f.nic_Bps = 48.5e9;
+  f.nvswitch_generation = 3;
+  return f;
+}
 
 TEST(PlanCollective, RingAllReduceInOneNode)
 {
   Placement pl(1, 8, 1, 8);  // dp 1, tp 8, pp 1, 8 devices per node
   auto group = pl.tp_group(0, 0);
   ASSERT_EQ(group.size(), 8u);
-  auto phases = plan_collective(Kind::AllReduce, S, group, pl);
+  auto phases = plan_collective(Kind::AllReduce, S, group, pl, a100());
   ASSERT_EQ(phases.size(), 1u);
   const auto& ph = phases[0];
   EXPECT_FALSE(ph.inter_node);
-  EXPECT_EQ(ph.steps, 2 * (8 - 1));
+  // NCCL ring, Simple: 8.4 us + 2(n-1) x 3.4 us, of which the flows pay the 2 us route
+  EXPECT_NEAR(ph.latency_s, (8.4 + 14 * 3.4 - 2) * kUs, 1e-12);
   ASSERT_EQ(ph.flows.size(), 8u);
   std::set<int64_t> srcs;
   for (size_t i = 0; i < 8; ++i) {
@@ -54,9 +86,9 @@ TEST(PlanCollective, RingReduceScatterAndAllGatherAreHalf)
 {
   Placement pl(1, 8, 1, 8);
   for (Kind k : {Kind::ReduceScatter, Kind::AllGather}) {
-    auto phases = plan_collective(k, S, pl.tp_group(0, 0), pl);
+    auto phases = plan_collective(k, S, pl.tp_group(0, 0), pl, a100());
     ASSERT_EQ(phases.size(), 1u);
-    EXPECT_EQ(phases[0].steps, 7);
+    EXPECT_NEAR(phases[0].latency_s, (8.4 + 7 * 3.4 - 2) * kUs, 1e-12);
     for (const auto& f : phases[0].flows)
       EXPECT_DOUBLE_EQ(f.bytes, 7.0 / 8.0 * S);
   }
@@ -65,69 +97,161 @@ TEST(PlanCollective, RingReduceScatterAndAllGatherAreHalf)
 TEST(PlanCollective, NothingForOneRankOrNoBytes)
 {
   Placement pl(1, 8, 1, 8);
-  EXPECT_TRUE(plan_collective(Kind::AllReduce, S, {3}, pl).empty());
-  EXPECT_TRUE(plan_collective(Kind::AllReduce, 0, pl.tp_group(0, 0), pl).empty());
+  EXPECT_TRUE(plan_collective(Kind::AllReduce, S, {3}, pl, a100()).empty());
+  EXPECT_TRUE(plan_collective(Kind::AllReduce, 0, pl.tp_group(0, 0), pl, a100()).empty());
 }
 
 // A data-parallel group of 8 spread over 4 nodes, 2 members per node (dp 8, tp 4, 8 devices per node: the group
-// of TP rank 0 is devices 0, 4, 8, ..., 28). NCCL-style: reduce-scatter inside each node, all-reduce of the
-// S/2 shards across nodes (one ring per local rank), all-gather inside each node.
-TEST(PlanCollective, HierarchicalAcrossFourNodes)
+// of TP rank 0 is devices 0, 4, 8, ..., 28). NCCL's ring across nodes: 2 channels, each node's two NICs carry one
+// channel each to the same local rank of the next node, the other channel stays on NVLink.
+TEST(PlanCollective, RingAcrossFourNodes)
 {
   Placement pl(8, 4, 1, 8);
   auto group = pl.dp_group(0, 0);
   ASSERT_EQ(group, (std::vector<int64_t>{0, 4, 8, 12, 16, 20, 24, 28}));
-  auto phases = plan_collective(Kind::AllReduce, S, group, pl);
-  ASSERT_EQ(phases.size(), 3u);
-  // 1. reduce-scatter within each node: rings of 2, each member sends (2-1)/2 * S
-  EXPECT_FALSE(phases[0].inter_node);
-  EXPECT_EQ(phases[0].steps, 1);
-  ASSERT_EQ(phases[0].flows.size(), 8u);
+  auto phases = plan_collective(Kind::AllReduce, S, group, pl, a100());
+  ASSERT_EQ(phases.size(), 1u);
+  const auto& ph = phases[0];
+  EXPECT_TRUE(ph.inter_node);
+  // (8.4 + (14 - 6) x 3.4 + 6 x 14.0) x 1.4 (the ring's plateau), less the 5 us route
+  EXPECT_NEAR(ph.latency_s, ((8.4 + 8 * 3.4 + 6 * 14.0) * 1.4 - 5) * kUs, 1e-12);
+  ASSERT_EQ(ph.flows.size(), 16u);
+  int inter = 0;
+  for (const auto& f : ph.flows) {
+    EXPECT_DOUBLE_EQ(f.bytes, 2.0 * 7.0 / 8.0 * S / 2);  // each link: one of the two channels
+    if (pl.node_of(f.src) != pl.node_of(f.dst)) {
+      ++inter;
+      EXPECT_EQ(pl.node_of(f.dst), (pl.node_of(f.src) + 1) % 4);
+      EXPECT_EQ(f.src % 8, f.dst % 8) << "the same local rank (rail) of the next node";
+    }
+  }
+  EXPECT_EQ(inter, 8);
+}
+
+// The double binary tree on the same group: chains of 2 in each node (S each way), two mirrored binary trees over
+// the 4 nodes, each link S/2 each way spread over the node's 2 NICs; Simple reaches 0.92 of the links.
+TEST(PlanCollective, TreeAcrossFourNodes)
+{
+  Placement pl(8, 4, 1, 8);
+  auto group = pl.dp_group(0, 0);
+  auto phases = plan_collective(Kind::AllReduce, S, group, pl, a100("tree"));
+  ASSERT_EQ(phases.size(), 1u);
+  EXPECT_EQ(phases[0].algorithm, Algorithm::Tree);
+  EXPECT_NEAR(phases[0].latency_s, (8.4 + 2 * (1 * 4.0 + 2 * 14.0) - 5) * kUs, 1e-12);
+  // per node: 1 chain link (2 flows), the trees: 3 + 3 links over 4 nodes x 2 local ranks x 2 directions
+  ASSERT_EQ(phases[0].flows.size(), 4u * 2 + 6u * 2 * 2);
   for (const auto& f : phases[0].flows) {
-    EXPECT_EQ(pl.node_of(f.src), pl.node_of(f.dst));
-    EXPECT_NE(f.src, f.dst);
-    EXPECT_DOUBLE_EQ(f.bytes, 0.5 * S);
+    if (pl.node_of(f.src) == pl.node_of(f.dst))
+      EXPECT_DOUBLE_EQ(f.bytes, S / 0.92);
+    else
+      EXPECT_DOUBLE_EQ(f.bytes, S / 2 / 2 / 0.92);
   }
-  // 2. all-reduce of S/2 across the 4 nodes: two rings of 4, each member sends 2*(4-1)/4 * S/2
-  EXPECT_TRUE(phases[1].inter_node);
-  EXPECT_EQ(phases[1].steps, 2 * (4 - 1));
-  ASSERT_EQ(phases[1].flows.size(), 8u);
-  for (const auto& f : phases[1].flows) {
-    EXPECT_NE(pl.node_of(f.src), pl.node_of(f.dst));
-    EXPECT_EQ(pl.node_of(f.dst), (pl.node_of(f.src) + 1) % 4);
-    EXPECT_EQ((f.src % 8) / 4, (f.dst % 8) / 4) << "a ring joins the same local member of every node";
-    EXPECT_DOUBLE_EQ(f.bytes, 2.0 * 3.0 / 4.0 * (S / 2));
-  }
-  // 3. all-gather within each node
-  EXPECT_FALSE(phases[2].inter_node);
-  EXPECT_EQ(phases[2].steps, 1);
-  ASSERT_EQ(phases[2].flows.size(), 8u);
-  for (const auto& f : phases[2].flows)
-    EXPECT_DOUBLE_EQ(f.bytes, 0.5 * S);
 }
 
 // One member per node: a flat ring across the NICs.
 TEST(PlanCollective, OneMemberPerNodeIsAFlatInterNodeRing)
 {
   Placement pl(4, 8, 1, 8);
-  auto phases = plan_collective(Kind::AllReduce, S, pl.dp_group(0, 0), pl);
+  auto phases = plan_collective(Kind::AllReduce, S, pl.dp_group(0, 0), pl, a100());
   ASSERT_EQ(phases.size(), 1u);
   EXPECT_TRUE(phases[0].inter_node);
-  EXPECT_EQ(phases[0].steps, 6);
+  ASSERT_EQ(phases[0].flows.size(), 4u);
   for (const auto& f : phases[0].flows)
     EXPECT_DOUBLE_EQ(f.bytes, 1.5 * S);
 }
 
-TEST(RingTime, AlphaBetaFormula)
+// NVLS on an NVSwitch-3 node: every device's link carries S(1 + 1/n) each way at 0.85 of its goodput.
+TEST(PlanCollective, NvlsLoadsEachLinkWithSPlusAShare)
 {
-  const double alpha = 2e-6, beta = 231e9;
-  for (int64_t n : {2, 4, 8, 64}) {
-    const double nd = double(n);
-    EXPECT_DOUBLE_EQ(ring_time(Kind::AllReduce, S, n, alpha, beta), 2 * (nd - 1) * alpha + 2 * (nd - 1) / nd * S / beta);
-    EXPECT_DOUBLE_EQ(ring_time(Kind::ReduceScatter, S, n, alpha, beta), (nd - 1) * alpha + (nd - 1) / nd * S / beta);
-    EXPECT_DOUBLE_EQ(ring_time(Kind::AllGather, S, n, alpha, beta), (nd - 1) * alpha + (nd - 1) / nd * S / beta);
-  }
-  EXPECT_EQ(ring_time(Kind::AllReduce, S, 1, alpha, beta), 0.0);
+  Placement pl(1, 8, 1, 8);
+  auto phases = plan_collective(Kind::AllReduce, S, pl.tp_group(0, 0), pl, h100("nvls"));
+  ASSERT_EQ(phases.size(), 1u);
+  EXPECT_EQ(phases[0].algorithm, Algorithm::Nvls);
+  EXPECT_NEAR(phases[0].latency_s, (25 - 2) * kUs, 1e-12);
+  ASSERT_EQ(phases[0].flows.size(), 8u);
+  for (const auto& f : phases[0].flows)
+    EXPECT_DOUBLE_EQ(f.bytes, (1 + 1.0 / 8) * S / 0.85);
+}
+
+// ---- closed forms, by hand from NCCL's constants (tuning.cc at 5067397c) -------------------------------------
+
+GroupShape shape(int64_t n, int64_t nodes, const Fabric& f)
+{
+  GroupShape g;
+  g.ranks = n;
+  g.nodes = nodes;
+  g.nvswitch_generation = f.nvswitch_generation;
+  g.nvlink_Bps = f.nvlink_Bps;
+  g.nic_Bps = f.nic_Bps;
+  return g;
+}
+
+TEST(ClosedForm, EachAlgorithmAndProtocol)
+{
+  using dtsim::collectives::predict;
+  const Fabric a = a100(), h = h100("auto");
+  // ring, one node of 8 A100: base + 2(n-1) steps, 1.75 S over the link at the protocol's fraction
+  EXPECT_DOUBLE_EQ(predict(Algorithm::Ring, Protocol::Simple, Kind::AllReduce, S, shape(8, 1, a)).time_s,
+                   (8.4 + 14 * 3.4) * kUs + 1.75 * S / 240e9);
+  EXPECT_DOUBLE_EQ(predict(Algorithm::Ring, Protocol::LL128, Kind::AllReduce, S, shape(8, 1, a)).time_s,
+                   (14.0 + 14 * 1.9) * kUs + 1.75 * S / (0.92 * 240e9));
+  // LL: half the link, but never above llMaxBw (87.7 GB/s bus bandwidth on Ampere)
+  EXPECT_DOUBLE_EQ(predict(Algorithm::Ring, Protocol::LL, Kind::AllReduce, S, shape(8, 1, a)).time_s,
+                   (6.6 + 14 * 0.6) * kUs + 1.75 * S / 87.7e9);
+  EXPECT_DOUBLE_EQ(predict(Algorithm::Ring, Protocol::Simple, Kind::ReduceScatter, S, shape(8, 1, a)).time_s,
+                   (8.4 + 7 * 3.4) * kUs + 0.875 * S / 240e9);
+  // ring across 2 nodes of 8: 30 steps, 2 across; each NIC carries one of 8 channels
+  EXPECT_DOUBLE_EQ(predict(Algorithm::Ring, Protocol::Simple, Kind::AllReduce, S, shape(16, 2, a)).time_s,
+                   (8.4 + 28 * 3.4 + 2 * 14.0) * 1.4 * kUs + 1.875 / 8 * S / 24e9);
+  // tree across 4 nodes of 8: 2((k-1) intra + log2 N inter); the NVLink chain (2 S at 0.92) is the slower link
+  EXPECT_DOUBLE_EQ(predict(Algorithm::Tree, Protocol::Simple, Kind::AllReduce, S, shape(32, 4, a)).time_s,
+                   (8.4 + 2 * (7 * 4.0 + 2 * 14)) * kUs + std::max(2 * S / (0.92 * 240e9), 1.5 / 8 * S / (0.92 * 24e9)));
+  // NVLS, one H100 node: 25 us, S(1 + 1/8) at 0.85 of the link
+  EXPECT_DOUBLE_EQ(predict(Algorithm::Nvls, Protocol::Simple, Kind::AllReduce, S, shape(8, 1, h)).time_s,
+                   25 * kUs + 1.125 * S / (0.85 * 370.8e9));
+  // NVLS tree, 2 H100 nodes: 25 + 2 x 1 x 20.9 us
+  EXPECT_DOUBLE_EQ(predict(Algorithm::NvlsTree, Protocol::Simple, Kind::AllReduce, S, shape(16, 2, h)).time_s,
+                   (25 + 2 * 20.9) * kUs + std::max(1.125 * S / (0.85 * 370.8e9), 2 * 0.5 / 8 * S / 48.5e9));
+}
+
+TEST(Selection, NcclPicksTheFastestCandidate)
+{
+  using dtsim::collectives::choose;
+  const Fabric h = h100("auto", "auto");
+  // small messages: LL; large: NVLS on an NVSwitch-3 node, the ring on an NVSwitch-2 node
+  EXPECT_EQ(choose(Kind::AllReduce, 4096, shape(8, 1, h), h.choice).protocol, Protocol::LL);
+  EXPECT_EQ(choose(Kind::AllReduce, 1 << 30, shape(8, 1, h), h.choice).algorithm, Algorithm::Nvls);
+  const Fabric a = a100("auto", "auto");
+  auto big = choose(Kind::AllReduce, 1 << 30, shape(8, 1, a), a.choice);
+  EXPECT_EQ(big.algorithm, Algorithm::Ring);
+  EXPECT_EQ(big.protocol, Protocol::Simple);
+  // reduce-scatter has only the ring
+  EXPECT_EQ(choose(Kind::ReduceScatter, 1 << 30, shape(8, 1, h), h.choice).algorithm, Algorithm::Ring);
+  // forced: NVLS where it cannot run (NVSwitch 2) falls back to the ring
+  EXPECT_EQ(choose(Kind::AllReduce, 1 << 30, shape(8, 1, a), {"nvls", ""}).algorithm, Algorithm::Ring);
+  auto forced = choose(Kind::AllReduce, 1 << 30, shape(8, 1, h), {"ring", "ll128"});
+  EXPECT_EQ(forced.algorithm, Algorithm::Ring);
+  EXPECT_EQ(forced.protocol, Protocol::LL128);
+}
+
+TEST(Registry, NamesForYamlAndDocs)
+{
+  EXPECT_EQ(dtsim::collectives::algorithm_choices(),
+            (std::vector<std::string>{"auto", "ring", "tree", "nvls", "nvls_tree"}));
+  EXPECT_EQ(dtsim::collectives::protocol_choices(), (std::vector<std::string>{"auto", "ll", "ll128", "simple"}));
+  std::ifstream f(source_path("docs/yaml-reference.md"));
+  std::stringstream doc;
+  doc << f.rdbuf();
+  auto listed = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& n : v)
+      s += (s.empty() ? "" : ", ") + n;
+    return s;
+  };
+  EXPECT_NE(doc.str().find("| `collectives.algorithm` | " + listed(dtsim::collectives::algorithm_choices()) + " |"),
+            std::string::npos);
+  EXPECT_NE(doc.str().find("| `collectives.protocol` | " + listed(dtsim::collectives::protocol_choices()) + " |"),
+            std::string::npos);
 }
 
 // ---- end to end: tensor-parallel all-reduces on one node (one SimGrid engine per process) -----------------
@@ -140,16 +264,31 @@ constexpr double kL = 4, kH = 256, kB = 4, kSeq = 512, kMicrobatches = 2;
 constexpr double kAllReducesPerMicrobatch = 4 * kL + 2;
 constexpr double kTensorBytes = kB * kSeq * kH * 2;
 
-dtsim::scenario::ScenarioSpec tp8(const std::vector<std::string>& overrides)
+dtsim::scenario::ScenarioSpec tp8(std::vector<std::string> overrides)
 {
   return dtsim::scenario::load_scenario(source_path("tests/unit/data/tp8.yaml"), overrides);
 }
 
-double expected_exposed_tp(const dtsim::scenario::ScenarioSpec& s)
+// One all-reduce of the tp8 tensor on one DGX A100 node, by hand, per forced algorithm and protocol.
+double hand_all_reduce(const std::string& proto, double bytes)
 {
-  const auto& nvl = s.hardware.node.nvlink;
-  return kMicrobatches * kAllReducesPerMicrobatch *
-         ring_time(Kind::AllReduce, kTensorBytes, 8, nvl.latency_s, nvl.bw_Bps * nvl.efficiency);
+  if (proto == "ll128")
+    return (14.0 + 14 * 1.9) * kUs + 1.75 * bytes / (0.92 * 240e9);
+  if (proto == "ll")
+    return (6.6 + 14 * 0.6) * kUs + 1.75 * bytes / 87.7e9;
+  return (8.4 + 14 * 3.4) * kUs + 1.75 * bytes / 240e9;
+}
+
+double expected_exposed_tp(const std::string& proto = "simple")
+{
+  return kMicrobatches * kAllReducesPerMicrobatch * hand_all_reduce(proto, kTensorBytes);
+}
+
+std::vector<std::string> forced(const std::string& algo, const std::string& proto, std::vector<std::string> more = {})
+{
+  more.push_back("hardware.collectives.algorithm=" + algo);
+  more.push_back("hardware.collectives.protocol=" + proto);
+  return more;
 }
 
 // The step program carries exactly the hand-counted collectives (no engine needed).
@@ -183,13 +322,12 @@ TEST(TensorParallelTraffic, StepProgramCountsNarayananAllReduces)
   }
 }
 
-void check_exposed_tp(const std::vector<std::string>& overrides)
+void check_exposed_tp(const std::vector<std::string>& overrides, double expected)
 {
   auto s = tp8(overrides);
   auto r = dtsim::app::simulate(s, false);
   ASSERT_TRUE(r.simulated);
   const auto& b = r.replay.average;
-  const double expected = expected_exposed_tp(s);
   std::printf("[tp comm] %s: exposed TP %.9g s, expected %.9g s (%.0f all-reduces of %.0f B, %.4g us each)\n",
               dtsim::scenario::to_string(s.fidelity), b.exposed_tp_comm_s, expected,
               kMicrobatches * kAllReducesPerMicrobatch, kTensorBytes,
@@ -199,10 +337,42 @@ void check_exposed_tp(const std::vector<std::string>& overrides)
   EXPECT_EQ(b.exposed_dp_comm_s, 0.0);
 }
 
-TEST(TensorParallelTiming, FoldedMatchesRingTime) { check_exposed_tp({}); }
-TEST(TensorParallelTiming, FullFidelityMatchesRingTime) { check_exposed_tp({"simulation.fidelity=full"}); }
-// Reduce-scatter + all-gather cost what the all-reduce costs in the alpha-beta model.
-TEST(TensorParallelTiming, SequenceParallelMatchesRingTime) { check_exposed_tp({"parallel.sp=true"}); }
+TEST(TensorParallelTiming, FoldedMatchesRingTime) { check_exposed_tp(forced("ring", "simple"), expected_exposed_tp()); }
+TEST(TensorParallelTiming, FullFidelityMatchesRingTime)
+{
+  check_exposed_tp(forced("ring", "simple", {"simulation.fidelity=full"}), expected_exposed_tp());
+}
+TEST(TensorParallelTiming, RingLL128MatchesClosedForm)
+{
+  check_exposed_tp(forced("ring", "ll128"), expected_exposed_tp("ll128"));
+}
+TEST(TensorParallelTiming, RingLLMatchesClosedForm) { check_exposed_tp(forced("ring", "ll"), expected_exposed_tp("ll")); }
+// Reduce-scatter + all-gather: the bandwidth of one all-reduce, the latency of two 7-step rings.
+TEST(TensorParallelTiming, SequenceParallelMatchesRingTime)
+{
+  const double rs = (8.4 + 7 * 3.4) * kUs + 0.875 * kTensorBytes / 240e9;
+  check_exposed_tp(forced("ring", "simple", {"parallel.sp=true"}), kMicrobatches * kAllReducesPerMicrobatch * 2 * rs);
+}
+// The tree on one node: the chain carries 2 S each way at 0.92 of the link.
+TEST(TensorParallelTiming, TreeMatchesClosedForm)
+{
+  const double t = (8.4 + 2 * 7 * 4.0) * kUs + 2 * kTensorBytes / (0.92 * 240e9);
+  check_exposed_tp(forced("tree", "simple", {"simulation.fidelity=full"}), kMicrobatches * kAllReducesPerMicrobatch * t);
+}
+TEST(TensorParallelTiming, TreeFoldedMatchesClosedForm)
+{
+  const double t = (8.4 + 2 * 7 * 4.0) * kUs + 2 * kTensorBytes / (0.92 * 240e9);
+  check_exposed_tp(forced("tree", "simple"), kMicrobatches * kAllReducesPerMicrobatch * t);
+}
+// NVLS on a DGX H100 node, full fidelity (every flow simulated) and folded (closed form of the exclusive links).
+void check_nvls(const char* fidelity)
+{
+  const double t = 25 * kUs + 1.125 * kTensorBytes / (0.85 * 370.8e9);
+  check_exposed_tp(forced("nvls", "auto", {"hardware=../../../hardware/dgx-h100.yaml", "stack=none", fidelity}),
+                   kMicrobatches * kAllReducesPerMicrobatch * t);
+}
+TEST(TensorParallelTiming, NvlsMatchesClosedFormFull) { check_nvls("simulation.fidelity=full"); }
+TEST(TensorParallelTiming, NvlsMatchesClosedFormFolded) { check_nvls("simulation.fidelity=folded"); }
 
 }  // namespace
 
@@ -217,34 +387,39 @@ constexpr double kGradBytes = 2 * kTinyParams;
 TEST(DataParallelTiming, FlatRingInOneNode)
 {
   static_assert(kTinyParams == 3552768.0, "tiny-gpt.yaml states 3,552,768 parameters");
-  auto s = dtsim::scenario::load_scenario(source_path("tests/unit/data/dp8.yaml"), {"stack=none"});
+  auto s = dtsim::scenario::load_scenario(source_path("tests/unit/data/dp8.yaml"), forced("ring", "simple", {"stack=none"}));
   auto r = dtsim::app::simulate(s, false);
   ASSERT_TRUE(r.simulated);
-  const auto& nvl = s.hardware.node.nvlink;
-  const double expected = ring_time(Kind::AllReduce, kGradBytes, 8, nvl.latency_s, nvl.effective_bw_Bps());
+  const double expected = hand_all_reduce("simple", kGradBytes);
   const auto& b = r.replay.average;
   std::printf("[dp comm] one node: exposed DP %.9g s, expected %.9g s\n", b.exposed_dp_comm_s, expected);
   EXPECT_LT(rel_diff(b.exposed_dp_comm_s, expected), 0.01);
   EXPECT_EQ(b.exposed_tp_comm_s, 0.0);
 }
 
-// dp 16 over two nodes of 8: reduce-scatter in each node (NVLink), all-reduce of S/8 between the two nodes (one
-// ring per local rank, each on its own NIC), all-gather in each node.
-TEST(DataParallelTiming, HierarchicalAcrossTwoNodes)
+// dp 16 over two nodes of 8, forced ring: 8 channels, each NIC carries one (1.875 S / 8 at 24 GB/s, slower than
+// the 7/8 of it on NVLink); forced tree: the NVLink chain (2 S at 0.92 of 240 GB/s) is slower than the NICs.
+void check_two_nodes(const std::string& algo, double expected)
 {
-  auto s = dtsim::scenario::load_scenario(source_path("tests/unit/data/dp8.yaml"),
-                                          {"devices=16", "parallel.dp=16", "training.global_batch=64", "stack=none"});
+  auto s = dtsim::scenario::load_scenario(
+      source_path("tests/unit/data/dp8.yaml"),
+      forced(algo, "simple", {"devices=16", "parallel.dp=16", "training.global_batch=64", "stack=none"}));
   auto r = dtsim::app::simulate(s, false);
   ASSERT_TRUE(r.simulated);
-  const auto& nvl = s.hardware.node.nvlink;
-  const auto& nic = s.hardware.network.nic;
-  const double expected =
-      ring_time(Kind::ReduceScatter, kGradBytes, 8, nvl.latency_s, nvl.effective_bw_Bps()) +
-      ring_time(Kind::AllReduce, kGradBytes / 8, 2, nic.latency_s, nic.effective_bw_Bps()) +
-      ring_time(Kind::AllGather, kGradBytes, 8, nvl.latency_s, nvl.effective_bw_Bps());
   const auto& b = r.replay.average;
-  std::printf("[dp comm] two nodes: exposed DP %.9g s, expected %.9g s\n", b.exposed_dp_comm_s, expected);
+  std::printf("[dp comm] two nodes, %s: exposed DP %.9g s, expected %.9g s\n", algo.c_str(), b.exposed_dp_comm_s,
+              expected);
   EXPECT_LT(rel_diff(b.exposed_dp_comm_s, expected), 0.01);
+}
+
+TEST(DataParallelTiming, RingAcrossTwoNodes)
+{
+  check_two_nodes("ring", (8.4 + 28 * 3.4 + 2 * 14.0) * 1.4 * kUs + 1.875 / 8 * kGradBytes / 24e9);
+}
+
+TEST(DataParallelTiming, TreeAcrossTwoNodes)
+{
+  check_two_nodes("tree", (8.4 + 2 * (7 * 4.0 + 1 * 14.0)) * kUs + 2 * kGradBytes / (0.92 * 240e9));
 }
 
 // tp 8 x dp 2 on two nodes: eight data-parallel groups {r, 8 + r}, one member per node, each a two-rank ring on
@@ -260,18 +435,17 @@ void check_dp_with_tp(const std::vector<std::string>& extra)
   std::vector<std::string> o = {"devices=16", "parallel.dp=2", "parallel.dp_overlap=false",
                                 "training.global_batch=16", "stack=none"};
   o.insert(o.end(), extra.begin(), extra.end());
-  auto s = tp8(o);
+  auto s = tp8(forced("ring", "simple", o));
   auto r = dtsim::app::simulate(s, false);
   ASSERT_TRUE(r.simulated);
-  const auto& nic = s.hardware.network.nic;
-  const double expected = ring_time(Kind::AllReduce, 2 * kTinyParamsPerTp8Rank, 2, nic.latency_s,
-                                    nic.effective_bw_Bps());
+  // two ranks on two nodes: 2 steps, both across (one member per node: NCCL's tree network step, 14 us), x 1.4
+  const double expected = (8.4 + 2 * 14.0) * 1.4 * kUs + 2 * kTinyParamsPerTp8Rank / 24e9;
   const auto& b = r.replay.average;
   std::printf("[dp comm] tp 8 x dp 2 (%s): exposed DP %.9g s, expected %.9g s; exposed TP %.9g s, expected %.9g s\n",
               dtsim::scenario::to_string(s.fidelity), b.exposed_dp_comm_s, expected, b.exposed_tp_comm_s,
-              expected_exposed_tp(s));
+              expected_exposed_tp());
   EXPECT_LT(rel_diff(b.exposed_dp_comm_s, expected), 0.01);
-  EXPECT_LT(rel_diff(b.exposed_tp_comm_s, expected_exposed_tp(s)), 0.01);  // TP traffic is unchanged by dp
+  EXPECT_LT(rel_diff(b.exposed_tp_comm_s, expected_exposed_tp()), 0.01);  // TP traffic is unchanged by dp
 }
 
 TEST(DataParallelTiming, TensorParallelShardsFolded) { check_dp_with_tp({}); }

@@ -121,7 +121,7 @@ TEST(DtsimBinary, FoldedAndFullFidelityAgree)
 
 // tp 8 in a node, pipeline neighbours and data-parallel peers in other nodes: the folded replay times the
 // tensor-parallel collectives in closed form (no other traffic shares those NVLink links); the full replay runs
-// every ring edge as a flow. Both must agree to rounding.
+// every ring edge as a flow. Both must agree to rounding (SimGrid's, on flow sizes scaled by the protocol's share).
 TEST(DtsimBinary, FoldedClosedFormCollectivesMatchFullFlows)
 {
   if (dtsim_binary().empty())
@@ -135,8 +135,8 @@ TEST(DtsimBinary, FoldedClosedFormCollectivesMatchFullFlows)
   std::printf("[closed form] folded %.12g s (TP %.9g s, %lld activities), full %.12g s (TP %.9g s, %lld activities)\n",
               a, ta, (long long)folded.at("simulation").at("activities").get<int64_t>(), b, tb,
               (long long)full.at("simulation").at("activities").get<int64_t>());
-  EXPECT_LT(rel_diff(a, b), 1e-9);
-  EXPECT_LT(rel_diff(ta, tb), 1e-9);
+  EXPECT_LT(rel_diff(a, b), 1e-6);
+  EXPECT_LT(rel_diff(ta, tb), 1e-6);
   EXPECT_GT(ta, 0.0);
 }
 

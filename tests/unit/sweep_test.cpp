@@ -191,7 +191,8 @@ TEST(Sweep, WhatIfOnAHardwareQuantityMovesTheDataParallelPart)
   EXPECT_EQ(slow["vary"]["hardware.network.nic.bandwidth"], "100 Gb/s");
   EXPECT_GT(slow["step_time_s"].get<double>(), fast["step_time_s"].get<double>());
   EXPECT_GT(slow["breakdown"]["exposed_dp_comm_s"].get<double>(), fast["breakdown"]["exposed_dp_comm_s"].get<double>());
-  EXPECT_EQ(slow["breakdown"]["compute_s"], fast["breakdown"]["compute_s"]);
+  // the same kernels; summed in another event order (the links differ), so equal to the last bits only
+  EXPECT_DOUBLE_EQ(slow["breakdown"]["compute_s"].get<double>(), fast["breakdown"]["compute_s"].get<double>());
   EXPECT_EQ(slow["model"], "tiny-gpt");
   EXPECT_EQ(slow["hardware"], fast["hardware"]);
   fs::remove_all(dir);

@@ -126,24 +126,26 @@ nlohmann::json run_tiny(const std::string& extra)
 }
 
 // tp 8 fills a node, so each data-parallel pair spans two nodes (one ring over the NICs); without overlap the
-// gradients' collective is fully exposed. A ring all-reduce is a reduce-scatter followed by an all-gather (same
-// steps, same bytes), so ZeRO-1's reduce-scatter of the gradients plus its all-gather of the updated 16-bit
-// parameters (as many bytes as the 16-bit gradients) take exactly the all-reduce's time, while the optimizer
-// works on half the parameters. (With 16-bit gradients, hence no stack: fp32 main gradients are reduced in 4 bytes
+// gradients' collective is fully exposed. A ring all-reduce moves what a reduce-scatter and an all-gather move, so
+// ZeRO-1's reduce-scatter of the gradients plus its all-gather of the updated 16-bit parameters (as many bytes as
+// the 16-bit gradients) take the all-reduce's bandwidth time; only NCCL's latencies differ (one all-reduce: base +
+// 2 network steps, x 1.4 across nodes; a reduce-scatter and an all-gather: two bases + 1 step each), a few percent
+// here. The optimizer works on half the parameters. (With 16-bit gradients, hence no stack: fp32 main gradients are reduced in 4 bytes
 // and the parameters gathered in 2.)
 TEST(ZeroEndToEnd, Zero1CommunicatesExactlyAsMuchAsDataParallel)
 {
   if (dtsim::test::dtsim_binary().empty())
     GTEST_SKIP() << "DTSIM_BINARY is not set or not an executable";
   const std::string plan = " --set devices=32 --set parallel.tp=8 --set parallel.pp=2 --set parallel.dp=2"
-                           " --set parallel.dp_overlap=false --set stack=none";
+                           " --set parallel.dp_overlap=false --set stack=none"
+                           " --set hardware.collectives.algorithm=ring --set hardware.collectives.protocol=simple";
   auto z0 = run_tiny(plan), z1 = run_tiny(plan + " --set parallel.zero=1");
   const auto &b0 = z0.at("breakdown"), &b1 = z1.at("breakdown");
   const double dp0 = b0.at("exposed_dp_comm_s").get<double>(), dp1 = b1.at("exposed_dp_comm_s").get<double>();
   std::printf("[zero] exposed DP: zero 0 %.12g s, zero 1 %.12g s; optimizer %.9g s -> %.9g s\n", dp0, dp1,
               b0.at("optimizer_s").get<double>(), b1.at("optimizer_s").get<double>());
   EXPECT_GT(dp0, 0.0);
-  EXPECT_LT(rel_diff(dp1, dp0), 1e-9);
+  EXPECT_LT(rel_diff(dp1, dp0), 0.15);
   EXPECT_LT(b1.at("optimizer_s").get<double>(), 0.6 * b0.at("optimizer_s").get<double>());
 }
 
@@ -193,7 +195,8 @@ TEST(ZeroEndToEnd, ParamGatherOverlapHidesTheRefresh)
               off.at("step_time_s").get<double>(), on.at("step_time_s").get<double>());
   EXPECT_LT(dp_on, dp_off);
   EXPECT_LT(on.at("step_time_s").get<double>(), off.at("step_time_s").get<double>());
-  EXPECT_LT(rel_diff(on.at("step_time_s").get<double>(), full.at("step_time_s").get<double>()), 1e-9);
+  // to SimGrid's rounding of the protocol-scaled flow sizes
+  EXPECT_LT(rel_diff(on.at("step_time_s").get<double>(), full.at("step_time_s").get<double>()), 1e-6);
 }
 
 }  // namespace
