@@ -31,9 +31,11 @@ struct Phase {
   std::vector<Flow> flows;
 };
 
-/// Phases of a collective of `bytes` (the whole tensor) over `group` (devices in ring order).
+/// Phases of a collective of `bytes` (the whole tensor) over `group` (devices in ring order). AllToAll only:
+/// `inter_node_scale` multiplies the bytes of the flows between nodes (node-limited expert routing,
+/// model/node_limited_routing.hpp).
 std::vector<Phase> plan_collective(Kind kind, double bytes, const std::vector<int64_t>& group,
-                                   const parallel::Placement& placement);
+                                   const parallel::Placement& placement, double inter_node_scale = 1.0);
 
 /// Alpha-beta time of a ring collective on an uncontended ring: steps * alpha + volume / beta
 /// (all-reduce: 2(n-1) steps, 2(n-1)/n * S per rank; reduce-scatter or all-gather: half of that).
