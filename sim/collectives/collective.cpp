@@ -85,7 +85,8 @@ int64_t max_degree(int64_t nodes)
 }  // namespace
 
 std::vector<Phase> plan_collective(Kind kind, double bytes, const std::vector<int64_t>& group,
-                                   const parallel::Placement& placement, const Fabric& fabric)
+                                   const parallel::Placement& placement, const Fabric& fabric,
+                                   double inter_node_scale)
 {
   std::vector<Phase> phases;
   if (group.size() < 2 || bytes <= 0)
@@ -96,8 +97,9 @@ std::vector<Phase> plan_collective(Kind kind, double bytes, const std::vector<in
     for (int64_t a : group)
       for (int64_t b : group)
         if (a != b) {
-          ph.flows.push_back({a, b, share});
-          ph.inter_node = ph.inter_node || placement.node_of(a) != placement.node_of(b);
+          const bool across = placement.node_of(a) != placement.node_of(b);
+          ph.flows.push_back({a, b, across ? share * inter_node_scale : share});
+          ph.inter_node = ph.inter_node || across;
         }
     phases.push_back(std::move(ph));
     return phases;

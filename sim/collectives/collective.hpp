@@ -50,9 +50,12 @@ Fabric fabric_of(const scenario::ScenarioSpec& s);
 /// The group's shape on this fabric (members per node in group order).
 GroupShape group_shape(const std::vector<int64_t>& group, const parallel::Placement& placement, const Fabric& f);
 
-/// Phases of a collective of `bytes` (the whole tensor) over `group` (devices in ring order).
+/// Phases of a collective of `bytes` (the whole tensor) over `group` (devices in ring order). AllToAll only:
+/// `inter_node_scale` multiplies the bytes of the flows between nodes (node-limited expert routing,
+/// model/node_limited_routing.hpp).
 std::vector<Phase> plan_collective(Kind kind, double bytes, const std::vector<int64_t>& group,
-                                   const parallel::Placement& placement, const Fabric& fabric);
+                                   const parallel::Placement& placement, const Fabric& fabric,
+                                   double inter_node_scale = 1.0);
 
 /// NCCL's predicted time of the collective the replay would run (registry's choice), without contention.
 double collective_time(Kind kind, double bytes, const std::vector<int64_t>& group,

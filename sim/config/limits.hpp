@@ -60,6 +60,11 @@ inline constexpr IntRange kVocab{1, int64_t(1) << 24};
 inline constexpr IntRange kPositions{1, int64_t(1) << 30};
 /// Experts of a layer and experts per token: 2^16 (DeepSeek-V3: 256).
 inline constexpr IntRange kExperts{0, int64_t(1) << 16};
+/// Dense first layers of a model with experts (first_k_dense_replace): 0 to 2^16, and fewer than its layers.
+inline constexpr IntRange kDenseLayers{0, int64_t(1) << 16};
+/// Latent widths of multi-head latent attention (q_lora_rank, kv_lora_rank): 2^20 like kWidth (DeepSeek-V3: 1536
+/// and 512); q_lora_rank may be 0 (queries projected from the hidden state, DeepSeek-V2-Lite).
+inline constexpr IntRange kLatentRank{0, int64_t(1) << 20};
 
 // --- Hardware ---
 /// Devices per node (one NVLink domain): 4,096; the largest announced is 576 (NVL576).

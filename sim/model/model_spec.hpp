@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <string>
 
+#include "model/mla.hpp"
+
 namespace dtsim::model {
 
 enum class Family {
@@ -25,8 +27,31 @@ struct ModelSpec {
   int64_t max_positions = 0;  ///< max_position_embeddings
   bool tied_embeddings = true;
   bool learned_positions = true;  ///< a position-embedding table (GPT-2/3, BERT); rotary models have none
-  int64_t experts = 0;            ///< num_local_experts (stored for later work)
-  int64_t experts_per_token = 0;  ///< num_experts_per_tok (stored for later work)
+  int64_t experts = 0;            ///< routed experts per MoE layer (num_local_experts, num_experts, n_routed_experts)
+  int64_t experts_per_token = 0;  ///< routed experts per token (num_experts_per_tok)
+  /// Width of one routed expert's MLP (moe_intermediate_size; intermediate_size when not given, Mixtral's way).
+  int64_t expert_ffn = 0;
+  /// Width of the shared experts' MLP, all of them together, beside the routed ones in every MoE layer (DeepSeek:
+  /// n_shared_experts * moe_intermediate_size; Qwen2-MoE: shared_expert_intermediate_size); 0: none.
+  int64_t shared_ffn = 0;
+  /// Qwen2-MoE's sigmoid gate on the shared expert's output (one h x 1 matrix per layer).
+  bool shared_expert_gate = false;
+  /// The first layers of a model with experts that keep a dense MLP of intermediate_size (first_k_dense_replace).
+  int64_t dense_layers = 0;
+  /// Node-limited routing (DeepSeek's group-limited top-k): the routed experts form expert_groups groups (n_group)
+  /// and each token picks its experts from groups_per_token of them (topk_group); 0 or equal counts: unrestricted.
+  int64_t expert_groups = 0, groups_per_token = 0;
+  /// Multi-head latent attention (DeepSeek-V2/V3) instead of multi-head or grouped-query attention.
+  MlaSpec mla;
+
+  bool moe() const { return experts > 0; }
+  /// Width of one routed expert's MLP.
+  int64_t expert_width() const { return expert_ffn > 0 ? expert_ffn : ffn; }
+  /// Whether layer `l` (0-based) has experts: all but the first dense_layers of a model with experts.
+  bool moe_layer(int64_t l) const { return moe() && l >= dense_layers; }
+  /// Query (and key) width and value width of all heads: heads * head_dim each, or MLA's heads * 192 and 128.
+  int64_t qk_width() const { return heads * (mla.enabled() ? mla.qk_head_dim() : head_dim); }
+  int64_t v_width() const { return heads * (mla.enabled() ? mla.v_head_dim : head_dim); }
 };
 
 /// Tokens the busiest expert-parallel rank receives relative to the mean, when the busiest expert gets `imbalance`

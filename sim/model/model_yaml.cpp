@@ -32,26 +32,37 @@ const std::vector<std::string> kIgnoredHfKeys = {
     "n_ctx", "sliding_window", "router_aux_loss_coef", "output_router_logits", "router_jitter_noise"};
 
 // Hugging Face model types whose architecture dtsim does not model, with what it lacks. Their config.json would
-// otherwise load as a dense model of the wrong size (Qwen1.5-MoE: 1.6B parameters instead of 14.3B).
+// otherwise load as a model of another architecture.
 const std::vector<std::pair<std::string, std::string>> kUnmodelledTypes = {
-    {"qwen2_moe", "shared experts (shared_expert_intermediate_size) and experts of moe_intermediate_size"},
-    {"qwen3_moe", "experts of moe_intermediate_size (num_experts)"},
-    {"deepseek_v2", "multi-head latent attention (kv_lora_rank, q_lora_rank), shared experts and dense first layers"},
-    {"deepseek_v3", "multi-head latent attention (kv_lora_rank, q_lora_rank), shared experts and dense first layers"},
+    {"qwen3_next", "hybrid layers of gated DeltaNet linear attention and gated attention (layer_types)"},
+    {"deepseek_v32", "DeepSeek sparse attention (its lightning indexer, index_topk)"},
+    {"jamba", "Mamba layers interleaved with attention layers"},
 };
 
-// Keys of mixture-of-experts configs that dtsim does not read: experts are read only as num_local_experts and
-// num_experts_per_tok (Mixtral's keys), each expert an MLP of intermediate_size.
-const std::vector<std::string> kUnreadExpertKeys = {
-    "num_experts", "n_routed_experts", "n_shared_experts", "moe_intermediate_size", "shared_expert_intermediate_size",
-    "num_shared_experts", "moe_num_experts", "first_k_dense_replace", "moe_layer_freq", "decoder_sparse_step"};
+// Keys of mixture-of-experts configs that dtsim does not read (other families' names for experts); a model carrying
+// them would load without its experts.
+const std::vector<std::string> kUnreadExpertKeys = {"num_shared_experts", "moe_num_experts", "moe_num_shared_experts"};
+
+// The names of the routed expert count in the configs dtsim reads: Mixtral, Qwen-MoE, DeepSeek.
+const std::vector<std::string> kExpertCountKeys = {"num_local_experts", "num_experts", "n_routed_experts"};
+
+// Keys of DeepSeek configs that do not change the cost of a training step as dtsim models it: routing details
+// (scoring function, bias-based balancing, scaling), the auxiliary loss, the inference-time ep_size and fp8 weight
+// format, and the multi-token-prediction module, which dtsim does not model (docs/parallelism.md).
+const std::vector<std::string> kIgnoredMoeKeys = {
+    "aux_loss_alpha", "seq_aux", "norm_topk_prob", "routed_scaling_factor", "scoring_func", "topk_method", "ep_size",
+    "quantization_config", "num_nextn_predict_layers", "auto_map", "max_window_layers", "use_sliding_window",
+    "use_qk_norm", "qk_layernorm", "moe_router_dtype"};
 
 // The keys load_model reads, for "did you mean" on the other keys of a config.json.
 const std::vector<std::string> kReadKeys = {
     "model_type", "hidden_act", "hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size",
     "max_position_embeddings", "intermediate_size", "num_key_value_heads", "head_dim", "num_local_experts",
     "num_experts_per_tok", "tie_word_embeddings", "n_embd", "n_layer", "n_head", "n_positions", "n_inner",
-    "activation_function"};
+    "activation_function", "num_experts", "n_routed_experts", "moe_intermediate_size", "n_shared_experts",
+    "shared_expert_intermediate_size", "first_k_dense_replace", "moe_layer_freq", "decoder_sparse_step",
+    "mlp_only_layers", "n_group", "topk_group", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
+    "qk_rope_head_dim", "v_head_dim"};
 
 // A config.json may hold keys dtsim does not read; those it cannot ignore (the experts of a model type it does
 // not model) are errors, and those one typo away from a key it reads are warnings.
@@ -60,14 +71,14 @@ void check_hf_keys(MapReader& m, const std::string& model_type)
   for (const auto& [type, missing] : kUnmodelledTypes)
     if (model_type == type)
       m.error("model_type", "expected a model type that dtsim models, got '" + type + "': dtsim does not model its " +
-                                missing + "; write a YAML model file giving the experts as num_local_experts and "
-                                "num_experts_per_tok (see models/qwen3-235b-a22b.yaml)");
+                                missing);
   const auto unread = m.unread_keys();
   for (const auto& key : unread) {
     if (std::find(kUnreadExpertKeys.begin(), kUnreadExpertKeys.end(), key) != kUnreadExpertKeys.end())
-      m.error(key, "a mixture-of-experts key that dtsim does not read: it models experts given as num_local_experts "
-                   "and num_experts_per_tok, each an MLP of intermediate_size; without them the model would load "
-                   "as a dense one");
+      m.error(key, "a mixture-of-experts key that dtsim does not read: it reads the routed experts as "
+                   "num_local_experts, num_experts or n_routed_experts, their width as moe_intermediate_size and "
+                   "shared experts as n_shared_experts or shared_expert_intermediate_size; without them the model "
+                   "would load without its experts");
     else if (const std::string hint = config::near_miss(key, kReadKeys); !hint.empty())
       warn({m.where(key), m.path_of(key),
             "unknown key '" + key + "' (ignored, as a config.json may hold keys dtsim does not read); did you mean '" +
@@ -110,6 +121,59 @@ std::string model_name(const std::string& path, const config::YamlFile& file)
   return p.stem().string();
 }
 
+// The experts of a mixture-of-experts model under any of the names Mixtral, Qwen-MoE and DeepSeek configs use.
+void read_experts(MapReader& m, ModelSpec& s, const std::string& model_type)
+{
+  std::string given;
+  for (const auto& key : kExpertCountKeys)
+    if (m.has(key)) {
+      if (!given.empty())
+        m.error(key, "expected one name for the routed experts, got both " + given + " and " + key);
+      given = key;
+      s.experts = m.integer(key, false, limits::kExperts).value_or(0);
+    }
+  s.experts_per_token = m.integer("num_experts_per_tok", false, limits::kExperts).value_or(0);
+  s.expert_ffn = m.integer("moe_intermediate_size", false, limits::kFfnWidth).value_or(0);
+  if (auto shared = m.integer("n_shared_experts", false, limits::kExperts))
+    s.shared_ffn = *shared * (s.expert_ffn > 0 ? s.expert_ffn : s.ffn);
+  if (auto width = m.integer("shared_expert_intermediate_size", false, limits::kFfnWidth)) {
+    s.shared_ffn = *width;
+    s.shared_expert_gate = model_type == "qwen2_moe";  // Qwen2MoeSparseMoeBlock.shared_expert_gate: h -> 1
+  }
+  s.dense_layers = m.integer("first_k_dense_replace", false, limits::kDenseLayers).value_or(0);
+  s.expert_groups = m.integer("n_group", false, limits::kExperts).value_or(0);
+  s.groups_per_token = m.integer("topk_group", false, limits::kExperts).value_or(0);
+  // Experts in every layer past the dense ones is what dtsim models; other layouts are refused.
+  for (const std::string key : {"moe_layer_freq", "decoder_sparse_step"})
+    if (auto every = m.integer(key, false, limits::kLayers); every && *every != 1)
+      m.error(key, "expected 1 (experts in every layer after first_k_dense_replace, the layout dtsim models), got " +
+                       std::to_string(*every));
+  if (m.has("mlp_only_layers")) {
+    auto dense = m.integer_list("mlp_only_layers", false, limits::kDenseLayers);
+    if (dense && !dense->empty())
+      m.error("mlp_only_layers", "expected an empty list (dense layers are modelled only as the first "
+                                 "first_k_dense_replace layers), got " + std::to_string(dense->size()) + " layers");
+  }
+}
+
+// Multi-head latent attention (DeepSeek-V2/V3): q_lora_rank may be null (no query latent).
+void read_mla(MapReader& m, ModelSpec& s)
+{
+  if (!m.has("kv_lora_rank")) {
+    m.accept({"q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"});
+    return;
+  }
+  auto& a = s.mla;
+  a.kv_lora_rank = m.integer("kv_lora_rank", true, limits::kWidth).value_or(0);
+  if (m.has("q_lora_rank") && m.file().root()["q_lora_rank"].IsNull())
+    m.accept({"q_lora_rank"});
+  else
+    a.q_lora_rank = m.integer("q_lora_rank", false, limits::kLatentRank).value_or(0);
+  a.qk_nope_head_dim = m.integer("qk_nope_head_dim", true, limits::kWidth).value_or(0);
+  a.qk_rope_head_dim = m.integer("qk_rope_head_dim", true, limits::kWidth).value_or(0);
+  a.v_head_dim = m.integer("v_head_dim", true, limits::kWidth).value_or(0);
+}
+
 }  // namespace
 
 ModelSpec load_model(const std::string& path, Diagnostics& diag, const std::vector<std::string>& sets)
@@ -148,14 +212,16 @@ ModelSpec load_model(const std::string& path, Diagnostics& diag, const std::vect
   s.ffn = ffn.value_or(4 * s.hidden);
   s.kv_heads = m.integer("num_key_value_heads", false, limits::kHeads).value_or(s.heads);
   auto head_dim = m.integer("head_dim", false, limits::kWidth);
-  s.experts = m.integer("num_local_experts", false, limits::kExperts).value_or(0);
-  s.experts_per_token = m.integer("num_experts_per_tok", false, limits::kExperts).value_or(0);
+  read_experts(m, s, model_type);
+  read_mla(m, s);
   auto tied = m.boolean("tie_word_embeddings", false);
   m.accept(kIgnoredHfKeys);
+  m.accept(kIgnoredMoeKeys);
 
   const bool gated = act == "silu" || act == "swiglu" || act == "swish" ||
                      model_type == "llama" || model_type == "mistral" || model_type == "mixtral" ||
-                     model_type == "qwen2" || model_type == "gemma";
+                     model_type == "qwen2" || model_type == "gemma" || model_type == "qwen2_moe" ||
+                     model_type == "qwen3_moe" || model_type == "deepseek_v2" || model_type == "deepseek_v3";
   const bool encoder = model_type == "bert" || model_type == "roberta";
   s.family = encoder ? Family::Encoder : gated ? Family::GatedDecoder : Family::GptDecoder;
   s.learned_positions = model_type.empty() || model_type == "gpt2" || encoder || model_type == "opt";
@@ -167,8 +233,8 @@ ModelSpec load_model(const std::string& path, Diagnostics& diag, const std::vect
     m.accept({"_name_or_path"});
     check_hf_keys(m, model_type);
     if (s.experts == 0 && s.experts_per_token > 0)
-      m.error("num_experts_per_tok", "expected num_local_experts as well: dtsim reads the experts of a layer from "
-                                     "num_local_experts, got num_experts_per_tok alone");
+      m.error("num_experts_per_tok", "expected the routed experts as well (num_local_experts, num_experts or "
+                                     "n_routed_experts), got num_experts_per_tok alone");
   } else {
     m.finish();
   }
@@ -185,8 +251,17 @@ ModelSpec load_model(const std::string& path, Diagnostics& diag, const std::vect
     s.head_dim = s.hidden / s.heads;
   }
   if (s.experts > 0 && (s.experts_per_token < 1 || s.experts_per_token > s.experts))
-    m.error("num_experts_per_tok", "expected between 1 and num_local_experts (" + std::to_string(s.experts) +
+    m.error("num_experts_per_tok", "expected between 1 and the routed experts (" + std::to_string(s.experts) +
                                        "), got " + std::to_string(s.experts_per_token));
+  if (s.dense_layers > 0 && s.layers > 0 && s.dense_layers >= s.layers)
+    m.error("first_k_dense_replace", "expected fewer than num_hidden_layers (" + std::to_string(s.layers) +
+                                         "), got " + std::to_string(s.dense_layers));
+  if (s.expert_groups > 0 && s.experts > 0 && s.experts % s.expert_groups != 0)
+    m.error("n_group", "expected a divisor of the routed experts (" + std::to_string(s.experts) + "), got " +
+                           std::to_string(s.expert_groups));
+  if (s.groups_per_token > s.expert_groups)
+    m.error("topk_group", "expected at most n_group (" + std::to_string(s.expert_groups) + "), got " +
+                              std::to_string(s.groups_per_token));
   return s;
 }
 

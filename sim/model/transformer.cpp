@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "model/mla.hpp"
+
 namespace dtsim::model {
 
 const char* to_string(TpCollective c)
@@ -18,19 +20,36 @@ const char* to_string(TpCollective c)
   return "?";
 }
 
-double Transformer::mlp_params() const
+double Transformer::mlp_params(int64_t ffn) const
 {
-  const double h = double(spec_.hidden), f = double(spec_.ffn);
+  const double h = double(spec_.hidden), f = double(ffn);
   if (gated())  // no biases
     return 3 * h * f;
   return 2 * h * f + f + h;
 }
 
-double Transformer::layer_params() const
+double Transformer::attention_params() const
 {
   const double h = double(spec_.hidden);
-  // Mixture of experts: num_local_experts MLPs and a router (h x experts, no bias) in place of one MLP.
-  const double mlp = moe() ? double(spec_.experts) * mlp_params() + h * double(spec_.experts) : mlp_params();
+  if (spec_.mla.enabled())
+    return mla_params(spec_.mla, spec_.hidden, spec_.heads);
+  if (gated())
+    return h * (attn_width() + 2 * kv_width()) + attn_width() * h;
+  return h * (attn_width() + 2 * kv_width()) + (attn_width() + 2 * kv_width()) + attn_width() * h + h;
+}
+
+double Transformer::layer_params(bool dense) const
+{
+  const double h = double(spec_.hidden);
+  const bool x = experts_in(dense);
+  // Mixture of experts: the routed experts' MLPs and a router (h x experts, no bias) in place of one MLP, and
+  // the shared experts' MLP (with Qwen2-MoE's h x 1 gate) beside them.
+  double mlp = x ? double(spec_.experts) * mlp_params(spec_.expert_width()) + h * double(spec_.experts)
+                 : mlp_params(spec_.ffn);
+  if (x && spec_.shared_ffn > 0)
+    mlp += mlp_params(spec_.shared_ffn) + (spec_.shared_expert_gate ? h : 0.0);
+  if (spec_.mla.enabled())  // DeepSeek's layers: RMSNorm, no biases
+    return attention_params() + mlp + 2 * h;
   if (gated())  // llama-style layers have no biases and RMSNorm with one weight vector
     return h * (attn_width() + 2 * kv_width()) + attn_width() * h + mlp + 2 * h;
   double attn = h * (attn_width() + 2 * kv_width()) + (attn_width() + 2 * kv_width()) + attn_width() * h + h;
@@ -56,43 +75,71 @@ double Transformer::head_params() const
 double Transformer::total_params(int64_t seq) const
 {
   // Narayanan 2021 Eq. 2 counts the position table at the trained sequence length; so do we.
+  if (moe() && spec_.dense_layers > 0)
+    return double(spec_.dense_layers) * layer_params(true) +
+           double(spec_.layers - spec_.dense_layers) * layer_params(false) + embedding_params(seq) + head_params();
   return double(spec_.layers) * layer_params() + embedding_params(seq) + head_params();
 }
 
-double Transformer::mlp_params_per_rank(int64_t tp) const
+double Transformer::active_params(int64_t seq) const
+{
+  const double E = double(spec_.experts);
+  double moe_layer = layer_params(false);
+  if (moe())  // the routed experts a token is not sent to
+    moe_layer -= (E - double(spec_.experts_per_token)) * mlp_params(spec_.expert_width());
+  const double dense = moe() ? double(spec_.dense_layers) : 0.0;
+  return dense * layer_params(true) + (double(spec_.layers) - dense) * moe_layer + embedding_params(seq) +
+         head_params();
+}
+
+double Transformer::mlp_params_per_rank(int64_t tp, int64_t ffn) const
 {
   // The matrices (and the fc1 bias) split over tp; the fc2 output bias of GPT-style MLPs is not split.
   const double h = double(spec_.hidden);
-  return gated() ? mlp_params() / double(tp) : (mlp_params() - h) / double(tp) + h;
+  return gated() ? mlp_params(ffn) / double(tp) : (mlp_params(ffn) - h) / double(tp) + h;
 }
 
-double Transformer::layer_expert_params_per_rank(int64_t tp, int64_t ep) const
+double Transformer::layer_expert_params_per_rank(int64_t tp, int64_t ep, bool dense) const
 {
   // Experts are split over ep ranks, each expert's matrices over tp (Megatron-LM: expert tensor parallelism = tp).
-  return moe() ? double(spec_.experts) / double(ep) * mlp_params_per_rank(tp) : 0.0;
+  return experts_in(dense) ? double(spec_.experts) / double(ep) * mlp_params_per_rank(tp, spec_.expert_width())
+                           : 0.0;
 }
 
-double Transformer::layer_params_per_rank(int64_t tp, int64_t ep) const
+double Transformer::layer_params_per_rank(int64_t tp, int64_t ep, bool dense) const
 {
   const double h = double(spec_.hidden), t = double(tp);
+  const bool x = experts_in(dense);
   const double norms = gated() ? 2 * h : 4 * h;  // replicated on every rank
   const double attn_bias = gated() ? 0.0 : h;    // the projection's output bias, not split
-  const double router = moe() ? h * double(spec_.experts) : 0.0;  // replicated on every rank
-  const double mlps = moe() ? double(spec_.experts) * mlp_params() + router : mlp_params();
-  const double attention = layer_params() - mlps - norms;
-  const double mlp_rank = moe() ? router + layer_expert_params_per_rank(tp, ep) : mlp_params_per_rank(tp);
+  const double router = x ? h * double(spec_.experts) : 0.0;  // replicated on every rank
+  const double mlps = x ? double(spec_.experts) * mlp_params(spec_.expert_width()) + router : mlp_params(spec_.ffn);
+  double mlp_rank = x ? router + layer_expert_params_per_rank(tp, ep, dense) : mlp_params_per_rank(tp, spec_.ffn);
+  // Shared experts: a dense MLP split over tp like any other, reduced over the whole data-parallel group; the
+  // Qwen2-MoE gate replicated.
+  if (x && spec_.shared_ffn > 0)
+    mlp_rank += mlp_params_per_rank(tp, spec_.shared_ffn) + (spec_.shared_expert_gate ? h : 0.0);
+  if (spec_.mla.enabled())
+    return mla_params_per_rank(spec_.mla, spec_.hidden, spec_.heads, tp) + norms + mlp_rank;
+  const double attention = layer_params(dense) - mlps - norms;
   return (attention - attn_bias) / t + attn_bias + norms + mlp_rank;
 }
 
-double Transformer::layer_forward_flops(int64_t tokens, int64_t seq) const
+double Transformer::layer_forward_flops(int64_t tokens, int64_t seq, bool dense) const
 {
-  const double T = double(tokens), h = double(spec_.hidden), f = double(spec_.ffn), s = double(seq);
+  const bool x = experts_in(dense);
+  const double T = double(tokens), h = double(spec_.hidden), s = double(seq);
+  const double f = double(x ? spec_.expert_width() : spec_.ffn);
   double qkv = 2 * T * h * (attn_width() + 2 * kv_width());
   double attention = 2 * 2 * T * s * attn_width();  // scores and attention-over-values
   double proj = 2 * T * attn_width() * h;
   double mlp = 2 * T * h * f * (gated() ? 3 : 2);
-  if (moe())  // each token goes through num_experts_per_tok experts, after the router
+  if (x)  // each token goes through num_experts_per_tok experts, after the router
     mlp = mlp * double(spec_.experts_per_token) + 2 * T * h * double(spec_.experts);
+  if (x && spec_.shared_ffn > 0)  // and through the shared experts
+    mlp += 2 * T * h * double(spec_.shared_ffn) * (gated() ? 3 : 2);
+  if (spec_.mla.enabled())
+    return mla_forward_flops(spec_.mla, spec_.hidden, spec_.heads, T, s) + mlp;
   return qkv + attention + proj + mlp;
 }
 
@@ -238,14 +285,19 @@ PassProgram assemble(const std::vector<Item>& items, bool sp, double boundary_by
 
 }  // namespace
 
-PassProgram Transformer::layer(const Shape& sh) const
+PassProgram Transformer::layer(const Shape& sh, bool dense) const
 {
+  const bool x = experts_in(dense);  // routed experts in this layer
   const int e = sh.elem_bytes;
   const double t = double(sh.tp), b = double(sh.micro_batch), s = double(sh.seq);
   const double sq = s / double(sh.cp);          // queries of each sequence this rank holds (context parallel)
   const double T = b * sq;                      // tokens in the microbatch on this rank
   const double Tn = sh.sp ? T / t : T;          // tokens a rank holds outside the TP regions
-  const double h = double(spec_.hidden), f = double(spec_.ffn), dh = double(spec_.head_dim);
+  const double h = double(spec_.hidden), f = double(x ? spec_.expert_width() : spec_.ffn);
+  // Head widths of the scores (queries and keys) and of the values: head_dim, or MLA's 192 and 128.
+  const bool mla = spec_.mla.enabled();
+  const double dh = mla ? double(spec_.mla.qk_head_dim()) : double(spec_.head_dim);
+  const double dv = mla ? double(spec_.mla.v_head_dim) : dh;
   const double heads = double(spec_.heads) / t;  // attention heads per rank
   const double qkv_n = (attn_width() + 2 * kv_width()) / t;
   const double score_elems = b * heads * sq * s;  // attention matrix elements per rank (its queries, all keys)
@@ -269,11 +321,29 @@ PassProgram Transformer::layer(const Shape& sh) const
   };
   // Attention block: LN -> f -> QKV, scores, softmax, dropout, attention-over-values, projection -> g
   items.push_back(mem_item("layernorm1", 2 * e * Tn * h, 3 * e * Tn * h));
-  items.push_back(conj('f'));
-  linear("qkv", 1, T, qkv_n, h);
-  if (!spec_.learned_positions)  // rotary embedding applied to queries and keys
-    items.push_back(mem_item("rotary", 2 * e * T * (attn_width() + kv_width()) / t,
-                             2 * e * T * (attn_width() + kv_width()) / t));
+  if (!mla)  // MLA gathers its latents instead, after its down-projections
+    items.push_back(conj('f'));
+  if (mla) {
+    // Multi-head latent attention (model/mla.hpp): the down-projections on the rank's own tokens, the latents
+    // gathered over TP in place of the hidden state, the up-projections split by
+    // heads; rotary embedding on the decoupled part of the queries (per head) and of the key (shared by the heads).
+    for (const MlaKernel& k : mla_projections(spec_.mla, spec_.hidden, spec_.heads, sh.tp)) {
+      const double tokens = k.own_tokens ? Tn : T;
+      if (k.kind == MlaKernel::Kind::Linear)
+        linear(k.name, 1, tokens, k.n, k.k);
+      else if (k.kind == MlaKernel::Kind::Norm)
+        items.push_back(mem_item(k.name, 2 * e * tokens * k.n, 3 * e * tokens * k.n));
+      else
+        items.push_back(conj('f', e * T * k.n));
+    }
+    const double rope = double(spec_.mla.qk_rope_head_dim) * (heads + 1);
+    items.push_back(mem_item("rotary", 2 * e * T * rope, 2 * e * T * rope));
+  } else {
+    linear("qkv", 1, T, qkv_n, h);
+    if (!spec_.learned_positions)  // rotary embedding applied to queries and keys
+      items.push_back(mem_item("rotary", 2 * e * T * (attn_width() + kv_width()) / t,
+                               2 * e * T * (attn_width() + kv_width()) / t));
+  }
   // Context parallel: the rank's queries meet every rank's keys and values, which go round the cp ring while
   // the attention runs on the blocks already there (Megatron-LM's ring attention).
   if (sh.cp > 1)
@@ -292,7 +362,7 @@ PassProgram Transformer::layer(const Shape& sh) const
     };
     Item scores = gemm_item("attn_scores", b * heads, sq, s, dh, e);
     scores.bwd.insert(scores.bwd.begin(), gemm(std::string("attn_scores.recompute"), b * heads, sq, s, dh, e));
-    Item values = gemm_item("attn_values", b * heads, sq, dh, s, e);
+    Item values = gemm_item("attn_values", b * heads, sq, dv, s, e);
     // Every decoder dtsim models is causal; the kernel's throughput is looked up at the rank's query length.
     auto fused = [&](Op& o, Op::Fused f) {
       o.fused = f;
@@ -314,10 +384,10 @@ PassProgram Transformer::layer(const Shape& sh) const
     core.push_back(gemm_item("attn_scores", b * heads, sq, s, dh, e));
     core.push_back(mem_item("softmax", 2 * e * score_elems, 3 * e * score_elems));
     core.push_back(mem_item("attn_dropout", (2 * e + mask) * score_elems, (2 * e + mask) * score_elems));
-    core.push_back(gemm_item("attn_values", b * heads, sq, dh, s, e));
+    core.push_back(gemm_item("attn_values", b * heads, sq, dv, s, e));
   }
   items.insert(items.end(), core.begin(), core.end());
-  linear("proj", 1, T, h, attn_width() / t);
+  linear("proj", 1, T, h, mla ? double(spec_.v_width()) / t : attn_width() / t);
   items.push_back(conj('g'));
   // MLP block: bias-dropout-add (residual), LN -> f -> fc1, activation, fc2 -> g -> bias-dropout-add
   items.push_back(mem_item("bias_dropout_add1", (3 * e + mask) * Tn * h, (2 * e + mask) * Tn * h));
@@ -331,11 +401,21 @@ PassProgram Transformer::layer(const Shape& sh) const
   // number of tokens: its grouped GEMMs and tensor-parallel gathers carry that load, and so does the all-to-all, whose
   // time is then the busiest rank's receive (dispatch) and send (combine) time; each rank really sends the mean, so
   // the links carry more than they would (only the busiest rank's links carry that much).
-  const double k = moe() ? double(spec_.experts_per_token) : 1.0;
-  const double local_experts = moe() ? double(spec_.experts) / double(sh.ep) : 1.0;
-  const double Tx = moe() ? T * k * expert_rank_imbalance(spec_, sh.expert_imbalance, sh.ep) : T;  // tokens through its MLPs
+  const double k = x ? double(spec_.experts_per_token) : 1.0;
+  const double local_experts = x ? double(spec_.experts) / double(sh.ep) : 1.0;
+  const double Tx = x ? T * k * expert_rank_imbalance(spec_, sh.expert_imbalance, sh.ep) : T;  // tokens through its MLPs
   const double per_expert = Tx / local_experts;
-  if (moe()) {
+  if (x && spec_.shared_ffn > 0) {
+    // Shared experts (DeepSeekMoE; Megatron-Core's SharedExpertMLP): a dense gated MLP on every token, split over
+    // tp like any MLP, beside the routed experts; run before the dispatch (no overlap with it modelled).
+    const double fs = double(spec_.shared_ffn) / t;
+    items.push_back(conj('f'));
+    linear("shared_fc1_gate_up", 1, T, 2 * fs, h);
+    items.push_back(mem_item("shared_silu_mul", 3 * e * T * fs, 5 * e * T * fs));
+    linear("shared_fc2", 1, T, h, fs);
+    items.push_back(conj('g'));
+  }
+  if (x) {
     const double E = double(spec_.experts);
     items.push_back(weighted_gemm_item("router", 1, Tn, E, h, e));
     items.push_back(mem_item("router_topk", (e + 8) * Tn * E, (e + 8) * Tn * E));  // fp32 softmax, top-k, indices
@@ -353,7 +433,7 @@ PassProgram Transformer::layer(const Shape& sh) const
     items.push_back(mem_item("bias_gelu", 2 * e * Tx * fn, 3 * e * Tx * fn));
   }
   linear("fc2", local_experts, per_expert, h, fn);
-  if (moe()) {
+  if (x) {
     items.push_back(conj('g', e * Tx * h));
     items.push_back(conj('a'));
     items.push_back(mem_item("combine_unpermute", (2 * k + 1) * e * Tn * h, (2 * k + 1) * e * Tn * h));

@@ -44,28 +44,34 @@ class Transformer {
   explicit Transformer(ModelSpec spec) : spec_(std::move(spec)) {}
   const ModelSpec& spec() const { return spec_; }
 
-  /// Parameters of one transformer layer (whole, not divided by TP).
-  double layer_params() const;
+  /// Parameters of one transformer layer (whole, not divided by TP). `dense`: one of the first dense layers of a
+  /// model with experts (first_k_dense_replace); otherwise a layer of the model's own kind.
+  double layer_params(bool dense = false) const;
   /// Parameters of the input embedding (token table, plus position table when the model has one).
   double embedding_params(int64_t seq) const;
   /// Parameters of the output head (final norm, plus the output matrix when not tied to the input embedding).
   double head_params() const;
   /// Whole-model parameter count (tied embeddings counted once).
   double total_params(int64_t seq) const;
+  /// Parameters one token uses: every parameter but the routed experts it is not sent to (with experts, the
+  /// num_experts_per_tok routed experts, the shared experts and the router of each MoE layer), embeddings included.
+  double active_params(int64_t seq) const;
 
   /// Parameters one rank holds for one layer (matrices divided by t, norms replicated; with experts, the expert
   /// matrices also divided by ep).
-  double layer_params_per_rank(int64_t tp, int64_t ep = 1) const;
+  double layer_params_per_rank(int64_t tp, int64_t ep = 1, bool dense = false) const;
   /// Of those, the expert parameters (reduced over the expert-data-parallel group, not the whole dp group).
-  double layer_expert_params_per_rank(int64_t tp, int64_t ep) const;
+  double layer_expert_params_per_rank(int64_t tp, int64_t ep, bool dense = false) const;
   bool moe() const { return spec_.experts > 0; }
+  /// Whether layer `l` is one of the first dense layers of a model with experts.
+  bool dense_layer(int64_t l) const { return moe() && !spec_.moe_layer(l); }
 
   /// Forward FLOPs of one layer for one microbatch, whole (all TP ranks together).
-  double layer_forward_flops(int64_t tokens, int64_t seq) const;
+  double layer_forward_flops(int64_t tokens, int64_t seq, bool dense = false) const;
   /// Forward FLOPs of the logits for one microbatch, whole.
   double logits_forward_flops(int64_t tokens) const;
 
-  PassProgram layer(const Shape& s) const;
+  PassProgram layer(const Shape& s, bool dense = false) const;
   PassProgram embedding(const Shape& s) const;
   PassProgram head(const Shape& s) const;
 
@@ -73,9 +79,13 @@ class Transformer {
   double attn_width() const { return double(spec_.heads) * double(spec_.head_dim); }
   double kv_width() const { return double(spec_.kv_heads) * double(spec_.head_dim); }
   bool gated() const { return spec_.family == Family::GatedDecoder; }
-  /// Parameters of one MLP (one expert's with experts), whole, and on one TP rank.
-  double mlp_params() const;
-  double mlp_params_per_rank(int64_t tp) const;
+  /// Parameters of one MLP of width `ffn`, whole, and on one TP rank.
+  double mlp_params(int64_t ffn) const;
+  double mlp_params_per_rank(int64_t tp, int64_t ffn) const;
+  /// Parameters of the attention block (with its biases; no norms), whole.
+  double attention_params() const;
+  /// Whether the layer runs routed experts.
+  bool experts_in(bool dense) const { return moe() && !dense; }
   ModelSpec spec_;
 };
 

@@ -8,11 +8,12 @@ namespace dtsim::parallel {
 
 using scenario::Recompute;
 
-double layer_activation_bytes(const model::ModelSpec& m, const model::Shape& sh, bool selective)
+double layer_activation_bytes(const model::ModelSpec& m, const model::Shape& sh, bool selective, bool dense)
 {
+  const bool x = m.experts > 0 && !dense;  // routed experts in this layer
   // Korthikanti et al. 2022, Sec. 4, generalised to any attention and MLP width: in units of s*b*h bytes for
   // 16-bit activations. GPT shapes (f = 4h, no GQA) give exactly Table 2: 10 + 24/t + 5as/(ht).
-  const double t = double(sh.tp), h = double(m.hidden), f = double(m.ffn);
+  const double t = double(sh.tp), h = double(m.hidden), f = double(x ? m.expert_width() : m.ffn);
   const double aw = double(m.heads * m.head_dim), kvw = double(m.kv_heads * m.head_dim);
   const double sq = double(sh.seq);
   // Stored whole on every TP rank unless sequence parallel: both layer-norm inputs, QKV and fc1 inputs, two
@@ -20,15 +21,25 @@ double layer_activation_bytes(const model::ModelSpec& m, const model::Shape& sh,
   double replicated = 10.0;
   double qkv = 2.0 * (aw + 2.0 * kvw) / h;
   double attn_out = 2.0 * aw / h;
+  // Multi-head latent attention: Q, K (qk_head_dim per head) and V (v_head_dim) in place of QKV, and the latents:
+  // the RMSNorm inputs on the rank's tokens (replicated), the gathered up-projection inputs whole on every rank.
+  double latents = 0;
+  if (m.mla.enabled()) {
+    const double q_lora = double(m.mla.q_lora_rank), kv_lora = double(m.mla.kv_lora_rank);
+    qkv = 2.0 * double(2 * m.qk_width() + m.v_width()) / h;
+    attn_out = 2.0 * double(m.v_width()) / h;
+    replicated += 2.0 * (q_lora + kv_lora + double(m.mla.qk_rope_head_dim)) / h;
+    latents = 2.0 * (q_lora + kv_lora) / h;
+  }
   double mlp = (m.family == model::Family::GatedDecoder ? 6.0 : 4.0) * f / h;
   // Mixture of experts: k copies of each token (the busiest rank: times its imbalance) go through the experts,
   // and the dispatched expert inputs (2 bytes per element) are kept whole on every TP rank.
   const double routed =
-      m.experts > 0
-          ? double(m.experts_per_token) * model::expert_rank_imbalance(m, sh.expert_imbalance, sh.ep)
-          : 1.0;
+      x ? double(m.experts_per_token) * model::expert_rank_imbalance(m, sh.expert_imbalance, sh.ep) : 1.0;
   mlp *= routed;
-  double dispatched = m.experts > 0 ? 2.0 * routed : 0.0;
+  double dispatched = x ? 2.0 * routed : 0.0;
+  // Shared experts: one more gated MLP per token (its input is the layer-norm output already counted).
+  const double shared = x && m.shared_ffn > 0 ? 6.0 * double(m.shared_ffn) / h : 0.0;
   if (sh.fp8) {
     // Transformer Engine keeps the inputs of the linear layers for backward in fp8 (1 byte, not 2): half of the
     // QKV and fc1 inputs (replicated), of the projection input (attn_out) and of the fc2 input (2f/h of mlp).
@@ -38,6 +49,8 @@ double layer_activation_bytes(const model::ModelSpec& m, const model::Shape& sh,
     dispatched /= 2.0;
   }
   double per_sbh = (sh.sp ? replicated / t : replicated) + (qkv + attn_out + mlp) / t + dispatched;
+  if (m.mla.enabled() || shared > 0)
+    per_sbh += latents + shared / t;
   // softmax output (2), its dropout mask (1) and dropout output (2) per attention score element
   double scores = selective || sh.flash ? 0.0 : 5.0 * double(m.heads) * sq / (h * t);
   // Context parallel: the rank holds seq / cp tokens; its attention scores cover its queries and every key.
@@ -45,11 +58,29 @@ double layer_activation_bytes(const model::ModelSpec& m, const model::Shape& sh,
   return sbh * (per_sbh + scores) * sh.elem_bytes / 2.0;
 }
 
+namespace {
+
+// Parameters of the layers of `stage` on one device (`experts_only`: their expert parameters): the dense first
+// layers of a model with experts counted as such.
+double stage_layer_params(const model::Transformer& t, const DerivedPlan& plan, int64_t stage, bool experts_only)
+{
+  const int64_t tp = plan.groups.tp, ep = plan.groups.ep;
+  auto per_layer = [&](bool dense) {
+    return experts_only ? t.layer_expert_params_per_rank(tp, ep, dense) : t.layer_params_per_rank(tp, ep, dense);
+  };
+  const int64_t n = plan.stage_layers(stage), dense = plan.stage_dense_layers(stage, t.spec());
+  if (dense == 0)
+    return double(n) * per_layer(false);
+  return double(dense) * per_layer(true) + double(n - dense) * per_layer(false);
+}
+
+}  // namespace
+
 double stage_params(const model::Transformer& t, const DerivedPlan& plan, int64_t stage)
 {
   const auto& m = t.spec();
   const int64_t tp = plan.groups.tp;
-  double p = double(plan.stage_layers(stage)) * t.layer_params_per_rank(tp, plan.groups.ep);
+  double p = stage_layer_params(t, plan, stage, false);
   const double h = double(m.hidden);
   if (plan.holds_embedding(stage)) {
     p += double(m.vocab) * h / double(tp);
@@ -68,7 +99,7 @@ double stage_params(const model::Transformer& t, const DerivedPlan& plan, int64_
 
 double stage_expert_params(const model::Transformer& t, const DerivedPlan& plan, int64_t stage)
 {
-  return double(plan.stage_layers(stage)) * t.layer_expert_params_per_rank(plan.groups.tp, plan.groups.ep);
+  return stage_layer_params(t, plan, stage, true);
 }
 
 int64_t communicators(const DerivedPlan& plan)
@@ -131,7 +162,14 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
     // Uneven stages (parallel.stage_layers): the stage's mean layers per chunk, of which the mean recomputed.
     const double layers_per_chunk = double(plan.stage_layers(st)) / double(v);
     const double recomputed_per_chunk = double(plan.stage_recomputed_layers(st)) / double(v);
-    const double per_chunk = recomputed_per_chunk * recomputed + (layers_per_chunk - recomputed_per_chunk) * per_layer;
+    // Dense first layers of a model with experts store less: the stage's mean over its layers.
+    double stage_layer = per_layer;
+    if (const int64_t dense = plan.stage_dense_layers(st, m); dense > 0) {
+      const double n = double(plan.stage_layers(st));
+      const double dense_layer = layer_activation_bytes(m, plan.shape, s.training.recompute == Recompute::Selective, true);
+      stage_layer = (double(dense) * dense_layer + (n - double(dense)) * per_layer) / n;
+    }
+    const double per_chunk = recomputed_per_chunk * recomputed + (layers_per_chunk - recomputed_per_chunk) * stage_layer;
     sm.activations_bytes = double(in_flight) * per_chunk + working;
     if (plan.holds_head(st))  // logits of the microbatch whose loss is being computed: 16-bit plus two fp32 copies
       sm.activations_bytes += double(plan.tokens_per_rank) * double(m.vocab) / double(tp) * (e + 8);

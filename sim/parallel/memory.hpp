@@ -47,8 +47,8 @@ int64_t communicators(const DerivedPlan& plan);
 double framework_memory_bytes(const stack::StackSpec& st, const DerivedPlan& plan);
 
 /// Activation bytes one layer stores for one microbatch of shape `sh` on one TP rank (no recomputation, or
-/// selective).
-double layer_activation_bytes(const model::ModelSpec& m, const model::Shape& sh, bool selective);
+/// selective); `dense`: one of the dense first layers of a model with experts.
+double layer_activation_bytes(const model::ModelSpec& m, const model::Shape& sh, bool selective, bool dense = false);
 
 /// Parameters one device of `stage` holds.
 double stage_params(const model::Transformer& t, const DerivedPlan& plan, int64_t stage);

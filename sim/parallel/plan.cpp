@@ -1,5 +1,7 @@
 #include "parallel/plan.hpp"
 
+#include <algorithm>
+
 #include "scenario/layer_shape.hpp"
 
 #include "scenario/layer_partition.hpp"
@@ -20,6 +22,18 @@ int64_t DerivedPlan::stage_recomputed_layers(int64_t stage) const
   int64_t n = 0;
   for (int64_t c = 0; c < groups.vpp; ++c)
     n += chunk_recomputed_layers[size_t(partition_index(stage, c))];
+  return n;
+}
+
+int64_t DerivedPlan::stage_dense_layers(int64_t stage, const model::ModelSpec& m) const
+{
+  if (!m.moe() || m.dense_layers == 0)
+    return 0;
+  int64_t n = 0;
+  for (int64_t c = 0; c < groups.vpp; ++c) {
+    const size_t vs = size_t(partition_index(stage, c));
+    n += std::clamp(m.dense_layers - chunk_first_layer[vs], int64_t(0), chunk_layers[vs]);
+  }
   return n;
 }
 
@@ -62,8 +76,12 @@ DerivedPlan derive_plan(const scenario::ScenarioSpec& s)
   // Forward, backward (twice the forward) of every layer and of the logits (Narayanan et al. 2021, Sec. 5.1).
   const model::Transformer t(s.model);
   p.layer_forward_flops = t.layer_forward_flops(p.tokens_per_microbatch, tr.seq_len);
-  const double per_microbatch_forward =
+  double per_microbatch_forward =
       double(s.model.layers) * p.layer_forward_flops + t.logits_forward_flops(p.tokens_per_microbatch);
+  if (s.model.moe() && s.model.dense_layers > 0) {  // the dense first layers in place of as many MoE layers
+    p.dense_layer_forward_flops = t.layer_forward_flops(p.tokens_per_microbatch, tr.seq_len, true);
+    per_microbatch_forward += double(s.model.dense_layers) * (p.dense_layer_forward_flops - p.layer_forward_flops);
+  }
   p.model_flops_per_step = 3.0 * per_microbatch_forward * p.microbatches_per_step;
   return p;
 }

@@ -40,6 +40,7 @@ struct DerivedPlan {
   /// them are recomputed in full (scenario/layer_partition.hpp).
   std::vector<int64_t> chunk_layers, chunk_first_layer, chunk_recomputed_layers;
   double layer_forward_flops = 0;   ///< one layer, one microbatch, all tensor-parallel ranks together
+  double dense_layer_forward_flops = 0;  ///< the same for a dense first layer of a model with experts (else 0)
   double model_flops_per_step = 0;  ///< whole step, all devices, recomputation not counted (Narayanan et al. 2021)
 
   /// Chunks fed from both ends (scenario::ScheduleDef::two_directions).
@@ -59,6 +60,8 @@ struct DerivedPlan {
   int64_t stage_layers(int64_t stage) const;
   /// Of those, the ones recomputed in full.
   int64_t stage_recomputed_layers(int64_t stage) const;
+  /// Of those, the dense first layers of a model with experts (first_k_dense_replace); 0 for other models.
+  int64_t stage_dense_layers(int64_t stage, const model::ModelSpec& m) const;
 };
 
 /// The plan of a loaded (checked) scenario.

@@ -191,7 +191,8 @@ void Driver::run_joined(const std::tuple<int, int64_t, int64_t>& key, int64_t me
   });
 }
 
-Driver::Phases Driver::rank_group_phases(const Device& d, collectives::Kind kind, double bytes, int64_t size)
+Driver::Phases Driver::rank_group_phases(const Device& d, collectives::Kind kind, double bytes, int64_t size,
+                                         double inter_node_scale)
 {
   // Full fidelity: one plan per group and TP rank; folded: one per stage (the representative's group).
   const int64_t group_key = full_ ? (d.coord.dp / size) * s_.parallel.tp + d.coord.tp : int64_t(-1);
@@ -203,7 +204,8 @@ Driver::Phases Driver::rank_group_phases(const Device& d, collectives::Kind kind
   for (int64_t r = 0; r < s_.parallel.tp; ++r)
     if (!full_ || r == d.coord.tp)
       merge_phases(phases, collectives::plan_collective(
-                               kind, bytes, placement_.rank_group(d.coord.stage, d.coord.dp, r, size), placement_, fabric_));
+                               kind, bytes, placement_.rank_group(d.coord.stage, d.coord.dp, r, size), placement_,
+                               fabric_, inter_node_scale));
   auto ptr = std::make_shared<const std::vector<collectives::Phase>>(std::move(phases));
   group_plans_.emplace(key, ptr);
   return ptr;

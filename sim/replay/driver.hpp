@@ -118,7 +118,9 @@ class Driver {
                   std::function<void()> done);
   /// Phases of a collective over `size` consecutive data-parallel-index ranks of the device's stage and TP rank (an
   /// expert-parallel group, a context-parallel ring); folded, the groups of every TP rank together. Built once.
-  Phases rank_group_phases(const Device& d, collectives::Kind kind, double bytes, int64_t size);
+  /// `inter_node_scale`: see collectives::plan_collective (all-to-all only).
+  Phases rank_group_phases(const Device& d, collectives::Kind kind, double bytes, int64_t size,
+                           double inter_node_scale = 1.0);
 
   // ---- schedule walking ----------------------------------------------------------------------------------
   void next_unit(size_t di);

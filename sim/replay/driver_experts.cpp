@@ -1,5 +1,9 @@
 #include "replay/driver.hpp"
 
+#include <set>
+
+#include "model/node_limited_routing.hpp"
+
 namespace dtsim::replay {
 
 // ---- mixture of experts ----------------------------------------------------------------------------------
@@ -10,7 +14,12 @@ void Driver::ep_collective(size_t di, const Step& st, double t0)
 {
   Device& d = devices_[di];
   const int64_t seq = d.ep_seq++, ep = s_.parallel.ep;
-  Phases phases = rank_group_phases(d, collectives::Kind::AllToAll, st.bytes, ep);
+  // Node-limited routing (DeepSeek-V3): each token crosses to at most M of the group's nodes, once per node.
+  std::set<int64_t> nodes;
+  for (int64_t dev : placement_.rank_group(d.coord.stage, d.coord.dp, d.coord.tp, ep))
+    nodes.insert(placement_.node_of(dev));
+  const double scale = model::node_limited_inter_node_scale(s_.model, int64_t(nodes.size()));
+  Phases phases = rank_group_phases(d, collectives::Kind::AllToAll, st.bytes, ep, scale);
   auto done = [this, di, t0, &st]() {
     Device& w = devices_[di];
     const double now = sg4::Engine::get_clock();

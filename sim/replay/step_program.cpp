@@ -157,6 +157,18 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
   const double layer_experts = t.layer_expert_params_per_rank(tp, g.ep);
   const double layer_dense = t.layer_params_per_rank(tp, g.ep) - layer_experts;
   const double gathered_experts = g.expert_dp > 1 ? layer_experts : 0.0;
+  // The dense first layers of a model with experts (first_k_dense_replace): their own program and parameters.
+  const bool dense_first = t.moe() && m.dense_layers > 0;
+  const model::PassProgram dense_layer = dense_first ? t.layer(plan.shape, true) : model::PassProgram{};
+  const double dense_layer_params = dense_first ? t.layer_params_per_rank(tp, g.ep, true) : 0.0;
+  struct LayerUnit {
+    const model::PassProgram& program;
+    double dense, experts, gathered;  // parameters per rank: non-expert, expert, expert gathered under ZeRO-3
+  };
+  auto unit_of = [&](int64_t l) {
+    return t.dense_layer(l) ? LayerUnit{dense_layer, dense_layer_params, 0.0, 0.0}
+                            : LayerUnit{layer, layer_dense, layer_experts, gathered_experts};
+  };
   double head_params = t.head_params() - (m.tied_embeddings ? 0.0 : double(m.vocab) * h);
   if (!m.tied_embeddings || p > 1)
     head_params += double(m.vocab) * h / double(tp);
@@ -194,9 +206,10 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
         append(fw, emb.forward, cm, "forward embedding", false);
       }
       for (int64_t l = 0; l < per_chunk; ++l) {
-        param_gather(fw, layer_dense, elem, fw_zero, "layer " + std::to_string(layer0 + l));
-        param_gather(fw, gathered_experts, elem, fw_zero, "layer " + std::to_string(layer0 + l), true);
-        append(fw, layer.forward, cm, "forward layer " + std::to_string(layer0 + l), false);
+        const LayerUnit u = unit_of(layer0 + l);
+        param_gather(fw, u.dense, elem, fw_zero, "layer " + std::to_string(layer0 + l));
+        param_gather(fw, u.gathered, elem, fw_zero, "layer " + std::to_string(layer0 + l), true);
+        append(fw, u.program.forward, cm, "forward layer " + std::to_string(layer0 + l), false);
       }
       if (last) {
         param_gather(fw, head_params, elem, fw_zero, "head");
@@ -211,18 +224,19 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
       }
       for (int64_t l = per_chunk - 1; l >= 0; --l) {
         std::string name = "layer " + std::to_string(layer0 + l);
+        const LayerUnit u = unit_of(layer0 + l);
         back.mirror(false, [&](std::vector<Step>& out) {
-          param_gather(out, layer_dense, elem, zero, name);
-          param_gather(out, gathered_experts, elem, zero, name, true);
+          param_gather(out, u.dense, elem, zero, name);
+          param_gather(out, u.gathered, elem, zero, name, true);
           if (l < plan.chunk_recomputed_layers[size_t(vs)])  // Megatron-LM's block method: the chunk's first layers
-            append(out, layer.forward, cm, "recompute " + name, true);
+            append(out, u.program.forward, cm, "recompute " + name, true);
           else if (s.training.recompute == Recompute::Selective)
-            out.push_back(compute_step(layer.selective_recompute, cm, "recompute attention " + name, true));
+            out.push_back(compute_step(u.program.selective_recompute, cm, "recompute attention " + name, true));
         });
-        back.pass(layer.backward, "backward " + name);
+        back.pass(u.program.backward, "backward " + name);
         back.mirror(true, [&](std::vector<Step>& out) {
-          grad_ready(out, grads, layer_experts * grad_elem, cm, fused, true);
-          grad_ready(out, grads, layer_dense * grad_elem, cm, fused);
+          grad_ready(out, grads, u.experts * grad_elem, cm, fused, true);
+          grad_ready(out, grads, u.dense * grad_elem, cm, fused);
         });
       }
       if (first) {
@@ -266,6 +280,9 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
 
   const double tokens = double(plan.tokens_per_microbatch), seq = double(plan.shape.seq);
   const double attn_width = double(m.heads * m.head_dim);
+  // Scores and attention over values: 2 * T * s * width each (MLA: the query-key and value widths differ).
+  const double scores_width = m.mla.enabled() ? double(m.qk_width()) : attn_width;
+  const double core_width = m.mla.enabled() ? double(m.qk_width() + m.v_width()) : 2.0 * attn_width;
   prog.model_flops = plan.model_flops_per_step;
   double recompute = 0;
   if (s.training.recompute == Recompute::Full) {
@@ -273,11 +290,17 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
     for (int64_t n : plan.chunk_recomputed_layers)
       layers += n;
     recompute = double(layers) * plan.layer_forward_flops;
+    if (dense_first)  // the recomputed dense first layers: their own FLOPs in place of a MoE layer's
+      for (size_t vs = 0; vs < plan.chunk_layers.size(); ++vs)
+        for (int64_t l = 0; l < plan.chunk_recomputed_layers[vs]; ++l)
+          if (t.dense_layer(plan.chunk_first_layer[vs] + l))
+            recompute += plan.dense_layer_forward_flops - plan.layer_forward_flops;
   }
   else if (s.training.recompute == Recompute::Selective && !plan.shape.flash)
-    recompute = double(m.layers) * 4.0 * tokens * seq * attn_width;
+    recompute = m.mla.enabled() ? double(m.layers) * 2.0 * tokens * seq * core_width
+                                : double(m.layers) * 4.0 * tokens * seq * attn_width;
   if (plan.shape.flash)  // the fused backward recomputes the scores: one GEMM of 2 * T * s * width
-    recompute += double(m.layers) * 2.0 * tokens * seq * attn_width;
+    recompute += double(m.layers) * 2.0 * tokens * seq * scores_width;
   prog.hardware_flops = prog.model_flops + recompute * plan.microbatches_per_step;
   return prog;
 }

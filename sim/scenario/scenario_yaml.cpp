@@ -101,6 +101,12 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
     if (m.ffn % p.tp != 0)
       diag.add(at("parallel.tp"), "parallel.tp",
                "expected a divisor of intermediate_size (" + str(m.ffn) + ")" + model_ref + ", got " + str(p.tp));
+    for (const auto& [width, key] : {std::pair{m.expert_width(), "moe_intermediate_size"},
+                                     std::pair{m.shared_ffn, "the shared experts' width"}})
+      if (m.experts > 0 && width > 0 && width != m.ffn && width % p.tp != 0)
+        diag.add(at("parallel.tp"), "parallel.tp",
+                 std::string("expected a divisor of ") + key + " (" + str(width) + ")" + model_ref + ", got " +
+                     str(p.tp));
     if (p.pp > m.layers) {
       diag.add(at("parallel.pp"), "parallel.pp",
                "expected at most num_hidden_layers (" + str(m.layers) + ")" + model_ref + ", got " + str(p.pp));
