@@ -229,7 +229,8 @@ int compare(std::ostream& out, const CompareOptions& o)
   });
   add("hardware", [](const json& j) { return j["hardware"].get<std::string>(); });
   add("devices", [](const json& j) {
-    return std::to_string(j["devices"].get<int64_t>()) + (j["wafer_scale"].get<bool>() ? " systems" : " GPUs");
+    const int64_t n = j["devices"].get<int64_t>();
+    return std::to_string(n) + (j["wafer_scale"].get<bool>() ? (n == 1 ? " system" : " systems") : (n == 1 ? " GPU" : " GPUs"));
   });
   add("plan", [](const json& j) { return j["plan"].get<std::string>(); });
   add("execution", [](const json& j) { return j.contains("wafer_mode") ? j["wafer_mode"].get<std::string>() : "-"; });
@@ -336,7 +337,8 @@ int compare(std::ostream& out, const CompareOptions& o)
   if (o.burden)
     out << "\nPlans looked at on a GPU cluster: tensor parallel among the divisors of the node size, pipeline among the "
            "divisors of the layer count,\ndata parallel the rest; micro batch 1, 2, 4; selective or full recomputation; "
-           "1F1B, or interleaved with 2 chunks.\nA wafer-scale system has its execution modes only "
+           "1F1B, interleaved with 2 chunks,\nand with a pipeline zb-h1, zb-h2 and (even pp) DualPipe.\n"
+           "A wafer-scale system has its execution modes only "
            "(weight streaming, layer pipelined).\n";
   out << "\nIn short:\n";
   for (const auto& sentence : sentences)
