@@ -47,7 +47,7 @@ std::pair<int64_t, int64_t> interleaved_unit(int64_t k, int64_t stages, int64_t 
 // Warm-up forwards, a steady state of one forward and one backward, cool-down backwards. Interleaving warms up
 // longer and pairs each steady-state forward with its backward in one group (Megatron-LM sends and receives for
 // the pair together).
-std::vector<StageUnit> one_f_one_b(int64_t st, int64_t p, int64_t v, int64_t m, int64_t warmup, bool pairs)
+std::vector<StageUnit> one_f_one_b(int64_t p, int64_t v, int64_t m, int64_t warmup, bool pairs)
 {
   const int64_t total = m * v;
   warmup = std::min(warmup, total);
@@ -76,14 +76,14 @@ std::vector<StageUnit> one_f_one_b(int64_t st, int64_t p, int64_t v, int64_t m, 
 
 std::vector<StageUnit> f1b1_order(int64_t st, int64_t p, int64_t v, int64_t m)
 {
-  return one_f_one_b(st, p, v, m, p - st - 1, false);
+  return one_f_one_b(p, v, m, p - st - 1, false);
 }
 
 int64_t f1b1_in_flight(int64_t st, int64_t p, int64_t, int64_t m) { return std::min(p - st, m); }
 
 std::vector<StageUnit> interleaved_order(int64_t st, int64_t p, int64_t v, int64_t m)
 {
-  return one_f_one_b(st, p, v, m, (p - st - 1) * 2 + (v - 1) * p, true);
+  return one_f_one_b(p, v, m, (p - st - 1) * 2 + (v - 1) * p, true);
 }
 
 // Chunk-microbatches held: the warm-up forwards plus the one in progress (Megatron-LM's theoretical memory: a
