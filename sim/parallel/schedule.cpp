@@ -31,8 +31,9 @@ PipelineSchedule build_schedule(scenario::Schedule kind, int64_t p, int64_t v, i
   auto pass_of = [](const scenario::StageUnit& u) {
     return !u.backward ? 0 : u.part == scenario::BackwardPart::Weight ? 2 : 1;
   };
+  const auto orders = def.stage_orders(p, v, microbatches);
   for (int64_t st = 0; st < p; ++st)
-    for (const auto& u : def.stage_order(st, p, v, microbatches)) {
+    for (const auto& u : orders[size_t(st)]) {
       UnitId& id = ids[slot(s.virtual_stage(st, u.chunk), u.microbatch, pass_of(u))];
       if (id == kNone)
         id = boost::add_vertex(Unit{st, u.chunk, u.microbatch, u.backward, u.part}, s.graph);

@@ -189,9 +189,11 @@ std::vector<std::vector<StageUnit>> zb_h2_orders(int64_t p, int64_t m)
   return orders;
 }
 
-std::vector<StageUnit> zb_h2_order(int64_t st, int64_t p, int64_t, int64_t m) { return zb_h2_orders(p, m)[size_t(st)]; }
+std::vector<std::vector<StageUnit>> zb_h2_all(int64_t p, int64_t, int64_t m) { return zb_h2_orders(p, m); }
 
-int64_t zb_h2_in_flight(int64_t st, int64_t p, int64_t v, int64_t m) { return peak_in_flight(zb_h2_order(st, p, v, m)); }
+// Every stage fills up to the bound: the last stage runs a forward and its B alternately and defers its W while
+// forwards remain, the others catch up (the registry test walks the orders to check it).
+int64_t zb_h2_in_flight(int64_t, int64_t p, int64_t, int64_t m) { return std::min(2 * p - 1, m); }
 
 // ---- DualPipe (DeepSeek-AI, DeepSeek-V3 Technical Report, arXiv 2412.19437, Sec. 3.2.1) ------------------------
 
@@ -272,30 +274,40 @@ int64_t dualpipe_in_flight(int64_t st, int64_t p, int64_t v, int64_t m)
   return peak_in_flight(dualpipe_order(st, p, v, m));
 }
 
+// The orders of a schedule whose stages' orders are each a function of the stage alone.
+template <std::vector<StageUnit> (*order)(int64_t, int64_t, int64_t, int64_t)>
+std::vector<std::vector<StageUnit>> each_stage(int64_t p, int64_t v, int64_t m)
+{
+  std::vector<std::vector<StageUnit>> orders;
+  for (int64_t st = 0; st < p; ++st)
+    orders.push_back(order(st, p, v, m));
+  return orders;
+}
+
 }  // namespace
 
 const std::vector<ScheduleDef>& schedule_registry()
 {
   static const std::vector<ScheduleDef> registry = {
       {Schedule::GPipe, "gpipe", "GPipe: every microbatch's forward, then every backward", false, false, false, false, false,
-       gpipe_in_flight, gpipe_order},
+       gpipe_in_flight, each_stage<gpipe_order>},
       {Schedule::OneFOneB, "1f1b", "1F1B (PipeDream-Flush): warm-up forwards, then one forward and one backward",
-       false, true, false, false, false, f1b1_in_flight, f1b1_order},
+       false, true, false, false, false, f1b1_in_flight, each_stage<f1b1_order>},
       {Schedule::Interleaved, "interleaved-1f1b",
        "interleaved 1F1B: parallel.vpp model chunks per stage, a bubble vpp times smaller", true, true, false,
-       false, false, interleaved_in_flight, interleaved_order},
+       false, false, interleaved_in_flight, each_stage<interleaved_order>},
       {Schedule::ZbH1, "zb-h1",
        "zero bubble H1: backward split into input and weight gradients, the weight gradients delayed into the "
        "bubble; 1F1B's memory, a third of its bubble when forward, input and weight gradients take equal time",
-       false, true, true, true, false, zb_h1_in_flight, zb_h1_order},
+       false, true, true, true, false, zb_h1_in_flight, each_stage<zb_h1_order>},
       {Schedule::ZbH2, "zb-h2",
        "zero bubble H2: as zb-h1 with up to 2p - 1 microbatches in flight, whose extra warm-up forwards leave no "
        "bubble inside a stage's span (the pipeline fill remains in one step)",
-       false, true, true, true, false, zb_h2_in_flight, zb_h2_order},
+       false, true, true, true, false, zb_h2_in_flight, zb_h2_all},
       {Schedule::DualPipe, "dualpipe",
        "DualPipe (DeepSeek-V3): microbatches fed from both ends through two copies of the layers, forward and "
        "backward chunks paired; pp + 1 chunk activations, twice the parameters",
-       false, true, true, true, true, dualpipe_in_flight, dualpipe_order},
+       false, true, true, true, true, dualpipe_in_flight, each_stage<dualpipe_order>},
   };
   return registry;
 }

@@ -55,8 +55,9 @@ struct ScheduleDef {
   /// microbatch's activations are counted whole until its W unit has run (W needs only the inputs of the layers
   /// with parameters: an upper bound).
   int64_t (*in_flight)(int64_t stage, int64_t pp, int64_t vpp, int64_t microbatches);
-  /// The units `stage` runs, in order.
-  std::vector<StageUnit> (*stage_order)(int64_t stage, int64_t pp, int64_t vpp, int64_t microbatches);
+  /// The units each stage runs, in order, indexed by stage (all at once: a list-scheduled order, zb-h2's, comes
+  /// out of one pass over every stage).
+  std::vector<std::vector<StageUnit>> (*stage_orders)(int64_t pp, int64_t vpp, int64_t microbatches);
 };
 
 /// Every schedule, in the order the YAML check lists them.

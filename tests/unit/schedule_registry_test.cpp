@@ -3,6 +3,7 @@
 // accepts are the registry's, listed in docs/yaml-reference.md.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -27,23 +28,26 @@ TEST(ScheduleRegistry, EveryStageRunsEachOfItsUnitsOnce)
         for (int64_t st = 0; st < p; ++st) {
           SCOPED_TRACE(std::string(d.name) + " p " + std::to_string(p) + " v " + std::to_string(v) + " stage " +
                        std::to_string(st));
-          const auto order = d.stage_order(st, p, v, m);
+          const auto order = d.stage_orders(p, v, m).at(size_t(st));
           std::set<std::tuple<int64_t, int64_t, bool, int>> seen;
           std::set<std::tuple<int64_t, int64_t>> forwarded, inputs;
           int64_t last_group = -1;
           for (const auto& u : order) {
             EXPECT_TRUE(seen.insert({u.chunk, u.microbatch, u.backward, int(u.part)}).second);
             // A schedule that does not split the backward never does (DualPipe splits some).
-            if (!d.splits_backward)
+            if (!d.splits_backward) {
               EXPECT_EQ(u.part, BackwardPart::Whole);
-            if (u.backward)  // a unit's backward follows its forward on the same stage
+            }
+            if (u.backward) {  // a unit's backward follows its forward on the same stage
               EXPECT_TRUE(forwarded.count({u.chunk, u.microbatch}));
-            else
+            } else {
               forwarded.insert({u.chunk, u.microbatch});
+            }
             if (u.part == BackwardPart::Input)
               inputs.insert({u.chunk, u.microbatch});
-            if (u.part == BackwardPart::Weight)  // W follows its own B
+            if (u.part == BackwardPart::Weight) {  // W follows its own B
               EXPECT_TRUE(inputs.count({u.chunk, u.microbatch}));
+            }
             EXPECT_GE(u.group, last_group);  // groups are consecutive runs
             last_group = u.group;
           }
@@ -51,10 +55,23 @@ TEST(ScheduleRegistry, EveryStageRunsEachOfItsUnitsOnce)
           const int64_t chunks = d.two_directions ? 2 : v, per_chunk = d.two_directions ? m / 2 : m;
           EXPECT_EQ(int64_t(seen.size()), int64_t(order.size()));
           EXPECT_EQ(int64_t(order.size()), 2 * chunks * per_chunk + int64_t(inputs.size()));
-          if (d.splits_backward && !d.two_directions)
+          if (d.splits_backward && !d.two_directions) {
             EXPECT_EQ(int64_t(inputs.size()), v * m);
+          }
         }
       }
+}
+
+// Microbatches whose forward has run and whose backward (or W, under a split backward) has not, at the most.
+int64_t held_at_peak(const std::vector<dtsim::scenario::StageUnit>& order)
+{
+  int64_t live = 0, peak = 0;
+  for (const auto& u : order) {
+    if (u.part != BackwardPart::Input)
+      live += u.backward ? -1 : 1;
+    peak = std::max(peak, live);
+  }
+  return peak;
 }
 
 // Activations held at the peak, counted by walking the order (the most forwards whose backward, or W under a split
@@ -65,24 +82,38 @@ TEST(ScheduleRegistry, DeclaredActivationsMatchTheOrder)
 {
   for (const auto& d : schedule_registry()) {
     const int64_t p = 4, v = d.chunked ? 2 : 1, m = 8;  // DualPipe: 4 microbatches each way
+    const auto orders = d.stage_orders(p, v, m);
     for (int64_t st = 0; st < p; ++st) {
-      int64_t live = 0, peak = 0;
-      for (const auto& u : d.stage_order(st, p, v, m)) {
-        if (u.part != BackwardPart::Input)
-          live += u.backward ? -1 : 1;
-        peak = std::max(peak, live);
-      }
+      const int64_t peak = held_at_peak(orders.at(size_t(st)));
       const int64_t declared = d.in_flight(st, p, v, m);
       SCOPED_TRACE(std::string(d.name) + " stage " + std::to_string(st));
       EXPECT_EQ(declared, peak);
-      if (d.id == dtsim::scenario::Schedule::ZbH1)
+      if (d.id == dtsim::scenario::Schedule::ZbH1) {
         EXPECT_EQ(declared, p);
-      if (d.id == dtsim::scenario::Schedule::ZbH2)
+      }
+      if (d.id == dtsim::scenario::Schedule::ZbH2) {
         EXPECT_EQ(declared, 2 * p - 1);
+      }
       // DualPipe: pp + 1 chunk activations (deepseek-ai/DualPipe README, "Pipeline Bubbles and Memory Usage"), on the
       // stages nearest the middle, which hold the most.
-      if (d.id == dtsim::scenario::Schedule::DualPipe)
+      if (d.id == dtsim::scenario::Schedule::DualPipe) {
         EXPECT_LE(declared, p + 1);
+      }
+    }
+  }
+}
+
+// zb-h2 declares min(2p - 1, m) on every stage without building its list schedule; walking the orders confirms it
+// on pipelines of other depths and microbatch counts, fewer microbatches than the bound included.
+TEST(ScheduleRegistry, ZbH2DeclaredActivationsHoldOnOtherShapes)
+{
+  const auto& d = dtsim::scenario::schedule_def(dtsim::scenario::Schedule::ZbH2);
+  for (auto [p, m] : {std::pair<int64_t, int64_t>{2, 3}, {3, 7}, {4, 5}, {8, 3}, {8, 24}, {16, 64}}) {
+    const auto orders = d.stage_orders(p, 1, m);
+    for (int64_t st = 0; st < p; ++st) {
+      const int64_t peak = held_at_peak(orders.at(size_t(st)));
+      SCOPED_TRACE("p " + std::to_string(p) + " m " + std::to_string(m) + " stage " + std::to_string(st));
+      EXPECT_EQ(d.in_flight(st, p, 1, m), peak);
     }
   }
 }
