@@ -9,7 +9,7 @@ namespace sg4 = simgrid::s4u;
 using sg4::LinkInRoute;
 
 ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const parallel::Placement& placement)
-    : placement_(placement), nics_per_node_(hw.network.nics_per_node)
+    : placement_(placement), nics_per_node_(hw.network.nics_per_node), oversubscription_(hw.network.oversubscription)
 {
   const int64_t per_node = placement.devices_per_node();
   const int64_t nodes = placement.nodes();
@@ -60,6 +60,7 @@ ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const paralle
   const int64_t leaves = leaf_of(nodes - 1, net.nics_per_node - 1) + 1;
   const int64_t leaves_per_pod = group;
   const int64_t pod_count = levels >= 3 ? (leaves + leaves_per_pod - 1) / leaves_per_pod : 0;
+  leaves_per_pod_ = levels >= 3 ? leaves_per_pod : 0;
   std::vector<sg4::NetZone*> leaf_zones(size_t(leaves), nullptr);
   std::vector<simgrid::kernel::routing::NetPoint*> leaf_gw(size_t(leaves), nullptr);
   std::vector<int64_t> leaf_nics(size_t(leaves), 0);
@@ -79,6 +80,7 @@ ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const paralle
   // has no route to it).
   auto* fabric_gw = fabric->create_router("fabric-gw");
   nics_.resize(size_t(nic_count));
+  nic_leaf_.resize(size_t(nic_count));
   for (int64_t n = 0; n < nodes; ++n)
     for (int64_t l = 0; l < net.nics_per_node; ++l) {
       int64_t i = n * net.nics_per_node + l;
@@ -90,6 +92,7 @@ ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const paralle
       ++links_;
       zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {{link, LinkInRoute::Direction::UP}}, true);
       nics_[size_t(i)] = host;
+      nic_leaf_[size_t(i)] = leaf_of(n, l);
     }
   // Uplinks: a leaf's capacity towards the spine is its NICs' bandwidth divided by the oversubscription; a pod's
   // towards the core likewise.
@@ -142,12 +145,54 @@ ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const paralle
   root->seal();
 }
 
-sg4::Host* ClusterPlatform::nic(int64_t device) const
+int64_t ClusterPlatform::nic_index(int64_t device) const
 {
   int64_t per_node = placement_.devices_per_node();
   int64_t node = device / per_node, local = device % per_node;
   int64_t gpus_per_nic = per_node / nics_per_node_;
-  return nics_[size_t(node * nics_per_node_ + local / gpus_per_nic)];
+  return node * nics_per_node_ + local / gpus_per_nic;
+}
+
+sg4::Host* ClusterPlatform::nic(int64_t device) const
+{
+  return nics_[size_t(nic_index(device))];
+}
+
+bool ClusterPlatform::crosses_shared_link(int64_t a, int64_t b) const
+{
+  if (same_node(a, b))
+    return false;
+  if (placement_.devices_per_node() > nics_per_node_)
+    return true;
+  return oversubscription_ > 1 && nic_leaf_[size_t(nic_index(a))] != nic_leaf_[size_t(nic_index(b))];
+}
+
+}  // namespace dtsim::platform
+
+namespace dtsim::platform {
+
+std::vector<int64_t> ClusterPlatform::shared_links(int64_t a, int64_t b) const
+{
+  std::vector<int64_t> out;
+  if (same_node(a, b))
+    return out;
+  // Ids: 4 per NIC (its link up and down, its leaf's uplink up and down), then 2 per pod.
+  const int64_t na = nic_index(a), nb = nic_index(b);
+  if (placement_.devices_per_node() > nics_per_node_) {
+    out.push_back(4 * na);
+    out.push_back(4 * nb + 1);
+  }
+  const int64_t la = nic_leaf_[size_t(na)], lb = nic_leaf_[size_t(nb)];
+  if (oversubscription_ > 1 && la != lb) {
+    const int64_t base = 4 * int64_t(nic_leaf_.size());
+    out.push_back(4 * la + 2);
+    out.push_back(4 * lb + 3);
+    if (leaves_per_pod_ > 0 && la / leaves_per_pod_ != lb / leaves_per_pod_) {
+      out.push_back(base + 2 * (la / leaves_per_pod_));
+      out.push_back(base + 2 * (lb / leaves_per_pod_) + 1);
+    }
+  }
+  return out;
 }
 
 }  // namespace dtsim::platform

@@ -1,5 +1,8 @@
 #include "replay/driver.hpp"
 
+#include <algorithm>
+#include <set>
+
 namespace dtsim::replay {
 
 Driver::Driver(Activities& acts, const scenario::ScenarioSpec& s, const StepProgram& prog,
@@ -38,6 +41,7 @@ Driver::Driver(Activities& acts, const scenario::ScenarioSpec& s, const StepProg
   transfers_.assign(size_t(replicas * units), Transfer{});
   setup_buckets();
   tp_exclusive_ = !full_ && nvlink_exclusive_to_tp();
+  folding_note_ = folding_asymmetry();
 }
 
 // In folded mode the representative's NVLink links carry its tensor-parallel flows only when the group sits in one
@@ -107,6 +111,7 @@ ReplayResult Driver::finish()
   }
   r.average /= double(devices_.size());
   r.simulated_devices = int64_t(devices_.size());
+  r.folding_note = folding_note_;
   r.activities = acts_.count();
   r.links = platform_.link_count();
   r.trace = trace_.take();
@@ -126,6 +131,146 @@ void Driver::flow(int64_t src, int64_t dst, double bytes, std::function<void()> 
   auto* a = local ? platform_.gpu(src) : platform_.nic(src);
   auto* b = local ? platform_.gpu(dst) : platform_.nic(dst);
   acts_.comm(a, b, bytes, std::move(fn));
+}
+
+collectives::Flow Driver::copy_of(const collectives::Flow& f, int64_t dp_shift, int64_t tp_shift) const
+{
+  const int64_t dp = s_.parallel.dp_cp(), tp = s_.parallel.tp;
+  const auto a = placement_.coord(f.src), b = placement_.coord(f.dst);
+  return {placement_.device({a.stage, (a.dp + dp_shift) % dp, (a.tp + tp_shift) % tp}),
+          placement_.device({b.stage, (b.dp + dp_shift) % dp, (b.tp + tp_shift) % tp}), f.bytes};
+}
+
+std::vector<collectives::Flow> Driver::shared_copies(const collectives::Flow& f, int64_t dp_step, bool tp_ranks) const
+{
+  std::vector<collectives::Flow> out;
+  if (full_ || !platform_.has_shared_links())
+    return out;
+  const int64_t dp = s_.parallel.dp_cp(), tp = s_.parallel.tp;
+  for (int64_t sd = 0; sd < dp; sd += dp_step > 0 ? dp_step : dp)
+    for (int64_t st = 0; st < (tp_ranks ? tp : 1); ++st) {
+      if (sd == 0 && st == 0)
+        continue;
+      auto c = copy_of(f, sd, st);
+      if (platform_.crosses_shared_link(c.src, c.dst))
+        out.push_back(c);
+    }
+  return out;
+}
+
+bool Driver::copies_alike(const std::vector<collectives::Flow>& flows, int64_t dp_step, bool tp_ranks) const
+{
+  const int64_t dp = s_.parallel.dp_cp(), tp = s_.parallel.tp;
+  std::vector<collectives::Flow> all;  // [shift][flow], the originals first
+  for (int64_t sd = 0; sd < dp; sd += dp_step > 0 ? dp_step : dp)
+    for (int64_t st = 0; st < (tp_ranks ? tp : 1); ++st)
+      for (const auto& f : flows)
+        all.push_back(copy_of(f, sd, st));
+  std::map<int64_t, int64_t> load;
+  for (const auto& f : all)
+    for (int64_t l : platform_.shared_links(f.src, f.dst))
+      ++load[l];
+  auto signature = [&](const collectives::Flow& f) {
+    std::vector<int64_t> sig{platform_.same_node(f.src, f.dst) ? -1 : -2};
+    for (int64_t l : platform_.shared_links(f.src, f.dst))
+      sig.push_back(load[l]);
+    std::sort(sig.begin() + 1, sig.end());
+    return sig;
+  };
+  for (size_t i = flows.size(); i < all.size(); ++i)
+    if (signature(all[i]) != signature(all[i % flows.size()]))
+      return false;
+  return true;
+}
+
+std::string Driver::folding_asymmetry() const
+{
+  if (full_)
+    return "";
+  const auto& p = s_.parallel;
+  const std::string exact = "; simulation.fidelity: full replays every device and is exact";
+  // Pipeline transfers: every pair of stages that exchanges activations.
+  std::set<std::pair<int64_t, int64_t>> pairs;
+  for (size_t u = 0; u < recv_from_.size(); ++u)
+    if (recv_from_[u] >= 0)
+      pairs.insert({sched_.graph[UnitId(recv_from_[u])].stage, sched_.graph[UnitId(u)].stage});
+  for (const auto& [a, b] : pairs) {
+    const int64_t src = placement_.device({a, 0, 0}), dst = placement_.device({b, 0, 0});
+    if (!copies_alike({{src, dst, 1.0}}, 1, true))
+      return "folding may be approximate: the ranks of stage " + std::to_string(a) + " send their activations to stage " +
+             std::to_string(b) + " over routes that differ from rank to rank (within a node or across, or more " +
+             "transfers on a shared NIC or oversubscribed uplink)" + exact;
+  }
+  if (p.pp > 1 && prog_.embedding_sync_bytes > 0) {
+    const int64_t a = placement_.device({0, 0, 0}), b = placement_.device({p.pp - 1, 0, 0});
+    if (!copies_alike({{a, b, 1.0}, {b, a, 1.0}}, 1, true))
+      return "folding may be approximate: the embedding all-reduce of the first and last stage takes routes that differ "
+             "from rank to rank" + exact;
+  }
+  for (int64_t st = 0; st < p.pp; ++st) {
+    auto ring_flows = [&](const std::vector<int64_t>& g) {
+      std::vector<collectives::Flow> out;
+      for (size_t i = 0; i < g.size() && g.size() > 1; ++i)
+        out.push_back({g[i], g[(i + 1) % g.size()], 1.0});
+      return out;
+    };
+    for (const auto& [size, what] : {std::pair<int64_t, const char*>{p.ep, "expert-parallel all-to-all"},
+                                     std::pair<int64_t, const char*>{p.cp, "context-parallel ring"}}) {
+      if (size <= 1)
+        continue;
+      std::vector<collectives::Flow> flows;
+      for (int64_t r = 0; r < p.tp; ++r) {
+        auto g = placement_.rank_group(st, 0, r, size);
+        auto more = ring_flows(g);
+        if (size == p.ep)  // every pair exchanges tokens
+          for (int64_t x : g)
+            for (int64_t y : g)
+              if (x != y)
+                more.push_back({x, y, 1.0});
+        flows.insert(flows.end(), more.begin(), more.end());
+      }
+      if (!copies_alike(flows, size, false))
+        return "folding may be approximate: the " + std::string(what) + " groups of stage " + std::to_string(st) +
+               " take routes that differ from group to group" + exact;
+    }
+    auto tp_flows = ring_flows(placement_.tp_group(st, 0));
+    if (!copies_alike(tp_flows, 1, false))
+      return "folding may be approximate: the tensor-parallel groups of stage " + std::to_string(st) +
+             " take routes that differ from group to group" + exact;
+  }
+  return "";
+}
+
+void Driver::add_shared_copies(std::vector<collectives::Phase>& phases, int64_t dp_step, bool tp_ranks) const
+{
+  for (auto& ph : phases) {
+    const size_t own = ph.flows.size();
+    for (size_t i = 0; i < own; ++i) {
+      auto more = shared_copies(ph.flows[i], dp_step, tp_ranks);
+      ph.flows.insert(ph.flows.end(), more.begin(), more.end());
+    }
+  }
+}
+
+void Driver::pipeline_flow(int64_t src, int64_t dst, double bytes, std::function<void()> fn)
+{
+  auto it = pipeline_copies_.find({src, dst});
+  if (it == pipeline_copies_.end())
+    it = pipeline_copies_.emplace(std::make_pair(src, dst), shared_copies({src, dst, bytes}, 1, true)).first;
+  const auto& copies = it->second;
+  if (copies.empty()) {
+    flow(src, dst, bytes, std::move(fn));
+    return;
+  }
+  auto pending = std::make_shared<size_t>(1 + copies.size());
+  auto shared_fn = std::make_shared<std::function<void()>>(std::move(fn));
+  auto arrived = [pending, shared_fn]() {
+    if (--*pending == 0)
+      (*shared_fn)();
+  };
+  flow(src, dst, bytes, arrived);
+  for (const auto& c : copies)
+    flow(c.src, c.dst, bytes, arrived);
 }
 
 void Driver::merge_phases(std::vector<collectives::Phase>& into, std::vector<collectives::Phase> more)
@@ -206,6 +351,7 @@ Driver::Phases Driver::rank_group_phases(const Device& d, collectives::Kind kind
       merge_phases(phases, collectives::plan_collective(
                                kind, bytes, placement_.rank_group(d.coord.stage, d.coord.dp, r, size), placement_,
                                fabric_, inter_node_scale));
+  add_shared_copies(phases, size, false);  // the groups of the other data-parallel slices
   auto ptr = std::make_shared<const std::vector<collectives::Phase>>(std::move(phases));
   group_plans_.emplace(key, ptr);
   return ptr;

@@ -95,6 +95,29 @@ class Driver {
   // ---- activities ----------------------------------------------------------------------------------------
   void exec_on(sg4::Host* host, double seconds, std::function<void()> fn);
   void flow(int64_t src, int64_t dst, double bytes, std::function<void()> fn);
+  // ---- folding: the flows of the ranks that are not simulated ---------------------------------------------
+  // Folded, a simulated device stands for every rank that does the same work: the other TP ranks and data-parallel
+  // replicas of its stage. Their flows run at the same time as its own and, where they cross a link that the
+  // simulated flows cross too (a shared NIC, an oversubscribed uplink: ClusterPlatform::crosses_shared_link), they
+  // slow them down, so they are simulated alongside. A copy moves the flow by `dp_shift` data-parallel indices and
+  // `tp_shift` TP ranks (modulo the group sizes); copies on links of their own cannot change anything simulated
+  // and are left out.
+  /// The copies of `f` that cross a shared link: data-parallel shifts by multiples of `dp_step` (0: none), and
+  /// every TP shift when `tp_ranks`. Empty in full fidelity, where every rank is simulated.
+  std::vector<collectives::Flow> shared_copies(const collectives::Flow& f, int64_t dp_step, bool tp_ranks) const;
+  /// `f` moved by `dp_shift` data-parallel indices and `tp_shift` TP ranks.
+  collectives::Flow copy_of(const collectives::Flow& f, int64_t dp_shift, int64_t tp_shift) const;
+  /// Whether every copy of `flows` (all shifts, shared links or not) takes a route like its original's: within a
+  /// node or across alike, and on each shared link it crosses as many flows of the set as the original meets.
+  /// Where they are not alike, ranks the simulated device stands for run at other speeds and folding is approximate.
+  bool copies_alike(const std::vector<collectives::Flow>& flows, int64_t dp_step, bool tp_ranks) const;
+  /// Empty when folding is exact by that symmetry (or nothing is folded); otherwise what breaks it, for the report.
+  std::string folding_asymmetry() const;
+  /// Appends to every phase the shared copies of its flows.
+  void add_shared_copies(std::vector<collectives::Phase>& phases, int64_t dp_step, bool tp_ranks) const;
+  /// A pipeline transfer and its shared copies on every other rank of the stage; `fn` once all have arrived (the
+  /// slowest copy stands for the rank it holds back, which the next collective waits for).
+  void pipeline_flow(int64_t src, int64_t dst, double bytes, std::function<void()> fn);
   using Phases = std::shared_ptr<const std::vector<collectives::Phase>>;
   // Runs the phases of a collective one after the other, each a latency delay then its flows; `delay_paid`: the
   // first phase's delay was already spent (folded into the kernel before it).
@@ -195,6 +218,7 @@ class Driver {
   collectives::Fabric fabric_;  ///< the links collectives run on and what the hardware or stack forces
   bool full_ = false;
   bool tp_exclusive_ = false;  // see tp_exclusive_time
+  std::string folding_note_;   // see folding_asymmetry
   std::vector<int64_t> recv_from_, send_to_;
   std::vector<Device> devices_;
   std::map<int64_t, size_t> index_of_;
@@ -209,6 +233,7 @@ class Driver {
   std::map<std::tuple<int64_t, int64_t, int, double, int64_t>, Phases> group_plans_;
   std::map<std::tuple<int, int64_t, int64_t>, std::vector<std::function<void()>>> joined_done_;  // see run_joined
   std::vector<std::vector<std::vector<double>>> bucket_at_;  // [stage][chunk][gradient index], see setup_buckets
+  std::map<std::pair<int64_t, int64_t>, std::vector<collectives::Flow>> pipeline_copies_;  // (src, dst) -> copies
   std::unordered_map<const Step*, double> merged_tp_time_;  // closed-form TP time per step (run_merged)
   size_t done_count_ = 0;
   replay::Trace trace_;

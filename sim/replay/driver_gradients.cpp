@@ -261,6 +261,7 @@ void Driver::sync_embedding(size_t di)
                             placement_.device({s_.parallel.pp - 1, d.coord.dp, d.coord.tp})};
   auto phases = std::make_shared<std::vector<collectives::Phase>>(
       collectives::plan_collective(collectives::Kind::AllReduce, prog_.embedding_sync_bytes, pair, placement_, fabric_));
+  add_shared_copies(*phases, 1, true);  // folded: the pairs of the other TP ranks and replicas
   static const std::string label = "embedding gradient all-reduce";
   run_phases(phases, 0, [this, inst, launch]() {
     for (size_t i = 0; i < inst.waiters.size(); ++i) {

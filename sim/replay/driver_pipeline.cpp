@@ -237,7 +237,7 @@ void Driver::post_transfer(size_t id, size_t di, bool as_sender)
     return;
   t.start = sg4::Engine::get_clock();
   static const std::string label = "pipeline send";
-  flow(devices_[t.sender].id, devices_[t.receiver].id, prog_.send_bytes, [this, id]() {
+  pipeline_flow(devices_[t.sender].id, devices_[t.receiver].id, prog_.send_bytes, [this, id]() {
     Transfer& t = transfers_[id];
     t.end = sg4::Engine::get_clock();
     trace_.add(devices_[t.sender].id, 2, label, t.start, t.end);
@@ -289,7 +289,7 @@ void Driver::send(size_t di, UnitId to)
   double t0 = sg4::Engine::get_clock();
   static const std::string label = "pipeline send";
   int64_t src = d.id;
-  flow(src, dst, prog_.send_bytes, [this, replica, to, t0, src]() {
+  pipeline_flow(src, dst, prog_.send_bytes, [this, replica, to, t0, src]() {
     double now = sg4::Engine::get_clock();
     trace_.add(src, 2, label, t0, now);
     Arrival& a = arrival(replica, to);
@@ -326,7 +326,15 @@ Driver::Phases Driver::tp_phases(const Device& d, const Step& st)
   auto phases = collectives::plan_collective(collectives::kind_of(st.collective), st.bytes, group, placement_, fabric_);
   // Folded: only the flows of one member, the others' use their own links. The member that sends the most (the
   // representative itself on a ring or NVLS, where all send alike; an inner link of a tree's chain) sets the time.
-  if (!full_)
+  // Where a flow crosses a shared link (a group across nodes on shared NICs or oversubscribed uplinks) every
+  // member's flows and those of the other replicas' groups are simulated instead.
+  bool shared = false;
+  for (const auto& ph : phases)
+    for (const auto& f : ph.flows)
+      shared = shared || platform_.crosses_shared_link(f.src, f.dst);
+  if (!full_ && shared)
+    add_shared_copies(phases, 1, false);
+  if (!full_ && !shared)
     for (auto& ph : phases) {
       std::map<int64_t, double> sent;
       for (const auto& f : ph.flows)

@@ -66,6 +66,9 @@ struct ReplayResult {
   Breakdown average;                   ///< mean over simulated devices
   std::vector<Breakdown> per_stage;    ///< first simulated device of each stage
   int64_t simulated_devices = 0;
+  /// Folded replays whose ranks do not all see the same routes: why the folded result is approximate. Empty when
+  /// folding is exact by symmetry, or in full fidelity.
+  std::string folding_note;
   int64_t activities = 0;              ///< SimGrid activities created
   int64_t links = 0;
   std::vector<TraceEvent> trace;       ///< filled when asked for

@@ -134,7 +134,10 @@ void print_json(std::ostream& out, const RunReport& r)
       j["breakdown_per_stage"].push_back(breakdown_json(b, *r.sections));
     j["simulation"] = {{"simulated_devices", r.replay.simulated_devices},
                        {"activities", r.replay.activities},
-                       {"links", r.replay.links}};
+                       {"links", r.replay.links},
+                       {"folding_exact", r.replay.folding_note.empty()}};
+    if (!r.replay.folding_note.empty())
+      j["simulation"]["folding_note"] = r.replay.folding_note;
   }
   out << j.dump(2) << "\n";
 }
@@ -204,6 +207,8 @@ void print_table(std::ostream& out, const RunReport& r)
   out << "\n";
   row("simulated", std::to_string(r.replay.simulated_devices) + " devices (" + scenario::to_string(s.fidelity) +
                        "), " + std::to_string(r.replay.activities) + " activities\n");
+  if (!r.replay.folding_note.empty())
+    out << "  note: " << r.replay.folding_note << "\n";
 }
 
 // Perfetto draws the slices of one track as a stack: each must lie inside the one below it or after it. Slices that
