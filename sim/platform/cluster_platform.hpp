@@ -6,6 +6,7 @@
 ///    a route per pair of leaves that crosses the pod uplinks when the pods differ), each switch group's
 ///    uplink a shared link whose capacity is its NICs' bandwidth over the oversubscription ratio
 ///    (a fluid view of a fat tree: ECMP spreads a group's traffic over its uplinks evenly);
+///    a fabric without oversubscription is built as one switch (its uplinks could never be a bottleneck);
 ///  - a timer host (many cores) that runs latency delays without sharing anything.
 /// Every route crosses exactly two NIC links (or two NVLink links), each with half the end-to-end latency, and
 /// switch links have none, so all routes of a kind have the same latency: CM02 shares a bottleneck in

@@ -252,6 +252,40 @@ void Driver::add_shared_copies(std::vector<collectives::Phase>& phases, int64_t 
   }
 }
 
+bool Driver::fold_onto(std::vector<collectives::Phase>& phases, int64_t device) const
+{
+  if (full_ || platform_.has_shared_links())
+    return false;
+  std::vector<std::vector<collectives::Flow>> folded;
+  const auto rep = placement_.coord(device);
+  for (const auto& ph : phases) {
+    std::map<int64_t, double> load;  // bytes sent and received per member
+    for (const auto& f : ph.flows) {
+      load[f.src] += f.bytes;
+      load[f.dst] += f.bytes;
+    }
+    int64_t busiest = device;
+    for (const auto& [member, bytes] : load)
+      if (bytes > load[busiest])
+        busiest = member;
+    const auto b = placement_.coord(busiest);
+    if (b.stage != rep.stage)
+      return false;
+    const int64_t dp = s_.parallel.dp_cp(), tp = s_.parallel.tp;
+    const int64_t dp_shift = ((rep.dp - b.dp) % dp + dp) % dp, tp_shift = ((rep.tp - b.tp) % tp + tp) % tp;
+    std::vector<collectives::Flow> mine;
+    for (const auto& f : ph.flows)
+      if (f.src == busiest || f.dst == busiest)
+        mine.push_back(copy_of(f, dp_shift, tp_shift));
+    if (!copies_alike(mine, 1, true))
+      return false;
+    folded.push_back(std::move(mine));
+  }
+  for (size_t i = 0; i < phases.size(); ++i)
+    phases[i].flows = std::move(folded[i]);
+  return true;
+}
+
 void Driver::pipeline_flow(int64_t src, int64_t dst, double bytes, std::function<void()> fn)
 {
   auto it = pipeline_copies_.find({src, dst});

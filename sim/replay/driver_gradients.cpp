@@ -89,8 +89,23 @@ Driver::Phases Driver::dp_phases(const Device& d, collectives::Kind kind, double
   auto it = dp_plans_.find(key);
   if (it != dp_plans_.end())
     return it->second;
-  // Folded: the representative's group plus the groups of the other TP ranks, which share the fabric.
+  // Folded, without shared links: the representative's own flows stand for every member's (fold_onto).
   std::vector<collectives::Phase> phases;
+  if (!full_) {
+    const int64_t ep = s_.parallel.ep;
+    phases = collectives::plan_collective(
+        kind, bytes,
+        expert ? placement_.expert_dp_group(d.coord.stage, d.coord.dp, d.coord.tp, ep)
+               : placement_.dp_group(d.coord.stage, d.coord.tp),
+        placement_, fabric_);
+    if (fold_onto(phases, d.id)) {
+      auto ptr = std::make_shared<const std::vector<collectives::Phase>>(std::move(phases));
+      dp_plans_.emplace(key, ptr);
+      return ptr;
+    }
+    phases.clear();
+  }
+  // Otherwise the representative's group plus the groups of the other TP ranks, which share the fabric.
   std::vector<int64_t> ranks;
   if (full_)
     ranks.push_back(d.coord.tp);

@@ -39,6 +39,7 @@ TEST(ClusterPlatformPods, RoutesAcrossPodsOfAThreeLevelFabric)
   auto hw = dtsim::hardware::load_hardware(dtsim::test::source_path("hardware/dgx-a100-80gb.yaml"), diag);
   ASSERT_TRUE(diag.empty());
   ASSERT_EQ(hw.network.levels, 3);
+  hw.network.oversubscription = 2;  // uplinks are built only where they can be a bottleneck
   const dtsim::parallel::Placement placement(32, 8, 8, 8);  // 2,048 GPUs, 256 nodes
   const dtsim::platform::ClusterPlatform p(hw, placement);
   // Device 2044 is node 255, rail 4: leaf (255 / 20) * 8 + 4 = 100, in the last pod (5); device 1796 is node 224,
@@ -48,6 +49,25 @@ TEST(ClusterPlatformPods, RoutesAcrossPodsOfAThreeLevelFabric)
   EXPECT_EQ(route(p, 0, 2044), "niclink0_UP leafup0_UP podup0_UP podup5_DOWN leafup100_DOWN niclink2044_DOWN");
   EXPECT_EQ(route(p, 0, 168), "niclink0_UP leafup0_UP leafup8_DOWN niclink168_DOWN");  // same pod
   EXPECT_EQ(route(p, 0, 8), "niclink0_UP niclink8_DOWN");                              // same leaf
+}
+
+// Without oversubscription the uplinks carry at least what their NICs can and are never a bottleneck: the fabric is
+// one switch and every route between nodes is its two NIC links.
+TEST(ClusterPlatformPods, NonBlockingFabricIsOneSwitch)
+{
+  int argc = 1;
+  char name[] = "platform_test";
+  char* argv[] = {name, nullptr};
+  sg4::Engine engine(&argc, argv);
+  dtsim::Diagnostics diag;
+  auto hw = dtsim::hardware::load_hardware(dtsim::test::source_path("hardware/dgx-a100-80gb.yaml"), diag);
+  ASSERT_TRUE(diag.empty());
+  ASSERT_EQ(hw.network.oversubscription, 1);
+  const dtsim::parallel::Placement placement(32, 8, 8, 8);
+  const dtsim::platform::ClusterPlatform p(hw, placement);
+  EXPECT_EQ(route(p, 2044, 1796), "niclink2044_UP niclink1796_DOWN");
+  EXPECT_EQ(route(p, 0, 168), "niclink0_UP niclink168_DOWN");
+  EXPECT_EQ(p.link_count(), 2048 + 2048);  // an NVLink and a NIC link per GPU, no uplinks
 }
 
 }  // namespace

@@ -35,7 +35,7 @@ TEST(ClusterPlatform, ThreeLevelFabricRoutes)
   // 60 nodes: 3 leaf groups of 20 nodes x 8 rails = 24 leaves, so pods 0 (leaves 0-19) and 1 (leaves 20-23).
   auto s = dtsim::scenario::load_scenario(source_path("scenarios/tiny.yaml"),
                                           {"devices=480", "parallel.tp=8", "parallel.pp=1", "training.global_batch=480",
-                                           "training.micro_batch=1"});
+                                           "training.micro_batch=1", "hardware.network.topology.oversubscription=2"});
   ASSERT_EQ(s.hardware.network.levels, 3);
   dtsim::replay::Activities engine;
   dtsim::parallel::Placement placement(s.parallel.dp, s.parallel.tp, s.parallel.pp, s.hardware.node.devices);
