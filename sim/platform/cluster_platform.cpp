@@ -3,15 +3,20 @@
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/s4u.hpp>
 
+#include <stdexcept>
+#include <string>
+
 namespace dtsim::platform {
 
 namespace sg4 = simgrid::s4u;
 using sg4::LinkInRoute;
 
-ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const parallel::Placement& placement)
-    : placement_(placement), nics_per_node_(hw.network.nics_per_node), oversubscription_(hw.network.oversubscription)
+ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const parallel::Placement& placement,
+                                 const std::vector<char>& needed)
+    : layout_(hw, placement)
 {
   const int64_t per_node = placement.devices_per_node();
+  auto is_needed = [&](int64_t d) { return needed.empty() || needed[size_t(d)] != 0; };
   const int64_t nodes = placement.nodes();
   auto* root = sg4::create_star_zone("cluster");
 
@@ -26,6 +31,8 @@ ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const paralle
   for (int64_t n = 0; n < nodes; ++n)
     for (int64_t l = 0; l < per_node && n * per_node + l < placement.devices(); ++l) {
       int64_t d = n * per_node + l;
+      if (!is_needed(d))
+        continue;
       auto* host = gpu_zone->create_host("gpu" + std::to_string(d), kHostSpeed)->seal();
       auto* link = gpu_zone->create_split_duplex_link("nvlink" + std::to_string(d), nvl.goodput_Bps)
                        ->set_latency(nvl.latency_s / 2)
@@ -40,37 +47,27 @@ ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const paralle
   gpu_zone->seal();
   root->add_route(gpu_zone->get_netpoint(), nullptr, nodes_gw, nullptr, {}, true);
 
-  // Fabric: NIC hosts grouped into leaf switches, leaves into pods, pods under a non-blocking core.
+  // Fabric: NIC hosts grouped into leaf switches, leaves into pods, pods under a non-blocking core (FabricLayout);
+  // only the NICs of needed devices are built.
   const auto& net = hw.network;
-  const int64_t nic_count = nodes * net.nics_per_node;
-  const int64_t group = std::max<int64_t>(1, net.switch_radix / 2);  // down ports of a switch
-  auto leaf_of = [&](int64_t node, int64_t local) {
-    if (net.topology == hardware::Topology::RailOptimized)  // a leaf holds one rail of `group` nodes
-      return (node / group) * net.nics_per_node + local;
-    return (node * net.nics_per_node + local) / group;
-  };
+  const int64_t nic_count = layout_.nic_count();
+  std::vector<char> nic_needed(size_t(nic_count), 0);
+  for (int64_t d = 0; d < placement.devices(); ++d)
+    if (is_needed(d))
+      nic_needed[size_t(layout_.nic_index(d))] = 1;
   // Two levels: leaf zones in a star whose centre is the spine. Three levels: SimGrid 3.32 resolves a route from
   // a host to the gateway of a zone two levels above it inside that upper zone, with the host's id in its own zone
   // (NetZoneImpl::get_global_route_with_netzones, simgrid/simgrid issue #389): nested pod zones gave cross-pod
   // flows another leaf's uplink and no NIC links, or crashed. So pods are not zones: the fabric is a full zone of
   // leaf zones with one explicit route per pair of leaves, through both pod uplinks when the pods differ.
-  // Uplinks that are not oversubscribed carry at least what the NICs below them can send, so max-min sharing never
-  // finds them the bottleneck: the fabric is then built as one switch, which gives the same rates and builds far
-  // faster (SimGrid 3.32 looks each new host and link name up zone by zone, and sealing a zone scans every host:
-  // 512 leaf zones were 85% of a 16,384-GPU run).
-  const int levels = net.oversubscription > 1 ? std::max(1, net.levels) : 1;
+  const int levels = layout_.levels();
   auto* fabric = levels >= 3 ? sg4::create_full_zone("fabric") : sg4::create_star_zone("fabric");
   fabric->set_parent(root);
-  const int64_t leaves = leaf_of(nodes - 1, net.nics_per_node - 1) + 1;
-  const int64_t leaves_per_pod = group;
-  const int64_t pod_count = levels >= 3 ? (leaves + leaves_per_pod - 1) / leaves_per_pod : 0;
-  leaves_per_pod_ = levels >= 3 ? leaves_per_pod : 0;
+  const int64_t leaves = layout_.leaves();
+  const int64_t leaves_per_pod = layout_.leaves_per_pod();
+  const int64_t pod_count = layout_.pods();
   std::vector<sg4::NetZone*> leaf_zones(size_t(leaves), nullptr);
   std::vector<simgrid::kernel::routing::NetPoint*> leaf_gw(size_t(leaves), nullptr);
-  std::vector<int64_t> leaf_nics(size_t(leaves), 0);
-  for (int64_t n = 0; n < nodes; ++n)
-    for (int64_t l = 0; l < net.nics_per_node; ++l)
-      ++leaf_nics[size_t(leaf_of(n, l))];
   sg4::NetZone* single = levels == 1 ? fabric : nullptr;
   for (int64_t lf = 0; lf < leaves && levels > 1; ++lf) {
     auto* z = sg4::create_star_zone("leaf" + std::to_string(lf));
@@ -84,11 +81,12 @@ ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const paralle
   // has no route to it).
   auto* fabric_gw = fabric->create_router("fabric-gw");
   nics_.resize(size_t(nic_count));
-  nic_leaf_.resize(size_t(nic_count));
   for (int64_t n = 0; n < nodes; ++n)
     for (int64_t l = 0; l < net.nics_per_node; ++l) {
       int64_t i = n * net.nics_per_node + l;
-      auto* zone = single ? single : leaf_zones[size_t(leaf_of(n, l))];
+      if (!nic_needed[size_t(i)])
+        continue;
+      auto* zone = single ? single : leaf_zones[size_t(layout_.leaf_of_nic(i))];
       auto* host = zone->create_host("nic" + std::to_string(i), kHostSpeed)->seal();
       auto* link = zone->create_split_duplex_link("niclink" + std::to_string(i), net.nic.goodput_Bps)
                        ->set_latency(net.nic.latency_s / 2)
@@ -96,21 +94,20 @@ ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const paralle
       ++links_;
       zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {{link, LinkInRoute::Direction::UP}}, true);
       nics_[size_t(i)] = host;
-      nic_leaf_[size_t(i)] = leaf_of(n, l);
     }
   // Uplinks: a leaf's capacity towards the spine is its NICs' bandwidth divided by the oversubscription; a pod's
   // towards the core likewise.
   std::vector<sg4::Link*> leaf_up(size_t(leaves), nullptr), pod_up(size_t(pod_count), nullptr);
   for (int64_t lf = 0; lf < leaves && levels > 1; ++lf) {
     leaf_zones[size_t(lf)]->seal();
-    double bw = double(leaf_nics[size_t(lf)]) * net.nic.goodput_Bps / net.oversubscription;
+    double bw = double(layout_.nics_in_leaf(lf)) * net.nic.goodput_Bps / net.oversubscription;
     leaf_up[size_t(lf)] = fabric->create_split_duplex_link("leafup" + std::to_string(lf), bw)->set_latency(0)->seal();
     ++links_;
   }
   for (int64_t p = 0; p < pod_count; ++p) {
     int64_t nics = 0;
     for (int64_t lf = p * leaves_per_pod; lf < std::min(leaves, (p + 1) * leaves_per_pod); ++lf)
-      nics += leaf_nics[size_t(lf)];
+      nics += layout_.nics_in_leaf(lf);
     double bw = double(nics) * net.nic.goodput_Bps / net.oversubscription;
     pod_up[size_t(p)] = fabric->create_split_duplex_link("podup" + std::to_string(p), bw)->set_latency(0)->seal();
     ++links_;
@@ -149,54 +146,21 @@ ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const paralle
   root->seal();
 }
 
-int64_t ClusterPlatform::nic_index(int64_t device) const
+sg4::Host* ClusterPlatform::gpu(int64_t device) const
 {
-  int64_t per_node = placement_.devices_per_node();
-  int64_t node = device / per_node, local = device % per_node;
-  int64_t gpus_per_nic = per_node / nics_per_node_;
-  return node * nics_per_node_ + local / gpus_per_nic;
+  auto* h = gpus_[size_t(device)];
+  if (h == nullptr)
+    throw std::logic_error("internal error: device " + std::to_string(device) + " was not built into the platform");
+  return h;
 }
 
 sg4::Host* ClusterPlatform::nic(int64_t device) const
 {
-  return nics_[size_t(nic_index(device))];
-}
-
-bool ClusterPlatform::crosses_shared_link(int64_t a, int64_t b) const
-{
-  if (same_node(a, b))
-    return false;
-  if (placement_.devices_per_node() > nics_per_node_)
-    return true;
-  return oversubscription_ > 1 && nic_leaf_[size_t(nic_index(a))] != nic_leaf_[size_t(nic_index(b))];
-}
-
-}  // namespace dtsim::platform
-
-namespace dtsim::platform {
-
-std::vector<int64_t> ClusterPlatform::shared_links(int64_t a, int64_t b) const
-{
-  std::vector<int64_t> out;
-  if (same_node(a, b))
-    return out;
-  // Ids: 4 per NIC (its link up and down, its leaf's uplink up and down), then 2 per pod.
-  const int64_t na = nic_index(a), nb = nic_index(b);
-  if (placement_.devices_per_node() > nics_per_node_) {
-    out.push_back(4 * na);
-    out.push_back(4 * nb + 1);
-  }
-  const int64_t la = nic_leaf_[size_t(na)], lb = nic_leaf_[size_t(nb)];
-  if (oversubscription_ > 1 && la != lb) {
-    const int64_t base = 4 * int64_t(nic_leaf_.size());
-    out.push_back(4 * la + 2);
-    out.push_back(4 * lb + 3);
-    if (leaves_per_pod_ > 0 && la / leaves_per_pod_ != lb / leaves_per_pod_) {
-      out.push_back(base + 2 * (la / leaves_per_pod_));
-      out.push_back(base + 2 * (lb / leaves_per_pod_) + 1);
-    }
-  }
-  return out;
+  auto* h = nics_[size_t(layout_.nic_index(device))];
+  if (h == nullptr)
+    throw std::logic_error("internal error: the NIC of device " + std::to_string(device) +
+                           " was not built into the platform");
+  return h;
 }
 
 }  // namespace dtsim::platform

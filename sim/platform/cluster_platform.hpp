@@ -16,6 +16,7 @@
 
 #include "hardware/hardware_spec.hpp"
 #include "parallel/placement.hpp"
+#include "platform/fabric_layout.hpp"
 
 namespace simgrid::s4u {
 class Host;
@@ -28,35 +29,24 @@ constexpr double kHostSpeed = 1e9;
 
 class ClusterPlatform {
  public:
-  /// Builds zones, hosts and links into the current SimGrid engine.
-  ClusterPlatform(const hardware::HardwareSpec& hw, const parallel::Placement& placement);
+  /// Builds zones, hosts and links into the current SimGrid engine: the hosts of the devices marked in `needed`
+  /// (indexed by device; empty: every device) and their NICs. A folded replay touches few devices; building the
+  /// others would cost most of a frontier-scale run.
+  ClusterPlatform(const hardware::HardwareSpec& hw, const parallel::Placement& placement,
+                  const std::vector<char>& needed = {});
 
-  simgrid::s4u::Host* gpu(int64_t device) const { return gpus_[size_t(device)]; }
+  const FabricLayout& layout() const { return layout_; }
+  simgrid::s4u::Host* gpu(int64_t device) const;
   /// The NIC host that carries this device's inter-node traffic.
   simgrid::s4u::Host* nic(int64_t device) const;
   simgrid::s4u::Host* timer() const { return timer_; }
-  /// Compute host of a device: a GPU's kernels run one at a time on it.
-  bool same_node(int64_t a, int64_t b) const { return placement_.node_of(a) == placement_.node_of(b); }
+  bool same_node(int64_t a, int64_t b) const { return layout_.same_node(a, b); }
   int64_t link_count() const { return links_; }
-  /// Whether the route from device `a` to device `b` crosses a link that other devices' flows can load at the same
-  /// time: a NIC that several GPUs send through, or an oversubscribed uplink (one that is not oversubscribed can
-  /// never be the bottleneck: it carries at least what its NICs can). NVLink links and a NIC of its own are not.
-  bool crosses_shared_link(int64_t a, int64_t b) const;
-  /// Whether any link is shared in that sense (several GPUs per NIC, or oversubscribed uplinks).
-  bool has_shared_links() const { return placement_.devices_per_node() > nics_per_node_ || oversubscription_ > 1; }
-  /// The shared links (as above) that the route from `a` to `b` crosses, each direction a link id of its own.
-  std::vector<int64_t> shared_links(int64_t a, int64_t b) const;
 
  private:
-  int64_t nic_index(int64_t device) const;
-
-  parallel::Placement placement_;
-  int nics_per_node_;
-  double oversubscription_ = 1;
-  std::vector<int64_t> nic_leaf_;
-  int64_t leaves_per_pod_ = 0;  ///< three levels only  ///< node * nics_per_node + local NIC -> its leaf switch
-  std::vector<simgrid::s4u::Host*> gpus_;
-  std::vector<simgrid::s4u::Host*> nics_;  ///< node * nics_per_node + local NIC
+  FabricLayout layout_;
+  std::vector<simgrid::s4u::Host*> gpus_;  ///< nullptr where not built
+  std::vector<simgrid::s4u::Host*> nics_;  ///< node * nics_per_node + local NIC; nullptr where not built
   simgrid::s4u::Host* timer_ = nullptr;
   int64_t links_ = 0;
 };

@@ -9,7 +9,7 @@ Driver::Driver(Activities& acts, const scenario::ScenarioSpec& s, const StepProg
                const parallel::PipelineSchedule& sched, bool trace)
     : acts_(acts), s_(s), prog_(prog), sched_(sched),
       placement_(s.parallel.dp_cp(), s.parallel.tp, s.parallel.pp, s.hardware.node.devices),
-      platform_(s.hardware, placement_), fabric_(collectives::fabric_of(s)), trace_(trace)
+      layout_(s.hardware, placement_), fabric_(collectives::fabric_of(s)), trace_(trace)
 {
   full_ = s.fidelity == scenario::Fidelity::Full;
   const int64_t units = int64_t(boost::num_vertices(sched.graph));
@@ -36,6 +36,7 @@ Driver::Driver(Activities& acts, const scenario::ScenarioSpec& s, const StepProg
       devices_.push_back(std::move(dev));
     }
   }
+  platform_ = std::make_unique<platform::ClusterPlatform>(s.hardware, placement_, needed_devices());
   const int64_t replicas = full_ ? s.parallel.dp_cp() * s.parallel.tp : 1;
   arrivals_.assign(size_t(replicas * units), Arrival{});
   transfers_.assign(size_t(replicas * units), Transfer{});
@@ -56,29 +57,29 @@ bool Driver::nvlink_exclusive_to_tp() const
     auto group = placement_.tp_group(st, 0);
     if (placement_.node_of(group.front()) != placement_.node_of(group.back()))
       return false;
-    if (st + 1 < p.pp && platform_.same_node(placement_.device({st, 0, 0}), placement_.device({st + 1, 0, 0})))
+    if (st + 1 < p.pp && layout_.same_node(placement_.device({st, 0, 0}), placement_.device({st + 1, 0, 0})))
       return false;
     if (p.cp > 1) {  // nor the context-parallel ring
       auto cpg = placement_.rank_group(st, 0, 0, p.cp);
       for (size_t i = 1; i < cpg.size(); ++i)
-        if (platform_.same_node(cpg[0], cpg[i]))
+        if (layout_.same_node(cpg[0], cpg[i]))
           return false;
     }
     if (p.ep > 1) {  // expert all-to-alls must not share the representative's NVLink links either
       auto epg = placement_.rank_group(st, 0, 0, p.ep);
       for (size_t i = 1; i < epg.size(); ++i)
-        if (platform_.same_node(epg[0], epg[i]))
+        if (layout_.same_node(epg[0], epg[i]))
           return false;
     }
     if (p.dp > 1) {
       auto dpg = placement_.dp_group(st, 0);
       for (size_t i = 1; i < dpg.size(); ++i)
-        if (platform_.same_node(dpg[i - 1], dpg[i]))
+        if (layout_.same_node(dpg[i - 1], dpg[i]))
           return false;
     }
   }
   if (p.pp > 1 && prog_.embedding_sync_bytes > 0 &&
-      platform_.same_node(placement_.device({0, 0, 0}), placement_.device({p.pp - 1, 0, 0})))
+      layout_.same_node(placement_.device({0, 0, 0}), placement_.device({p.pp - 1, 0, 0})))
     return false;
   return true;
 }
@@ -113,7 +114,7 @@ ReplayResult Driver::finish()
   r.simulated_devices = int64_t(devices_.size());
   r.folding_note = folding_note_;
   r.activities = acts_.count();
-  r.links = platform_.link_count();
+  r.links = platform_->link_count();
   r.trace = trace_.take();
   return r;
 }
@@ -127,9 +128,9 @@ void Driver::exec_on(sg4::Host* host, double seconds, std::function<void()> fn)
 void Driver::flow(int64_t src, int64_t dst, double bytes, std::function<void()> fn)
 {
   // Within a node over NVLink, across nodes from NIC to NIC.
-  bool local = platform_.same_node(src, dst);
-  auto* a = local ? platform_.gpu(src) : platform_.nic(src);
-  auto* b = local ? platform_.gpu(dst) : platform_.nic(dst);
+  bool local = layout_.same_node(src, dst);
+  auto* a = local ? platform_->gpu(src) : platform_->nic(src);
+  auto* b = local ? platform_->gpu(dst) : platform_->nic(dst);
   acts_.comm(a, b, bytes, std::move(fn));
 }
 
@@ -144,7 +145,7 @@ collectives::Flow Driver::copy_of(const collectives::Flow& f, int64_t dp_shift, 
 std::vector<collectives::Flow> Driver::shared_copies(const collectives::Flow& f, int64_t dp_step, bool tp_ranks) const
 {
   std::vector<collectives::Flow> out;
-  if (full_ || !platform_.has_shared_links())
+  if (full_ || !layout_.has_shared_links())
     return out;
   const int64_t dp = s_.parallel.dp_cp(), tp = s_.parallel.tp;
   for (int64_t sd = 0; sd < dp; sd += dp_step > 0 ? dp_step : dp)
@@ -152,7 +153,7 @@ std::vector<collectives::Flow> Driver::shared_copies(const collectives::Flow& f,
       if (sd == 0 && st == 0)
         continue;
       auto c = copy_of(f, sd, st);
-      if (platform_.crosses_shared_link(c.src, c.dst))
+      if (layout_.crosses_shared_link(c.src, c.dst))
         out.push_back(c);
     }
   return out;
@@ -160,7 +161,31 @@ std::vector<collectives::Flow> Driver::shared_copies(const collectives::Flow& f,
 
 bool Driver::copies_alike(const std::vector<collectives::Flow>& flows, int64_t dp_step, bool tp_ranks) const
 {
+  std::vector<int64_t> key{dp_step, tp_ranks ? 1 : 0};  // the same flows are asked about once per collective kind
+  for (const auto& f : flows) {
+    key.push_back(f.src);
+    key.push_back(f.dst);
+  }
+  if (auto it = alike_.find(key); it != alike_.end())
+    return it->second;
+  const bool alike = check_copies_alike(flows, dp_step, tp_ranks);
+  alike_.emplace(std::move(key), alike);
+  return alike;
+}
+
+bool Driver::check_copies_alike(const std::vector<collectives::Flow>& flows, int64_t dp_step, bool tp_ranks) const
+{
   const int64_t dp = s_.parallel.dp_cp(), tp = s_.parallel.tp;
+  if (!layout_.has_shared_links()) {  // no loads to compare: each copy within a node or across as its original
+    for (int64_t sd = 0; sd < dp; sd += dp_step > 0 ? dp_step : dp)
+      for (int64_t st = 0; st < (tp_ranks ? tp : 1); ++st)
+        for (const auto& f : flows) {
+          const auto c = copy_of(f, sd, st);
+          if (layout_.same_node(c.src, c.dst) != layout_.same_node(f.src, f.dst))
+            return false;
+        }
+    return true;
+  }
   std::vector<collectives::Flow> all;  // [shift][flow], the originals first
   for (int64_t sd = 0; sd < dp; sd += dp_step > 0 ? dp_step : dp)
     for (int64_t st = 0; st < (tp_ranks ? tp : 1); ++st)
@@ -168,11 +193,11 @@ bool Driver::copies_alike(const std::vector<collectives::Flow>& flows, int64_t d
         all.push_back(copy_of(f, sd, st));
   std::map<int64_t, int64_t> load;
   for (const auto& f : all)
-    for (int64_t l : platform_.shared_links(f.src, f.dst))
+    for (int64_t l : layout_.shared_links(f.src, f.dst))
       ++load[l];
   auto signature = [&](const collectives::Flow& f) {
-    std::vector<int64_t> sig{platform_.same_node(f.src, f.dst) ? -1 : -2};
-    for (int64_t l : platform_.shared_links(f.src, f.dst))
+    std::vector<int64_t> sig{layout_.same_node(f.src, f.dst) ? -1 : -2};
+    for (int64_t l : layout_.shared_links(f.src, f.dst))
       sig.push_back(load[l]);
     std::sort(sig.begin() + 1, sig.end());
     return sig;
@@ -181,6 +206,53 @@ bool Driver::copies_alike(const std::vector<collectives::Flow>& flows, int64_t d
     if (signature(all[i]) != signature(all[i % flows.size()]))
       return false;
   return true;
+}
+
+std::vector<char> Driver::needed_devices() const
+{
+  const auto& p = s_.parallel;
+  if (full_ || layout_.has_shared_links())
+    return {};
+  std::vector<char> need(size_t(placement_.devices()), 0);
+  auto mark = [&](const std::vector<int64_t>& devices) {
+    for (int64_t d : devices)
+      need[size_t(d)] = 1;
+  };
+  for (int64_t st = 0; st < p.pp; ++st) {
+    mark(placement_.tp_group(st, 0));  // the representative, its TP group, and the other stages' representatives
+    for (int64_t size : {p.ep, p.cp})
+      for (int64_t r = 0; r < p.tp && size > 1; ++r)
+        mark(placement_.rank_group(st, 0, r, size));
+    // Data parallel: which flows fold_onto keeps depends on the algorithm and the protocol (their bytes per link),
+    // not on the size, so every pair NCCL may choose covers every collective of the step.
+    for (bool expert : {false, true}) {
+      if (expert && p.ep <= 1)
+        continue;
+      const auto group = expert ? placement_.expert_dp_group(st, 0, 0, p.ep) : placement_.dp_group(st, 0);
+      bool all = false;
+      for (auto kind : {collectives::Kind::AllReduce, collectives::Kind::ReduceScatter, collectives::Kind::AllGather})
+        for (const auto& a : collectives::algorithms())
+          for (const auto& pr : collectives::protocols()) {
+            auto fabric = fabric_;
+            fabric.choice = {a.name, pr.name};
+            auto phases = collectives::plan_collective(kind, 1 << 20, group, placement_, fabric);
+            if (!fold_onto(phases, placement_.device({st, 0, 0}))) {
+              all = true;
+              continue;
+            }
+            for (const auto& ph : phases)
+              for (const auto& f : ph.flows)
+                mark({f.src, f.dst});
+          }
+      for (int64_t r = 0; r < p.tp && all; ++r) {  // dp_phases runs every TP rank's groups
+        if (!expert)
+          mark(placement_.dp_group(st, r));
+        for (int64_t e = 0; e < p.ep && expert; ++e)
+          mark(placement_.expert_dp_group(st, e, r, p.ep));
+      }
+    }
+  }
+  return need;
 }
 
 std::string Driver::folding_asymmetry() const
@@ -254,7 +326,7 @@ void Driver::add_shared_copies(std::vector<collectives::Phase>& phases, int64_t 
 
 bool Driver::fold_onto(std::vector<collectives::Phase>& phases, int64_t device) const
 {
-  if (full_ || platform_.has_shared_links())
+  if (full_ || layout_.has_shared_links())
     return false;
   std::vector<std::vector<collectives::Flow>> folded;
   const auto rep = placement_.coord(device);
@@ -348,7 +420,7 @@ void Driver::run_phases(Phases phases, size_t i, std::function<void()> done, boo
   };
   const double delay = delay_paid ? 0.0 : phase_delay(ph);
   if (delay > 0)
-    exec_on(platform_.timer(), delay, start_flows);
+    exec_on(platform_->timer(), delay, start_flows);
   else
     start_flows();
 }

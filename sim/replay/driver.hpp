@@ -111,6 +111,11 @@ class Driver {
   /// node or across alike, and on each shared link it crosses as many flows of the set as the original meets.
   /// Where they are not alike, ranks the simulated device stands for run at other speeds and folding is approximate.
   bool copies_alike(const std::vector<collectives::Flow>& flows, int64_t dp_step, bool tp_ranks) const;
+  /// The devices whose hosts the platform needs (empty: all): in full fidelity, or where copies may run anywhere
+  /// (shared links), every device; otherwise the representatives' TP, expert and context groups and what
+  /// fold_onto keeps of their data-parallel groups, for every algorithm and protocol NCCL may choose.
+  std::vector<char> needed_devices() const;
+  bool check_copies_alike(const std::vector<collectives::Flow>& flows, int64_t dp_step, bool tp_ranks) const;
   /// Empty when folding is exact by that symmetry (or nothing is folded); otherwise what breaks it, for the report.
   std::string folding_asymmetry() const;
   /// Appends to every phase the shared copies of its flows.
@@ -219,11 +224,13 @@ class Driver {
   const StepProgram& prog_;
   const parallel::PipelineSchedule& sched_;
   parallel::Placement placement_;
-  platform::ClusterPlatform platform_;
+  platform::FabricLayout layout_;
+  std::unique_ptr<platform::ClusterPlatform> platform_;  ///< built once the devices the replay touches are known
   collectives::Fabric fabric_;  ///< the links collectives run on and what the hardware or stack forces
   bool full_ = false;
   bool tp_exclusive_ = false;  // see tp_exclusive_time
   std::string folding_note_;   // see folding_asymmetry
+  mutable std::map<std::vector<int64_t>, bool> alike_;  // copies_alike's answers: (dp_step, tp_ranks, flows...)
   std::vector<int64_t> recv_from_, send_to_;
   std::vector<Device> devices_;
   std::map<int64_t, size_t> index_of_;

@@ -91,7 +91,7 @@ void Driver::run_step(size_t di)
         prepaid = tp_exclusive_ ? tp_exclusive_time(d, next_step) : next->empty() ? 0.0 : phase_delay(next->front());
       }
       d.prepaid_s = prepaid;
-      exec_on(platform_.gpu(d.id), st.seconds + prepaid, [this, di, t0, &st, prepaid]() {
+      exec_on(platform_->gpu(d.id), st.seconds + prepaid, [this, di, t0, &st, prepaid]() {
         Device& d = devices_[di];
         double now = sg4::Engine::get_clock() - prepaid;
         d.b.compute_s += now - t0;
@@ -163,7 +163,7 @@ void Driver::run_merged(size_t di, double t0)
       total += merged_tp_time(d, st);
     after_kernel = false;
   }
-  exec_on(platform_.gpu(d.id), total, [this, di, t0, begin, end]() {
+  exec_on(platform_->gpu(d.id), total, [this, di, t0, begin, end]() {
     Device& d = devices_[di];
     // Each step's share, as run_step and tp_collective would have booked it one activity at a time; the last one
     // takes what is left up to the clock, so that the parts still add up to the step time exactly.
@@ -331,7 +331,7 @@ Driver::Phases Driver::tp_phases(const Device& d, const Step& st)
   bool shared = false;
   for (const auto& ph : phases)
     for (const auto& f : ph.flows)
-      shared = shared || platform_.crosses_shared_link(f.src, f.dst);
+      shared = shared || layout_.crosses_shared_link(f.src, f.dst);
   if (!full_ && shared)
     add_shared_copies(phases, 1, false);
   if (!full_ && !shared)
@@ -455,7 +455,7 @@ void Driver::overlapped_comm(size_t di, const Step& st, std::function<void()> do
   const int64_t seq = d.tp_seq++;
   if (!full_) {
     if (tp_exclusive_)  // nothing else uses these links: its closed-form time
-      exec_on(platform_.timer(), tp_exclusive_time(d, st), std::move(done));
+      exec_on(platform_->timer(), tp_exclusive_time(d, st), std::move(done));
     else
       run_phases(tp_phases(d, st), 0, std::move(done));
     return;
@@ -501,7 +501,7 @@ void Driver::run_overlap_group(size_t di, size_t end, double t0)
     d.step = end;
     run_step(di);
   };
-  exec_on(platform_.gpu(d.id), (*d.steps)[compute].seconds, [state, finish]() {
+  exec_on(platform_->gpu(d.id), (*d.steps)[compute].seconds, [state, finish]() {
     state->compute_end = sg4::Engine::get_clock();
     if (--state->pending == 0)
       finish();
@@ -522,7 +522,7 @@ void Driver::run_overlap_group(size_t di, size_t end, double t0)
     }
     const double sms = st.collective == model::TpCollective::ReduceScatter ? kOverlapReduceScatterSms
                                                                             : kOverlapAllGatherSms;
-    auto kernels = acts_.occupy(platform_.gpu(devices_[di].id), sms / double(s_.hardware.device.sm_count));
+    auto kernels = acts_.occupy(platform_->gpu(devices_[di].id), sms / double(s_.hardware.device.sm_count));
     overlapped_comm(di, st, [this, self = weak.lock(), i, kernels]() {
       acts_.release(kernels);
       (*self)(i + 1);

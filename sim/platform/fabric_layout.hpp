@@ -1,0 +1,52 @@
+#pragma once
+/// Where each device of a GPU cluster sits in the network, computed from the hardware description alone (no SimGrid):
+/// its node, the NIC it sends through across nodes, that NIC's leaf switch and pod, and which links other devices'
+/// traffic can load at the same time. The replay asks it which flows fold (replay/driver.cpp) before any platform
+/// exists; ClusterPlatform builds its zones, hosts and links from it.
+#include <cstdint>
+#include <vector>
+
+#include "hardware/hardware_spec.hpp"
+#include "parallel/placement.hpp"
+
+namespace dtsim::platform {
+
+class FabricLayout {
+ public:
+  FabricLayout(const hardware::HardwareSpec& hw, const parallel::Placement& placement);
+
+  const parallel::Placement& placement() const { return placement_; }
+  bool same_node(int64_t a, int64_t b) const { return placement_.node_of(a) == placement_.node_of(b); }
+  int nics_per_node() const { return nics_per_node_; }
+  int64_t nic_count() const { return int64_t(nic_leaf_.size()); }
+  /// The NIC (node * nics_per_node + local NIC) that carries this device's inter-node traffic.
+  int64_t nic_index(int64_t device) const;
+  /// Switch levels built: 1 (one switch) when the uplinks are not oversubscribed, else the hardware's.
+  int levels() const { return levels_; }
+  int64_t leaf_of_nic(int64_t nic) const { return nic_leaf_[size_t(nic)]; }
+  int64_t leaves() const { return int64_t(leaf_nics_.size()); }
+  int64_t nics_in_leaf(int64_t leaf) const { return leaf_nics_[size_t(leaf)]; }
+  int64_t leaves_per_pod() const { return leaves_per_pod_; }  ///< three levels only, else 0
+  int64_t pods() const { return leaves_per_pod_ > 0 ? (leaves() + leaves_per_pod_ - 1) / leaves_per_pod_ : 0; }
+  double oversubscription() const { return oversubscription_; }
+
+  /// Whether the route from device `a` to device `b` crosses a link that other devices' flows can load at the same
+  /// time: a NIC that several GPUs send through, or an oversubscribed uplink (one that is not oversubscribed can
+  /// never be the bottleneck: it carries at least what its NICs can). NVLink links and a NIC of its own are not.
+  bool crosses_shared_link(int64_t a, int64_t b) const;
+  /// The shared links (as above) that the route from `a` to `b` crosses, each direction a link id of its own.
+  std::vector<int64_t> shared_links(int64_t a, int64_t b) const;
+  /// Whether any link is shared in that sense (several GPUs per NIC, or oversubscribed uplinks).
+  bool has_shared_links() const { return placement_.devices_per_node() > nics_per_node_ || oversubscription_ > 1; }
+
+ private:
+  parallel::Placement placement_;
+  int nics_per_node_ = 1;
+  int levels_ = 1;
+  double oversubscription_ = 1;
+  int64_t leaves_per_pod_ = 0;
+  std::vector<int64_t> nic_leaf_;   ///< per NIC
+  std::vector<int64_t> leaf_nics_;  ///< NICs per leaf
+};
+
+}  // namespace dtsim::platform
