@@ -1,6 +1,7 @@
 #include "replay/driver.hpp"
 
 #include <algorithm>
+#include <array>
 #include <set>
 
 namespace dtsim::replay {
@@ -173,38 +174,44 @@ bool Driver::copies_alike(const std::vector<collectives::Flow>& flows, int64_t d
   return alike;
 }
 
+// Compares, shift by shift, the multiset of the copies' signatures with the originals': a member's pattern of flows
+// (an all-to-all: so many peers in its node, so many across) may map onto another member's in another order.
 bool Driver::check_copies_alike(const std::vector<collectives::Flow>& flows, int64_t dp_step, bool tp_ranks) const
 {
   const int64_t dp = s_.parallel.dp_cp(), tp = s_.parallel.tp;
-  if (!layout_.has_shared_links()) {  // no loads to compare: each copy within a node or across as its original
+  const bool shared = layout_.has_shared_links();
+  std::map<int64_t, int64_t> load;  // flows of the whole set on each shared link
+  if (shared)
     for (int64_t sd = 0; sd < dp; sd += dp_step > 0 ? dp_step : dp)
       for (int64_t st = 0; st < (tp_ranks ? tp : 1); ++st)
         for (const auto& f : flows) {
           const auto c = copy_of(f, sd, st);
-          if (layout_.same_node(c.src, c.dst) != layout_.same_node(f.src, f.dst))
-            return false;
+          for (int64_t l : layout_.shared_links(c.src, c.dst))
+            ++load[l];
         }
-    return true;
-  }
-  std::vector<collectives::Flow> all;  // [shift][flow], the originals first
-  for (int64_t sd = 0; sd < dp; sd += dp_step > 0 ? dp_step : dp)
-    for (int64_t st = 0; st < (tp_ranks ? tp : 1); ++st)
-      for (const auto& f : flows)
-        all.push_back(copy_of(f, sd, st));
-  std::map<int64_t, int64_t> load;
-  for (const auto& f : all)
-    for (int64_t l : layout_.shared_links(f.src, f.dst))
-      ++load[l];
+  // Within a node or across, the bytes, and the loads of the shared links crossed.
   auto signature = [&](const collectives::Flow& f) {
-    std::vector<int64_t> sig{layout_.same_node(f.src, f.dst) ? -1 : -2};
-    for (int64_t l : layout_.shared_links(f.src, f.dst))
-      sig.push_back(load[l]);
-    std::sort(sig.begin() + 1, sig.end());
+    std::vector<double> sig{layout_.same_node(f.src, f.dst) ? 0.0 : 1.0, f.bytes};
+    if (shared) {
+      const size_t own = sig.size();
+      for (int64_t l : layout_.shared_links(f.src, f.dst))
+        sig.push_back(double(load[l]));
+      std::sort(sig.begin() + std::ptrdiff_t(own), sig.end());
+    }
     return sig;
   };
-  for (size_t i = flows.size(); i < all.size(); ++i)
-    if (signature(all[i]) != signature(all[i % flows.size()]))
-      return false;
+  auto pattern = [&](int64_t sd, int64_t st) {
+    std::vector<std::vector<double>> out;
+    for (const auto& f : flows)
+      out.push_back(signature(copy_of(f, sd, st)));
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  const auto original = pattern(0, 0);
+  for (int64_t sd = 0; sd < dp; sd += dp_step > 0 ? dp_step : dp)
+    for (int64_t st = 0; st < (tp_ranks ? tp : 1); ++st)
+      if ((sd != 0 || st != 0) && pattern(sd, st) != original)
+        return false;
   return true;
 }
 
@@ -236,7 +243,7 @@ std::vector<char> Driver::needed_devices() const
             auto fabric = fabric_;
             fabric.choice = {a.name, pr.name};
             auto phases = collectives::plan_collective(kind, 1 << 20, group, placement_, fabric);
-            if (!fold_onto(phases, placement_.device({st, 0, 0}))) {
+            if (!fold_onto(phases, placement_.device({st, 0, 0}), 0)) {
               all = true;
               continue;
             }
@@ -324,32 +331,53 @@ void Driver::add_shared_copies(std::vector<collectives::Phase>& phases, int64_t 
   }
 }
 
-bool Driver::fold_onto(std::vector<collectives::Phase>& phases, int64_t device) const
+bool Driver::fold_onto(std::vector<collectives::Phase>& phases, int64_t device, int64_t dp_step) const
 {
   if (full_ || layout_.has_shared_links())
     return false;
   std::vector<std::vector<collectives::Flow>> folded;
   const auto rep = placement_.coord(device);
+  const int64_t dp = s_.parallel.dp_cp(), tp = s_.parallel.tp;
+  // A flow's kind and size, for comparing members' patterns.
+  auto pattern = [&](const std::vector<collectives::Flow>& flows) {
+    std::vector<std::pair<bool, double>> out;
+    for (const auto& f : flows)
+      out.push_back({layout_.same_node(f.src, f.dst), f.bytes});
+    std::sort(out.begin(), out.end());
+    return out;
+  };
   for (const auto& ph : phases) {
-    std::map<int64_t, double> load;  // bytes sent and received per member
+    // Bytes each member sends and receives, within its node and across.
+    std::map<int64_t, std::array<double, 4>> load;
     for (const auto& f : ph.flows) {
-      load[f.src] += f.bytes;
-      load[f.dst] += f.bytes;
+      const bool across = !layout_.same_node(f.src, f.dst);
+      load[f.src][across ? 1 : 0] += f.bytes;
+      load[f.dst][across ? 3 : 2] += f.bytes;
     }
+    auto total = [](const std::array<double, 4>& l) { return l[0] + l[1] + l[2] + l[3]; };
     int64_t busiest = device;
-    for (const auto& [member, bytes] : load)
-      if (bytes > load[busiest])
+    for (const auto& [member, l] : load)
+      if (total(l) > total(load[busiest]))
         busiest = member;
+    // Every member moves no more than the busiest, kind by kind, so its flows end no later (ring, all-to-all: all
+    // alike; a tree: the busiest node of both trees).
+    for (const auto& [member, l] : load)
+      for (size_t k = 0; k < 4; ++k)
+        if (l[k] > load[busiest][k] * (1 + 1e-12))
+          return false;
     const auto b = placement_.coord(busiest);
     if (b.stage != rep.stage)
       return false;
-    const int64_t dp = s_.parallel.dp_cp(), tp = s_.parallel.tp;
     const int64_t dp_shift = ((rep.dp - b.dp) % dp + dp) % dp, tp_shift = ((rep.tp - b.tp) % tp + tp) % tp;
-    std::vector<collectives::Flow> mine;
+    std::vector<collectives::Flow> theirs, mine;
     for (const auto& f : ph.flows)
-      if (f.src == busiest || f.dst == busiest)
+      if (f.src == busiest || f.dst == busiest) {
+        theirs.push_back(f);
         mine.push_back(copy_of(f, dp_shift, tp_shift));
-    if (!copies_alike(mine, 1, true))
+      }
+    // Moved onto the device, the flows keep their kinds; and the groups of the other TP ranks (and, every dp_step
+    // data-parallel indices, of the other slices), which the device also stands for, take routes alike.
+    if (pattern(mine) != pattern(theirs) || !copies_alike(mine, dp_step, true))
       return false;
     folded.push_back(std::move(mine));
   }
@@ -452,6 +480,16 @@ Driver::Phases Driver::rank_group_phases(const Device& d, collectives::Kind kind
   if (it != group_plans_.end())
     return it->second;
   std::vector<collectives::Phase> phases;
+  if (!full_) {  // the representative's own flows stand for every member's where symmetry allows (fold_onto)
+    phases = collectives::plan_collective(kind, bytes, placement_.rank_group(d.coord.stage, d.coord.dp, d.coord.tp, size),
+                                          placement_, fabric_, inter_node_scale);
+    if (fold_onto(phases, d.id, size)) {
+      auto ptr = std::make_shared<const std::vector<collectives::Phase>>(std::move(phases));
+      group_plans_.emplace(key, ptr);
+      return ptr;
+    }
+    phases.clear();
+  }
   for (int64_t r = 0; r < s_.parallel.tp; ++r)
     if (!full_ || r == d.coord.tp)
       merge_phases(phases, collectives::plan_collective(

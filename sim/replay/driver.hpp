@@ -120,11 +120,12 @@ class Driver {
   std::string folding_asymmetry() const;
   /// Appends to every phase the shared copies of its flows.
   void add_shared_copies(std::vector<collectives::Phase>& phases, int64_t dp_step, bool tp_ranks) const;
-  /// Folded, on a fabric without shared links: replaces each phase's flows by those of its busiest member (most bytes
-  /// sent and received; the device itself when all are alike, as on a ring), moved onto `device`. Every other
-  /// member's flows run on links of their own and, by symmetry, end no later. False (phases untouched) where the
-  /// moved flows' copies on the other ranks do not take routes alike (copies_alike), and every flow must run.
-  bool fold_onto(std::vector<collectives::Phase>& phases, int64_t device) const;
+  /// Folded, on a fabric without shared links: replaces each phase's flows (one group's) by those of its busiest
+  /// member (most bytes sent and received; the device itself when all are alike, as on a ring or an all-to-all),
+  /// moved onto `device`. Holds where every member moves no more than the busiest, within its node and across, so
+  /// that by symmetry its flows end no later, and the groups of the other TP ranks (and of the other slices every
+  /// `dp_step` data-parallel indices; 0: none) take routes alike. False (phases untouched) otherwise.
+  bool fold_onto(std::vector<collectives::Phase>& phases, int64_t device, int64_t dp_step) const;
   /// A pipeline transfer and its shared copies on every other rank of the stage; `fn` once all have arrived (the
   /// slowest copy stands for the rank it holds back, which the next collective waits for).
   void pipeline_flow(int64_t src, int64_t dst, double bytes, std::function<void()> fn);

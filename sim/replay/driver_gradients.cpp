@@ -98,7 +98,7 @@ Driver::Phases Driver::dp_phases(const Device& d, collectives::Kind kind, double
         expert ? placement_.expert_dp_group(d.coord.stage, d.coord.dp, d.coord.tp, ep)
                : placement_.dp_group(d.coord.stage, d.coord.tp),
         placement_, fabric_);
-    if (fold_onto(phases, d.id)) {
+    if (fold_onto(phases, d.id, 0)) {
       auto ptr = std::make_shared<const std::vector<collectives::Phase>>(std::move(phases));
       dp_plans_.emplace(key, ptr);
       return ptr;
