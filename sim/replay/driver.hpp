@@ -164,7 +164,8 @@ class Driver {
   /// pace of its kernels and of those collectives, so a run of them is one activity of their total time and each
   /// step's share is booked when it completes (same times up to rounding, far fewer activities). A run ends
   /// where something else must happen at that instant: gradients that release data-parallel buckets, or a
-  /// collective that does not follow a kernel (it runs as flows).
+  /// collective that does not follow a kernel (it runs as flows). In full fidelity, runs of kernels alone (every
+  /// collective waits for its group to join).
   void run_merged(size_t di, double t0);
   bool releases_buckets(const Device& d) const;
   double merged_tp_time(const Device& d, const Step& st);  ///< tp_exclusive_time, kept per step

@@ -76,32 +76,8 @@ void Driver::run_step(size_t di)
       run_overlap_group(di, group_end, t0);
       return;
     }
-    if (st.kind == Step::Kind::Compute && tp_exclusive_) {
-      run_merged(di, t0);
-      return;
-    }
     if (st.kind == Step::Kind::Compute) {
-      // Folded: a tensor-parallel collective right after this kernel starts with a latency delay; spending it at
-      // the end of the kernel saves an activity and changes no time (the device waits either way).
-      double prepaid = 0;
-      if (!full_ && !s_.parallel.tp_overlap && d.step + 1 < d.steps->size() &&
-          (*d.steps)[d.step + 1].kind == Step::Kind::TpCollective) {
-        const Step& next_step = (*d.steps)[d.step + 1];
-        Phases next = tp_phases(d, next_step);
-        prepaid = tp_exclusive_ ? tp_exclusive_time(d, next_step) : next->empty() ? 0.0 : phase_delay(next->front());
-      }
-      d.prepaid_s = prepaid;
-      exec_on(platform_->gpu(d.id), st.seconds + prepaid, [this, di, t0, &st, prepaid]() {
-        Device& d = devices_[di];
-        double now = sg4::Engine::get_clock() - prepaid;
-        d.b.compute_s += now - t0;
-        if (st.recompute)
-          d.b.recompute_s += now - t0;
-        trace_.add(d.id, 0, st.label, t0, now);
-        d.free_t = now;
-        ++d.step;
-        run_step(di);
-      });
+      run_merged(di, t0);
       return;
     }
     tp_collective(di, st, t0);
@@ -141,7 +117,7 @@ void Driver::run_merged(size_t di, double t0)
   const auto& steps = *d.steps;
   const size_t begin = d.step;
   size_t end = begin;
-  double total = 0;
+  double total = 0, prepaid = 0;
   bool after_kernel = false;  // a collective is timed in closed form only right after a kernel (run_step)
   for (; end < steps.size(); ++end) {
     const Step& st = steps[end];
@@ -157,17 +133,27 @@ void Driver::run_merged(size_t di, double t0)
       break;  // run_step handles them
     if (s_.parallel.tp_overlap && st.kind == Step::Kind::TpCollective)  // run_step groups it with its GEMMs
       break;
-    if (st.kind == Step::Kind::TpCollective ? !after_kernel : releases_buckets(d))
+    if (st.kind == Step::Kind::TpCollective && (!tp_exclusive_ || !after_kernel)) {
+      // It runs as flows (full fidelity: once its group has joined). Folded, its first latency delay is spent at
+      // the end of the run: it saves an activity and changes no time (the device waits either way).
+      if (!full_ && after_kernel && !s_.parallel.tp_overlap) {
+        Phases next = tp_phases(d, st);
+        prepaid = next->empty() ? 0.0 : phase_delay(next->front());
+      }
+      break;
+    }
+    if (st.kind != Step::Kind::TpCollective && releases_buckets(d))
       break;
     if (st.kind == Step::Kind::TpCollective)
       total += merged_tp_time(d, st);
     after_kernel = false;
   }
-  exec_on(platform_->gpu(d.id), total, [this, di, t0, begin, end]() {
+  d.prepaid_s = prepaid;
+  exec_on(platform_->gpu(d.id), total + prepaid, [this, di, t0, begin, end, prepaid]() {
     Device& d = devices_[di];
     // Each step's share, as run_step and tp_collective would have booked it one activity at a time; the last one
     // takes what is left up to the clock, so that the parts still add up to the step time exactly.
-    const double now = sg4::Engine::get_clock();
+    const double now = sg4::Engine::get_clock() - prepaid;
     size_t last = begin;
     for (size_t k = begin; k < end; ++k)
       if ((*d.steps)[k].kind != Step::Kind::GradReady)
@@ -189,7 +175,7 @@ void Driver::run_merged(size_t di, double t0)
       trace_.add(d.id, kernel ? 0 : 1, st.label, t, t + x);
       t += x;
     }
-    d.free_t = sg4::Engine::get_clock();
+    d.free_t = now;
     d.step = end;
     run_step(di);
   });
