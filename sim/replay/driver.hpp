@@ -180,6 +180,9 @@ class Driver {
   bool overlap_group(const Device& d, size_t& end) const { return overlap_group_at(*d.steps, d.step, end); }
   bool overlap_group_at(const std::vector<Step>& steps, size_t at, size_t& end) const;
   void run_overlap_group(size_t di, size_t end, double t0);
+  /// Folded with closed-form TP collectives: the group as one activity of its computed length; false where that
+  /// does not apply (full fidelity, shared NVLink links, a context-parallel ring in the group).
+  bool run_overlap_closed_form(size_t di, size_t end, double t0);
   // A TP collective, or a context-parallel ring (over the cp group), on its own (no accounting), then `done`.
   void overlapped_comm(size_t di, const Step& st, std::function<void()> done);
   void start_exchange(size_t di, int64_t group);

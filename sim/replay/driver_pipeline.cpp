@@ -450,9 +450,69 @@ void Driver::overlapped_comm(size_t di, const Step& st, std::function<void()> do
              std::move(done));
 }
 
+// Folded with closed-form TP collectives (tp_exclusive_): the group's timeline is known in advance. While collective i
+// (closed-form time c_i) runs, its kernels hold a share s_i of the GPU and the compute runs at 1 - s_i; after the
+// last one, at full speed. One activity of the group's length instead of the compute, each collective's timer and
+// its occupying exec: the same times up to rounding.
+bool Driver::run_overlap_closed_form(size_t di, size_t end, double t0)
+{
+  Device& d = devices_[di];
+  if (full_ || !tp_exclusive_)
+    return false;
+  const size_t begin = d.step;
+  size_t compute = begin;
+  double remaining = 0, t = 0, compute_end = -1;
+  for (size_t k = begin; k < end; ++k)
+    if ((*d.steps)[k].kind == Step::Kind::Compute) {
+      compute = k;
+      remaining = (*d.steps)[k].seconds;
+    } else if ((*d.steps)[k].kind != Step::Kind::TpCollective) {
+      return false;  // a context-parallel ring runs as flows
+    }
+  for (size_t k = begin; k < end; ++k) {
+    const Step& st = (*d.steps)[k];
+    if (st.kind != Step::Kind::TpCollective)
+      continue;
+    const double c = merged_tp_time(d, st);
+    const double share = (st.collective == model::TpCollective::ReduceScatter ? kOverlapReduceScatterSms
+                                                                               : kOverlapAllGatherSms) /
+                         double(s_.hardware.device.sm_count);
+    if (compute_end < 0 && remaining <= (1 - share) * c) {
+      compute_end = t + remaining / (1 - share);
+      remaining = 0;
+    } else if (compute_end < 0) {
+      remaining -= (1 - share) * c;
+    }
+    t += c;
+  }
+  if (compute_end < 0)
+    compute_end = t + remaining;
+  const double length = std::max(t, compute_end);
+  exec_on(platform_->gpu(d.id), length, [this, di, begin, end, compute, t0, compute_end]() {
+    Device& d = devices_[di];
+    const double now = sg4::Engine::get_clock();
+    const double busy = std::min(compute_end, now - t0);
+    const Step& c = (*d.steps)[compute];
+    d.b.compute_s += busy;
+    if (c.recompute)
+      d.b.recompute_s += busy;
+    d.b.exposed_tp_comm_s += (now - t0) - busy;
+    trace_.add(d.id, 0, c.label, t0, t0 + busy);
+    for (size_t k = begin; k < end; ++k)
+      if (k != compute)
+        trace_.add(d.id, 1, (*d.steps)[k].label + " (overlapped)", t0, now);
+    d.free_t = now;
+    d.step = end;
+    run_step(di);
+  });
+  return true;
+}
+
 void Driver::run_overlap_group(size_t di, size_t end, double t0)
 {
   Device& d = devices_[di];
+  if (run_overlap_closed_form(di, end, t0))
+    return;
   const size_t begin = d.step;
   size_t compute = begin;
   std::vector<size_t> comms;
