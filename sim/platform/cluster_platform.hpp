@@ -35,7 +35,6 @@ class ClusterPlatform {
   ClusterPlatform(const hardware::HardwareSpec& hw, const parallel::Placement& placement,
                   const std::vector<char>& needed = {});
 
-  const FabricLayout& layout() const { return layout_; }
   simgrid::s4u::Host* gpu(int64_t device) const;
   /// The NIC host that carries this device's inter-node traffic.
   simgrid::s4u::Host* nic(int64_t device) const;

@@ -17,7 +17,6 @@ class FabricLayout {
 
   const parallel::Placement& placement() const { return placement_; }
   bool same_node(int64_t a, int64_t b) const { return placement_.node_of(a) == placement_.node_of(b); }
-  int nics_per_node() const { return nics_per_node_; }
   int64_t nic_count() const { return int64_t(nic_leaf_.size()); }
   /// The NIC (node * nics_per_node + local NIC) that carries this device's inter-node traffic.
   int64_t nic_index(int64_t device) const;
@@ -28,7 +27,6 @@ class FabricLayout {
   int64_t nics_in_leaf(int64_t leaf) const { return leaf_nics_[size_t(leaf)]; }
   int64_t leaves_per_pod() const { return leaves_per_pod_; }  ///< three levels only, else 0
   int64_t pods() const { return leaves_per_pod_ > 0 ? (leaves() + leaves_per_pod_ - 1) / leaves_per_pod_ : 0; }
-  double oversubscription() const { return oversubscription_; }
 
   /// Whether the route from device `a` to device `b` crosses a link that other devices' flows can load at the same
   /// time: a NIC that several GPUs send through, or an oversubscribed uplink (one that is not oversubscribed can

@@ -183,6 +183,10 @@ class Driver {
   /// Folded with closed-form TP collectives: the group as one activity of its computed length; false where that
   /// does not apply (full fidelity, shared NVLink links, a context-parallel ring in the group).
   bool run_overlap_closed_form(size_t di, size_t end, double t0);
+  /// Books an overlap group that ends now: `busy` seconds of its compute step `compute`, `exposed` seconds of
+  /// communication after it (context ring or TP), its trace slices; then the device goes on after step `end`.
+  void finish_overlap_group(size_t di, size_t begin, size_t end, size_t compute, double t0, double busy,
+                            double exposed, bool ring);
   // A TP collective, or a context-parallel ring (over the cp group), on its own (no accounting), then `done`.
   void overlapped_comm(size_t di, const Step& st, std::function<void()> done);
   void start_exchange(size_t di, int64_t group);

@@ -489,23 +489,30 @@ bool Driver::run_overlap_closed_form(size_t di, size_t end, double t0)
     compute_end = t + remaining;
   const double length = std::max(t, compute_end);
   exec_on(platform_->gpu(d.id), length, [this, di, begin, end, compute, t0, compute_end]() {
-    Device& d = devices_[di];
     const double now = sg4::Engine::get_clock();
     const double busy = std::min(compute_end, now - t0);
-    const Step& c = (*d.steps)[compute];
-    d.b.compute_s += busy;
-    if (c.recompute)
-      d.b.recompute_s += busy;
-    d.b.exposed_tp_comm_s += (now - t0) - busy;
-    trace_.add(d.id, 0, c.label, t0, t0 + busy);
-    for (size_t k = begin; k < end; ++k)
-      if (k != compute)
-        trace_.add(d.id, 1, (*d.steps)[k].label + " (overlapped)", t0, now);
-    d.free_t = now;
-    d.step = end;
-    run_step(di);
+    finish_overlap_group(di, begin, end, compute, t0, busy, (now - t0) - busy, false);
   });
   return true;
+}
+
+void Driver::finish_overlap_group(size_t di, size_t begin, size_t end, size_t compute, double t0, double busy,
+                                  double exposed, bool ring)
+{
+  Device& d = devices_[di];
+  const double now = sg4::Engine::get_clock();
+  const Step& c = (*d.steps)[compute];
+  d.b.compute_s += busy;
+  if (c.recompute)
+    d.b.recompute_s += busy;
+  (ring ? d.b.exposed_cp_comm_s : d.b.exposed_tp_comm_s) += exposed;
+  trace_.add(d.id, 0, c.label, t0, t0 + busy);
+  for (size_t k = begin; k < end; ++k)
+    if (k != compute)
+      trace_.add(d.id, 1, (*d.steps)[k].label + " (overlapped)", t0, now);
+  d.free_t = now;
+  d.step = end;
+  run_step(di);
 }
 
 void Driver::run_overlap_group(size_t di, size_t end, double t0)
@@ -531,21 +538,8 @@ void Driver::run_overlap_group(size_t di, size_t end, double t0)
   for (size_t k : comms)
     ring = ring || (*d.steps)[k].kind == Step::Kind::CpRing;
   auto finish = [this, di, begin, end, compute, t0, state, ring]() {
-    Device& d = devices_[di];
-    const double now = sg4::Engine::get_clock();
-    const Step& c = (*d.steps)[compute];
-    const double busy = state->compute_end - t0;
-    d.b.compute_s += busy;
-    if (c.recompute)
-      d.b.recompute_s += busy;
-    (ring ? d.b.exposed_cp_comm_s : d.b.exposed_tp_comm_s) += now - state->compute_end;
-    trace_.add(d.id, 0, c.label, t0, state->compute_end);
-    for (size_t k = begin; k < end; ++k)
-      if (k != compute)
-        trace_.add(d.id, 1, (*d.steps)[k].label + " (overlapped)", t0, now);
-    d.free_t = now;
-    d.step = end;
-    run_step(di);
+    finish_overlap_group(di, begin, end, compute, t0, state->compute_end - t0,
+                         sg4::Engine::get_clock() - state->compute_end, ring);
   };
   exec_on(platform_->gpu(d.id), (*d.steps)[compute].seconds, [state, finish]() {
     state->compute_end = sg4::Engine::get_clock();

@@ -29,15 +29,24 @@ std::string route(const dtsim::platform::ClusterPlatform& p, int64_t a, int64_t 
   return s;
 }
 
-TEST(ClusterPlatformPods, RoutesAcrossPodsOfAThreeLevelFabric)
-{
+// A SimGrid engine (one per test process) and the DGX A100 hardware file as shipped.
+class ClusterPlatformPods : public ::testing::Test {
+ protected:
+  void SetUp() override
+  {
+    dtsim::Diagnostics diag;
+    hw = dtsim::hardware::load_hardware(dtsim::test::source_path("hardware/dgx-a100-80gb.yaml"), diag);
+    ASSERT_TRUE(diag.empty());
+  }
   int argc = 1;
-  char name[] = "platform_test";
-  char* argv[] = {name, nullptr};
-  sg4::Engine engine(&argc, argv);
-  dtsim::Diagnostics diag;
-  auto hw = dtsim::hardware::load_hardware(dtsim::test::source_path("hardware/dgx-a100-80gb.yaml"), diag);
-  ASSERT_TRUE(diag.empty());
+  char name[14] = "platform_test";
+  char* argv[2] = {name, nullptr};
+  sg4::Engine engine{&argc, argv};
+  dtsim::hardware::HardwareSpec hw;
+};
+
+TEST_F(ClusterPlatformPods, RoutesAcrossPodsOfAThreeLevelFabric)
+{
   ASSERT_EQ(hw.network.levels, 3);
   hw.network.oversubscription = 2;  // uplinks are built only where they can be a bottleneck
   const dtsim::parallel::Placement placement(32, 8, 8, 8);  // 2,048 GPUs, 256 nodes
@@ -53,15 +62,8 @@ TEST(ClusterPlatformPods, RoutesAcrossPodsOfAThreeLevelFabric)
 
 // Without oversubscription the uplinks carry at least what their NICs can and are never a bottleneck: the fabric is
 // one switch and every route between nodes is its two NIC links.
-TEST(ClusterPlatformPods, NonBlockingFabricIsOneSwitch)
+TEST_F(ClusterPlatformPods, NonBlockingFabricIsOneSwitch)
 {
-  int argc = 1;
-  char name[] = "platform_test";
-  char* argv[] = {name, nullptr};
-  sg4::Engine engine(&argc, argv);
-  dtsim::Diagnostics diag;
-  auto hw = dtsim::hardware::load_hardware(dtsim::test::source_path("hardware/dgx-a100-80gb.yaml"), diag);
-  ASSERT_TRUE(diag.empty());
   ASSERT_EQ(hw.network.oversubscription, 1);
   const dtsim::parallel::Placement placement(32, 8, 8, 8);
   const dtsim::platform::ClusterPlatform p(hw, placement);
