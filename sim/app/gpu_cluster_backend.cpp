@@ -2,6 +2,7 @@
 // kernel and collective, ordered by the pipeline schedule and replayed on the cluster's platform.
 #include <memory>
 
+#include "app/gpu_step.hpp"
 #include "app/system_backend.hpp"
 #include "config/units.hpp"
 #include "hardware/compute_model.hpp"
@@ -15,17 +16,6 @@
 namespace dtsim::app {
 
 namespace {
-
-// The stack's fixed time per step comes after the replayed step, on every device.
-void add_stack_overhead(replay::ReplayResult& r, double seconds)
-{
-  if (seconds <= 0)
-    return;
-  r.step_time_s += seconds;
-  r.average.stack_overhead_s += seconds;
-  for (auto& b : r.per_stage)
-    b.stack_overhead_s += seconds;
-}
 
 class GpuClusterBackend : public SystemBackend {
  public:
@@ -51,15 +41,12 @@ class GpuClusterBackend : public SystemBackend {
     report::RunReport r = check_fit(s, plan);
     if (!r.why_not_fitting.empty())
       return r;
-    model::Transformer t(s.model);
-    hardware::ComputeModel compute(s.hardware.device, plan.precision.name, s.stack);
-    auto program = std::make_shared<const replay::StepProgram>(replay::build_step_program(s, plan, t, compute));
-    r.program = program;
-    r.model_flops = program->model_flops;
-    r.hardware_flops = program->hardware_flops;
-    auto schedule = parallel::build_schedule(s.schedule, plan.groups.pp, plan.groups.vpp, s.microbatches);
-    r.replay = replay::run_replay(s, *program, schedule, record_trace);
-    add_stack_overhead(r.replay, s.stack.factors.step_overhead_s);
+    const GpuStep step = prepare_gpu_step(s, plan);
+    r.program = step.program;
+    r.model_flops = step.program->model_flops;
+    r.hardware_flops = step.program->hardware_flops;
+    r.replay = replay::run_replay(s, *step.program, step.schedule, record_trace);
+    replay::add_step_overhead(r.replay, s.stack.factors.step_overhead_s);
     r.simulated = true;
     return r;
   }

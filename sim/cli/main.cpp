@@ -17,6 +17,7 @@
 #include "app/compare.hpp"
 #include "app/plot.hpp"
 #include "app/search.hpp"
+#include "app/shared_fabric.hpp"
 #include "app/study_report.hpp"
 #include "collectives/algorithm_registry.hpp"
 #include "config/suggest.hpp"
@@ -35,10 +36,39 @@ constexpr int kDoesNotFit = 3;
 
 struct RunOptions {
   std::string scenario;
+  std::vector<std::string> more;  ///< further jobs (--shared-fabric)
   std::vector<std::string> sets;
   std::string format = "table";
   std::string trace;
+  bool shared_fabric = false;
+  std::string placement = "packed";
+  int64_t steps = 3;
 };
+
+// Several scenarios are several jobs on one cluster, which --shared-fabric says; the options of that mode only
+// with it. Returns why the command line is wrong, or "".
+std::string check_jobs(const RunOptions& o, const char* command)
+{
+  if (!o.more.empty() && !o.shared_fabric)
+    return std::string("dtsim ") + command + ": " + std::to_string(1 + o.more.size()) +
+           " scenarios given; several jobs on one cluster take --shared-fabric, otherwise give one scenario";
+  if (o.shared_fabric && !o.trace.empty())
+    return std::string("dtsim ") + command + ": --trace writes one job's timeline; it does not take --shared-fabric";
+  return "";
+}
+
+dtsim::app::SharedFabricOptions shared_options(const RunOptions& o)
+{
+  dtsim::app::SharedFabricOptions so;
+  so.scenarios.push_back(o.scenario);
+  so.scenarios.insert(so.scenarios.end(), o.more.begin(), o.more.end());
+  so.sets = o.sets;
+  so.placement = o.placement;
+  so.min_steps = o.steps;
+  so.format = o.format;
+  so.jobs = int(std::max(1u, std::thread::hardware_concurrency()));
+  return so;
+}
 
 // A plan that does not fit: its memory breakdown has been printed; the reason goes to stderr, with exit 3. The
 // same for run and validate.
@@ -67,6 +97,12 @@ std::string cannot_write(const std::string& path)
 
 int run(const RunOptions& o)
 {
+  if (const std::string why = check_jobs(o, "run"); !why.empty()) {
+    std::cerr << why << "\n";
+    return kBadInput;
+  }
+  if (o.shared_fabric)
+    return dtsim::app::run_shared_fabric(std::cout, std::cerr, shared_options(o));
   auto spec = dtsim::app::load_for_simulation(o.scenario, o.sets);
   if (!o.trace.empty()) {
     const std::string why = cannot_write(o.trace);
@@ -100,6 +136,12 @@ int run(const RunOptions& o)
 
 int validate(const RunOptions& o)
 {
+  if (const std::string why = check_jobs(o, "validate"); !why.empty()) {
+    std::cerr << why << "\n";
+    return kBadInput;
+  }
+  if (o.shared_fabric)
+    return dtsim::app::validate_shared_fabric(std::cout, std::cerr, shared_options(o));
   auto spec = dtsim::app::load_for_simulation(o.scenario, o.sets);
   // Every check run makes before it simulates, the memory fit included.
   const auto fit = dtsim::app::check_fit(spec);
@@ -162,6 +204,7 @@ int main(int argc, char** argv)
   RunOptions ro, vo;
   auto* run_cmd = app.add_subcommand("run", "Simulate one training step of a scenario and report where the time goes");
   run_cmd->add_option("scenario", ro.scenario, "Scenario YAML file")->required();
+  run_cmd->add_option("more", ro.more, "More scenarios: jobs sharing the cluster's fabric (with --shared-fabric)");
   run_cmd->add_option("--set", ro.sets, "Override a scenario key, e.g. --set parallel.tp=8 (repeatable)");
   run_cmd->add_option("--format", ro.format, "Output format")->check(CLI::IsMember({"table", "json"}));
   {  // the collective registry's names, as the YAML check takes them (collectives.algorithm / protocol)
@@ -174,9 +217,24 @@ int main(int argc, char** argv)
   }
   run_cmd->add_option("--trace", ro.trace, "Write a Chrome trace-event JSON timeline (opens in Perfetto)")
       ->check(kNonEmpty);
+  // Several jobs on one cluster (app/shared_fabric.hpp); validate takes the same options.
+  auto add_shared_fabric = [](CLI::App* cmd, RunOptions& o) {
+    auto* flag = cmd->add_flag("--shared-fabric", o.shared_fabric,
+                               "The scenarios are jobs on one cluster, each on nodes of its own, replayed together on "
+                               "the same switch fabric; reports each job's step time alone and shared");
+    cmd->add_option("--placement", o.placement, "Where the jobs' nodes go: packed (consecutive) or spread (in turn)")
+        ->check(CLI::IsMember({"packed", "spread"}))
+        ->needs(flag);
+    cmd->add_option("--steps", o.steps, "Steps every job runs, at least, in the shared replay")
+        ->check(count_from_1_to(1000))
+        ->needs(flag);
+  };
+  add_shared_fabric(run_cmd, ro);
   auto* val_cmd = app.add_subcommand("validate", "Check a scenario and the files it names; simulate nothing");
   val_cmd->add_option("scenario", vo.scenario, "Scenario YAML file")->required();
+  val_cmd->add_option("more", vo.more, "More scenarios: jobs sharing the cluster's fabric (with --shared-fabric)");
   val_cmd->add_option("--set", vo.sets, "Override a scenario key, e.g. --set parallel.tp=8 (repeatable)");
+  add_shared_fabric(val_cmd, vo);
   dtsim::app::CompareOptions co;
   co.jobs = int(std::max(1u, std::thread::hardware_concurrency()));
   auto* cmp_cmd = app.add_subcommand("compare", "Put scenarios side by side: time, throughput, FLOP/s, memory, power, "

@@ -35,6 +35,8 @@ class ClusterPlatform {
   ClusterPlatform(const hardware::HardwareSpec& hw, const parallel::Placement& placement,
                   const std::vector<char>& needed = {});
 
+  /// The host of a device, by its number in the placement the platform was built from (a shared cluster's own
+  /// placement numbers every device of the cluster: parallel::Placement::cluster_device).
   simgrid::s4u::Host* gpu(int64_t device) const;
   /// The NIC host that carries this device's inter-node traffic.
   simgrid::s4u::Host* nic(int64_t device) const;

@@ -15,7 +15,7 @@ FabricLayout::FabricLayout(const hardware::HardwareSpec& hw, const parallel::Pla
   levels_ = net.oversubscription > 1 ? std::max(1, net.levels) : 1;
   const int64_t group = std::max<int64_t>(1, net.switch_radix / 2);  // down ports of a switch
   leaves_per_pod_ = levels_ >= 3 ? group : 0;
-  const int64_t nodes = placement.nodes();
+  const int64_t nodes = placement.cluster_size();  // a job sharing the cluster sees every node's NICs
   nic_leaf_.resize(size_t(nodes * net.nics_per_node));
   for (int64_t n = 0; n < nodes; ++n)
     for (int64_t l = 0; l < net.nics_per_node; ++l)
@@ -31,7 +31,7 @@ int64_t FabricLayout::nic_index(int64_t device) const
 {
   const int64_t per_node = placement_.devices_per_node();
   const int64_t gpus_per_nic = per_node / nics_per_node_;
-  return (device / per_node) * nics_per_node_ + (device % per_node) / gpus_per_nic;
+  return placement_.node_of(device) * nics_per_node_ + (device % per_node) / gpus_per_nic;
 }
 
 bool FabricLayout::crosses_shared_link(int64_t a, int64_t b) const

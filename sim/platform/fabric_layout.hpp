@@ -2,7 +2,8 @@
 /// Where each device of a GPU cluster sits in the network, computed from the hardware description alone (no SimGrid):
 /// its node, the NIC it sends through across nodes, that NIC's leaf switch and pod, and which links other devices'
 /// traffic can load at the same time. The replay asks it which flows fold (replay/driver.cpp) before any platform
-/// exists; ClusterPlatform builds its zones, hosts and links from it.
+/// exists; ClusterPlatform builds its zones, hosts and links from it. For a job that shares the cluster with others
+/// (the placement's place_on), nodes, NICs and leaves are the cluster's.
 #include <cstdint>
 #include <vector>
 

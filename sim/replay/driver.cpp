@@ -7,12 +7,14 @@
 namespace dtsim::replay {
 
 Driver::Driver(Activities& acts, const scenario::ScenarioSpec& s, const StepProgram& prog,
-               const parallel::PipelineSchedule& sched, bool trace)
+               const parallel::PipelineSchedule& sched, bool trace, const ClusterSlot* slot)
     : acts_(acts), s_(s), prog_(prog), sched_(sched),
-      placement_(s.parallel.dp_cp(), s.parallel.tp, s.parallel.pp, s.hardware.node.devices),
+      placement_(slot ? slot->placement
+                      : parallel::Placement(s.parallel.dp_cp(), s.parallel.tp, s.parallel.pp, s.hardware.node.devices)),
       layout_(s.hardware, placement_), fabric_(collectives::fabric_of(s)), trace_(trace)
 {
   full_ = s.fidelity == scenario::Fidelity::Full;
+  start_t_ = slot ? slot->start_t : 0.0;
   const int64_t units = int64_t(boost::num_vertices(sched.graph));
   recv_from_.assign(size_t(units), -1);
   send_to_.assign(size_t(units), -1);
@@ -33,11 +35,15 @@ Driver::Driver(Activities& acts, const scenario::ScenarioSpec& s, const StepProg
       dev.id = d;
       dev.coord = c;
       dev.replica = full_ ? c.dp * s.parallel.tp + c.tp : 0;
+      dev.free_t = start_t_;
       index_of_[d] = devices_.size();
       devices_.push_back(std::move(dev));
     }
   }
-  platform_ = std::make_unique<platform::ClusterPlatform>(s.hardware, placement_, needed_devices());
+  if (slot == nullptr) {
+    own_platform_ = std::make_unique<platform::ClusterPlatform>(s.hardware, placement_, needed_devices());
+    platform_ = own_platform_.get();
+  }
   const int64_t replicas = full_ ? s.parallel.dp_cp() * s.parallel.tp : 1;
   arrivals_.assign(size_t(replicas * units), Arrival{});
   transfers_.assign(size_t(replicas * units), Transfer{});
@@ -96,15 +102,25 @@ void Driver::start()
     next_unit(i);
 }
 
+std::vector<int64_t> Driver::needed_cluster_devices() const
+{
+  std::vector<int64_t> out;
+  const auto need = needed_devices();
+  for (int64_t d = 0; d < placement_.devices(); ++d)
+    if (need.empty() || need[size_t(d)] != 0)
+      out.push_back(placement_.cluster_device(d));
+  return out;
+}
+
 ReplayResult Driver::finish()
 {
   ReplayResult r;
   for (const auto& d : devices_)
-    r.step_time_s = std::max(r.step_time_s, d.done_t);
+    r.step_time_s = std::max(r.step_time_s, d.done_t - start_t_);
   std::vector<bool> seen(size_t(s_.parallel.pp), false);
   r.per_stage.resize(size_t(s_.parallel.pp));
   for (auto& d : devices_) {
-    d.b.bubble_s += r.step_time_s - d.done_t;  // finished early: waits for the slowest device
+    d.b.bubble_s += r.step_time_s - (d.done_t - start_t_);  // finished early: waits for the slowest device
     r.average += d.b;
     if (!seen[size_t(d.coord.stage)]) {
       seen[size_t(d.coord.stage)] = true;
@@ -130,8 +146,9 @@ void Driver::flow(int64_t src, int64_t dst, double bytes, std::function<void()> 
 {
   // Within a node over NVLink, across nodes from NIC to NIC.
   bool local = layout_.same_node(src, dst);
-  auto* a = local ? platform_->gpu(src) : platform_->nic(src);
-  auto* b = local ? platform_->gpu(dst) : platform_->nic(dst);
+  const int64_t a_at = placement_.cluster_device(src), b_at = placement_.cluster_device(dst);
+  auto* a = local ? platform_->gpu(a_at) : platform_->nic(a_at);
+  auto* b = local ? platform_->gpu(b_at) : platform_->nic(b_at);
   acts_.comm(a, b, bytes, std::move(fn));
 }
 

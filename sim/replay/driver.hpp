@@ -21,11 +21,26 @@ namespace dtsim::replay {
 namespace sg4 = simgrid::s4u;
 using parallel::UnitId;
 
+/// A job's step on a cluster shared with other jobs (shared_fabric.cpp): the job's placement on the cluster's
+/// nodes, and when the step starts (steps follow one another in one simulation).
+struct ClusterSlot {
+  parallel::Placement placement;
+  double start_t = 0;
+};
+
 class Driver {
  public:
+  /// Without `slot`, the job has the cluster to itself and the driver builds its platform; with one, the platform
+  /// is shared and attached (attach) before start().
   Driver(Activities& acts, const scenario::ScenarioSpec& s, const StepProgram& prog,
-         const parallel::PipelineSchedule& sched, bool trace);
+         const parallel::PipelineSchedule& sched, bool trace, const ClusterSlot* slot = nullptr);
+  /// The cluster devices (Placement::cluster_device) whose hosts the replay touches.
+  std::vector<int64_t> needed_cluster_devices() const;
+  void attach(const platform::ClusterPlatform& shared) { platform_ = &shared; }
+  /// Called once, when the last simulated device has finished the step.
+  void on_done(std::function<void()> fn) { on_done_ = std::move(fn); }
   void start();
+  /// Times relative to the step's start.
   ReplayResult finish();
   bool all_done() const { return done_count_ == devices_.size(); }
 
@@ -94,6 +109,7 @@ class Driver {
 
   // ---- activities ----------------------------------------------------------------------------------------
   void exec_on(sg4::Host* host, double seconds, std::function<void()> fn);
+  sg4::Host* gpu_host(int64_t device) const { return platform_->gpu(placement_.cluster_device(device)); }
   void flow(int64_t src, int64_t dst, double bytes, std::function<void()> fn);
   // ---- folding: the flows of the ranks that are not simulated ---------------------------------------------
   // Folded, a simulated device stands for every rank that does the same work: the other TP ranks and data-parallel
@@ -234,7 +250,11 @@ class Driver {
   const parallel::PipelineSchedule& sched_;
   parallel::Placement placement_;
   platform::FabricLayout layout_;
-  std::unique_ptr<platform::ClusterPlatform> platform_;  ///< built once the devices the replay touches are known
+  double start_t_ = 0;  ///< when the step starts (0, or later steps of a job on a shared cluster)
+  /// The platform built once the devices the replay touches are known, or a shared cluster's (attach).
+  std::unique_ptr<platform::ClusterPlatform> own_platform_;
+  const platform::ClusterPlatform* platform_ = nullptr;
+  std::function<void()> on_done_;
   collectives::Fabric fabric_;  ///< the links collectives run on and what the hardware or stack forces
   bool full_ = false;
   bool tp_exclusive_ = false;  // see tp_exclusive_time

@@ -303,7 +303,7 @@ void Driver::maybe_optimizer(size_t di)
   d.b.exposed_dp_comm_s += now - d.backward_end_t - d.embedding_wait_s;
   d.b.bubble_s += d.embedding_wait_s;
   double t0 = now;
-  exec_on(platform_->gpu(d.id), prog_.optimizer_seconds[size_t(d.coord.stage)], [this, di, t0]() {
+  exec_on(gpu_host(d.id), prog_.optimizer_seconds[size_t(d.coord.stage)], [this, di, t0]() {
     Device& d = devices_[di];
     double now = sg4::Engine::get_clock();
     d.b.optimizer_s += now - t0;
@@ -332,6 +332,8 @@ void Driver::finish_device(size_t di)
   d.done_t = sg4::Engine::get_clock();
   d.done = true;
   ++done_count_;
+  if (all_done() && on_done_)
+    on_done_();
 }
 
 }  // namespace dtsim::replay

@@ -149,7 +149,7 @@ void Driver::run_merged(size_t di, double t0)
     after_kernel = false;
   }
   d.prepaid_s = prepaid;
-  exec_on(platform_->gpu(d.id), total + prepaid, [this, di, t0, begin, end, prepaid]() {
+  exec_on(gpu_host(d.id), total + prepaid, [this, di, t0, begin, end, prepaid]() {
     Device& d = devices_[di];
     // Each step's share, as run_step and tp_collective would have booked it one activity at a time; the last one
     // takes what is left up to the clock, so that the parts still add up to the step time exactly.
@@ -488,7 +488,7 @@ bool Driver::run_overlap_closed_form(size_t di, size_t end, double t0)
   if (compute_end < 0)
     compute_end = t + remaining;
   const double length = std::max(t, compute_end);
-  exec_on(platform_->gpu(d.id), length, [this, di, begin, end, compute, t0, compute_end]() {
+  exec_on(gpu_host(d.id), length, [this, di, begin, end, compute, t0, compute_end]() {
     const double now = sg4::Engine::get_clock();
     const double busy = std::min(compute_end, now - t0);
     finish_overlap_group(di, begin, end, compute, t0, busy, (now - t0) - busy, false);
@@ -541,7 +541,7 @@ void Driver::run_overlap_group(size_t di, size_t end, double t0)
     finish_overlap_group(di, begin, end, compute, t0, state->compute_end - t0,
                          sg4::Engine::get_clock() - state->compute_end, ring);
   };
-  exec_on(platform_->gpu(d.id), (*d.steps)[compute].seconds, [state, finish]() {
+  exec_on(gpu_host(d.id), (*d.steps)[compute].seconds, [state, finish]() {
     state->compute_end = sg4::Engine::get_clock();
     if (--state->pending == 0)
       finish();
@@ -562,7 +562,7 @@ void Driver::run_overlap_group(size_t di, size_t end, double t0)
     }
     const double sms = st.collective == model::TpCollective::ReduceScatter ? kOverlapReduceScatterSms
                                                                             : kOverlapAllGatherSms;
-    auto kernels = acts_.occupy(platform_->gpu(devices_[di].id), sms / double(s_.hardware.device.sm_count));
+    auto kernels = acts_.occupy(gpu_host(devices_[di].id), sms / double(s_.hardware.device.sm_count));
     overlapped_comm(di, st, [this, self = weak.lock(), i, kernels]() {
       acts_.release(kernels);
       (*self)(i + 1);

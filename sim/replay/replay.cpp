@@ -30,6 +30,16 @@ Breakdown& Breakdown::operator/=(double n)
   return *this;
 }
 
+void add_step_overhead(ReplayResult& r, double seconds)
+{
+  if (seconds <= 0)
+    return;
+  r.step_time_s += seconds;
+  r.average.stack_overhead_s += seconds;
+  for (auto& b : r.per_stage)
+    b.stack_overhead_s += seconds;
+}
+
 ReplayResult run_replay(const scenario::ScenarioSpec& s, const StepProgram& program,
                         const parallel::PipelineSchedule& schedule, bool record_trace)
 {

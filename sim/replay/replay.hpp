@@ -74,6 +74,9 @@ struct ReplayResult {
   std::vector<TraceEvent> trace;       ///< filled when asked for
 };
 
+/// The software stack's fixed time per step (factors.step_overhead), after the replayed step, on every device.
+void add_step_overhead(ReplayResult& r, double seconds);
+
 /// Runs the step. Creates its own SimGrid engine: call once per process.
 ReplayResult run_replay(const scenario::ScenarioSpec& s, const StepProgram& program,
                         const parallel::PipelineSchedule& schedule, bool record_trace);

@@ -54,6 +54,8 @@ json memory_json(const parallel::StageMemory& m)
               {"total_bytes", m.total_bytes()}};
 }
 
+}  // namespace
+
 json breakdown_json(const replay::Breakdown& b, const SystemSections& sections)
 {
   json j{{"compute_s", b.compute_s},
@@ -70,8 +72,6 @@ json breakdown_json(const replay::Breakdown& b, const SystemSections& sections)
   sections.extra_breakdown_json(j, b);
   return j;
 }
-
-}  // namespace
 
 void print_json(std::ostream& out, const RunReport& r)
 {

@@ -46,6 +46,9 @@ class SystemSections {
   virtual std::string process_name(const RunReport& r, int64_t device) const = 0;
 };
 
+/// A step's breakdown as the JSON report writes it (stable keys; the system's own terms from `sections`).
+nlohmann::ordered_json breakdown_json(const replay::Breakdown& b, const SystemSections& sections);
+
 const SystemSections& gpu_sections();
 const SystemSections& wafer_sections();
 

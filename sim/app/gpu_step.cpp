@@ -1,0 +1,18 @@
+#include "app/gpu_step.hpp"
+
+#include "hardware/compute_model.hpp"
+#include "model/transformer.hpp"
+
+namespace dtsim::app {
+
+GpuStep prepare_gpu_step(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan)
+{
+  model::Transformer t(s.model);
+  hardware::ComputeModel compute(s.hardware.device, plan.precision.name, s.stack);
+  GpuStep step;
+  step.program = std::make_shared<const replay::StepProgram>(replay::build_step_program(s, plan, t, compute));
+  step.schedule = parallel::build_schedule(s.schedule, plan.groups.pp, plan.groups.vpp, s.microbatches);
+  return step;
+}
+
+}  // namespace dtsim::app

@@ -1,0 +1,20 @@
+#pragma once
+/// What a GPU cluster replays for one step of a scenario: the step program (every kernel and collective, timed) and
+/// the pipeline schedule that orders it. Built the same way for a run alone and for jobs on a shared fabric.
+#include <memory>
+
+#include "parallel/plan.hpp"
+#include "parallel/schedule.hpp"
+#include "replay/step_program.hpp"
+#include "scenario/scenario_spec.hpp"
+
+namespace dtsim::app {
+
+struct GpuStep {
+  std::shared_ptr<const replay::StepProgram> program;
+  parallel::PipelineSchedule schedule;
+};
+
+GpuStep prepare_gpu_step(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan);
+
+}  // namespace dtsim::app

@@ -1,0 +1,247 @@
+#include "app/shared_fabric.hpp"
+
+#include <map>
+#include <ostream>
+#include <set>
+
+#include "app/child_process.hpp"
+#include "app/gpu_step.hpp"
+#include "app/load.hpp"
+#include "app/simulate.hpp"
+#include "app/system_backend.hpp"
+#include "core/diagnostics.hpp"
+#include "platform/fabric_layout.hpp"
+#include "replay/shared_fabric.hpp"
+#include "report/shared_fabric_report.hpp"
+
+namespace dtsim::app {
+
+namespace {
+
+using scenario::ScenarioSpec;
+
+// The first key of the cluster description on which `b` differs from `a`, with b's value and a's; empty when they
+// describe the same cluster (jobs on one fabric must).
+std::string cluster_difference(const hardware::HardwareSpec& a, const hardware::HardwareSpec& b)
+{
+  auto text = [](double v) {
+    char s[32];
+    std::snprintf(s, sizeof s, "%g", v);
+    return std::string(s);
+  };
+  const std::vector<std::tuple<const char*, std::string, std::string>> keys{
+      {"device.name", a.device.name, b.device.name},
+      {"node.devices", text(a.node.devices), text(b.node.devices)},
+      {"node.nvlink", text(a.node.nvlink.goodput_Bps), text(b.node.nvlink.goodput_Bps)},
+      {"network.nics_per_node", text(a.network.nics_per_node), text(b.network.nics_per_node)},
+      {"network.nic bandwidth", text(a.network.nic.goodput_Bps), text(b.network.nic.goodput_Bps)},
+      {"network.nic latency", text(a.network.nic.latency_s), text(b.network.nic.latency_s)},
+      {"network.topology.type", text(double(int(a.network.topology))), text(double(int(b.network.topology)))},
+      {"network.topology.levels", text(a.network.levels), text(b.network.levels)},
+      {"network.topology.switch_radix", text(a.network.switch_radix), text(b.network.switch_radix)},
+      {"network.topology.oversubscription", text(a.network.oversubscription), text(b.network.oversubscription)}};
+  for (const auto& [key, x, y] : keys)
+    if (x != y)
+      return std::string(key) + " is " + y + ", not " + x;
+  return "";
+}
+
+struct Jobs {
+  std::vector<ScenarioSpec> specs;
+  std::vector<parallel::Placement> placements;  ///< on the cluster's nodes
+  int64_t cluster_nodes = 0;
+};
+
+// Loads and checks the jobs and lays them out on the cluster.
+Jobs load_jobs(const SharedFabricOptions& o)
+{
+  Jobs jobs;
+  Diagnostics diag;
+  for (const auto& path : o.scenarios)
+    jobs.specs.push_back(load_for_simulation(path, o.sets));
+  const auto& first = jobs.specs.front();
+  for (const auto& s : jobs.specs) {
+    const Origin at = s.where.count("hardware") ? s.where.at("hardware") : Origin{s.file, 0, 0};
+    if (s.hardware.wafer_scale) {
+      diag.add(at, "hardware", "expected a GPU cluster for a job on a shared fabric, got the wafer-scale system " +
+                                   s.hardware.name + " (a wafer-scale system has no switch fabric to share)");
+      continue;
+    }
+    if (&s == &first || first.hardware.wafer_scale)
+      continue;
+    const std::string why = cluster_difference(first.hardware, s.hardware);
+    if (!why.empty())
+      diag.add(at, "hardware", "expected the cluster of " + first.file + " (" + first.hardware.file +
+                                   "): jobs on a shared fabric run on one cluster, got " + s.hardware.file +
+                                   ", whose " + why);
+  }
+  diag.throw_if_any();
+  // Each job on whole nodes of its own: consecutive (packed) or dealt in turn (spread).
+  const int64_t per_node = first.hardware.node.devices;
+  std::vector<int64_t> wanted;
+  for (const auto& s : jobs.specs) {
+    jobs.placements.emplace_back(s.parallel.dp_cp(), s.parallel.tp, s.parallel.pp, per_node);
+    wanted.push_back(jobs.placements.back().nodes());
+  }
+  std::vector<std::vector<int64_t>> nodes(jobs.specs.size());
+  int64_t next = 0;
+  if (o.placement == "spread") {
+    for (bool more = true; more;) {
+      more = false;
+      for (size_t j = 0; j < nodes.size(); ++j)
+        if (int64_t(nodes[j].size()) < wanted[j]) {
+          nodes[j].push_back(next++);
+          more = true;
+        }
+    }
+  } else {
+    for (size_t j = 0; j < nodes.size(); ++j)
+      for (int64_t k = 0; k < wanted[j]; ++k)
+        nodes[j].push_back(next++);
+  }
+  jobs.cluster_nodes = next;
+  for (size_t j = 0; j < nodes.size(); ++j)
+    jobs.placements[j].place_on(nodes[j], next);
+  return jobs;
+}
+
+// A plan that does not fit: which job, and why (exit 3).
+int check_fits(const Jobs& jobs, std::ostream& err)
+{
+  int code = 0;
+  for (size_t j = 0; j < jobs.specs.size(); ++j) {
+    const auto fit = check_fit(jobs.specs[j]);
+    if (!fit.why_not_fitting.empty()) {
+      err << "dtsim: job " << j + 1 << " (" << jobs.specs[j].file
+          << "): the plan does not fit in memory: " << fit.why_not_fitting << "\n";
+      code = 3;
+    }
+  }
+  return code;
+}
+
+constexpr size_t kBreakdownTerms = 12;
+
+void put(std::vector<double>& v, const replay::Breakdown& b)
+{
+  for (double x : {b.compute_s, b.recompute_s, b.exposed_tp_comm_s, b.exposed_pp_comm_s, b.exposed_dp_comm_s,
+                   b.exposed_ep_comm_s, b.exposed_cp_comm_s, b.bubble_s, b.optimizer_s, b.exposed_weight_streaming_s,
+                   b.exposed_fabric_s, b.stack_overhead_s})
+    v.push_back(x);
+}
+
+replay::Breakdown take(const std::vector<double>& v, size_t at)
+{
+  replay::Breakdown b;
+  double* fields[] = {&b.compute_s, &b.recompute_s, &b.exposed_tp_comm_s, &b.exposed_pp_comm_s,
+                      &b.exposed_dp_comm_s, &b.exposed_ep_comm_s, &b.exposed_cp_comm_s, &b.bubble_s,
+                      &b.optimizer_s, &b.exposed_weight_streaming_s, &b.exposed_fabric_s, &b.stack_overhead_s};
+  for (size_t k = 0; k < kBreakdownTerms; ++k)
+    *fields[k] = v.at(at + k);
+  return b;
+}
+
+// In a child process: the replay of the jobs `which` together; per job its steps run, its contended steps' count,
+// their breakdown, then their times.
+std::vector<double> replay_jobs(const Jobs& jobs, const std::vector<size_t>& which, int64_t min_steps)
+{
+  std::vector<GpuStep> steps;
+  steps.reserve(which.size());
+  std::vector<replay::SharedJob> shared;
+  for (size_t j : which) {
+    steps.push_back(prepare_gpu_step(jobs.specs[j], parallel::derive_plan(jobs.specs[j])));
+    shared.push_back({&jobs.specs[j], steps.back().program.get(), &steps.back().schedule, jobs.placements[j]});
+  }
+  std::vector<double> v;
+  for (const auto& r : replay::run_shared_fabric(shared, min_steps)) {
+    v.push_back(double(r.steps_run));
+    v.push_back(double(r.contended_s.size()));
+    put(v, r.average);
+    v.insert(v.end(), r.contended_s.begin(), r.contended_s.end());
+  }
+  return v;
+}
+
+// Leaf switches each job's NICs are on, and how many of them other jobs' NICs are on too.
+void count_leaves(const Jobs& jobs, report::SharedFabricReport& r)
+{
+  std::vector<std::set<int64_t>> leaves(jobs.specs.size());
+  std::map<int64_t, int64_t> jobs_on;
+  for (size_t j = 0; j < jobs.specs.size(); ++j) {
+    const platform::FabricLayout layout(jobs.specs[j].hardware, jobs.placements[j]);
+    for (int64_t d = 0; d < jobs.placements[j].devices(); ++d)
+      leaves[j].insert(layout.leaf_of_nic(layout.nic_index(d)));
+    for (int64_t l : leaves[j])
+      ++jobs_on[l];
+  }
+  for (size_t j = 0; j < jobs.specs.size(); ++j) {
+    r.jobs[j].leaves = int64_t(leaves[j].size());
+    for (int64_t l : leaves[j])
+      r.jobs[j].leaves_shared += jobs_on[l] > 1 ? 1 : 0;
+  }
+}
+
+}  // namespace
+
+int validate_shared_fabric(std::ostream& out, std::ostream& err, const SharedFabricOptions& o)
+{
+  const Jobs jobs = load_jobs(o);
+  if (const int code = check_fits(jobs, err); code != 0)
+    return code;
+  for (size_t j = 0; j < jobs.specs.size(); ++j)
+    out << jobs.specs[j].file << ": ok (" << backend_for(jobs.specs[j]).summary(jobs.specs[j]) << ")\n";
+  out << jobs.specs.size() << " jobs on " << jobs.cluster_nodes << " nodes, placement " << o.placement << ": ok\n";
+  return 0;
+}
+
+int run_shared_fabric(std::ostream& out, std::ostream& err, const SharedFabricOptions& o)
+{
+  const Jobs jobs = load_jobs(o);
+  if (const int code = check_fits(jobs, err); code != 0)
+    return code;
+  const size_t n = jobs.specs.size();
+  // Each job alone on its nodes (one step: alone, every step is alike), then all of them together.
+  std::vector<std::function<std::vector<double>()>> work;
+  for (size_t j = 0; j < n; ++j)
+    work.push_back([&jobs, j]() { return replay_jobs(jobs, {j}, 1); });
+  std::vector<size_t> all(n);
+  for (size_t j = 0; j < n; ++j)
+    all[j] = j;
+  work.push_back([&]() { return replay_jobs(jobs, all, o.min_steps); });
+  const auto results = run_in_children(work, o.jobs);
+  for (const auto& res : results)
+    if (!res)
+      throw InternalError("a shared-fabric replay failed in its child process");
+
+  report::SharedFabricReport r;
+  r.placement = o.placement;
+  r.cluster_nodes = jobs.cluster_nodes;
+  r.min_steps = o.min_steps;
+  r.jobs.resize(n);
+  const auto& together = *results.back();
+  size_t at = 0;
+  for (size_t j = 0; j < n; ++j) {
+    auto& job = r.jobs[j];
+    job.spec = &jobs.specs[j];
+    job.summary = backend_for(jobs.specs[j]).summary(jobs.specs[j]);
+    for (int64_t k = 0; k < jobs.placements[j].nodes(); ++k)
+      job.nodes.push_back(jobs.placements[j].node_of(k * jobs.placements[j].devices_per_node()));
+    const auto& alone = *results[j];
+    job.alone = take(alone, 2);
+    job.alone_s = alone.at(2 + kBreakdownTerms);
+    job.steps_run = int64_t(together.at(at));
+    const auto counted = size_t(together.at(at + 1));
+    job.shared = take(together, at + 2);
+    at += 2 + kBreakdownTerms;
+    job.shared_steps_s.assign(together.begin() + std::ptrdiff_t(at), together.begin() + std::ptrdiff_t(at + counted));
+    at += counted;
+  }
+  count_leaves(jobs, r);
+  if (o.format == "json")
+    report::print_shared_json(out, r);
+  else
+    report::print_shared_table(out, r);
+  return 0;
+}
+
+}  // namespace dtsim::app

@@ -1,0 +1,160 @@
+// Several jobs on one fabric (issue 13, section 4): two jobs whose nodes share leaf switches with oversubscribed
+// uplinks slow each other down; on leaves of their own, or where the uplinks are not oversubscribed, they do not.
+// A job alone on the cluster steps exactly as `dtsim run` does, step after step; the folded replay of shared jobs
+// agrees with the replay of every device; and the inputs that cannot share a fabric are refused.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "test_paths.hpp"
+
+namespace {
+
+using dtsim::test::dtsim_binary;
+using dtsim::test::rel_diff;
+using dtsim::test::run_capture;
+using dtsim::test::source_path;
+
+// A fat tree of 32-port switches: 16 NIC ports per leaf, two nodes of 8 NICs. Each job (tiny GPT, tp 2, pp 2,
+// dp 8) takes 4 nodes: packed, job 1 sits on leaves 0 and 1 and job 2 on leaves 2 and 3; spread, each job has one
+// node on every leaf and both send through every uplink.
+std::string fabric(int oversubscription)
+{
+  return " --set hardware.network.topology.type=fat-tree --set hardware.network.topology.levels=2"
+         " --set hardware.network.topology.switch_radix=32 --set hardware.network.topology.oversubscription=" +
+         std::to_string(oversubscription) + " --set devices=32 --set parallel.dp=4";
+}
+
+nlohmann::json shared(const std::string& scenarios, const std::string& extra)
+{
+  const std::string cmd = "'" + dtsim_binary() + "' run " + scenarios + " --shared-fabric --format json" + extra;
+  auto r = run_capture(cmd);
+  EXPECT_EQ(r.rc, 0) << cmd;
+  return r.rc == 0 ? nlohmann::json::parse(r.out).at("shared_fabric") : nlohmann::json::object();
+}
+
+std::string twice(const std::string& scenario)
+{
+  return "'" + source_path(scenario) + "' '" + source_path(scenario) + "'";
+}
+
+double alone(const nlohmann::json& job) { return job.at("alone").at("step_time_s").get<double>(); }
+double together(const nlohmann::json& job) { return job.at("shared").at("step_time_s").get<double>(); }
+
+#define NEEDS_BINARY()                                                     \
+  if (dtsim_binary().empty())                                              \
+  GTEST_SKIP() << "DTSIM_BINARY is not set or not an executable"
+
+TEST(SharedFabric, JobsSharingOversubscribedUplinksSlowDown)
+{
+  NEEDS_BINARY();
+  const auto r = shared(twice("scenarios/tiny.yaml"), fabric(4) + " --placement spread");
+  ASSERT_EQ(r.at("jobs").size(), 2u);
+  EXPECT_EQ(r.at("cluster_nodes").get<int>(), 8);
+  for (const auto& job : r.at("jobs")) {
+    EXPECT_EQ(job.at("leaves").get<int>(), 4);
+    EXPECT_EQ(job.at("leaves_shared").get<int>(), 4);
+    EXPECT_GT(together(job), alone(job) * 1.05) << "alone " << alone(job) << " s, shared " << together(job) << " s";
+    EXPECT_GE(job.at("shared").at("steps_s").size(), 3u);
+    // The time lost is communication that the other job's traffic held up, not compute.
+    const auto& a = job.at("alone").at("breakdown");
+    const auto& s = job.at("shared").at("breakdown");
+    EXPECT_NEAR(s.at("compute_s").get<double>(), a.at("compute_s").get<double>(), 1e-12);
+    EXPECT_GT(s.at("exposed_pp_comm_s").get<double>() + s.at("exposed_dp_comm_s").get<double>(),
+              a.at("exposed_pp_comm_s").get<double>() + a.at("exposed_dp_comm_s").get<double>());
+  }
+  EXPECT_EQ(r.at("jobs")[0].at("nodes"), nlohmann::json({0, 2, 4, 6}));
+  EXPECT_EQ(r.at("jobs")[1].at("nodes"), nlohmann::json({1, 3, 5, 7}));
+}
+
+TEST(SharedFabric, JobsOnLeavesOfTheirOwnDoNotSlowDown)
+{
+  NEEDS_BINARY();
+  const auto r = shared(twice("scenarios/tiny.yaml"), fabric(4) + " --placement packed");
+  for (const auto& job : r.at("jobs")) {
+    EXPECT_EQ(job.at("leaves").get<int>(), 2);
+    EXPECT_EQ(job.at("leaves_shared").get<int>(), 0);
+    EXPECT_LT(rel_diff(together(job), alone(job)), 1e-9);
+  }
+  EXPECT_EQ(r.at("jobs")[1].at("nodes"), nlohmann::json({4, 5, 6, 7}));
+}
+
+TEST(SharedFabric, UplinksThatAreNotOversubscribedAreNeverShared)
+{
+  NEEDS_BINARY();
+  const auto r = shared(twice("scenarios/tiny.yaml"), fabric(1) + " --placement spread");
+  for (const auto& job : r.at("jobs"))
+    EXPECT_LT(rel_diff(together(job), alone(job)), 1e-9);
+}
+
+TEST(SharedFabric, FoldedAgreesWithEveryDevice)
+{
+  NEEDS_BINARY();
+  const auto folded = shared(twice("scenarios/tiny.yaml"), fabric(4) + " --placement spread");
+  const auto full =
+      shared(twice("scenarios/tiny.yaml"), fabric(4) + " --placement spread --set simulation.fidelity=full");
+  for (size_t j = 0; j < 2; ++j) {
+    EXPECT_LT(rel_diff(alone(folded.at("jobs")[j]), alone(full.at("jobs")[j])), 0.005);
+    EXPECT_LT(rel_diff(together(folded.at("jobs")[j]), together(full.at("jobs")[j])), 0.005);
+  }
+}
+
+// One job on the shared-fabric path: its steps back to back are `dtsim run`'s step, each of them.
+TEST(SharedFabric, OneJobStepsAsARunAlone)
+{
+  NEEDS_BINARY();
+  const std::string tiny = "'" + source_path("scenarios/tiny.yaml") + "'";
+  const auto r = shared(tiny, fabric(4) + " --steps 4");
+  auto run = run_capture("'" + dtsim_binary() + "' run " + tiny + " --format json" + fabric(4));
+  ASSERT_EQ(run.rc, 0);
+  const double step = nlohmann::json::parse(run.out).at("step_time_s").get<double>();
+  const auto& job = r.at("jobs")[0];
+  EXPECT_LT(rel_diff(alone(job), step), 1e-12);
+  ASSERT_EQ(job.at("shared").at("steps_s").size(), 4u);
+  for (const auto& s : job.at("shared").at("steps_s"))
+    EXPECT_LT(rel_diff(s.get<double>(), step), 1e-9);
+}
+
+// Jobs of different lengths: the shorter runs more steps; each has at least --steps steps that ended while both ran.
+TEST(SharedFabric, JobsOfDifferentLengthsEachCountTheirContendedSteps)
+{
+  NEEDS_BINARY();
+  const auto r = shared("'" + source_path("scenarios/tiny.yaml") + "' '" + source_path("scenarios/tiny-moe.yaml") + "'",
+                        " --steps 2 --set hardware.network.topology.oversubscription=4");
+  for (const auto& job : r.at("jobs")) {
+    EXPECT_GE(job.at("shared").at("steps_s").size(), 2u);
+    EXPECT_GE(job.at("shared").at("steps_run").get<size_t>(), job.at("shared").at("steps_s").size());
+  }
+}
+
+TEST(SharedFabric, InputsThatCannotShareAFabricAreRefused)
+{
+  NEEDS_BINARY();
+  const std::string bin = "'" + dtsim_binary() + "' ";
+  const std::string tiny = "'" + source_path("scenarios/tiny.yaml") + "' ";
+  struct Bad {
+    std::string args, says;
+  };
+  const Bad cases[] = {
+      {"run " + tiny + "'" + source_path("scenarios/compare/gpt-j-6b-h100.yaml") + "' --shared-fabric",
+       "device.name is H100-SXM5-80GB, not A100-SXM4-80GB"},
+      {"run " + tiny + "'" + source_path("scenarios/compare/gpt-j-6b-cs2.yaml") + "' --shared-fabric",
+       "expected a GPU cluster"},
+      {"run " + tiny + tiny, "take --shared-fabric"},
+      {"run " + tiny + tiny + "--shared-fabric --trace /tmp/never-written.json", "does not take --shared-fabric"},
+      {"validate " + tiny + tiny, "take --shared-fabric"},
+      {"run " + tiny + "--placement spread", "requires --shared-fabric"},
+  };
+  for (const auto& c : cases) {
+    auto r = run_capture(bin + c.args + " 2>&1");
+    EXPECT_EQ(r.rc, 2) << c.args;
+    EXPECT_NE(r.out.find(c.says), std::string::npos) << c.args << "\n" << r.out;
+  }
+  auto ok = run_capture(bin + "validate " + tiny + tiny + "--shared-fabric --placement spread");
+  EXPECT_EQ(ok.rc, 0);
+  EXPECT_NE(ok.out.find("2 jobs on 4 nodes, placement spread: ok"), std::string::npos) << ok.out;
+}
+
+}  // namespace
