@@ -152,6 +152,12 @@ TEST(SharedFabric, InputsThatCannotShareAFabricAreRefused)
     EXPECT_EQ(r.rc, 2) << c.args;
     EXPECT_NE(r.out.find(c.says), std::string::npos) << c.args << "\n" << r.out;
   }
+  // A job whose plan does not fit: which job and why, exit 3, as dtsim run says it of one scenario.
+  auto big = run_capture(bin + "run " + tiny + tiny + "--shared-fabric --set model.hidden_size=65536 2>&1");
+  EXPECT_EQ(big.rc, 3);
+  EXPECT_NE(big.out.find("job 2 (" + source_path("scenarios/tiny.yaml") + "): the plan does not fit in memory"),
+            std::string::npos)
+      << big.out;
   auto ok = run_capture(bin + "validate " + tiny + tiny + "--shared-fabric --placement spread");
   EXPECT_EQ(ok.rc, 0);
   EXPECT_NE(ok.out.find("2 jobs on 4 nodes, placement spread: ok"), std::string::npos) << ok.out;
