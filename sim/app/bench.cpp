@@ -265,9 +265,12 @@ int bench(std::ostream& out, std::ostream& log, const BenchOptions& o)
     chosen.push_back({"custom", o.scenario, Kind::Run, std::filesystem::absolute(o.scenario).string(), o.sets});
   for (const auto& name : o.cases) {
     if (name == "custom") {  // the case of --scenario, added above
-      if (o.scenario.empty())
-        throw ConfigError({{{"<command line>", 0, 0}, "--case",
-                            "'custom' runs the scenario given with --scenario FILE, and none was given"}});
+      if (o.scenario.empty()) {
+        Diagnostics diag;  // (a ConfigError built from a braced list trips GCC 12's -Wmaybe-uninitialized)
+        diag.add({"<command line>", 0, 0}, "--case",
+                 "'custom' runs the scenario given with --scenario FILE, and none was given");
+        diag.throw_if_any();
+      }
       continue;
     }
     auto it = std::find_if(all.begin(), all.end(), [&](const Case& c) { return c.name == name; });

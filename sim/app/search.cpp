@@ -70,10 +70,13 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
 {
   // The scenario is checked as it is written (with --set), whatever --devices says.
   auto base = load_for_simulation(o.scenario, o.sets);
-  if (base.hardware.wafer_scale)
-    throw ConfigError({{{o.scenario, 0, 0}, "hardware",
-                        "a wafer-scale system has no parallel plan to search (its systems are purely data "
-                        "parallel); use dtsim run or dtsim compare"}});
+  if (base.hardware.wafer_scale) {
+    Diagnostics diag;  // (a ConfigError built from a braced list trips GCC 12's -Wmaybe-uninitialized)
+    diag.add({o.scenario, 0, 0}, "hardware",
+             "a wafer-scale system has no parallel plan to search (its systems are purely data parallel); use dtsim "
+             "run or dtsim compare");
+    diag.throw_if_any();
+  }
   const int64_t scenario_devices = base.devices;
   const std::string written_plan = parallel::describe_plan(base);
   bool own_plan_carried = true;

@@ -15,8 +15,11 @@ WeightStreaming::WeightStreaming(Activities& acts, const scenario::ScenarioSpec&
   // Folded (default): system 0 is simulated; the others do the same work on links of their own, and the
   // SwarmX tree above the leaves carries each transfer once whatever the number of systems.
   const int64_t systems = s.parallel.dp;
-  for (int64_t x = 0; x < (s.fidelity == scenario::Fidelity::Full ? systems : 1); ++x)
-    sys_.push_back(System{x});
+  for (int64_t x = 0; x < (s.fidelity == scenario::Fidelity::Full ? systems : 1); ++x) {
+    System sys;
+    sys.id = x;
+    sys_.push_back(sys);
+  }
   const int64_t units = int64_t(p.units.size());
   for (int64_t pass = 0; pass < p.passes; ++pass) {
     const bool last_pass = pass + 1 == p.passes;
