@@ -1,6 +1,7 @@
 #include "app/shared_fabric.hpp"
 
 #include <map>
+#include <optional>
 #include <ostream>
 #include <set>
 
@@ -143,14 +144,16 @@ replay::Breakdown take(const std::vector<double>& v, size_t at)
 
 // In a child process: the replay of the jobs `which` together; per job its steps run, its contended steps' count,
 // their breakdown, then their times.
-std::vector<double> replay_jobs(const Jobs& jobs, const std::vector<size_t>& which, int64_t min_steps)
+std::vector<double> replay_jobs(const Jobs& jobs, const std::vector<size_t>& which, int64_t min_steps,
+                                const std::vector<double>& start_s = {})
 {
   std::vector<GpuStep> steps;
   steps.reserve(which.size());
   std::vector<replay::SharedJob> shared;
   for (size_t j : which) {
     steps.push_back(prepare_gpu_step(jobs.specs[j], parallel::derive_plan(jobs.specs[j])));
-    shared.push_back({&jobs.specs[j], steps.back().program.get(), &steps.back().schedule, jobs.placements[j]});
+    shared.push_back({&jobs.specs[j], steps.back().program.get(), &steps.back().schedule, jobs.placements[j],
+                      start_s.empty() ? 0.0 : start_s[j]});
   }
   std::vector<double> v;
   for (const auto& r : replay::run_shared_fabric(shared, min_steps)) {
@@ -200,21 +203,32 @@ int run_shared_fabric(std::ostream& out, std::ostream& err, const SharedFabricOp
   if (const int code = check_fits(jobs, err); code != 0)
     return code;
   const size_t n = jobs.specs.size();
-  // Each job alone on its nodes (one step: alone, every step is alike), then all of them together.
+  // Each job alone on its nodes (one step: alone, every step is alike), and all of them together; staggered, the
+  // jobs together once their alone steps are known (job j starts j / n of its own step late).
   std::vector<std::function<std::vector<double>()>> work;
   for (size_t j = 0; j < n; ++j)
     work.push_back([&jobs, j]() { return replay_jobs(jobs, {j}, 1); });
   std::vector<size_t> all(n);
   for (size_t j = 0; j < n; ++j)
     all[j] = j;
-  work.push_back([&]() { return replay_jobs(jobs, all, o.min_steps); });
-  const auto results = run_in_children(work, o.jobs);
+  std::vector<double> start_s(n, 0.0);
+  std::vector<std::optional<std::vector<double>>> results;
+  if (o.stagger) {
+    results = run_in_children(work, o.jobs);
+    for (size_t j = 0; j < n; ++j)
+      start_s[j] = results[j] ? double(j) / double(n) * results[j]->at(2 + kBreakdownTerms) : 0.0;
+    results.push_back(run_in_child([&]() { return replay_jobs(jobs, all, o.min_steps, start_s); }));
+  } else {
+    work.push_back([&]() { return replay_jobs(jobs, all, o.min_steps); });
+    results = run_in_children(work, o.jobs);
+  }
   for (const auto& res : results)
     if (!res)
       throw InternalError("a shared-fabric replay failed in its child process");
 
   report::SharedFabricReport r;
   r.placement = o.placement;
+  r.start_s = start_s;
   r.cluster_nodes = jobs.cluster_nodes;
   r.min_steps = o.min_steps;
   r.jobs.resize(n);

@@ -15,6 +15,7 @@ struct SharedFabricOptions {
   std::vector<std::string> sets;      ///< --set overrides, applied to every job
   std::string placement = "packed";   ///< packed or spread
   int64_t min_steps = 3;              ///< steps every job runs in the shared replay, at least
+  bool stagger = false;               ///< job j starts j / n of its own alone step late (out of phase)
   std::string format = "table";
   int jobs = 2;                       ///< child processes at a time
 };

@@ -43,6 +43,7 @@ struct RunOptions {
   bool shared_fabric = false;
   std::string placement = "packed";
   int64_t steps = 3;
+  bool stagger = false;
 };
 
 // Several scenarios are several jobs on one cluster, which --shared-fabric says; the options of that mode only
@@ -65,6 +66,7 @@ dtsim::app::SharedFabricOptions shared_options(const RunOptions& o)
   so.sets = o.sets;
   so.placement = o.placement;
   so.min_steps = o.steps;
+  so.stagger = o.stagger;
   so.format = o.format;
   so.jobs = int(std::max(1u, std::thread::hardware_concurrency()));
   return so;
@@ -227,6 +229,8 @@ int main(int argc, char** argv)
         ->needs(flag);
     cmd->add_option("--steps", o.steps, "Steps every job runs, at least, in the shared replay")
         ->check(count_from_1_to(1000))
+        ->needs(flag);
+    cmd->add_flag("--stagger", o.stagger, "Start job j j/n of its own step late instead of all at once (out of phase)")
         ->needs(flag);
   };
   add_shared_fabric(run_cmd, ro);

@@ -19,6 +19,7 @@ struct SharedJob {
   const StepProgram* program = nullptr;
   const parallel::PipelineSchedule* schedule = nullptr;
   parallel::Placement placement;  ///< on the cluster's nodes (Placement::place_on)
+  double start_s = 0;             ///< when its first step starts (jobs out of phase)
 };
 
 struct SharedJobResult {
@@ -28,12 +29,13 @@ struct SharedJobResult {
   double mean_step_s() const;
 };
 
-/// Replays every job's steps back to back from time 0, each step after the previous one and its stack's fixed
+/// Replays every job's steps back to back from its start_s, each step after the previous one and its stack's fixed
 /// time per step, on one platform of the cluster the placements name (the hardware of the first job; the caller
-/// has checked that all jobs run on the same). Jobs stop starting steps once every job has run `min_steps`; a
-/// job's contended steps are those that ended by then, which are at least `min_steps` for every job (the last job
-/// to reach `min_steps` stops at that moment, and every other job had run that many and was still running). With one
-/// job: its steps alone, every one alike. One SimGrid engine: call once per process.
+/// has checked that all jobs run on the same). A job's contended steps are those that started once every job had
+/// started and ended while every job still ran. Jobs stop starting steps once every job has run `min_steps`
+/// contended-started steps; the last job to get there stops at that moment, when every other job had run that many
+/// and was still running, so each job has at least `min_steps` contended steps. With one job: its steps alone, every
+/// one alike. One SimGrid engine: call once per process.
 std::vector<SharedJobResult> run_shared_fabric(const std::vector<SharedJob>& jobs, int64_t min_steps);
 
 }  // namespace dtsim::replay

@@ -73,8 +73,16 @@ void print_shared_table(std::ostream& out, const SharedFabricReport& r)
                     num("%g:1", hw.network.oversubscription) + " oversubscribed");
   row("placement", r.placement + (r.placement == "packed" ? " (each job on consecutive nodes)"
                                                           : " (nodes dealt to the jobs in turn)"));
+  const bool staggered = std::any_of(r.start_s.begin(), r.start_s.end(), [](double t) { return t > 0; });
   row("shared steps", "every job runs steps back to back until all have run " + std::to_string(r.min_steps) +
-                          "; shared = mean of a job's steps that ended while all ran");
+                          "; shared = mean of a job's steps that " + (staggered ? "started once all had started and " : "") +
+                          "ended while all ran");
+  if (staggered) {
+    std::string starts;
+    for (double t : r.start_s)
+      starts += (starts.empty() ? "" : ", ") + num("%.4f s", t);
+    row("staggered starts", starts + " (job j starts j / n of its own step late)");
+  }
   for (size_t i = 0; i < r.jobs.size(); ++i) {
     const auto& j = r.jobs[i];
     out << "\nJob " << i + 1 << ": " << j.spec->file << "\n";
@@ -126,6 +134,7 @@ void print_shared_json(std::ostream& out, const SharedFabricReport& r)
                     {"nodes", job.nodes},
                     {"leaves", job.leaves},
                     {"leaves_shared", job.leaves_shared},
+                    {"start_s", r.start_s.empty() ? 0.0 : r.start_s[size_t(&job - r.jobs.data())]},
                     {"alone", {{"step_time_s", job.alone_s}, {"breakdown", breakdown_json(job.alone, gpu_sections())}}},
                     {"shared",
                      {{"step_time_s", job.shared_s()},

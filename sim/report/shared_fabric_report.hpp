@@ -29,6 +29,7 @@ struct SharedFabricReport {
   std::string placement;        ///< packed or spread
   int64_t cluster_nodes = 0;
   int64_t min_steps = 0;
+  std::vector<double> start_s;  ///< when each job's first step started (all 0 unless staggered)
   std::vector<SharedJobReport> jobs;
 };
 

@@ -73,6 +73,25 @@ TEST(SharedFabric, JobsSharingOversubscribedUplinksSlowDown)
   EXPECT_EQ(r.at("jobs")[1].at("nodes"), nlohmann::json({1, 3, 5, 7}));
 }
 
+// Out of phase (--stagger: job 2 starts half its step late), the two jobs' heaviest traffic meets less often: they
+// still slow each other, by less than in phase; on leaves of their own, still not at all.
+TEST(SharedFabric, StaggeredJobsSlowEachOtherLessThanInPhase)
+{
+  NEEDS_BINARY();
+  const auto in_phase = shared(twice("scenarios/tiny.yaml"), fabric(4) + " --placement spread");
+  const auto staggered = shared(twice("scenarios/tiny.yaml"), fabric(4) + " --placement spread --stagger");
+  const auto& second = staggered.at("jobs")[1];
+  EXPECT_NEAR(second.at("start_s").get<double>(), alone(second) / 2, 1e-15);
+  for (size_t j = 0; j < 2; ++j) {
+    const auto& job = staggered.at("jobs")[j];
+    EXPECT_GT(together(job), alone(job) * 1.001);
+    EXPECT_LT(together(job), together(in_phase.at("jobs")[j]));
+    EXPECT_GE(job.at("shared").at("steps_s").size(), 3u);
+  }
+  for (const auto& job : shared(twice("scenarios/tiny.yaml"), fabric(4) + " --placement packed --stagger").at("jobs"))
+    EXPECT_LT(rel_diff(together(job), alone(job)), 1e-9);
+}
+
 TEST(SharedFabric, JobsOnLeavesOfTheirOwnDoNotSlowDown)
 {
   NEEDS_BINARY();
@@ -180,6 +199,7 @@ TEST(SharedFabric, InputsThatCannotShareAFabricAreRefused)
       {"run " + tiny + tiny + "--shared-fabric --trace /tmp/never-written.json", "does not take --shared-fabric"},
       {"validate " + tiny + tiny, "take --shared-fabric"},
       {"run " + tiny + "--placement spread", "requires --shared-fabric"},
+      {"run " + tiny + "--stagger", "requires --shared-fabric"},
   };
   for (const auto& c : cases) {
     auto r = run_capture(bin + c.args + " 2>&1");
