@@ -21,8 +21,8 @@ using dtsim::test::rel_diff;
 using dtsim::test::run_capture;
 using dtsim::test::source_path;
 
-// A fat tree of 32-port switches: 16 NIC ports per leaf, two nodes of 8 NICs. Each job (tiny GPT, tp 2, pp 2,
-// dp 8) takes 4 nodes: packed, job 1 sits on leaves 0 and 1 and job 2 on leaves 2 and 3; spread, each job has one
+// A fat tree of 32-port switches: 16 NIC ports per leaf, two nodes of 8 NICs. Each job (tiny GPT, tp 2, pp 4,
+// dp 4) takes 4 nodes: packed, job 1 sits on leaves 0 and 1 and job 2 on leaves 2 and 3; spread, each job has one
 // node on every leaf and both send through every uplink.
 std::string fabric(int oversubscription)
 {
