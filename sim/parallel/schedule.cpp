@@ -21,6 +21,7 @@ PipelineSchedule build_schedule(scenario::Schedule kind, int64_t p, int64_t v, i
   const int64_t m = s.microbatches;
   s.order.resize(size_t(p));
   s.group.resize(size_t(p));
+  s.beside_previous.resize(size_t(p));
   // Dense index (virtual stage, microbatch, pass) -> vertex, pass 0 forward, 1 backward (or its input part),
   // 2 its weight part; vertices are created on first use, in the stages' orders (a std::map here took a tenth of
   // a Megatron 1T run).
@@ -39,6 +40,7 @@ PipelineSchedule build_schedule(scenario::Schedule kind, int64_t p, int64_t v, i
         id = boost::add_vertex(Unit{st, u.chunk, u.microbatch, u.backward, u.part}, s.graph);
       s.order[size_t(st)].push_back(id);
       s.group[size_t(st)].push_back(u.group);
+      s.beside_previous[size_t(st)].push_back(u.beside_previous ? 1 : 0);
     }
   // Every forward and backward once; a W exactly where its backward was split.
   auto split_at = [&](size_t i) {

@@ -42,6 +42,8 @@ struct PipelineSchedule {
   /// pipeline sends and receives happen between groups, in one batch (Megatron-LM's interleaved steady state
   /// pairs a forward with a backward; every other unit is a group of its own).
   std::vector<std::vector<int64_t>> group;
+  /// Per stage, aligned with `order`: the unit runs beside the one before it (scenario::StageUnit::beside_previous).
+  std::vector<std::vector<char>> beside_previous;
   /// Microbatches per direction: all of them, or half under a schedule fed from both ends (DualPipe), whose
   /// chunk c carries direction c's microbatches.
   int64_t stages = 1, chunks = 1, microbatches = 1;

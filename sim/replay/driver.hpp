@@ -2,6 +2,7 @@
 // Internal to sim/replay: the state machine that walks every simulated device through its schedule and feeds
 // SimGrid one activity at a time. Split by concern: driver.cpp (activities, collectives, results),
 // driver_pipeline.cpp (units, steps, pipeline transfers), driver_gradients.cpp (gradient all-reduce, optimizer).
+#include <array>
 #include <deque>
 #include <functional>
 #include <map>
@@ -54,15 +55,29 @@ class Driver {
     UnitId unit = 0;
     bool expert = false;  ///< over the expert-data-parallel group (expert parameters), not the dp group
   };
+  /// What a device runs: one unit at a time on lane 0, or a pair of units (StageUnit::beside_previous, with
+  /// parallel.ep_overlap) on lanes 0 and 1, whose kernels take the GPU one at a time while one lane's collectives
+  /// run beside the other's compute.
+  struct Lane {
+    UnitId unit = 0;
+    const std::vector<Step>* steps = nullptr;
+    size_t step = 0;
+    double prepaid_s = 0;  // latency of the coming collective, spent at the end of the kernel before it
+    // collectives the lane issued on each communicator (full fidelity: join key; each lane keys its own)
+    int64_t tp_seq = 0, ep_seq = 0, cp_seq = 0;
+    bool waiting_gather = false;  // ZeRO-3: at a ParamGather step whose all-gather is not done
+  };
   struct Device {
     int64_t id = 0;
     parallel::Coord coord;
     int64_t replica = 0;
     size_t pos = 0;  // next unit in the stage's order
-    UnitId unit = 0;
-    const std::vector<Step>* steps = nullptr;
-    size_t step = 0;
-    double free_t = 0;  // when the device finished its previous work
+    std::array<Lane, 2> lanes;
+    int lanes_running = 0;
+    bool paired = false;   // running a pair: the GPU is taken (take_gpu) and idle time booked (book_idle) per lane
+    bool gpu_busy = false;  // paired: a lane's kernels hold the GPU
+    int gpu_waiter = -1;    // paired: the lane waiting for the GPU
+    double free_t = 0;  // when the device finished its previous work (paired: up to when its time is booked)
     bool waiting_recv = false;
     // blocking pipeline exchanges
     std::vector<UnitId> unsent;        // finished units whose output still has to be sent
@@ -71,16 +86,11 @@ class Driver {
     int64_t ex_group = 0, ex_pending = 0;
     double ex_enter = 0;
     std::vector<size_t> ex_transfers;
-    int64_t tp_seq = 0;
-    int64_t ep_seq = 0;
-    int64_t cp_seq = 0;
-    double prepaid_s = 0;  // latency of the coming collective, spent at the end of the kernel before it
     // data parallel
     std::deque<DpOp> dp_queue;
     bool dp_busy = false;
     int64_t dp_seq = 0;               // collectives issued on the communicator (full fidelity: join key)
     std::map<std::pair<UnitId, size_t>, char> gather_state;  // per (unit, step): absent or 1 issued, 2 done
-    bool waiting_gather = false;
     int refresh_pending = 0;          // ZeRO 1-2: all-gathers of updated parameters after the optimizer
     bool backward_done = false;
     double backward_end_t = 0;
@@ -152,6 +162,11 @@ class Driver {
   double phase_delay(const collectives::Phase& ph) const;
   /// Adds the flows of `more` to those of `into`, phase by phase (concurrent groups of one collective).
   static void merge_phases(std::vector<collectives::Phase>& into, std::vector<collectives::Phase> more);
+  /// Full fidelity: the key of a lane's collective on a group (each lane counts its own collectives).
+  static std::tuple<int, int64_t, int64_t> join_key(int group_kind, int lane, int64_t group, int64_t seq)
+  {
+    return {group_kind + kGroupKinds * lane, group, seq};
+  }
   /// The phases of a tensor-parallel collective of a device's group (folded: its own ring edges), built once.
   Phases tp_phases(const Device& d, const Step& st);
   /// Folded, when nothing but the representative's tensor-parallel flows ever uses its NVLink links: the
@@ -174,37 +189,48 @@ class Driver {
 
   // ---- schedule walking ----------------------------------------------------------------------------------
   void next_unit(size_t di);
+  /// Whether the units at the device's position run as a pair (the next one beside it, with ep_overlap).
+  bool pair_next(const Device& d) const;
   void account_wait(Device& d, const Arrival& a);
-  void run_step(size_t di);
+  void run_step(size_t di, int lane);
+  // ---- pairs (driver_pairs.cpp) ----------------------------------------------------------------------------
+  /// Before a lane's kernels: true when it may run them now (always, outside a pair); otherwise the lane waits
+  /// for the other's kernels and run_step resumes it. Books the GPU's idle time up to now to the lane's wait.
+  bool take_gpu(size_t di, int lane);
+  /// After a lane's kernels: the GPU goes to the lane waiting for it, if any.
+  void release_gpu(size_t di);
+  /// Paired: a lane's collective has ended; the GPU's idle time since the device's time was last booked (none
+  /// while the other lane computes) goes to `category`.
+  void book_idle(Device& d, double& category);
   /// Folded with closed-form tensor-parallel collectives (tp_exclusive_): nothing but the device itself sets the
   /// pace of its kernels and of those collectives, so a run of them is one activity of their total time and each
   /// step's share is booked when it completes (same times up to rounding, far fewer activities). A run ends
   /// where something else must happen at that instant: gradients that release data-parallel buckets, or a
   /// collective that does not follow a kernel (it runs as flows). In full fidelity, runs of kernels alone (every
   /// collective waits for its group to join).
-  void run_merged(size_t di, double t0);
-  bool releases_buckets(const Device& d) const;
+  void run_merged(size_t di, int lane, double t0);
+  bool releases_buckets(const Device& d, int lane) const;
   double merged_tp_time(const Device& d, const Step& st);  ///< tp_exclusive_time, kept per step
   void send(size_t di, UnitId to);
   Arrival& arrival(int64_t replica, UnitId u);
-  void tp_collective(size_t di, const Step& st, double t0);
+  void tp_collective(size_t di, int lane, const Step& st, double t0);
   /// Mixture of experts: the token all-to-all over the device's expert-parallel group (driver_experts.cpp).
-  void ep_collective(size_t di, const Step& st, double t0);
+  void ep_collective(size_t di, int lane, const Step& st, double t0);
   /// Context parallelism: the ring of keys and values over the device's cp group, then `done` (driver_context.cpp).
-  void cp_ring(size_t di, const Step& st, std::function<void()> done);
+  void cp_ring(size_t di, int lane, const Step& st, std::function<void()> done);
   // parallel.tp_overlap: [begin, end) is an all-gather and/or a reduce-scatter around one compute step.
-  bool overlap_group(const Device& d, size_t& end) const { return overlap_group_at(*d.steps, d.step, end); }
+  bool overlap_group(const Lane& l, size_t& end) const { return overlap_group_at(*l.steps, l.step, end); }
   bool overlap_group_at(const std::vector<Step>& steps, size_t at, size_t& end) const;
-  void run_overlap_group(size_t di, size_t end, double t0);
+  void run_overlap_group(size_t di, int lane, size_t end, double t0);
   /// Folded with closed-form TP collectives: the group as one activity of its computed length; false where that
   /// does not apply (full fidelity, shared NVLink links, a context-parallel ring in the group).
-  bool run_overlap_closed_form(size_t di, size_t end, double t0);
+  bool run_overlap_closed_form(size_t di, int lane, size_t end, double t0);
   /// Books an overlap group that ends now: `busy` seconds of its compute step `compute`, `exposed` seconds of
-  /// communication after it (context ring or TP), its trace slices; then the device goes on after step `end`.
-  void finish_overlap_group(size_t di, size_t begin, size_t end, size_t compute, double t0, double busy,
+  /// communication after it (context ring or TP), its trace slices; then the lane goes on after step `end`.
+  void finish_overlap_group(size_t di, int lane, size_t begin, size_t end, size_t compute, double t0, double busy,
                             double exposed, bool ring);
   // A TP collective, or a context-parallel ring (over the cp group), on its own (no accounting), then `done`.
-  void overlapped_comm(size_t di, const Step& st, std::function<void()> done);
+  void overlapped_comm(size_t di, int lane, const Step& st, std::function<void()> done);
   void start_exchange(size_t di, int64_t group);
   void post_transfer(size_t id, size_t di, bool as_sender);
   void finish_exchange(size_t di);
@@ -215,9 +241,9 @@ class Driver {
   // ---- data parallel ----------------------------------------------------------------------------------
   /// Where each chunk's gradient buckets end: bytes of the bucket that a gradient entry completes, 0 if none.
   void setup_buckets();
-  void grad_ready(size_t di, int index);
+  void grad_ready(size_t di, int lane, int index);
   /// A backward unit finished (gradients of a whole chunk for one microbatch).
-  void on_backward_unit_done(size_t di);
+  void on_backward_unit_done(size_t di, int lane);
   /// Whether this unit's gradients are reduced now: on the last microbatch, or on every one when the
   /// gradients are sharded (ZeRO 2 and 3 keep only 1/dp of them between microbatches).
   bool reduces_gradients(const parallel::Unit& u) const;
@@ -231,7 +257,7 @@ class Driver {
   void enqueue_gradients(size_t di, double total, double experts);
   bool experts_replicated() const { return s_.parallel.dp_cp() / s_.parallel.ep > 1; }
   // ZeRO-3: waits at a ParamGather step until its all-gather is done; the next one is prefetched.
-  bool param_gather_ready(size_t di);
+  bool param_gather_ready(size_t di, int lane);
   void issue_gather(size_t di, UnitId unit, size_t step, const Step& st);
   // parallel.param_gather_overlap: the previous step's all-gathers of updated parameters, all issued at the start in
   // the order the first microbatch's forward needs them (Megatron-LM dispatches them right after the optimizer).
@@ -266,7 +292,7 @@ class Driver {
   std::vector<Arrival> arrivals_;
   std::vector<Transfer> transfers_;
   static constexpr int kTpGroup = 0, kDpGroup = 1, kEmbeddingGroup = 2, kEpGroup = 3, kExpertDpGroup = 4,
-                       kCpGroup = 5;
+                       kCpGroup = 5, kGroupKinds = 6;
   std::map<std::tuple<int, int64_t, int64_t>, Instance> instances_;
   std::map<std::tuple<int64_t, int64_t, int, double>, Phases> tp_plans_;  // (stage, dp, kind, bytes)
   std::map<std::tuple<int64_t, int64_t, int, double, bool>, Phases> dp_plans_;  // (stage, tp or -1, kind, bytes, expert)

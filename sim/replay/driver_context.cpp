@@ -7,17 +7,17 @@ namespace dtsim::replay {
 // computes attention on the blocks it already has. Forward: a ring all-gather of K and V; backward: K and V go
 // round again and dK, dV come back reduced, the traffic of a ring all-reduce. Folded, the representative's ring
 // runs with the rings of the other TP ranks, which share its nodes.
-void Driver::cp_ring(size_t di, const Step& st, std::function<void()> done)
+void Driver::cp_ring(size_t di, int lane, const Step& st, std::function<void()> done)
 {
   Device& d = devices_[di];
-  const int64_t seq = d.cp_seq++, cp = s_.parallel.cp;
+  const int64_t seq = d.lanes[size_t(lane)].cp_seq++, cp = s_.parallel.cp;
   Phases phases = rank_group_phases(d, collectives::kind_of(st.collective), st.bytes, cp);
   if (!full_) {
     run_phases(phases, 0, std::move(done));
     return;
   }
   const int64_t group = (d.coord.stage * s_.parallel.dp_cp() + d.coord.dp / cp) * s_.parallel.tp + d.coord.tp;
-  run_joined({kCpGroup, group, seq}, cp, di, phases, std::move(done));
+  run_joined(join_key(kCpGroup, lane, group, seq), cp, di, phases, std::move(done));
 }
 
 }  // namespace dtsim::replay

@@ -10,31 +10,44 @@ namespace dtsim::replay {
 // Token dispatch and combine: an all-to-all over the expert-parallel group (ep data-parallel ranks of the same
 // stage and tensor-parallel rank). Folded, the representative's group runs with the groups of the other TP ranks,
 // which share its nodes' NICs; the groups of other data-parallel ranks sit on other nodes.
-void Driver::ep_collective(size_t di, const Step& st, double t0)
+void Driver::ep_collective(size_t di, int lane, const Step& st, double t0)
 {
   Device& d = devices_[di];
-  const int64_t seq = d.ep_seq++, ep = s_.parallel.ep;
+  const int64_t seq = d.lanes[size_t(lane)].ep_seq++, ep = s_.parallel.ep;
   // Node-limited routing (DeepSeek-V3): each token crosses to at most M of the group's nodes, once per node.
   std::set<int64_t> nodes;
   for (int64_t dev : placement_.rank_group(d.coord.stage, d.coord.dp, d.coord.tp, ep))
     nodes.insert(placement_.node_of(dev));
   const double scale = model::node_limited_inter_node_scale(s_.model, int64_t(nodes.size()));
   Phases phases = rank_group_phases(d, collectives::Kind::AllToAll, st.bytes, ep, scale);
-  auto done = [this, di, t0, &st]() {
+  // Paired, the all-to-all's kernels run beside the other lane's compute and take SMs from it: DeepSeek-V3's
+  // dispatch and combine kernels use 20 SMs ("only 20 SMs are sufficient to fully utilize the bandwidths of IB
+  // and NVLink", arXiv 2412.19437, Sec. 3.2.2). Alone, the GPU waits for it anyway.
+  constexpr double kAllToAllSms = 20;
+  sg4::Exec* kernels = nullptr;
+  if (d.paired && s_.hardware.device.sm_count > 0)
+    kernels = acts_.occupy(gpu_host(d.id), std::min(1.0, kAllToAllSms / double(s_.hardware.device.sm_count)));
+  auto done = [this, di, lane, t0, &st, kernels]() {
     Device& w = devices_[di];
     const double now = sg4::Engine::get_clock();
-    w.b.exposed_ep_comm_s += now - t0;
+    if (kernels != nullptr)
+      acts_.release(kernels);
+    if (w.paired) {
+      book_idle(w, w.b.exposed_ep_comm_s);
+    } else {
+      w.b.exposed_ep_comm_s += now - t0;
+      w.free_t = now;
+    }
     trace_.add(w.id, 1, st.label, t0, now);
-    w.free_t = now;
-    ++w.step;
-    run_step(di);
+    ++w.lanes[size_t(lane)].step;
+    run_step(di, lane);
   };
   if (!full_) {
     run_phases(phases, 0, done);
     return;
   }
   const int64_t group = (d.coord.stage * s_.parallel.dp_cp() + d.coord.dp / ep) * s_.parallel.tp + d.coord.tp;
-  run_joined({kEpGroup, group, seq}, ep, di, phases, done);
+  run_joined(join_key(kEpGroup, lane, group, seq), ep, di, phases, done);
 }
 
 }  // namespace dtsim::replay

@@ -41,10 +41,10 @@ collectives::Kind Driver::gradient_collective() const
   return s_.parallel.zero >= 1 ? collectives::Kind::ReduceScatter : collectives::Kind::AllReduce;
 }
 
-void Driver::grad_ready(size_t di, int index)
+void Driver::grad_ready(size_t di, int lane, int index)
 {
   Device& d = devices_[di];
-  const auto& u = sched_.graph[d.unit];
+  const auto& u = sched_.graph[d.lanes[size_t(lane)].unit];
   if (!s_.parallel.dp_overlap || !reduces_gradients(u))
     return;
   double bytes = bucket_at_[size_t(d.coord.stage)][size_t(u.chunk)][size_t(index)];
@@ -62,12 +62,12 @@ void Driver::enqueue_gradients(size_t di, double total, double experts)
   pump_dp(di);
 }
 
-void Driver::on_backward_unit_done(size_t di)
+void Driver::on_backward_unit_done(size_t di, int lane)
 {
   // Without overlap, sharded gradients (ZeRO 2, 3) are reduce-scattered once the chunk's backward is over;
   // replicated ones once the whole backward is over (on_backward_done).
   Device& d = devices_[di];
-  const auto& u = sched_.graph[d.unit];
+  const auto& u = sched_.graph[d.lanes[size_t(lane)].unit];
   if (s_.parallel.dp_overlap || s_.parallel.zero < 2 || !u.makes_gradients() || !reduces_gradients(u))
     return;
   const auto& g = prog_.gradients[size_t(d.coord.stage)][size_t(u.chunk)];
@@ -172,13 +172,20 @@ void Driver::dp_op_done(size_t di, const DpOp& op, double t0)
   d.dp_busy = false;
   if (op.what == DpOp::What::ParamGather) {
     d.gather_state[{op.unit, op.step}] = 2;
-    if (d.waiting_gather && d.unit == op.unit && d.step == op.step) {
-      d.waiting_gather = false;
-      d.b.exposed_dp_comm_s += now - d.free_t;
-      d.free_t = now;
-      ++d.step;
+    for (int lane = 0; lane < 2; ++lane) {
+      Lane& ln = d.lanes[size_t(lane)];
+      if (!ln.waiting_gather || ln.unit != op.unit || ln.step != op.step)
+        continue;
+      ln.waiting_gather = false;
+      if (d.paired) {
+        book_idle(d, d.b.exposed_dp_comm_s);
+      } else {
+        d.b.exposed_dp_comm_s += now - d.free_t;
+        d.free_t = now;
+      }
+      ++ln.step;
       pump_dp(di);
-      run_step(di);
+      run_step(di, lane);
       return;
     }
   } else if (op.what == DpOp::What::ParamRefresh) {
@@ -202,23 +209,24 @@ void Driver::issue_gather(size_t di, UnitId unit, size_t step, const Step& st)
   d.dp_queue.push_back(op);
 }
 
-bool Driver::param_gather_ready(size_t di)
+bool Driver::param_gather_ready(size_t di, int lane)
 {
   Device& d = devices_[di];
-  const auto& steps = *d.steps;
+  Lane& ln = d.lanes[size_t(lane)];
+  const auto& steps = *ln.steps;
   // Issue this step's gather (if it was not issued ahead) and prefetch the next one.
   size_t issued = 0;
-  for (size_t j = d.step; j < steps.size() && issued < 2; ++j) {
+  for (size_t j = ln.step; j < steps.size() && issued < 2; ++j) {
     if (steps[j].kind != Step::Kind::ParamGather)
       continue;
     ++issued;
-    issue_gather(di, d.unit, j, steps[j]);
+    issue_gather(di, ln.unit, j, steps[j]);
   }
-  auto it = d.gather_state.find({d.unit, d.step});
+  auto it = d.gather_state.find({ln.unit, ln.step});
   const bool ready = it != d.gather_state.end() && it->second == 2;
   if (ready)
     d.gather_state.erase(it);
-  d.waiting_gather = !ready;
+  ln.waiting_gather = !ready;
   pump_dp(di);
   return ready;
 }

@@ -22,21 +22,44 @@ void Driver::next_unit(size_t di)
     on_backward_done(di);
     return;
   }
-  d.unit = order[d.pos];
-  const auto& u = sched_.graph[d.unit];
-  int64_t from = recv_from_[d.unit];
-  if (from >= 0 && s_.parallel.pp_overlap) {
-    Arrival& a = arrival(d.replica, d.unit);
-    if (!a.arrived) {
-      a.waiting = true;
-      d.waiting_recv = true;
-      return;
+  // A unit waits for what it receives; a pair for what both of its units receive (DualPipe's reference receives
+  // both before the overlapped chunk).
+  const int lanes = pair_next(d) ? 2 : 1;
+  if (s_.parallel.pp_overlap) {
+    for (int l = 0; l < lanes; ++l) {
+      const UnitId u = order[d.pos + size_t(l)];
+      if (recv_from_[u] < 0)
+        continue;
+      Arrival& a = arrival(d.replica, u);
+      if (!a.arrived) {
+        a.waiting = true;  // send() calls next_unit again once it has arrived
+        d.waiting_recv = true;
+        return;
+      }
     }
-    account_wait(d, a);
+    for (int l = 0; l < lanes; ++l)
+      if (recv_from_[order[d.pos + size_t(l)]] >= 0)
+        account_wait(d, arrival(d.replica, order[d.pos + size_t(l)]));
   }
-  d.steps = &unit_steps(prog_, u.stage, u.chunk, u.microbatch, u.backward, u.part);
-  d.step = 0;
-  run_step(di);
+  d.paired = lanes == 2;
+  d.lanes_running = lanes;
+  for (int l = 0; l < lanes; ++l) {
+    Lane& ln = d.lanes[size_t(l)];
+    ln.unit = order[d.pos + size_t(l)];
+    const auto& u = sched_.graph[ln.unit];
+    ln.steps = &unit_steps(prog_, u.stage, u.chunk, u.microbatch, u.backward, u.part);
+    ln.step = 0;
+  }
+  for (int l = 0; l < lanes; ++l)
+    run_step(di, l);
+}
+
+bool Driver::pair_next(const Device& d) const
+{
+  // Pairs need asynchronous pipeline transfers (a pair's units send as they finish); DualPipe, the schedule that
+  // pairs, requires them.
+  const auto& beside = sched_.beside_previous[size_t(d.coord.stage)];
+  return s_.parallel.ep_overlap && s_.parallel.pp_overlap && d.pos + 1 < beside.size() && beside[d.pos + 1] != 0;
 }
 
 void Driver::account_wait(Device& d, const Arrival& a)
@@ -50,56 +73,62 @@ void Driver::account_wait(Device& d, const Arrival& a)
   d.free_t = now;
 }
 
-void Driver::run_step(size_t di)
+void Driver::run_step(size_t di, int lane)
 {
   Device& d = devices_[di];
-  while (d.step < d.steps->size()) {
-    const Step& st = (*d.steps)[d.step];
+  Lane& ln = d.lanes[size_t(lane)];
+  while (ln.step < ln.steps->size()) {
+    const Step& st = (*ln.steps)[ln.step];
     if (st.kind == Step::Kind::GradReady) {
-      grad_ready(di, st.grad_index);
-      ++d.step;
+      grad_ready(di, lane, st.grad_index);
+      ++ln.step;
       continue;
     }
     if (st.kind == Step::Kind::ParamGather) {
-      if (!param_gather_ready(di))
+      if (!param_gather_ready(di, lane))
         return;  // dp_op_done resumes the device
-      ++d.step;
+      ++ln.step;
       continue;
     }
     double t0 = sg4::Engine::get_clock();
     if (st.kind == Step::Kind::EpCollective) {
-      ep_collective(di, st, t0);
+      ep_collective(di, lane, st, t0);
       return;
     }
     size_t group_end = 0;
-    if (overlap_group(d, group_end)) {
-      run_overlap_group(di, group_end, t0);
+    if (overlap_group(ln, group_end)) {
+      if (take_gpu(di, lane))
+        run_overlap_group(di, lane, group_end, t0);
       return;
     }
     if (st.kind == Step::Kind::Compute) {
-      run_merged(di, t0);
+      if (take_gpu(di, lane))
+        run_merged(di, lane, t0);
       return;
     }
-    tp_collective(di, st, t0);
+    tp_collective(di, lane, st, t0);
     return;
   }
   // unit finished
-  on_backward_unit_done(di);
-  const UnitId u = d.unit;
+  on_backward_unit_done(di, lane);
+  const UnitId u = ln.unit;
   if (send_to_[u] >= 0) {
     if (s_.parallel.pp_overlap)
       send(di, UnitId(send_to_[u]));
     else
       d.unsent.push_back(u);
   }
-  ++d.pos;
+  if (--d.lanes_running > 0)
+    return;  // the other unit of the pair goes on
+  d.pos += d.paired ? 2 : 1;
+  d.paired = false;
   next_unit(di);
 }
 
-bool Driver::releases_buckets(const Device& d) const
+bool Driver::releases_buckets(const Device& d, int lane) const
 {
   // Driver::grad_ready issues buckets only with overlap, on the microbatches whose gradients are reduced.
-  return s_.parallel.dp_overlap && reduces_gradients(sched_.graph[d.unit]);
+  return s_.parallel.dp_overlap && reduces_gradients(sched_.graph[d.lanes[size_t(lane)].unit]);
 }
 
 double Driver::merged_tp_time(const Device& d, const Step& st)
@@ -111,11 +140,11 @@ double Driver::merged_tp_time(const Device& d, const Step& st)
   return it->second;
 }
 
-void Driver::run_merged(size_t di, double t0)
+void Driver::run_merged(size_t di, int lane, double t0)
 {
   Device& d = devices_[di];
-  const auto& steps = *d.steps;
-  const size_t begin = d.step;
+  const auto& steps = *d.lanes[size_t(lane)].steps;
+  const size_t begin = d.lanes[size_t(lane)].step;
   size_t end = begin;
   double total = 0, prepaid = 0;
   bool after_kernel = false;  // a collective is timed in closed form only right after a kernel (run_step)
@@ -133,34 +162,36 @@ void Driver::run_merged(size_t di, double t0)
       break;  // run_step handles them
     if (s_.parallel.tp_overlap && st.kind == Step::Kind::TpCollective)  // run_step groups it with its GEMMs
       break;
-    if (st.kind == Step::Kind::TpCollective && (!tp_exclusive_ || !after_kernel)) {
-      // It runs as flows (full fidelity: once its group has joined). Folded, its first latency delay is spent at
-      // the end of the run: it saves an activity and changes no time (the device waits either way).
-      if (!full_ && after_kernel && !s_.parallel.tp_overlap) {
+    if (st.kind == Step::Kind::TpCollective && (!tp_exclusive_ || !after_kernel || d.paired)) {
+      // It runs as flows (full fidelity: once its group has joined; paired, beside the other lane's kernels, as
+      // in full fidelity). Folded, its first latency delay is spent at the end of the run: it saves an activity
+      // and changes no time (the device waits either way).
+      if (!full_ && after_kernel && !s_.parallel.tp_overlap && !d.paired) {
         Phases next = tp_phases(d, st);
         prepaid = next->empty() ? 0.0 : phase_delay(next->front());
       }
       break;
     }
-    if (st.kind != Step::Kind::TpCollective && releases_buckets(d))
+    if (st.kind != Step::Kind::TpCollective && releases_buckets(d, lane))
       break;
     if (st.kind == Step::Kind::TpCollective)
       total += merged_tp_time(d, st);
     after_kernel = false;
   }
-  d.prepaid_s = prepaid;
-  exec_on(gpu_host(d.id), total + prepaid, [this, di, t0, begin, end, prepaid]() {
+  d.lanes[size_t(lane)].prepaid_s = prepaid;
+  exec_on(gpu_host(d.id), total + prepaid, [this, di, lane, t0, begin, end, prepaid]() {
     Device& d = devices_[di];
+    Lane& ln = d.lanes[size_t(lane)];
     // Each step's share, as run_step and tp_collective would have booked it one activity at a time; the last one
     // takes what is left up to the clock, so that the parts still add up to the step time exactly.
     const double now = sg4::Engine::get_clock() - prepaid;
     size_t last = begin;
     for (size_t k = begin; k < end; ++k)
-      if ((*d.steps)[k].kind != Step::Kind::GradReady)
+      if ((*ln.steps)[k].kind != Step::Kind::GradReady)
         last = k;
     double t = t0;
     for (size_t k = begin; k < end; ++k) {
-      const Step& st = (*d.steps)[k];
+      const Step& st = (*ln.steps)[k];
       if (st.kind == Step::Kind::GradReady)
         continue;
       const bool kernel = st.kind == Step::Kind::Compute;
@@ -176,8 +207,9 @@ void Driver::run_merged(size_t di, double t0)
       t += x;
     }
     d.free_t = now;
-    d.step = end;
-    run_step(di);
+    ln.step = end;
+    release_gpu(di);
+    run_step(di, lane);
   });
 }
 
@@ -286,13 +318,8 @@ void Driver::send(size_t di, UnitId to)
       a.waiting = false;
       auto it = index_of_.find(placement_.device({sched_.graph[to].stage, 0, 0}) + replica_offset(replica));
       size_t wi = it->second;
-      Device& w = devices_[wi];
-      w.waiting_recv = false;
-      account_wait(w, a);
-      const auto& u = sched_.graph[w.unit];
-      w.steps = &unit_steps(prog_, u.stage, u.chunk, u.microbatch, u.backward, u.part);
-      w.step = 0;
-      run_step(wi);
+      devices_[wi].waiting_recv = false;
+      next_unit(wi);  // books the wait and starts the unit (or pair), or waits for the pair's other receive
     }
   });
 }
@@ -355,35 +382,40 @@ double Driver::tp_exclusive_time(const Device& d, const Step& st)
   return total;
 }
 
-void Driver::tp_collective(size_t di, const Step& st, double t0)
+void Driver::tp_collective(size_t di, int lane, const Step& st, double t0)
 {
   Device& d = devices_[di];
-  const int64_t seq = d.tp_seq++;
-  auto finish = [this, &st](size_t wi, double arrived_t) {
+  Lane& ln = d.lanes[size_t(lane)];
+  const int64_t seq = ln.tp_seq++;
+  auto finish = [this, &st, lane](size_t wi, double arrived_t) {
     Device& w = devices_[wi];
     double now = sg4::Engine::get_clock();
-    w.b.exposed_tp_comm_s += now - arrived_t;
+    if (w.paired)
+      book_idle(w, w.b.exposed_tp_comm_s);
+    else
+      w.b.exposed_tp_comm_s += now - arrived_t;
     trace_.add(w.id, 1, st.label, arrived_t, now);
-    w.free_t = now;
-    ++w.step;
-    run_step(wi);
+    if (!w.paired)
+      w.free_t = now;
+    ++w.lanes[size_t(lane)].step;
+    run_step(wi, lane);
   };
-  if (tp_exclusive_ && d.prepaid_s > 0) {  // its whole time was spent with the kernel before it
-    const double prepaid = d.prepaid_s;
-    d.prepaid_s = 0;
+  if (tp_exclusive_ && ln.prepaid_s > 0) {  // its whole time was spent with the kernel before it
+    const double prepaid = ln.prepaid_s;
+    ln.prepaid_s = 0;
     finish(di, t0 - prepaid);
     return;
   }
   Phases phases = tp_phases(d, st);
   if (!full_) {
     // The latency of the first phase may have been spent already, at the end of the kernel before.
-    const double prepaid = d.prepaid_s;
-    d.prepaid_s = 0;
+    const double prepaid = ln.prepaid_s;
+    ln.prepaid_s = 0;
     run_phases(phases, 0, [finish, di, t0, prepaid]() { finish(di, t0 - prepaid); }, prepaid > 0);
     return;
   }
-  run_joined({kTpGroup, d.coord.stage * s_.parallel.dp_cp() + d.coord.dp, seq}, s_.parallel.tp, di, phases,
-             [finish, di, t0]() { finish(di, t0); });
+  run_joined(join_key(kTpGroup, lane, d.coord.stage * s_.parallel.dp_cp() + d.coord.dp, seq), s_.parallel.tp, di,
+             phases, [finish, di, t0]() { finish(di, t0); });
 }
 
 // ---- tensor-parallel overlap (parallel.tp_overlap) ------------------------------------------------------
@@ -431,14 +463,14 @@ bool Driver::overlap_group_at(const std::vector<Step>& steps, size_t at, size_t&
   return true;
 }
 
-void Driver::overlapped_comm(size_t di, const Step& st, std::function<void()> done)
+void Driver::overlapped_comm(size_t di, int lane, const Step& st, std::function<void()> done)
 {
   Device& d = devices_[di];
   if (st.kind == Step::Kind::CpRing) {
-    cp_ring(di, st, std::move(done));
+    cp_ring(di, lane, st, std::move(done));
     return;
   }
-  const int64_t seq = d.tp_seq++;
+  const int64_t seq = d.lanes[size_t(lane)].tp_seq++;
   if (!full_) {
     if (tp_exclusive_)  // nothing else uses these links: its closed-form time
       exec_on(platform_->timer(), tp_exclusive_time(d, st), std::move(done));
@@ -446,31 +478,32 @@ void Driver::overlapped_comm(size_t di, const Step& st, std::function<void()> do
       run_phases(tp_phases(d, st), 0, std::move(done));
     return;
   }
-  run_joined({kTpGroup, d.coord.stage * s_.parallel.dp_cp() + d.coord.dp, seq}, s_.parallel.tp, di, tp_phases(d, st),
-             std::move(done));
+  run_joined(join_key(kTpGroup, lane, d.coord.stage * s_.parallel.dp_cp() + d.coord.dp, seq), s_.parallel.tp, di,
+             tp_phases(d, st), std::move(done));
 }
 
 // Folded with closed-form TP collectives (tp_exclusive_): the group's timeline is known in advance. While collective i
 // (closed-form time c_i) runs, its kernels hold a share s_i of the GPU and the compute runs at 1 - s_i; after the
 // last one, at full speed. One activity of the group's length instead of the compute, each collective's timer and
 // its occupying exec: the same times up to rounding.
-bool Driver::run_overlap_closed_form(size_t di, size_t end, double t0)
+bool Driver::run_overlap_closed_form(size_t di, int lane, size_t end, double t0)
 {
   Device& d = devices_[di];
+  const Lane& ln = d.lanes[size_t(lane)];
   if (full_ || !tp_exclusive_)
     return false;
-  const size_t begin = d.step;
+  const size_t begin = ln.step;
   size_t compute = begin;
   double remaining = 0, t = 0, compute_end = -1;
   for (size_t k = begin; k < end; ++k)
-    if ((*d.steps)[k].kind == Step::Kind::Compute) {
+    if ((*ln.steps)[k].kind == Step::Kind::Compute) {
       compute = k;
-      remaining = (*d.steps)[k].seconds;
-    } else if ((*d.steps)[k].kind != Step::Kind::TpCollective) {
+      remaining = (*ln.steps)[k].seconds;
+    } else if ((*ln.steps)[k].kind != Step::Kind::TpCollective) {
       return false;  // a context-parallel ring runs as flows
     }
   for (size_t k = begin; k < end; ++k) {
-    const Step& st = (*d.steps)[k];
+    const Step& st = (*ln.steps)[k];
     if (st.kind != Step::Kind::TpCollective)
       continue;
     const double c = merged_tp_time(d, st);
@@ -488,20 +521,21 @@ bool Driver::run_overlap_closed_form(size_t di, size_t end, double t0)
   if (compute_end < 0)
     compute_end = t + remaining;
   const double length = std::max(t, compute_end);
-  exec_on(gpu_host(d.id), length, [this, di, begin, end, compute, t0, compute_end]() {
+  exec_on(gpu_host(d.id), length, [this, di, lane, begin, end, compute, t0, compute_end]() {
     const double now = sg4::Engine::get_clock();
     const double busy = std::min(compute_end, now - t0);
-    finish_overlap_group(di, begin, end, compute, t0, busy, (now - t0) - busy, false);
+    finish_overlap_group(di, lane, begin, end, compute, t0, busy, (now - t0) - busy, false);
   });
   return true;
 }
 
-void Driver::finish_overlap_group(size_t di, size_t begin, size_t end, size_t compute, double t0, double busy,
-                                  double exposed, bool ring)
+void Driver::finish_overlap_group(size_t di, int lane, size_t begin, size_t end, size_t compute, double t0,
+                                  double busy, double exposed, bool ring)
 {
   Device& d = devices_[di];
+  Lane& ln = d.lanes[size_t(lane)];
   const double now = sg4::Engine::get_clock();
-  const Step& c = (*d.steps)[compute];
+  const Step& c = (*ln.steps)[compute];
   d.b.compute_s += busy;
   if (c.recompute)
     d.b.recompute_s += busy;
@@ -509,22 +543,24 @@ void Driver::finish_overlap_group(size_t di, size_t begin, size_t end, size_t co
   trace_.add(d.id, 0, c.label, t0, t0 + busy);
   for (size_t k = begin; k < end; ++k)
     if (k != compute)
-      trace_.add(d.id, 1, (*d.steps)[k].label + " (overlapped)", t0, now);
+      trace_.add(d.id, 1, (*ln.steps)[k].label + " (overlapped)", t0, now);
   d.free_t = now;
-  d.step = end;
-  run_step(di);
+  ln.step = end;
+  release_gpu(di);  // paired: the group held the GPU, its collectives included
+  run_step(di, lane);
 }
 
-void Driver::run_overlap_group(size_t di, size_t end, double t0)
+void Driver::run_overlap_group(size_t di, int lane, size_t end, double t0)
 {
   Device& d = devices_[di];
-  if (run_overlap_closed_form(di, end, t0))
+  if (run_overlap_closed_form(di, lane, end, t0))
     return;
-  const size_t begin = d.step;
+  const Lane& ln = d.lanes[size_t(lane)];
+  const size_t begin = ln.step;
   size_t compute = begin;
   std::vector<size_t> comms;
   for (size_t k = begin; k < end; ++k) {
-    if ((*d.steps)[k].kind == Step::Kind::Compute)
+    if ((*ln.steps)[k].kind == Step::Kind::Compute)
       compute = k;
     else
       comms.push_back(k);
@@ -536,12 +572,12 @@ void Driver::run_overlap_group(size_t di, size_t end, double t0)
   auto state = std::make_shared<State>();
   bool ring = false;  // a context-parallel ring's exposed time is its own part of the breakdown
   for (size_t k : comms)
-    ring = ring || (*d.steps)[k].kind == Step::Kind::CpRing;
-  auto finish = [this, di, begin, end, compute, t0, state, ring]() {
-    finish_overlap_group(di, begin, end, compute, t0, state->compute_end - t0,
+    ring = ring || (*ln.steps)[k].kind == Step::Kind::CpRing;
+  auto finish = [this, di, lane, begin, end, compute, t0, state, ring]() {
+    finish_overlap_group(di, lane, begin, end, compute, t0, state->compute_end - t0,
                          sg4::Engine::get_clock() - state->compute_end, ring);
   };
-  exec_on(gpu_host(d.id), (*d.steps)[compute].seconds, [state, finish]() {
+  exec_on(gpu_host(d.id), (*ln.steps)[compute].seconds, [state, finish]() {
     state->compute_end = sg4::Engine::get_clock();
     if (--state->pending == 0)
       finish();
@@ -549,21 +585,21 @@ void Driver::run_overlap_group(size_t di, size_t end, double t0)
   // The collectives one after the other (the chain refers to itself weakly; each pending step keeps it alive).
   auto chain = std::make_shared<std::function<void(size_t)>>();
   std::weak_ptr<std::function<void(size_t)>> weak = chain;
-  *chain = [this, di, comms, state, finish, weak](size_t i) {
+  *chain = [this, di, lane, comms, state, finish, weak](size_t i) {
     if (i == comms.size()) {
       if (--state->pending == 0)
         finish();
       return;
     }
-    const Step& st = (*devices_[di].steps)[comms[i]];
+    const Step& st = (*devices_[di].lanes[size_t(lane)].steps)[comms[i]];
     if (st.kind != Step::Kind::TpCollective) {
-      overlapped_comm(di, st, [self = weak.lock(), i]() { (*self)(i + 1); });
+      overlapped_comm(di, lane, st, [self = weak.lock(), i]() { (*self)(i + 1); });
       return;
     }
     const double sms = st.collective == model::TpCollective::ReduceScatter ? kOverlapReduceScatterSms
                                                                             : kOverlapAllGatherSms;
     auto kernels = acts_.occupy(gpu_host(devices_[di].id), sms / double(s_.hardware.device.sm_count));
-    overlapped_comm(di, st, [this, self = weak.lock(), i, kernels]() {
+    overlapped_comm(di, lane, st, [this, self = weak.lock(), i, kernels]() {
       acts_.release(kernels);
       (*self)(i + 1);
     });

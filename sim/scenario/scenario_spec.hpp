@@ -31,6 +31,11 @@ struct ParallelSpec {
   /// Pipeline sends and receives overlap computation (asynchronous). false: Megatron-LM's default, the
   /// stage posts its sends and receives between units in one batch and waits for all of them.
   bool pp_overlap = false;
+  /// Under a schedule that pairs units (DualPipe's F&B, scenario::StageUnit::beside_previous): a forward and a
+  /// backward chunk run as one pair, one's expert all-to-all (and tensor- and context-parallel collectives) beside
+  /// the other's compute, as DeepSeek-V3 runs them (arXiv 2412.19437, Sec. 3.2.1). false: one after the other. No
+  /// effect under other schedules (true there is refused when given).
+  bool ep_overlap = true;
   double dp_bucket_bytes = 25.0 * 1048576;  ///< PyTorch DDP's default bucket_cap_mb = 25
   /// Tensor-parallel communication overlapped with the GEMMs next to it (Megatron-LM's --tp-comm-overlap with
   /// Transformer Engine, off by default; needs sequence parallelism): an all-gather runs beside the kernels that

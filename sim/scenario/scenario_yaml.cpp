@@ -264,6 +264,10 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
                    " for schedule " + sched.name + " (half enter at each end), got global_batch / (micro_batch * dp) = " +
                    str(s.microbatches));
   }
+  if (p.ep_overlap && s.where.count("parallel.ep_overlap") && !sched.pairs_units)
+    diag.add(at("parallel.ep_overlap"), "parallel.ep_overlap",
+             std::string("expected false or no ep_overlap with schedule ") + sched.name +
+                 ": it runs no forward and backward as a pair (DualPipe does), got true");
   // Megatron-LM's blocking exchange would hold a W pass until the neighbour takes the B pass's gradient; the
   // zero-bubble implementation posts its transfers and computes meanwhile.
   if (sched.needs_async_p2p && p.pp > 1 && !p.pp_overlap)
@@ -344,9 +348,12 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   s.parallel.zero = int(par.integer("zero", false, limits::kZeroStage).value_or(0));
   s.parallel.ep = par.integer("ep", false, limits::kPlanSize).value_or(1);
   const auto param_gather_overlap = par.boolean("param_gather_overlap", false);
+  s.parallel.ep_overlap = par.boolean("ep_overlap", false).value_or(true);
   s.parallel.cp = par.integer("cp", false, limits::kPlanSize).value_or(1);
   for (const char* k : {"tp", "pp", "vpp", "dp", "sp", "zero", "stage_layers", "tp_overlap", "ep", "cp", "param_gather_overlap"})
     remember(par, k);
+  if (par.has("ep_overlap"))  // check_plan refuses it given true where nothing pairs
+    remember(par, "ep_overlap");
   par.finish();
   const bool sizes_ok = diag.items().size() == errors_before_values;
   if (dp) {

@@ -203,10 +203,10 @@ int64_t zb_h2_in_flight(int64_t, int64_t p, int64_t, int64_t m) { return std::mi
 // as phase 0, the second half the other. A group is what the implementation runs between two of its
 // commit-and-wait points (batched sends and receives, as Megatron-LM's exchange): one chunk, a paired "F&B" (a
 // forward of one direction beside a backward of the other), or in step 3 a W with the forward after it. DeepSeek
-// overlaps a pair's computation with its communication; dtsim runs the pair's chunks one after the other and
-// stands for that overlap with asynchronous transfers (parallel.pp_overlap). Replayed literally, with blocking
-// exchanges at those points, the test pipeline of schedule_test.cpp idles 6.5 ms where the README bounds DualPipe's
-// bubble by 3.5 ms (asynchronous: 2.0 ms). Backward units marked zero bubble split into B and a W the order runs
+// overlaps a pair's computation with its communication: the backward of an F&B is marked beside_previous, and the
+// replay runs the two as a pair (parallel.ep_overlap). Pipeline transfers are asynchronous (parallel.pp_overlap):
+// replayed literally, with blocking exchanges at those points, the test pipeline of schedule_test.cpp idles 6.5 ms
+// where the README bounds DualPipe's bubble by 3.5 ms (asynchronous: 2.0 ms). Backward units marked zero bubble split into B and a W the order runs
 // later (oldest first); the others run whole.
 std::vector<StageUnit> dualpipe_order(int64_t st, int64_t p, int64_t, int64_t m)
 {
@@ -233,6 +233,13 @@ std::vector<StageUnit> dualpipe_order(int64_t st, int64_t p, int64_t, int64_t m)
     order.push_back({c, mb, true, group, BackwardPart::Weight});
   };
   auto next = [&] { ++group; };
+  // A forward and then a backward of the other direction in one group: the reference runs them as one overlapped
+  // chunk (DualPipe._forward_backward_chunk calls the model's overlapped_forward_backward).
+  auto forward_backward = [&](int forward_phase) {
+    forward(forward_phase);
+    backward(1 - forward_phase, false);
+    order.back().beside_previous = true;
+  };
   for (int64_t i = 0; i < (halves - h - 1) * 2; ++i, next())  // 1: forwards of phase 0
     forward(0);
   for (int64_t i = 0; i < h + 1; ++i) {  // 2: forwards of both phases
@@ -244,12 +251,12 @@ std::vector<StageUnit> dualpipe_order(int64_t st, int64_t p, int64_t, int64_t m)
     weight(), forward(1), next();
   }
   for (int64_t i = 0; i < half - p + h + 1; ++i) {  // 4, the main step: F0&B1, F1&B0
-    forward(0), backward(1, false), next();
-    forward(1), backward(0, false), next();
+    forward_backward(0), next();
+    forward_backward(1), next();
   }
   for (int64_t i = 0; i < halves - h - 1; ++i) {  // 5: B1, F1&B0
     backward(1, false), next();
-    forward(1), backward(0, false), next();
+    forward_backward(1), next();
   }
   bool zero_bubble = false;  // 6: B1, B0, the later half of them zero bubble
   for (int64_t i = 0; i < h + 1; ++i) {
@@ -289,25 +296,25 @@ std::vector<std::vector<StageUnit>> each_stage(int64_t p, int64_t v, int64_t m)
 const std::vector<ScheduleDef>& schedule_registry()
 {
   static const std::vector<ScheduleDef> registry = {
-      {Schedule::GPipe, "gpipe", "GPipe: every microbatch's forward, then every backward", false, false, false, false, false,
+      {Schedule::GPipe, "gpipe", "GPipe: every microbatch's forward, then every backward", false, false, false, false, false, false,
        gpipe_in_flight, each_stage<gpipe_order>},
       {Schedule::OneFOneB, "1f1b", "1F1B (PipeDream-Flush): warm-up forwards, then one forward and one backward",
-       false, true, false, false, false, f1b1_in_flight, each_stage<f1b1_order>},
+       false, true, false, false, false, false, f1b1_in_flight, each_stage<f1b1_order>},
       {Schedule::Interleaved, "interleaved-1f1b",
        "interleaved 1F1B: parallel.vpp model chunks per stage, a bubble vpp times smaller", true, true, false,
-       false, false, interleaved_in_flight, each_stage<interleaved_order>},
+       false, false, false, interleaved_in_flight, each_stage<interleaved_order>},
       {Schedule::ZbH1, "zb-h1",
        "zero bubble H1: backward split into input and weight gradients, the weight gradients delayed into the "
        "bubble; 1F1B's memory, a third of its bubble when forward, input and weight gradients take equal time",
-       false, true, true, true, false, zb_h1_in_flight, each_stage<zb_h1_order>},
+       false, true, true, true, false, false, zb_h1_in_flight, each_stage<zb_h1_order>},
       {Schedule::ZbH2, "zb-h2",
        "zero bubble H2: as zb-h1 with up to 2p - 1 microbatches in flight, whose extra warm-up forwards leave no "
        "bubble inside a stage's span (the pipeline fill remains in one step)",
-       false, true, true, true, false, zb_h2_in_flight, zb_h2_all},
+       false, true, true, true, false, false, zb_h2_in_flight, zb_h2_all},
       {Schedule::DualPipe, "dualpipe",
        "DualPipe (DeepSeek-V3): microbatches fed from both ends through two copies of the layers, forward and "
        "backward chunks paired; pp + 1 chunk activations, twice the parameters",
-       false, true, true, true, true, dualpipe_in_flight, each_stage<dualpipe_order>},
+       false, true, true, true, true, true, dualpipe_in_flight, each_stage<dualpipe_order>},
   };
   return registry;
 }

@@ -27,6 +27,11 @@ struct StageUnit {
   bool backward = false;
   int64_t group = 0;
   BackwardPart part = BackwardPart::Whole;
+  /// Runs beside the unit before it (same group), the two as one pair: their kernels take the GPU one at a time
+  /// while one's communication (expert all-to-all, tensor-parallel and context-parallel collectives) runs beside
+  /// the other's compute (DualPipe's paired forward and backward chunks; parallel.ep_overlap). Without the overlap
+  /// it runs after it, as any unit of the group.
+  bool beside_previous = false;
 };
 
 struct ScheduleDef {
@@ -51,6 +56,9 @@ struct ScheduleDef {
   /// for the half that come up. `parallel.vpp` stays 1; the microbatches per pipeline must be even and at least
   /// 2 pp, and pp even. Its order numbers each direction's microbatches from 0 to m / 2 - 1.
   bool two_directions;
+  /// Some of its units run beside the one before them (StageUnit::beside_previous): parallel.ep_overlap applies,
+  /// and is on by default.
+  bool pairs_units;
   /// Microbatches (of one chunk) whose activations `stage` holds at its peak. Under a split backward a
   /// microbatch's activations are counted whole until its W unit has run (W needs only the inputs of the layers
   /// with parameters: an upper bound).

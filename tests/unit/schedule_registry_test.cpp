@@ -31,7 +31,7 @@ TEST(ScheduleRegistry, EveryStageRunsEachOfItsUnitsOnce)
           const auto order = d.stage_orders(p, v, m).at(size_t(st));
           std::set<std::tuple<int64_t, int64_t, bool, int>> seen;
           std::set<std::tuple<int64_t, int64_t>> forwarded, inputs;
-          int64_t last_group = -1;
+          int64_t last_group = -1, pairs = 0;
           for (const auto& u : order) {
             EXPECT_TRUE(seen.insert({u.chunk, u.microbatch, u.backward, int(u.part)}).second);
             // A schedule that does not split the backward never does (DualPipe splits some).
@@ -49,7 +49,22 @@ TEST(ScheduleRegistry, EveryStageRunsEachOfItsUnitsOnce)
               EXPECT_TRUE(inputs.count({u.chunk, u.microbatch}));
             }
             EXPECT_GE(u.group, last_group);  // groups are consecutive runs
+            // A pair (DualPipe's F&B): a whole backward beside the forward of the other chunk, in its group.
+            if (u.beside_previous) {
+              ++pairs;
+              EXPECT_TRUE(d.pairs_units);
+              const auto& f = order.at(size_t(&u - order.data()) - 1);
+              EXPECT_TRUE(u.backward && u.part == BackwardPart::Whole && !f.backward && !f.beside_previous);
+              EXPECT_EQ(f.group, u.group);
+              EXPECT_NE(f.chunk, u.chunk);
+            }
             last_group = u.group;
+          }
+          // DualPipe's main step (its step 4) pairs every microbatch's forward but for the warm-up's: m / 2 - p + h
+          // + 1 rounds of two pairs, and step 5's pp / 2 - h - 1 more (h: the stage's distance to the nearer end).
+          if (d.pairs_units) {
+            const int64_t h = std::min(st, p - 1 - st);
+            EXPECT_EQ(pairs, 2 * (m / 2 - p + h + 1) + (p / 2 - h - 1));
           }
           // Each direction of DualPipe carries half the microbatches; a W for each split backward.
           const int64_t chunks = d.two_directions ? 2 : v, per_chunk = d.two_directions ? m / 2 : m;
