@@ -99,14 +99,15 @@ double Transformer::mlp_params_per_rank(int64_t tp, int64_t ffn) const
   return gated() ? mlp_params(ffn) / double(tp) : (mlp_params(ffn) - h) / double(tp) + h;
 }
 
-double Transformer::layer_expert_params_per_rank(int64_t tp, int64_t ep, bool dense) const
+double Transformer::layer_expert_params_per_rank(int64_t etp, int64_t ep, bool dense) const
 {
-  // Experts are split over ep ranks, each expert's matrices over tp (Megatron-LM: expert tensor parallelism = tp).
-  return experts_in(dense) ? double(spec_.experts) / double(ep) * mlp_params_per_rank(tp, spec_.expert_width())
+  // Experts are split over ep ranks, each expert's matrices over the expert tensor parallelism (Megatron-Core's
+  // default: tp; 1: whole).
+  return experts_in(dense) ? double(spec_.experts) / double(ep) * mlp_params_per_rank(etp, spec_.expert_width())
                            : 0.0;
 }
 
-double Transformer::layer_params_per_rank(int64_t tp, int64_t ep, bool dense) const
+double Transformer::layer_params_per_rank(int64_t tp, int64_t ep, bool dense, int64_t etp) const
 {
   const double h = double(spec_.hidden), t = double(tp);
   const bool x = experts_in(dense);
@@ -114,7 +115,8 @@ double Transformer::layer_params_per_rank(int64_t tp, int64_t ep, bool dense) co
   const double attn_bias = gated() ? 0.0 : h;    // the projection's output bias, not split
   const double router = x ? h * double(spec_.experts) : 0.0;  // replicated on every rank
   const double mlps = x ? double(spec_.experts) * mlp_params(spec_.expert_width()) + router : mlp_params(spec_.ffn);
-  double mlp_rank = x ? router + layer_expert_params_per_rank(tp, ep, dense) : mlp_params_per_rank(tp, spec_.ffn);
+  double mlp_rank = x ? router + layer_expert_params_per_rank(etp > 0 ? etp : tp, ep, dense)
+                      : mlp_params_per_rank(tp, spec_.ffn);
   // Shared experts: a dense MLP split over tp like any other, reduced over the whole data-parallel group; the
   // Qwen2-MoE gate replicated.
   if (x && spec_.shared_ffn > 0)
@@ -392,7 +394,9 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
   // MLP block: bias-dropout-add (residual), LN -> f -> fc1, activation, fc2 -> g -> bias-dropout-add
   items.push_back(mem_item("bias_dropout_add1", (3 * e + mask) * Tn * h, (2 * e + mask) * Tn * h));
   items.push_back(mem_item("layernorm2", 2 * e * Tn * h, 3 * e * Tn * h));
-  const double fn = f / t;
+  // Experts whole on every rank (expert_tp 1): full-width matrices on the tokens this rank dispatched.
+  const bool whole = x && sh.experts_whole;
+  const double fn = whole ? f : f / t;
   // Mixture of experts (Megatron-Core's all-to-all token dispatcher; with tp > 1 it needs sequence parallelism):
   // the router scores the rank's own tokens, their top-k copies go to their experts' ranks (all-to-all over ep),
   // the tensor-parallel ranks all-gather what they received (each holds a 1/tp slice of every local expert), the
@@ -403,7 +407,8 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
   // the links carry more than they would (only the busiest rank's links carry that much).
   const double k = x ? double(spec_.experts_per_token) : 1.0;
   const double local_experts = x ? double(spec_.experts) / double(sh.ep) : 1.0;
-  const double Tx = x ? T * k * expert_rank_imbalance(spec_, sh.expert_imbalance, sh.ep) : T;  // tokens through its MLPs
+  const double routed = x ? k * expert_rank_imbalance(spec_, sh.expert_imbalance, sh.ep) : 1.0;
+  const double Tx = x ? (whole ? Tn : T) * routed : T;  // tokens through its MLPs
   const double per_expert = Tx / local_experts;
   if (x && spec_.shared_ffn > 0) {
     // Shared experts (DeepSeekMoE; Megatron-Core's SharedExpertMLP): a dense gated MLP on every token, split over
@@ -421,7 +426,8 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
     items.push_back(mem_item("router_topk", (e + 8) * Tn * E, (e + 8) * Tn * E));  // fp32 softmax, top-k, indices
     items.push_back(mem_item("dispatch_permute", 2 * e * Tn * k * h, 2 * e * Tn * k * h));
     items.push_back(conj('a'));
-    items.push_back(conj('f', e * Tx * h));
+    if (!whole)
+      items.push_back(conj('f', e * Tx * h));
   } else {
     items.push_back(conj('f'));
   }
@@ -434,7 +440,8 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
   }
   linear("fc2", local_experts, per_expert, h, fn);
   if (x) {
-    items.push_back(conj('g', e * Tx * h));
+    if (!whole)
+      items.push_back(conj('g', e * Tx * h));
     items.push_back(conj('a'));
     items.push_back(mem_item("combine_unpermute", (2 * k + 1) * e * Tn * h, (2 * k + 1) * e * Tn * h));
   } else {
@@ -442,7 +449,8 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
   }
   items.push_back(mem_item("bias_dropout_add2", (3 * e + mask) * Tn * h, (2 * e + mask) * Tn * h));
 
-  PassProgram p = assemble(items, sh.sp, e * T * h, sh.tp, e * Tn * (Tx / T) * h, sh.ep, sh.cp);
+  const double dispatch_bytes = whole ? e * Tn * routed * h : e * Tn * (Tx / T) * h;
+  PassProgram p = assemble(items, sh.sp, e * T * h, sh.tp, dispatch_bytes, sh.ep, sh.cp);
   // A layer pass's kernels share the stack's per-layer host time equally.
   for (auto* pass : {&p.forward, &p.backward}) {
     double n = 0;

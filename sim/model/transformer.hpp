@@ -37,6 +37,10 @@ struct Shape {
   /// Rows of the output matrix the logits GEMM computes, all TP ranks together: the vocabulary padded as the
   /// framework pads it (see scenario::layer_shape); 0: the model's vocab_size.
   int64_t padded_vocab = 0;
+  /// Experts whole on every TP rank (parallel.expert_tp 1 with tp > 1): each rank dispatches its own
+  /// sequence-parallel tokens and runs its experts' full matrices on what it receives, with no TP collective around
+  /// them; otherwise each expert's matrices are split over tp and the TP ranks gather the tokens they share.
+  bool experts_whole = false;
 };
 
 class Transformer {
@@ -59,9 +63,11 @@ class Transformer {
 
   /// Parameters one rank holds for one layer (matrices divided by t, norms replicated; with experts, the expert
   /// matrices also divided by ep).
-  double layer_params_per_rank(int64_t tp, int64_t ep = 1, bool dense = false) const;
-  /// Of those, the expert parameters (reduced over the expert-data-parallel group, not the whole dp group).
-  double layer_expert_params_per_rank(int64_t tp, int64_t ep, bool dense = false) const;
+  /// `etp`: the experts' tensor parallelism (parallel.expert_tp; 0: tp).
+  double layer_params_per_rank(int64_t tp, int64_t ep = 1, bool dense = false, int64_t etp = 0) const;
+  /// Of those, the expert parameters (reduced over the expert-data-parallel group, not the whole dp group), each
+  /// expert's matrices split over `etp` ranks.
+  double layer_expert_params_per_rank(int64_t etp, int64_t ep, bool dense = false) const;
   bool moe() const { return spec_.experts > 0; }
   /// Whether layer `l` is one of the first dense layers of a model with experts.
   bool dense_layer(int64_t l) const { return moe() && !spec_.moe_layer(l); }

@@ -37,7 +37,8 @@ double layer_activation_bytes(const model::ModelSpec& m, const model::Shape& sh,
   const double routed =
       x ? double(m.experts_per_token) * model::expert_rank_imbalance(m, sh.expert_imbalance, sh.ep) : 1.0;
   mlp *= routed;
-  double dispatched = x ? 2.0 * routed : 0.0;
+  // With experts whole on every rank (expert_tp 1) each TP rank keeps only the tokens it dispatched.
+  double dispatched = x ? 2.0 * routed / (sh.experts_whole ? t : 1.0) : 0.0;
   // Shared experts: one more gated MLP per token (its input is the layer-norm output already counted).
   const double shared = x && m.shared_ffn > 0 ? 6.0 * double(m.shared_ffn) / h : 0.0;
   if (sh.fp8) {
@@ -64,9 +65,9 @@ namespace {
 // layers of a model with experts counted as such.
 double stage_layer_params(const model::Transformer& t, const DerivedPlan& plan, int64_t stage, bool experts_only)
 {
-  const int64_t tp = plan.groups.tp, ep = plan.groups.ep;
+  const int64_t tp = plan.groups.tp, ep = plan.groups.ep, etp = plan.groups.expert_tp;
   auto per_layer = [&](bool dense) {
-    return experts_only ? t.layer_expert_params_per_rank(tp, ep, dense) : t.layer_params_per_rank(tp, ep, dense);
+    return experts_only ? t.layer_expert_params_per_rank(etp, ep, dense) : t.layer_params_per_rank(tp, ep, dense, etp);
   };
   const int64_t n = plan.stage_layers(stage), dense = plan.stage_dense_layers(stage, t.spec());
   if (dense == 0)
@@ -154,7 +155,7 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
     if (plan.precision.fp8_linear)  // Transformer Engine's fp8 copy of the weights, kept across microbatches
       sm.weights_bytes += sharded(3);
     if (zero >= 3)
-      sm.weights_bytes += 2.0 * t.layer_params_per_rank(tp, plan.groups.ep) * weight_bytes;
+      sm.weights_bytes += 2.0 * t.layer_params_per_rank(tp, plan.groups.ep, false, plan.groups.expert_tp) * weight_bytes;
     sm.gradients_bytes = sharded(2) * plan.precision.gradient_bytes;
     sm.optimizer_bytes = sharded(1) * plan.precision.optimizer_bytes_per_param;
     const int64_t in_flight = scenario::schedule_def(s.schedule).in_flight(st, pp, v, mb);

@@ -51,4 +51,21 @@ std::vector<int64_t> Placement::expert_dp_group(int64_t stage, int64_t dp, int64
   return g;
 }
 
+std::vector<int64_t> Placement::expert_group_across_tp(int64_t stage, int64_t dp, int64_t tp, int64_t ep) const
+{
+  const int64_t first = (dp * tp_ + tp) / ep * ep;
+  std::vector<int64_t> g;
+  for (int64_t r = first; r < first + ep; ++r)
+    g.push_back(device({stage, r / tp_, r % tp_}));
+  return g;
+}
+
+std::vector<int64_t> Placement::expert_dp_group_across_tp(int64_t stage, int64_t dp, int64_t tp, int64_t ep) const
+{
+  std::vector<int64_t> g;
+  for (int64_t r = (dp * tp_ + tp) % ep; r < dp_ * tp_; r += ep)
+    g.push_back(device({stage, r / tp_, r % tp_}));
+  return g;
+}
+
 }  // namespace dtsim::parallel

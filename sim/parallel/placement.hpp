@@ -42,6 +42,11 @@ class Placement {
   std::vector<int64_t> rank_group(int64_t stage, int64_t dp, int64_t tp, int64_t size) const;
   /// The dp / ep ranks that hold the same experts as data-parallel rank `dp` (their gradients are reduced together).
   std::vector<int64_t> expert_dp_group(int64_t stage, int64_t dp, int64_t tp, int64_t ep) const;
+  /// With experts whole on every TP rank (parallel.expert_tp 1), groups are carved from the stage's ranks in device
+  /// order, TP ranks first (Megatron-Core's expert rank order): the expert-parallel group of (dp, tp), `ep`
+  /// consecutive ranks (tp divides ep), and the ranks holding the same experts, every ep-th.
+  std::vector<int64_t> expert_group_across_tp(int64_t stage, int64_t dp, int64_t tp, int64_t ep) const;
+  std::vector<int64_t> expert_dp_group_across_tp(int64_t stage, int64_t dp, int64_t tp, int64_t ep) const;
   int64_t dp() const { return dp_; }
   int64_t tp() const { return tp_; }
   int64_t pp() const { return pp_; }

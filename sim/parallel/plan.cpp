@@ -51,12 +51,13 @@ DerivedPlan derive_plan(const scenario::ScenarioSpec& s)
   p.groups.tp = par.tp;
   p.groups.cp = par.cp;
   p.groups.ep = par.ep;
+  p.groups.expert_tp = par.etp();
   p.groups.dp = par.dp;
   p.groups.pp = par.pp;
   p.two_directions = scenario::schedule_def(s.schedule).two_directions;
   p.groups.vpp = p.two_directions ? 2 : par.vpp;
   p.groups.dense_dp = par.dp_cp();
-  p.groups.expert_dp = par.dp_cp() / par.ep;
+  p.groups.expert_dp = par.expert_ranks() / par.ep;
 
   // The kernel-level shape (fused attention, fp8 recipe and weight-cast share included) is the scenario's one
   // definition of it.

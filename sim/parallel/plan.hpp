@@ -17,13 +17,15 @@ struct ParallelGroups {
   int64_t tp = 1;  ///< tensor-parallel group: splits each layer's matrices
   int64_t cp = 1;  ///< context-parallel ring: splits each sequence
   int64_t ep = 1;  ///< expert-parallel group: splits each layer's experts, exchanges tokens by all-to-all
+  int64_t expert_tp = 1;  ///< splits each expert's matrices: tp, or 1 (parallel.expert_tp)
   int64_t dp = 1;  ///< data-parallel replicas (parallel.dp)
   /// Pipeline stages, model chunks per stage: parallel.vpp, or 2 under a schedule fed from both ends (DualPipe:
   /// each stage holds its own layers and a copy of those of stage pp - 1 - i).
   int64_t pp = 1, vpp = 1;
   /// Ranks sharing (reducing, and under ZeRO sharding) a non-expert parameter: dp * cp, as in Megatron-Core.
   int64_t dense_dp = 1;
-  /// Ranks sharing an expert parameter: the expert-parallel ranks are carved out of the dp * cp ranks.
+  /// Ranks sharing an expert parameter: the expert-parallel ranks are carved out of the dp * cp ranks (of the
+  /// tp * dp * cp ranks with experts whole).
   int64_t expert_dp = 1;
 };
 

@@ -73,7 +73,7 @@ bool Driver::nvlink_exclusive_to_tp() const
           return false;
     }
     if (p.ep > 1) {  // expert all-to-alls must not share the representative's NVLink links either
-      auto epg = placement_.rank_group(st, 0, 0, p.ep);
+      auto epg = ep_group(st, 0, 0);
       for (size_t i = 1; i < epg.size(); ++i)
         if (layout_.same_node(epg[0], epg[i]))
           return false;
@@ -244,15 +244,16 @@ std::vector<char> Driver::needed_devices() const
   };
   for (int64_t st = 0; st < p.pp; ++st) {
     mark(placement_.tp_group(st, 0));  // the representative, its TP group, and the other stages' representatives
-    for (int64_t size : {p.ep, p.cp})
-      for (int64_t r = 0; r < p.tp && size > 1; ++r)
-        mark(placement_.rank_group(st, 0, r, size));
+    for (int64_t r = 0; r < p.tp && p.cp > 1; ++r)
+      mark(placement_.rank_group(st, 0, r, p.cp));
+    for (int64_t r = 0; r < p.tp && p.ep > 1; ++r)
+      mark(ep_group(st, 0, r));
     // Data parallel: which flows fold_onto keeps depends on the algorithm and the protocol (their bytes per link),
     // not on the size, so every pair NCCL may choose covers every collective of the step.
     for (bool expert : {false, true}) {
       if (expert && p.ep <= 1)
         continue;
-      const auto group = expert ? placement_.expert_dp_group(st, 0, 0, p.ep) : placement_.dp_group(st, 0);
+      const auto group = expert ? expert_dp_group(st, 0, 0) : placement_.dp_group(st, 0);
       bool all = false;
       for (auto kind : {collectives::Kind::AllReduce, collectives::Kind::ReduceScatter, collectives::Kind::AllGather})
         for (const auto& a : collectives::algorithms())
@@ -268,12 +269,11 @@ std::vector<char> Driver::needed_devices() const
               for (const auto& f : ph.flows)
                 mark({f.src, f.dst});
           }
-      for (int64_t r = 0; r < p.tp && all; ++r) {  // dp_phases runs every TP rank's groups
-        if (!expert)
-          mark(placement_.dp_group(st, r));
-        for (int64_t e = 0; e < p.ep && expert; ++e)
-          mark(placement_.expert_dp_group(st, e, r, p.ep));
-      }
+      for (int64_t r = 0; r < p.tp && all && !expert; ++r)  // dp_phases runs every TP rank's groups
+        mark(placement_.dp_group(st, r));
+      if (all && expert)
+        for (const auto& g : expert_dp_groups(st))
+          mark(g);
     }
   }
   return need;
@@ -310,22 +310,23 @@ std::string Driver::folding_asymmetry() const
         out.push_back({g[i], g[(i + 1) % g.size()], 1.0});
       return out;
     };
-    for (const auto& [size, what] : {std::pair<int64_t, const char*>{p.ep, "expert-parallel all-to-all"},
-                                     std::pair<int64_t, const char*>{p.cp, "context-parallel ring"}}) {
+    for (const auto& [experts, size, what] : {std::tuple<bool, int64_t, const char*>{true, p.ep, "expert-parallel all-to-all"},
+                                              std::tuple<bool, int64_t, const char*>{false, p.cp, "context-parallel ring"}}) {
       if (size <= 1)
         continue;
       std::vector<collectives::Flow> flows;
-      for (int64_t r = 0; r < p.tp; ++r) {
-        auto g = placement_.rank_group(st, 0, r, size);
+      const bool across = experts && experts_across_tp();  // one group holds every TP rank
+      for (int64_t r = 0; r < (across ? 1 : p.tp); ++r) {
+        auto g = experts ? ep_group(st, 0, r) : placement_.rank_group(st, 0, r, size);
         auto more = ring_flows(g);
-        if (size == p.ep)  // every pair exchanges tokens
+        if (experts)  // every pair exchanges tokens
           for (int64_t x : g)
             for (int64_t y : g)
               if (x != y)
                 more.push_back({x, y, 1.0});
         flows.insert(flows.end(), more.begin(), more.end());
       }
-      if (!copies_alike(flows, size, false))
+      if (!copies_alike(flows, across ? ep_dp_step() : size, false))
         return "folding may be approximate: the " + std::string(what) + " groups of stage " + std::to_string(st) +
                " take routes that differ from group to group" + exact;
     }

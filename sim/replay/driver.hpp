@@ -186,6 +186,8 @@ class Driver {
   /// `inter_node_scale`: see collectives::plan_collective (all-to-all only).
   Phases rank_group_phases(const Device& d, collectives::Kind kind, double bytes, int64_t size,
                            double inter_node_scale = 1.0);
+  /// The same for the expert all-to-all over the device's expert-parallel group (ep_group).
+  Phases ep_phases(const Device& d, double bytes, double inter_node_scale);
 
   // ---- schedule walking ----------------------------------------------------------------------------------
   void next_unit(size_t di);
@@ -255,7 +257,23 @@ class Driver {
   Phases dp_phases(const Device& d, collectives::Kind kind, double bytes, bool expert);
   /// Queues the gradients' collectives of `total` bytes (non-expert) and `experts` bytes (expert).
   void enqueue_gradients(size_t di, double total, double experts);
-  bool experts_replicated() const { return s_.parallel.dp_cp() / s_.parallel.ep > 1; }
+  bool experts_replicated() const { return s_.parallel.expert_ranks() / s_.parallel.ep > 1; }
+  // ---- expert groups (driver_experts.cpp) -------------------------------------------------------------------
+  /// Experts whole on every TP rank (parallel.expert_tp 1, tp > 1): the expert groups span the TP ranks.
+  bool experts_across_tp() const { return s_.parallel.tp > 1 && s_.parallel.etp() == 1; }
+  /// The expert-parallel group of the rank (stage, dp, tp), and the ranks holding the same experts.
+  std::vector<int64_t> ep_group(int64_t stage, int64_t dp, int64_t tp) const;
+  std::vector<int64_t> expert_dp_group(int64_t stage, int64_t dp, int64_t tp) const;
+  /// Every expert-data-parallel group of a stage (all TP ranks).
+  std::vector<std::vector<int64_t>> expert_dp_groups(int64_t stage) const;
+  /// The rank's index among the stage's expert ranks (its data-parallel index, or TP ranks first when the groups
+  /// span them): ep_group takes ep consecutive ones, expert_dp_group every ep-th.
+  int64_t expert_rank(const parallel::Coord& c) const
+  {
+    return experts_across_tp() ? c.dp * s_.parallel.tp + c.tp : c.dp;
+  }
+  /// Data-parallel indices from one expert-parallel group to the next: ep, or ep / tp when the groups span TP ranks.
+  int64_t ep_dp_step() const { return experts_across_tp() ? s_.parallel.ep / s_.parallel.tp : s_.parallel.ep; }
   // ZeRO-3: waits at a ParamGather step until its all-gather is done; the next one is prefetched.
   bool param_gather_ready(size_t di, int lane);
   void issue_gather(size_t di, UnitId unit, size_t step, const Step& st);

@@ -83,8 +83,9 @@ void Driver::enqueue_dp(size_t di, DpOp op)
 Driver::Phases Driver::dp_phases(const Device& d, collectives::Kind kind, double bytes, bool expert)
 {
   // Full fidelity: one plan per group (expert groups differ by dp % ep); folded: one per stage.
-  const int64_t group_key =
-      !full_ ? int64_t(-1) : d.coord.tp * s_.parallel.ep + (expert ? d.coord.dp % s_.parallel.ep : 0);
+  const int64_t group_key = !full_            ? int64_t(-1)
+                            : expert && experts_across_tp() ? expert_rank(d.coord) % s_.parallel.ep
+                                                            : d.coord.tp * s_.parallel.ep + (expert ? d.coord.dp % s_.parallel.ep : 0);
   auto key = std::make_tuple(d.coord.stage, group_key, int(kind), bytes, expert);
   auto it = dp_plans_.find(key);
   if (it != dp_plans_.end())
@@ -92,11 +93,9 @@ Driver::Phases Driver::dp_phases(const Device& d, collectives::Kind kind, double
   // Folded, without shared links: the representative's own flows stand for every member's (fold_onto).
   std::vector<collectives::Phase> phases;
   if (!full_) {
-    const int64_t ep = s_.parallel.ep;
     phases = collectives::plan_collective(
         kind, bytes,
-        expert ? placement_.expert_dp_group(d.coord.stage, d.coord.dp, d.coord.tp, ep)
-               : placement_.dp_group(d.coord.stage, d.coord.tp),
+        expert ? expert_dp_group(d.coord.stage, d.coord.dp, d.coord.tp) : placement_.dp_group(d.coord.stage, d.coord.tp),
         placement_, fabric_);
     if (fold_onto(phases, d.id, 0)) {
       auto ptr = std::make_shared<const std::vector<collectives::Phase>>(std::move(phases));
@@ -115,16 +114,13 @@ Driver::Phases Driver::dp_phases(const Device& d, collectives::Kind kind, double
   // Expert gradients go over the expert-data-parallel groups; folded, all of them (one per expert-parallel rank)
   // run at once, as they do in the cluster.
   std::vector<std::vector<int64_t>> groups;
-  const int64_t ep = s_.parallel.ep;
-  for (int64_t r : ranks) {
-    if (!expert)
+  if (expert && full_)
+    groups.push_back(expert_dp_group(d.coord.stage, d.coord.dp, d.coord.tp));
+  else if (expert)
+    groups = expert_dp_groups(d.coord.stage);
+  else
+    for (int64_t r : ranks)
       groups.push_back(placement_.dp_group(d.coord.stage, r));
-    else if (full_)
-      groups.push_back(placement_.expert_dp_group(d.coord.stage, d.coord.dp, r, ep));
-    else
-      for (int64_t e = 0; e < ep; ++e)
-        groups.push_back(placement_.expert_dp_group(d.coord.stage, e, r, ep));
-  }
   for (const auto& g : groups)
     merge_phases(phases, collectives::plan_collective(kind, bytes, g, placement_, fabric_));
   auto ptr = std::make_shared<const std::vector<collectives::Phase>>(std::move(phases));
@@ -152,9 +148,11 @@ void Driver::pump_dp(size_t di)
   }
   // Full: the group's members join; the collective starts when the last one arrives. Every device issues the
   // same sequence of collectives, expert ones included, so the sequence number names the instance.
-  const int64_t group = (d.coord.stage * s_.parallel.tp + d.coord.tp) * s_.parallel.ep +
-                        (op.expert ? d.coord.dp % s_.parallel.ep : 0);
-  const int64_t members = op.expert ? s_.parallel.dp_cp() / s_.parallel.ep : s_.parallel.dp_cp();
+  const int64_t group = op.expert && experts_across_tp()
+                            ? d.coord.stage * s_.parallel.ep + expert_rank(d.coord) % s_.parallel.ep
+                            : (d.coord.stage * s_.parallel.tp + d.coord.tp) * s_.parallel.ep +
+                                  (op.expert ? d.coord.dp % s_.parallel.ep : 0);
+  const int64_t members = op.expert ? s_.parallel.expert_ranks() / s_.parallel.ep : s_.parallel.dp_cp();
   run_joined({op.expert ? kExpertDpGroup : kDpGroup, group, seq}, members, di, phases,
              [this, di, op, t0]() { dp_op_done(di, op, t0); });
 }

@@ -154,13 +154,13 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
   const double h = double(m.hidden);
   // A layer's parameters on one rank: its experts are reduced (and under ZeRO sharded and gathered) over their own
   // data-parallel group, the rest over dp. Experts that one rank alone holds (dp = ep) have nothing to gather.
-  const double layer_experts = t.layer_expert_params_per_rank(tp, g.ep);
-  const double layer_dense = t.layer_params_per_rank(tp, g.ep) - layer_experts;
+  const double layer_experts = t.layer_expert_params_per_rank(g.expert_tp, g.ep);
+  const double layer_dense = t.layer_params_per_rank(tp, g.ep, false, g.expert_tp) - layer_experts;
   const double gathered_experts = g.expert_dp > 1 ? layer_experts : 0.0;
   // The dense first layers of a model with experts (first_k_dense_replace): their own program and parameters.
   const bool dense_first = t.moe() && m.dense_layers > 0;
   const model::PassProgram dense_layer = dense_first ? t.layer(plan.shape, true) : model::PassProgram{};
-  const double dense_layer_params = dense_first ? t.layer_params_per_rank(tp, g.ep, true) : 0.0;
+  const double dense_layer_params = dense_first ? t.layer_params_per_rank(tp, g.ep, true, g.expert_tp) : 0.0;
   struct LayerUnit {
     const model::PassProgram& program;
     double dense, experts, gathered;  // parameters per rank: non-expert, expert, expert gathered under ZeRO-3

@@ -92,6 +92,8 @@ void print_json(std::ostream& out, const RunReport& r)
                {"global_batch", s.training.global_batch}, {"seq_len", s.training.seq_len},
                {"precision", s.training.precision}, {"recompute", scenario::to_string(s.training.recompute)},
                {"fidelity", scenario::to_string(s.fidelity)}};
+  if (s.model.experts > 0)
+    j["plan"]["expert_tp"] = s.parallel.etp();
   if (s.training.recompute_layers > 0)
     j["plan"]["recompute_layers"] = s.training.recompute_layers;
   if (s.training.micro_batch_auto)

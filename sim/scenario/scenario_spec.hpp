@@ -52,6 +52,15 @@ struct ParallelSpec {
   /// of the data-parallel ranks (with cp, of the dp * cp ranks, cp ranks first) as Megatron-Core does (ep divides
   /// dp * cp); tokens go to their experts by all-to-all.
   int64_t ep = 1;
+  /// Expert tensor parallelism (Megatron-Core's --expert-tensor-parallel-size): the experts' matrices split over
+  /// the tp ranks (0: tp, the default, Megatron-Core's as well) or whole on every rank (1). With 1, the
+  /// expert-parallel group takes ep consecutive ranks of the stage, TP ranks first (tp divides ep), each rank
+  /// dispatching its own sequence-parallel tokens, with no tensor-parallel collective around the experts; the
+  /// ranks holding the same experts are the tp * dp * cp / ep others.
+  int64_t expert_tp = 0;
+  int64_t etp() const { return expert_tp > 0 ? expert_tp : tp; }
+  /// Ranks of a stage over which the expert-parallel groups are carved: dp * cp, or tp * dp * cp with experts whole.
+  int64_t expert_ranks() const { return dp_cp() * (tp / etp()); }
   /// Layers per pipeline stage (per virtual stage with vpp > 1, in chunk * pp + stage order); empty: an even
   /// split, which needs pp * vpp to divide the layers. See layer_partition.hpp.
   std::vector<int64_t> stage_layers;

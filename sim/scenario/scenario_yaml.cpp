@@ -176,7 +176,18 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
     diag.add(at("wafer"), "wafer",
              "the wafer section applies to wafer-scale hardware only; " + s.hardware.file + " is a GPU cluster");
   }
-  if (p.ep > 1 && p.dp_cp() % p.ep != 0)
+  if (p.expert_tp != 0 && p.expert_tp != 1 && p.expert_tp != p.tp)
+    diag.add(at("parallel.expert_tp"), "parallel.expert_tp",
+             "expected 1 (experts whole on every rank) or tp (" + str(p.tp) + "), got " + str(p.expert_tp));
+  else if (p.etp() == 1 && p.tp > 1 && (p.ep % p.tp != 0 || !p.sp))
+    diag.add(at("parallel.expert_tp"), "parallel.expert_tp",
+             "expert_tp 1 with tp " + str(p.tp) + " needs sequence parallelism (sp: true) and an ep that is a "
+             "multiple of tp (each expert-parallel group takes whole TP groups), got sp " + (p.sp ? "true" : "false") +
+                 " and ep " + str(p.ep));
+  else if (p.etp() == 1 && p.tp > 1 && p.expert_ranks() % p.ep != 0)
+    diag.add(at("parallel.ep"), "parallel.ep",
+             "expected a divisor of tp * dp * cp (" + str(p.expert_ranks()) + ") with expert_tp 1, got " + str(p.ep));
+  if (p.etp() == p.tp && p.ep > 1 && p.dp_cp() % p.ep != 0)
     diag.add(at("parallel.ep"), "parallel.ep",
              (p.cp > 1 ? "expected a divisor of dp * cp (" + str(p.dp_cp()) + "): expert-parallel ranks are carved out "
                          "of the data- and context-parallel ones, got "
@@ -347,10 +358,12 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
       par.integer_list("stage_layers", false, limits::kLayers).value_or(std::vector<int64_t>{});
   s.parallel.zero = int(par.integer("zero", false, limits::kZeroStage).value_or(0));
   s.parallel.ep = par.integer("ep", false, limits::kPlanSize).value_or(1);
+  s.parallel.expert_tp = par.integer("expert_tp", false, limits::kPlanSize).value_or(0);
   const auto param_gather_overlap = par.boolean("param_gather_overlap", false);
   s.parallel.ep_overlap = par.boolean("ep_overlap", false).value_or(true);
   s.parallel.cp = par.integer("cp", false, limits::kPlanSize).value_or(1);
-  for (const char* k : {"tp", "pp", "vpp", "dp", "sp", "zero", "stage_layers", "tp_overlap", "ep", "cp", "param_gather_overlap"})
+  for (const char* k : {"tp", "pp", "vpp", "dp", "sp", "zero", "stage_layers", "tp_overlap", "ep", "cp", "param_gather_overlap",
+                        "expert_tp"})
     remember(par, k);
   if (par.has("ep_overlap"))  // check_plan refuses it given true where nothing pairs
     remember(par, "ep_overlap");

@@ -47,8 +47,9 @@ TEST(FlashAttention, KernelsOfOneLayer)
   // the 512 x 512 scores stay on chip.
   for (const auto& seg : layer.forward)
     for (const auto& op : seg.ops)
-      if (op.name == "attn_scores" || op.name == "attn_values")
+      if (op.name == "attn_scores" || op.name == "attn_values") {
         EXPECT_DOUBLE_EQ(op.bytes, 2.0 * 16 * (512 * 32 + 512 * 32)) << op.name;
+      }
 }
 
 // Korthikanti's 5as/(ht) per sbh for the scores, their softmax and dropout mask: gone with fused attention, which is

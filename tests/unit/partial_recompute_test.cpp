@@ -124,8 +124,9 @@ TEST(PartialRecompute, SearchRecomputesTheFewestLayersThatFit)
     EXPECT_TRUE(dtsim::parallel::estimate_memory(s, derive_plan(s), t).fits());
     auto fewer = s;
     fewer.training.recompute_layers -= 1;
-    if (fewer.training.recompute_layers > 0)
+    if (fewer.training.recompute_layers > 0) {
       EXPECT_FALSE(dtsim::parallel::estimate_memory(fewer, derive_plan(fewer), t).fits());
+    }
   }
   EXPECT_GT(partial, 0);
   // The scenario's own plan with sequence parallelism: with the stack's fp32 main gradients, CUDA context and NCCL
