@@ -14,6 +14,7 @@ Driver::Driver(Activities& acts, const scenario::ScenarioSpec& s, const StepProg
       layout_(s.hardware, placement_), fabric_(collectives::fabric_of(s)), trace_(trace)
 {
   full_ = s.fidelity == scenario::Fidelity::Full;
+  pairs_ = s.parallel.pairs_units(scenario::schedule_def(s.schedule).pairs_by_default);
   start_t_ = slot ? slot->start_t : 0.0;
   const int64_t units = int64_t(boost::num_vertices(sched.graph));
   recv_from_.assign(size_t(units), -1);

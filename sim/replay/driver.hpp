@@ -301,6 +301,7 @@ class Driver {
   std::function<void()> on_done_;
   collectives::Fabric fabric_;  ///< the links collectives run on and what the hardware or stack forces
   bool full_ = false;
+  bool pairs_ = false;  ///< parallel.ep_overlap, or the schedule's default: pairs run as pairs (pair_next)
   bool tp_exclusive_ = false;  // see tp_exclusive_time
   std::string folding_note_;   // see folding_asymmetry
   mutable std::map<std::vector<int64_t>, bool> alike_;  // copies_alike's answers: (dp_step, tp_ranks, flows...)

@@ -56,10 +56,9 @@ void Driver::next_unit(size_t di)
 
 bool Driver::pair_next(const Device& d) const
 {
-  // Pairs need asynchronous pipeline transfers (a pair's units send as they finish); DualPipe, the schedule that
-  // pairs, requires them.
+  // With blocking exchanges the pair's receives are those of its group, and its sends go out at the next exchange.
   const auto& beside = sched_.beside_previous[size_t(d.coord.stage)];
-  return s_.parallel.ep_overlap && s_.parallel.pp_overlap && d.pos + 1 < beside.size() && beside[d.pos + 1] != 0;
+  return pairs_ && d.pos + 1 < beside.size() && beside[d.pos + 1] != 0;
 }
 
 void Driver::account_wait(Device& d, const Arrival& a)
@@ -106,7 +105,8 @@ void Driver::run_step(size_t di, int lane)
         run_merged(di, lane, t0);
       return;
     }
-    tp_collective(di, lane, st, t0);
+    if (take_gpu(di, lane))  // a pair's TP collectives are part of its chunk's compute stream
+      tp_collective(di, lane, st, t0);
     return;
   }
   // unit finished
@@ -162,10 +162,10 @@ void Driver::run_merged(size_t di, int lane, double t0)
       break;  // run_step handles them
     if (s_.parallel.tp_overlap && st.kind == Step::Kind::TpCollective)  // run_step groups it with its GEMMs
       break;
-    if (st.kind == Step::Kind::TpCollective && (!tp_exclusive_ || !after_kernel || d.paired)) {
-      // It runs as flows (full fidelity: once its group has joined; paired, beside the other lane's kernels, as
-      // in full fidelity). Folded, its first latency delay is spent at the end of the run: it saves an activity
-      // and changes no time (the device waits either way).
+    if (st.kind == Step::Kind::TpCollective && (!tp_exclusive_ || !after_kernel)) {
+      // It runs as flows (full fidelity: once its group has joined). Folded, its first latency delay is spent at
+      // the end of the run: it saves an activity and changes no time (the device waits either way). Not in a
+      // pair, whose other lane may take the GPU in between.
       if (!full_ && after_kernel && !s_.parallel.tp_overlap && !d.paired) {
         Phases next = tp_phases(d, st);
         prepaid = next->empty() ? 0.0 : phase_delay(next->front());
@@ -390,14 +390,11 @@ void Driver::tp_collective(size_t di, int lane, const Step& st, double t0)
   auto finish = [this, &st, lane](size_t wi, double arrived_t) {
     Device& w = devices_[wi];
     double now = sg4::Engine::get_clock();
-    if (w.paired)
-      book_idle(w, w.b.exposed_tp_comm_s);
-    else
-      w.b.exposed_tp_comm_s += now - arrived_t;
+    w.b.exposed_tp_comm_s += now - arrived_t;
     trace_.add(w.id, 1, st.label, arrived_t, now);
-    if (!w.paired)
-      w.free_t = now;
+    w.free_t = now;
     ++w.lanes[size_t(lane)].step;
+    release_gpu(wi);
     run_step(wi, lane);
   };
   if (tp_exclusive_ && ln.prepaid_s > 0) {  // its whole time was spent with the kernel before it

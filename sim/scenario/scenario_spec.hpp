@@ -3,6 +3,7 @@
 /// with which training settings. Parsed from scenarios/*.yaml (plus --set overrides) and checked as a whole.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,11 +32,13 @@ struct ParallelSpec {
   /// Pipeline sends and receives overlap computation (asynchronous). false: Megatron-LM's default, the
   /// stage posts its sends and receives between units in one batch and waits for all of them.
   bool pp_overlap = false;
-  /// Under a schedule that pairs units (DualPipe's F&B, scenario::StageUnit::beside_previous): a forward and a
-  /// backward chunk run as one pair, one's expert all-to-all (and tensor- and context-parallel collectives) beside
-  /// the other's compute, as DeepSeek-V3 runs them (arXiv 2412.19437, Sec. 3.2.1). false: one after the other. No
-  /// effect under other schedules (true there is refused when given).
-  bool ep_overlap = true;
+  /// Under a schedule that pairs units (scenario::StageUnit::beside_previous: DualPipe's F&B, interleaved 1F1B's
+  /// steady state): a forward and a backward chunk run as one pair, one's expert all-to-all (and tensor- and
+  /// context-parallel collectives) beside the other's compute, as DeepSeek-V3 runs them (arXiv 2412.19437, Sec.
+  /// 3.2.1) and Megatron-Core's --overlap-moe-expert-parallel-comm. false: one after the other. Absent: the
+  /// schedule's default (ScheduleDef::pairs_by_default). True under a schedule without pairs is refused.
+  std::optional<bool> ep_overlap;
+  bool pairs_units(bool schedule_default) const { return ep_overlap.value_or(schedule_default); }
   double dp_bucket_bytes = 25.0 * 1048576;  ///< PyTorch DDP's default bucket_cap_mb = 25
   /// Tensor-parallel communication overlapped with the GEMMs next to it (Megatron-LM's --tp-comm-overlap with
   /// Transformer Engine, off by default; needs sequence parallelism): an all-gather runs beside the kernels that

@@ -275,7 +275,7 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
                    " for schedule " + sched.name + " (half enter at each end), got global_batch / (micro_batch * dp) = " +
                    str(s.microbatches));
   }
-  if (p.ep_overlap && s.where.count("parallel.ep_overlap") && !sched.pairs_units)
+  if (p.ep_overlap.value_or(false) && !sched.pairs_units)
     diag.add(at("parallel.ep_overlap"), "parallel.ep_overlap",
              std::string("expected false or no ep_overlap with schedule ") + sched.name +
                  ": it runs no forward and backward as a pair (DualPipe does), got true");
@@ -360,7 +360,7 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   s.parallel.ep = par.integer("ep", false, limits::kPlanSize).value_or(1);
   s.parallel.expert_tp = par.integer("expert_tp", false, limits::kPlanSize).value_or(0);
   const auto param_gather_overlap = par.boolean("param_gather_overlap", false);
-  s.parallel.ep_overlap = par.boolean("ep_overlap", false).value_or(true);
+  s.parallel.ep_overlap = par.boolean("ep_overlap", false);
   s.parallel.cp = par.integer("cp", false, limits::kPlanSize).value_or(1);
   for (const char* k : {"tp", "pp", "vpp", "dp", "sp", "zero", "stage_layers", "tp_overlap", "ep", "cp", "param_gather_overlap",
                         "expert_tp"})

@@ -68,6 +68,9 @@ std::vector<StageUnit> one_f_one_b(int64_t p, int64_t v, int64_t m, int64_t warm
     if (!pairs)
       ++g;
     push(unit(i, true), g++);
+    // Megatron-Core's combined 1F1B (--overlap-moe-expert-parallel-comm) runs the pair's forward and backward as one,
+    // each one's all-to-all beside the other's compute (parallel.ep_overlap).
+    order.back().beside_previous = pairs;
   }
   for (int64_t i = total - warmup; i < total; ++i)
     push(unit(i, true), g++);
@@ -296,25 +299,26 @@ std::vector<std::vector<StageUnit>> each_stage(int64_t p, int64_t v, int64_t m)
 const std::vector<ScheduleDef>& schedule_registry()
 {
   static const std::vector<ScheduleDef> registry = {
-      {Schedule::GPipe, "gpipe", "GPipe: every microbatch's forward, then every backward", false, false, false, false, false, false,
-       gpipe_in_flight, each_stage<gpipe_order>},
+      {Schedule::GPipe, "gpipe", "GPipe: every microbatch's forward, then every backward", false, false, false,
+       false, false, false, false, gpipe_in_flight, each_stage<gpipe_order>},
       {Schedule::OneFOneB, "1f1b", "1F1B (PipeDream-Flush): warm-up forwards, then one forward and one backward",
-       false, true, false, false, false, false, f1b1_in_flight, each_stage<f1b1_order>},
+       false, true, false, false, false, false, false, f1b1_in_flight, each_stage<f1b1_order>},
       {Schedule::Interleaved, "interleaved-1f1b",
-       "interleaved 1F1B: parallel.vpp model chunks per stage, a bubble vpp times smaller", true, true, false,
-       false, false, false, interleaved_in_flight, each_stage<interleaved_order>},
+       "interleaved 1F1B: parallel.vpp model chunks per stage, a bubble vpp times smaller; its steady state's forward "
+       "and backward run as a pair with parallel.ep_overlap (Megatron-Core's combined 1F1B)",
+       true, true, false, false, false, true, false, interleaved_in_flight, each_stage<interleaved_order>},
       {Schedule::ZbH1, "zb-h1",
        "zero bubble H1: backward split into input and weight gradients, the weight gradients delayed into the "
        "bubble; 1F1B's memory, a third of its bubble when forward, input and weight gradients take equal time",
-       false, true, true, true, false, false, zb_h1_in_flight, each_stage<zb_h1_order>},
+       false, true, true, true, false, false, false, zb_h1_in_flight, each_stage<zb_h1_order>},
       {Schedule::ZbH2, "zb-h2",
        "zero bubble H2: as zb-h1 with up to 2p - 1 microbatches in flight, whose extra warm-up forwards leave no "
        "bubble inside a stage's span (the pipeline fill remains in one step)",
-       false, true, true, true, false, false, zb_h2_in_flight, zb_h2_all},
+       false, true, true, true, false, false, false, zb_h2_in_flight, zb_h2_all},
       {Schedule::DualPipe, "dualpipe",
        "DualPipe (DeepSeek-V3): microbatches fed from both ends through two copies of the layers, forward and "
        "backward chunks paired; pp + 1 chunk activations, twice the parameters",
-       false, true, true, true, true, true, dualpipe_in_flight, each_stage<dualpipe_order>},
+       false, true, true, true, true, true, true, dualpipe_in_flight, each_stage<dualpipe_order>},
   };
   return registry;
 }

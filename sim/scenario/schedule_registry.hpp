@@ -56,9 +56,11 @@ struct ScheduleDef {
   /// for the half that come up. `parallel.vpp` stays 1; the microbatches per pipeline must be even and at least
   /// 2 pp, and pp even. Its order numbers each direction's microbatches from 0 to m / 2 - 1.
   bool two_directions;
-  /// Some of its units run beside the one before them (StageUnit::beside_previous): parallel.ep_overlap applies,
-  /// and is on by default.
+  /// Some of its units run beside the one before them (StageUnit::beside_previous): parallel.ep_overlap applies.
   bool pairs_units;
+  /// parallel.ep_overlap's default: on for DualPipe (its reference runs every F&B overlapped), off for interleaved
+  /// 1F1B (Megatron-Core's --overlap-moe-expert-parallel-comm is off by default).
+  bool pairs_by_default;
   /// Microbatches (of one chunk) whose activations `stage` holds at its peak. Under a split backward a
   /// microbatch's activations are counted whole until its W unit has run (W needs only the inputs of the layers
   /// with parameters: an upper bound).

@@ -49,23 +49,31 @@ TEST(ScheduleRegistry, EveryStageRunsEachOfItsUnitsOnce)
               EXPECT_TRUE(inputs.count({u.chunk, u.microbatch}));
             }
             EXPECT_GE(u.group, last_group);  // groups are consecutive runs
-            // A pair (DualPipe's F&B): a whole backward beside the forward of the other chunk, in its group.
+            // A pair (DualPipe's F&B, interleaved 1F1B's steady state): a whole backward beside a forward, in its
+            // group; under DualPipe the forward of the other direction.
             if (u.beside_previous) {
               ++pairs;
               EXPECT_TRUE(d.pairs_units);
               const auto& f = order.at(size_t(&u - order.data()) - 1);
               EXPECT_TRUE(u.backward && u.part == BackwardPart::Whole && !f.backward && !f.beside_previous);
               EXPECT_EQ(f.group, u.group);
-              EXPECT_NE(f.chunk, u.chunk);
+              if (d.two_directions) {
+                EXPECT_NE(f.chunk, u.chunk);
+              }
             }
             last_group = u.group;
           }
           // DualPipe's main step (its step 4) pairs every microbatch's forward but for the warm-up's: m / 2 - p + h
           // + 1 rounds of two pairs, and step 5's pp / 2 - h - 1 more (h: the stage's distance to the nearer end).
-          if (d.pairs_units) {
+          if (d.two_directions) {
             const int64_t h = std::min(st, p - 1 - st);
             EXPECT_EQ(pairs, 2 * (m / 2 - p + h + 1) + (p / 2 - h - 1));
           }
+          // Interleaved 1F1B pairs every steady-state forward with a backward: all v m of them but the warm-up's.
+          if (d.chunked) {
+            EXPECT_EQ(pairs, std::max<int64_t>(0, v * m - std::min(v * m, (p - st - 1) * 2 + (v - 1) * p)));
+          }
+          EXPECT_EQ(pairs > 0, d.pairs_units && (d.two_directions || d.chunked)) << "pairs " << pairs;
           // Each direction of DualPipe carries half the microbatches; a W for each split backward.
           const int64_t chunks = d.two_directions ? 2 : v, per_chunk = d.two_directions ? m / 2 : m;
           EXPECT_EQ(int64_t(seen.size()), int64_t(order.size()));
