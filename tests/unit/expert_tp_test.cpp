@@ -97,7 +97,7 @@ TEST(ExpertTp, FoldedEqualsFullAndBadPlansRefused)
   // Nodes of 8 (each group in one node); of 2 GPUs (groups over 2 nodes); of 2 GPUs with one NIC each on a fat tree
   // of 4-port switches with 4:1 uplinks (the other groups' flows share the representative's links).
   const std::string small = " --set hardware.node.devices=2 --set hardware.network.nics_per_node=";
-  for (const std::string more :
+  for (const std::string& more :
        {std::string(), small + "2",
         small + "1 --set hardware.network.topology.type=fat-tree --set hardware.network.topology.levels=2"
                 " --set hardware.network.topology.switch_radix=4 --set hardware.network.topology.oversubscription=4"}) {

@@ -84,7 +84,7 @@ TEST(PairedChunks, FoldedEqualsFull)
 {
   if (dtsim_binary().empty())
     GTEST_SKIP() << "DTSIM_BINARY is not set or not an executable";
-  for (const std::string more : {kDualPipe, kDualPipe + " --set parallel.zero=3",
+  for (const std::string& more : {kDualPipe, kDualPipe + " --set parallel.zero=3",
                                   kInterleaved + " --set parallel.ep_overlap=true",
                                   kInterleaved + " --set parallel.ep_overlap=true --set parallel.pp_overlap=true"}) {
     auto folded = dtsim::test::run_json("scenarios/tiny-moe.yaml", more);
