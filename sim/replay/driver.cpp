@@ -492,29 +492,37 @@ void Driver::run_joined(const std::tuple<int, int64_t, int64_t>& key, int64_t me
 Driver::Phases Driver::rank_group_phases(const Device& d, collectives::Kind kind, double bytes, int64_t size,
                                          double inter_node_scale)
 {
-  // Full fidelity: one plan per group and TP rank; folded: one per stage (the representative's group).
+  // Full fidelity: one plan per group and TP rank; folded: one per stage (the representative's group, with the
+  // groups of the other TP ranks where it does not fold).
   const int64_t group_key = full_ ? (d.coord.dp / size) * s_.parallel.tp + d.coord.tp : int64_t(-1);
-  auto key = std::make_tuple(d.coord.stage, group_key, int(kind), bytes, size);
+  std::vector<std::vector<int64_t>> groups;  // the representative's (TP rank 0) first
+  for (int64_t r = 0; r < s_.parallel.tp; ++r)
+    if (!full_ || r == d.coord.tp)
+      groups.push_back(placement_.rank_group(d.coord.stage, d.coord.dp, r, size));
+  return group_phases(d, {d.coord.stage, group_key, int(kind), bytes, size}, groups, size, kind, bytes,
+                      inter_node_scale);
+}
+
+Driver::Phases Driver::group_phases(const Device& d, const GroupPlanKey& key,
+                                    const std::vector<std::vector<int64_t>>& groups, int64_t dp_step,
+                                    collectives::Kind kind, double bytes, double inter_node_scale)
+{
   auto it = group_plans_.find(key);
   if (it != group_plans_.end())
     return it->second;
   std::vector<collectives::Phase> phases;
   if (!full_) {  // the representative's own flows stand for every member's where symmetry allows (fold_onto)
-    phases = collectives::plan_collective(kind, bytes, placement_.rank_group(d.coord.stage, d.coord.dp, d.coord.tp, size),
-                                          placement_, fabric_, inter_node_scale);
-    if (fold_onto(phases, d.id, size)) {
+    phases = collectives::plan_collective(kind, bytes, groups.front(), placement_, fabric_, inter_node_scale);
+    if (fold_onto(phases, d.id, dp_step)) {
       auto ptr = std::make_shared<const std::vector<collectives::Phase>>(std::move(phases));
       group_plans_.emplace(key, ptr);
       return ptr;
     }
     phases.clear();
   }
-  for (int64_t r = 0; r < s_.parallel.tp; ++r)
-    if (!full_ || r == d.coord.tp)
-      merge_phases(phases, collectives::plan_collective(
-                               kind, bytes, placement_.rank_group(d.coord.stage, d.coord.dp, r, size), placement_,
-                               fabric_, inter_node_scale));
-  add_shared_copies(phases, size, false);  // the groups of the other data-parallel slices
+  for (const auto& g : groups)
+    merge_phases(phases, collectives::plan_collective(kind, bytes, g, placement_, fabric_, inter_node_scale));
+  add_shared_copies(phases, dp_step, false);  // the groups of the other data-parallel slices
   auto ptr = std::make_shared<const std::vector<collectives::Phase>>(std::move(phases));
   group_plans_.emplace(key, ptr);
   return ptr;

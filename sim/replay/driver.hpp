@@ -56,8 +56,8 @@ class Driver {
     bool expert = false;  ///< over the expert-data-parallel group (expert parameters), not the dp group
   };
   /// What a device runs: one unit at a time on lane 0, or a pair of units (StageUnit::beside_previous, with
-  /// parallel.ep_overlap) on lanes 0 and 1, whose kernels take the GPU one at a time while one lane's collectives
-  /// run beside the other's compute.
+  /// parallel.ep_overlap) on lanes 0 and 1, whose kernels take the GPU one at a time while one lane's expert
+  /// all-to-alls run beside the other's compute.
   struct Lane {
     UnitId unit = 0;
     const std::vector<Step>* steps = nullptr;
@@ -188,6 +188,12 @@ class Driver {
                            double inter_node_scale = 1.0);
   /// The same for the expert all-to-all over the device's expert-parallel group (ep_group).
   Phases ep_phases(const Device& d, double bytes, double inter_node_scale);
+  /// What both share, cached under `key`: folded, the representative's group (groups[0]) folded onto it by
+  /// symmetry every `dp_step` data-parallel indices where that holds; otherwise `groups` together with the copies
+  /// of their flows on shared links.
+  using GroupPlanKey = std::tuple<int64_t, int64_t, int, double, int64_t>;
+  Phases group_phases(const Device& d, const GroupPlanKey& key, const std::vector<std::vector<int64_t>>& groups,
+                      int64_t dp_step, collectives::Kind kind, double bytes, double inter_node_scale);
 
   // ---- schedule walking ----------------------------------------------------------------------------------
   void next_unit(size_t di);
@@ -196,8 +202,8 @@ class Driver {
   void account_wait(Device& d, const Arrival& a);
   void run_step(size_t di, int lane);
   // ---- pairs (driver_pairs.cpp) ----------------------------------------------------------------------------
-  /// Before a lane's kernels: true when it may run them now (always, outside a pair); otherwise the lane waits
-  /// for the other's kernels and run_step resumes it. Books the GPU's idle time up to now to the lane's wait.
+  /// Before a lane's kernels (and TP collectives): true when it may run them now (always, outside a pair);
+  /// otherwise the lane waits for the other's kernels and release_gpu resumes it.
   bool take_gpu(size_t di, int lane);
   /// After a lane's kernels: the GPU goes to the lane waiting for it, if any.
   void release_gpu(size_t di);
@@ -260,7 +266,7 @@ class Driver {
   bool experts_replicated() const { return s_.parallel.expert_ranks() / s_.parallel.ep > 1; }
   // ---- expert groups (driver_experts.cpp) -------------------------------------------------------------------
   /// Experts whole on every TP rank (parallel.expert_tp 1, tp > 1): the expert groups span the TP ranks.
-  bool experts_across_tp() const { return s_.parallel.tp > 1 && s_.parallel.etp() == 1; }
+  bool experts_across_tp() const { return s_.parallel.experts_whole(); }
   /// The expert-parallel group of the rank (stage, dp, tp), and the ranks holding the same experts.
   std::vector<int64_t> ep_group(int64_t stage, int64_t dp, int64_t tp) const;
   std::vector<int64_t> expert_dp_group(int64_t stage, int64_t dp, int64_t tp) const;
@@ -274,6 +280,11 @@ class Driver {
   }
   /// Data-parallel indices from one expert-parallel group to the next: ep, or ep / tp when the groups span TP ranks.
   int64_t ep_dp_step() const { return experts_across_tp() ? s_.parallel.ep / s_.parallel.tp : s_.parallel.ep; }
+  /// The index, within its stage, of the rank's expert-data-parallel group (the ranks holding its experts).
+  int64_t expert_dp_index(const parallel::Coord& c) const
+  {
+    return experts_across_tp() ? expert_rank(c) % s_.parallel.ep : c.tp * s_.parallel.ep + c.dp % s_.parallel.ep;
+  }
   // ZeRO-3: waits at a ParamGather step until its all-gather is done; the next one is prefetched.
   bool param_gather_ready(size_t di, int lane);
   void issue_gather(size_t di, UnitId unit, size_t step, const Step& st);
@@ -316,7 +327,7 @@ class Driver {
   std::map<std::tuple<int64_t, int64_t, int, double>, Phases> tp_plans_;  // (stage, dp, kind, bytes)
   std::map<std::tuple<int64_t, int64_t, int, double, bool>, Phases> dp_plans_;  // (stage, tp or -1, kind, bytes, expert)
   /// rank_group_phases: (stage, group and TP rank or -1, kind, bytes, size)
-  std::map<std::tuple<int64_t, int64_t, int, double, int64_t>, Phases> group_plans_;
+  std::map<GroupPlanKey, Phases> group_plans_;
   std::map<std::tuple<int, int64_t, int64_t>, std::vector<std::function<void()>>> joined_done_;  // see run_joined
   std::vector<std::vector<std::vector<double>>> bucket_at_;  // [stage][chunk][gradient index], see setup_buckets
   std::map<std::pair<int64_t, int64_t>, std::vector<collectives::Flow>> pipeline_copies_;  // (src, dst) -> copies

@@ -87,18 +87,9 @@ Driver::Phases Driver::ep_phases(const Device& d, double bytes, double inter_nod
   // The group spans the TP ranks: folded, the representative's group stands for the others, every ep / tp
   // data-parallel indices (the TP ranks are in it already). Full fidelity: one plan per group.
   const int64_t group_key = full_ ? expert_rank(d.coord) / ep : int64_t(-1);
-  auto key = std::make_tuple(d.coord.stage, group_key, int(collectives::Kind::AllToAll), bytes, -ep);
-  auto it = group_plans_.find(key);
-  if (it != group_plans_.end())
-    return it->second;
-  auto phases = collectives::plan_collective(collectives::Kind::AllToAll, bytes,
-                                             ep_group(d.coord.stage, d.coord.dp, d.coord.tp), placement_, fabric_,
-                                             inter_node_scale);
-  if (full_ || !fold_onto(phases, d.id, ep_dp_step()))
-    add_shared_copies(phases, ep_dp_step(), false);  // the groups of the other data-parallel slices
-  auto ptr = std::make_shared<const std::vector<collectives::Phase>>(std::move(phases));
-  group_plans_.emplace(key, ptr);
-  return ptr;
+  return group_phases(d, {d.coord.stage, group_key, int(collectives::Kind::AllToAll), bytes, ep},
+                      {ep_group(d.coord.stage, d.coord.dp, d.coord.tp)}, ep_dp_step(), collectives::Kind::AllToAll,
+                      bytes, inter_node_scale);
 }
 
 }  // namespace dtsim::replay

@@ -82,10 +82,8 @@ void Driver::enqueue_dp(size_t di, DpOp op)
 
 Driver::Phases Driver::dp_phases(const Device& d, collectives::Kind kind, double bytes, bool expert)
 {
-  // Full fidelity: one plan per group (expert groups differ by dp % ep); folded: one per stage.
-  const int64_t group_key = !full_            ? int64_t(-1)
-                            : expert && experts_across_tp() ? expert_rank(d.coord) % s_.parallel.ep
-                                                            : d.coord.tp * s_.parallel.ep + (expert ? d.coord.dp % s_.parallel.ep : 0);
+  // Full fidelity: one plan per group (expert groups: expert_dp_index); folded: one per stage.
+  const int64_t group_key = !full_ ? int64_t(-1) : expert ? expert_dp_index(d.coord) : d.coord.tp * s_.parallel.ep;
   auto key = std::make_tuple(d.coord.stage, group_key, int(kind), bytes, expert);
   auto it = dp_plans_.find(key);
   if (it != dp_plans_.end())
@@ -148,10 +146,8 @@ void Driver::pump_dp(size_t di)
   }
   // Full: the group's members join; the collective starts when the last one arrives. Every device issues the
   // same sequence of collectives, expert ones included, so the sequence number names the instance.
-  const int64_t group = op.expert && experts_across_tp()
-                            ? d.coord.stage * s_.parallel.ep + expert_rank(d.coord) % s_.parallel.ep
-                            : (d.coord.stage * s_.parallel.tp + d.coord.tp) * s_.parallel.ep +
-                                  (op.expert ? d.coord.dp % s_.parallel.ep : 0);
+  const int64_t group = d.coord.stage * s_.parallel.tp * s_.parallel.ep +
+                        (op.expert ? expert_dp_index(d.coord) : d.coord.tp * s_.parallel.ep);
   const int64_t members = op.expert ? s_.parallel.expert_ranks() / s_.parallel.ep : s_.parallel.dp_cp();
   run_joined({op.expert ? kExpertDpGroup : kDpGroup, group, seq}, members, di, phases,
              [this, di, op, t0]() { dp_op_done(di, op, t0); });

@@ -35,7 +35,7 @@ class GpuSections : public SystemSections {
                     (s.parallel.sp ? ", sp" : "") +
                     (s.parallel.cp > 1 ? ", cp " + std::to_string(s.parallel.cp) : "") +
                     (s.parallel.ep > 1 ? ", ep " + std::to_string(s.parallel.ep) : "") +
-                    (s.parallel.tp > 1 && s.parallel.etp() == 1 && s.model.experts > 0 ? " (experts whole)" : "") +
+                    (s.parallel.experts_whole() && s.model.experts > 0 ? " (experts whole)" : "") +
                     (s.parallel.zero > 0 ? ", ZeRO-" + std::to_string(s.parallel.zero) : "") + ", " +
                     scenario::to_string(s.schedule));
   }

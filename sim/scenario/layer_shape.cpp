@@ -8,7 +8,7 @@ model::Shape layer_shape(const ScenarioSpec& s)
   model::Shape shape{s.training.micro_batch, s.training.seq_len, s.parallel.tp, s.parallel.sp, elem, s.parallel.ep,
                      s.training.busiest_expert_load(), s.parallel.cp, s.training.flash_attention,
                      s.training.precision == "fp8"};
-  shape.experts_whole = s.parallel.tp > 1 && s.parallel.etp() == 1;
+  shape.experts_whole = s.parallel.experts_whole();
   shape.fp8_current_scaling = s.stack.fp8_recipe == stack::Fp8Recipe::Current;
   // Transformer Engine casts the weights to fp8 on the first microbatch of a step and reuses the cast copy for the
   // others (the is_first_microbatch argument of its modules, which Megatron-LM passes): one cast per step.

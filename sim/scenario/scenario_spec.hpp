@@ -33,8 +33,8 @@ struct ParallelSpec {
   /// stage posts its sends and receives between units in one batch and waits for all of them.
   bool pp_overlap = false;
   /// Under a schedule that pairs units (scenario::StageUnit::beside_previous: DualPipe's F&B, interleaved 1F1B's
-  /// steady state): a forward and a backward chunk run as one pair, one's expert all-to-all (and tensor- and
-  /// context-parallel collectives) beside the other's compute, as DeepSeek-V3 runs them (arXiv 2412.19437, Sec.
+  /// steady state): a forward and a backward chunk run as one pair, one's expert all-to-alls beside the other's
+  /// compute (TP collectives stay in their chunk's compute), as DeepSeek-V3 runs them (arXiv 2412.19437, Sec.
   /// 3.2.1) and Megatron-Core's --overlap-moe-expert-parallel-comm. false: one after the other. Absent: the
   /// schedule's default (ScheduleDef::pairs_by_default). True under a schedule without pairs is refused.
   std::optional<bool> ep_overlap;
@@ -62,6 +62,8 @@ struct ParallelSpec {
   /// ranks holding the same experts are the tp * dp * cp / ep others.
   int64_t expert_tp = 0;
   int64_t etp() const { return expert_tp > 0 ? expert_tp : tp; }
+  /// Experts whole on every rank of a TP group of more than one: the expert groups span the TP ranks.
+  bool experts_whole() const { return tp > 1 && etp() == 1; }
   /// Ranks of a stage over which the expert-parallel groups are carved: dp * cp, or tp * dp * cp with experts whole.
   int64_t expert_ranks() const { return dp_cp() * (tp / etp()); }
   /// Layers per pipeline stage (per virtual stage with vpp > 1, in chunk * pp + stage order); empty: an even

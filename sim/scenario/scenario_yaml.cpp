@@ -278,7 +278,7 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
   if (p.ep_overlap.value_or(false) && !sched.pairs_units)
     diag.add(at("parallel.ep_overlap"), "parallel.ep_overlap",
              std::string("expected false or no ep_overlap with schedule ") + sched.name +
-                 ": it runs no forward and backward as a pair (DualPipe does), got true");
+                 ": it runs no forward and backward as a pair (dualpipe and interleaved-1f1b do), got true");
   // Megatron-LM's blocking exchange would hold a W pass until the neighbour takes the B pass's gradient; the
   // zero-bubble implementation posts its transfers and computes meanwhile.
   if (sched.needs_async_p2p && p.pp > 1 && !p.pp_overlap)

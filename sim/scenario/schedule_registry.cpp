@@ -208,8 +208,9 @@ int64_t zb_h2_in_flight(int64_t, int64_t p, int64_t, int64_t m) { return std::mi
 // forward of one direction beside a backward of the other), or in step 3 a W with the forward after it. DeepSeek
 // overlaps a pair's computation with its communication: the backward of an F&B is marked beside_previous, and the
 // replay runs the two as a pair (parallel.ep_overlap). Pipeline transfers are asynchronous (parallel.pp_overlap):
-// replayed literally, with blocking exchanges at those points, the test pipeline of schedule_test.cpp idles 6.5 ms
-// where the README bounds DualPipe's bubble by 3.5 ms (asynchronous: 2.0 ms). Backward units marked zero bubble split into B and a W the order runs
+// with the chunks apart and blocking exchanges at those points, the test pipeline of schedule_test.cpp idles 6.5 ms
+// where the README bounds DualPipe's bubble by 3.5 ms (asynchronous: 2.0 ms). Backward units marked
+// zero bubble split into B and a W the order runs
 // later (oldest first); the others run whole.
 std::vector<StageUnit> dualpipe_order(int64_t st, int64_t p, int64_t, int64_t m)
 {

@@ -28,9 +28,9 @@ struct StageUnit {
   int64_t group = 0;
   BackwardPart part = BackwardPart::Whole;
   /// Runs beside the unit before it (same group), the two as one pair: their kernels take the GPU one at a time
-  /// while one's communication (expert all-to-all, tensor-parallel and context-parallel collectives) runs beside
-  /// the other's compute (DualPipe's paired forward and backward chunks; parallel.ep_overlap). Without the overlap
-  /// it runs after it, as any unit of the group.
+  /// while one's expert all-to-alls run beside the other's compute (DualPipe's paired forward and backward chunks,
+  /// Megatron-Core's combined 1F1B; parallel.ep_overlap). Without the overlap it runs after it, as any unit of the
+  /// group.
   bool beside_previous = false;
 };
 
