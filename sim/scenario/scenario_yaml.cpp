@@ -179,12 +179,11 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
   if (p.expert_tp != 0 && p.expert_tp != 1 && p.expert_tp != p.tp)
     diag.add(at("parallel.expert_tp"), "parallel.expert_tp",
              "expected 1 (experts whole on every rank) or tp (" + str(p.tp) + "), got " + str(p.expert_tp));
-  else if (p.etp() == 1 && p.tp > 1 && (p.ep % p.tp != 0 || !p.sp))
+  else if (p.experts_whole() && p.ep % p.tp != 0)  // sequence parallelism is checked for every MoE plan with tp > 1
     diag.add(at("parallel.expert_tp"), "parallel.expert_tp",
-             "expert_tp 1 with tp " + str(p.tp) + " needs sequence parallelism (sp: true) and an ep that is a "
-             "multiple of tp (each expert-parallel group takes whole TP groups), got sp " + (p.sp ? "true" : "false") +
-                 " and ep " + str(p.ep));
-  else if (p.etp() == 1 && p.tp > 1 && p.expert_ranks() % p.ep != 0)
+             "expert_tp 1 with tp " + str(p.tp) + " needs an ep that is a multiple of tp (each expert-parallel group "
+             "takes whole TP groups), got ep " + str(p.ep));
+  else if (p.experts_whole() && p.expert_ranks() % p.ep != 0)
     diag.add(at("parallel.ep"), "parallel.ep",
              "expected a divisor of tp * dp * cp (" + str(p.expert_ranks()) + ") with expert_tp 1, got " + str(p.ep));
   if (p.etp() == p.tp && p.ep > 1 && p.dp_cp() % p.ep != 0)

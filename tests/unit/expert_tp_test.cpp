@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -109,12 +110,17 @@ TEST(ExpertTp, FoldedEqualsFullAndBadPlansRefused)
     EXPECT_LT(rel_diff(a, b), 1e-9) << more;
     EXPECT_EQ(folded.at("plan").at("expert_tp"), 1);
   }
-  for (const char* bad : {" --set parallel.expert_tp=3", " --set parallel.expert_tp=1 --set parallel.sp=false",
-                          " --set parallel.expert_tp=1 --set parallel.tp=4 --set parallel.ep=2"}) {
+  // Refused, naming the key at fault (the messages themselves: tests/config_errors/scenario-expert-tp-*.yaml).
+  const std::pair<const char*, const char*> bad[] = {
+      {" --set parallel.expert_tp=3", "error: parallel.expert_tp: expected 1 (experts whole on every rank) or tp"},
+      {" --set parallel.expert_tp=1 --set parallel.sp=false", "error: parallel.sp: expected true"},
+      {" --set parallel.expert_tp=1 --set parallel.tp=4 --set parallel.ep=2",
+       "error: parallel.expert_tp: expert_tp 1 with tp 4 needs an ep that is a multiple of tp"}};
+  for (const auto& [sets, message] : bad) {
     auto r = dtsim::test::run_capture("'" + dtsim_binary() + "' validate '" +
-                                      dtsim::test::source_path("scenarios/tiny-moe.yaml") + "'" + bad + " 2>&1");
-    EXPECT_EQ(r.rc, 2) << bad;
-    EXPECT_NE(r.out.find("parallel.expert_tp"), std::string::npos) << r.out;
+                                      dtsim::test::source_path("scenarios/tiny-moe.yaml") + "'" + sets + " 2>&1");
+    EXPECT_EQ(r.rc, 2) << sets;
+    EXPECT_NE(r.out.find(message), std::string::npos) << r.out;
   }
 }
 
