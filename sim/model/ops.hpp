@@ -43,6 +43,10 @@ struct Segment {
   std::vector<Op> ops;                       ///< non-empty for a compute segment
   TpCollective collective = TpCollective::None;
   double collective_bytes = 0;               ///< full tensor size the collective works on
+  /// A collective issued asynchronously that runs beside the next segment, which holds exactly the kernels it
+  /// overlaps: the backward reduce-scatter of a column-parallel layer's input gradient beside that layer's
+  /// weight-gradient GEMM (see Transformer::layer).
+  bool beside_next = false;
   bool is_collective() const { return ops.empty(); }
 };
 

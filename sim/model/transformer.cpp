@@ -1,6 +1,7 @@
 #include "model/transformer.hpp"
 
 #include <algorithm>
+#include <tuple>
 
 #include "model/mla.hpp"
 
@@ -159,6 +160,12 @@ struct Item {
   Op fwd;
   std::vector<Op> bwd;
   double bytes = 0;  // a conjugate's tensor, when not the layer's boundary activation
+  /// A conjugate's tensor when it is all-gathered, when that differs: Transformer Engine gathers fp8 copies.
+  double gather_bytes = 0;
+  /// An 'f' in front of a column-parallel linear layer: with sequence parallelism (no userbuffers overlap), that
+  /// layer's backward gathers its input again beside its input-gradient GEMM and reduce-scatters the input gradient
+  /// beside its weight-gradient GEMM (push_column_parallel_backward).
+  bool async_backward = false;
 };
 
 Op gemm(const std::string& name, double batch, double m, double n, double k, int e)
@@ -239,7 +246,9 @@ void push_ops(std::vector<Segment>& out, std::vector<Op> ops)
 {
   if (ops.empty())
     return;
-  if (!out.empty() && !out.back().is_collective())
+  // The kernels beside an asynchronous collective are closed: what follows waits for that collective.
+  const bool closed = out.size() >= 2 && out[out.size() - 2].beside_next;
+  if (!out.empty() && !out.back().is_collective() && !closed)
     out.back().ops.insert(out.back().ops.end(), ops.begin(), ops.end());
   else
     out.push_back(Segment{std::move(ops), TpCollective::None, 0});
@@ -253,34 +262,82 @@ void push_collective(std::vector<Segment>& out, TpCollective c, double bytes, in
   out.push_back(Segment{{}, c, bytes});
 }
 
+// The backward of a column-parallel layer with sequence parallelism, as Megatron-LM's
+// LinearWithGradAccumulationAndAsyncCommunication (megatron/core/tensor_parallel/layers.py, since sequence parallelism
+// came in, 2022) and Transformer Engine's Linear, LayerNormLinear and LayerNormMLP (v1.8) run it: the layer's input,
+// kept sharded, is all-gathered again for the weight gradient, issued before the input-gradient GEMM and waited for
+// after it (gather_along_first_dim(..., async_op=True)); the input gradient's reduce-scatter is issued before the
+// weight-gradient GEMM and waited for after it (reduce_scatter_along_first_dim(..., async_op=True)). The layer's
+// kernels leave the run before them: from its input gradient on, beside the gather; its weight gradient, beside the
+// reduce-scatter. Without its two GEMMs in that run, the reduce-scatter is pushed as it is.
+void push_column_parallel_backward(std::vector<Segment>& out, double gather_bytes, double scatter_bytes, int64_t tp)
+{
+  auto plain = [&]() { push_collective(out, TpCollective::ReduceScatter, scatter_bytes, tp); };
+  if (out.empty() || out.back().is_collective())
+    return plain();
+  auto& ops = out.back().ops;
+  auto w = std::find_if(ops.rbegin(), ops.rend(), [](const Op& o) { return o.weight_gradient; });
+  if (w == ops.rend())
+    return plain();
+  const std::string layer = w->name.substr(0, w->name.size() - std::string(".wgrad").size());
+  auto d = std::find_if(ops.begin(), std::next(w).base(), [&](const Op& o) { return o.name == layer + ".dgrad"; });
+  if (d == std::next(w).base())
+    return plain();
+  const Op wgrad = *w;
+  ops.erase(std::next(w).base());
+  std::vector<Op> input_grad(d, ops.end());  // the input gradient and what follows it
+  ops.erase(d, ops.end());
+  if (ops.empty())
+    out.pop_back();
+  for (auto [c, bytes, kernels] : {std::tuple{TpCollective::AllGather, gather_bytes, std::move(input_grad)},
+                                   std::tuple{TpCollective::ReduceScatter, scatter_bytes, std::vector<Op>{wgrad}}}) {
+    Segment comm{{}, c, bytes};
+    comm.beside_next = true;
+    out.push_back(std::move(comm));
+    out.push_back(Segment{std::move(kernels), TpCollective::None, 0});
+  }
+}
+
 // Turns a forward item list into forward and backward segment lists. Backward runs the items in reverse order,
 // each kernel's backward kernels, and each conjugate operator's other direction. `dispatch_bytes`: the tokens an
 // expert all-to-all ('a') moves (sent and received by one rank, its own share included).
+// `async_backward`: the items that allow it run their column-parallel layer's backward collectives beside its GEMMs.
 PassProgram assemble(const std::vector<Item>& items, bool sp, double boundary_bytes, int64_t tp,
-                     double dispatch_bytes = 0, int64_t ep = 1, int64_t cp = 1)
+                     double dispatch_bytes = 0, int64_t ep = 1, int64_t cp = 1, bool async_backward = false)
 {
   PassProgram p;
+  // The tensor a collective moves: an all-gather may move a smaller (fp8) copy.
+  auto tensor = [&](const Item& it, TpCollective c) {
+    if (c == TpCollective::AllGather && it.gather_bytes > 0)
+      return it.gather_bytes;
+    return it.bytes > 0 ? it.bytes : boundary_bytes;
+  };
   for (const auto& it : items) {
-    const double bytes = it.bytes > 0 ? it.bytes : boundary_bytes;
-    if (it.conjugate == 'c')  // context-parallel ring: keys and values of every rank
+    if (it.conjugate == 'c') {  // context-parallel ring: keys and values of every rank
       push_collective(p.forward, TpCollective::ContextGather, it.bytes, cp);
-    else if (it.conjugate == 'a')
+    } else if (it.conjugate == 'a') {
       push_collective(p.forward, TpCollective::AllToAll, dispatch_bytes, ep);
-    else if (it.conjugate)
-      push_collective(p.forward, forward_collective(it.conjugate, sp), bytes, tp);
-    else
+    } else if (it.conjugate) {
+      const TpCollective c = forward_collective(it.conjugate, sp);
+      push_collective(p.forward, c, tensor(it, c), tp);
+    } else {
       push_ops(p.forward, {it.fwd});
+    }
   }
   for (auto it = items.rbegin(); it != items.rend(); ++it) {
-    const double bytes = it->bytes > 0 ? it->bytes : boundary_bytes;
-    if (it->conjugate == 'c')
+    if (it->conjugate == 'c') {
       push_collective(p.backward, TpCollective::ContextGatherReduce, it->bytes, cp);
-    else if (it->conjugate == 'a')
+    } else if (it->conjugate == 'a') {
       push_collective(p.backward, TpCollective::AllToAll, dispatch_bytes, ep);
-    else if (it->conjugate)
-      push_collective(p.backward, backward_collective(it->conjugate, sp), bytes, tp);
-    else
+    } else if (it->conjugate) {
+      const TpCollective c = backward_collective(it->conjugate, sp);
+      if (c == TpCollective::ReduceScatter && async_backward && it->async_backward && tp > 1)
+        push_column_parallel_backward(p.backward, tensor(*it, TpCollective::AllGather), tensor(*it, c), tp);
+      else
+        push_collective(p.backward, c, tensor(*it, c), tp);
+    } else {
       push_ops(p.backward, it->bwd);
+    }
   }
   return p;
 }
@@ -321,10 +378,28 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
       items.push_back(fp8_cast(name, batch, m, n, kk));
     items.push_back(linear_item(name, batch, m, n, kk, e, sh.fp8 ? 1 : e));
   };
+  // The tensor-parallel region around dense linear layers: 'f' in front of a column-parallel layer, 'g' after a
+  // row-parallel one. Under fp8, Transformer Engine (v1.8) all-gathers the fp8 copies: the layernorm writes its
+  // output in fp8 before the forward gather (layernorm_linear.py, layernorm_mlp.py: ln_out_dtype uint8, then
+  // gather_along_first_dim), and the output gradient is cast before the backward gather (base.py,
+  // grad_output_preprocess: cast_to_fp8, then gather_along_first_dim). Reduce-scatters stay 16-bit.
+  auto enter_tp = [&]() {
+    Item f = conj('f');
+    f.async_backward = true;
+    if (sh.fp8)
+      f.gather_bytes = T * h;
+    return f;
+  };
+  auto leave_tp = [&]() {
+    Item g = conj('g');
+    if (sh.fp8)
+      g.gather_bytes = T * h;
+    return g;
+  };
   // Attention block: LN -> f -> QKV, scores, softmax, dropout, attention-over-values, projection -> g
   items.push_back(mem_item("layernorm1", 2 * e * Tn * h, 3 * e * Tn * h));
   if (!mla)  // MLA gathers its latents instead, after its down-projections
-    items.push_back(conj('f'));
+    items.push_back(enter_tp());
   if (mla) {
     // Multi-head latent attention (model/mla.hpp): the down-projections on the rank's own tokens, the latents
     // gathered over TP in place of the hidden state, the up-projections split by
@@ -390,7 +465,7 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
   }
   items.insert(items.end(), core.begin(), core.end());
   linear("proj", 1, T, h, mla ? double(spec_.v_width()) / t : attn_width() / t);
-  items.push_back(conj('g'));
+  items.push_back(leave_tp());
   // MLP block: bias-dropout-add (residual), LN -> f -> fc1, activation, fc2 -> g -> bias-dropout-add
   items.push_back(mem_item("bias_dropout_add1", (3 * e + mask) * Tn * h, (2 * e + mask) * Tn * h));
   items.push_back(mem_item("layernorm2", 2 * e * Tn * h, 3 * e * Tn * h));
@@ -414,11 +489,11 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
     // Shared experts (DeepSeekMoE; Megatron-Core's SharedExpertMLP): a dense gated MLP on every token, split over
     // tp like any MLP, beside the routed experts; run before the dispatch (no overlap with it modelled).
     const double fs = double(spec_.shared_ffn) / t;
-    items.push_back(conj('f'));
+    items.push_back(enter_tp());
     linear("shared_fc1_gate_up", 1, T, 2 * fs, h);
     items.push_back(mem_item("shared_silu_mul", 3 * e * T * fs, 5 * e * T * fs));
     linear("shared_fc2", 1, T, h, fs);
-    items.push_back(conj('g'));
+    items.push_back(leave_tp());
   }
   if (x) {
     const double E = double(spec_.experts);
@@ -429,7 +504,7 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
     if (!whole)
       items.push_back(conj('f', e * Tx * h));
   } else {
-    items.push_back(conj('f'));
+    items.push_back(enter_tp());
   }
   if (gated()) {
     linear("fc1_gate_up", local_experts, per_expert, 2 * fn, h);
@@ -445,12 +520,12 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
     items.push_back(conj('a'));
     items.push_back(mem_item("combine_unpermute", (2 * k + 1) * e * Tn * h, (2 * k + 1) * e * Tn * h));
   } else {
-    items.push_back(conj('g'));
+    items.push_back(leave_tp());
   }
   items.push_back(mem_item("bias_dropout_add2", (3 * e + mask) * Tn * h, (2 * e + mask) * Tn * h));
 
   const double dispatch_bytes = whole ? e * Tn * routed * h : e * Tn * (Tx / T) * h;
-  PassProgram p = assemble(items, sh.sp, e * T * h, sh.tp, dispatch_bytes, sh.ep, sh.cp);
+  PassProgram p = assemble(items, sh.sp, e * T * h, sh.tp, dispatch_bytes, sh.ep, sh.cp, !sh.tp_comm_overlap);
   // A layer pass's kernels share the stack's per-layer host time equally.
   for (auto* pass : {&p.forward, &p.backward}) {
     double n = 0;
@@ -490,12 +565,16 @@ PassProgram Transformer::head(const Shape& sh) const
   const double logits = T * vocab / t;  // logit elements per rank
   std::vector<Item> items;
   items.push_back(mem_item("final_layernorm", 2 * e * Tn * h, 3 * e * Tn * h));
-  items.push_back(conj('f'));
+  // The output layer is Megatron-LM's own column-parallel linear (16-bit, never a userbuffers layer): its backward
+  // collectives run beside its GEMMs.
+  Item f = conj('f');
+  f.async_backward = true;
+  items.push_back(f);
   items.push_back(weighted_gemm_item("logits", 1, T, vocab / t, h, e));
   // Vocabulary-parallel cross entropy in fp32: conversion (read e, write 4) and five fp32 passes forward
   // (max, subtract, exp, sum, normalise); backward reads the probabilities, writes the fp32 and the e-byte grads.
   items.push_back(mem_item("cross_entropy", (e + 4 + 5 * 4) * logits, (4 + 4 + e) * logits));
-  return assemble(items, sh.sp, e * T * h, sh.tp);
+  return assemble(items, sh.sp, e * T * h, sh.tp, 0, 1, 1, true);
 }
 
 }  // namespace dtsim::model

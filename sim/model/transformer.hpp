@@ -41,6 +41,9 @@ struct Shape {
   /// sequence-parallel tokens and runs its experts' full matrices on what it receives, with no TP collective around
   /// them; otherwise each expert's matrices are split over tp and the TP ranks gather the tokens they share.
   bool experts_whole = false;
+  /// Tensor-parallel communication overlap with userbuffers (parallel.tp_overlap): the collectives overlap the
+  /// GEMMs next to them their own way, so the backward reduce-scatters are not placed beside the weight gradients.
+  bool tp_comm_overlap = false;
 };
 
 class Transformer {

@@ -226,8 +226,11 @@ class Driver {
   void ep_collective(size_t di, int lane, const Step& st, double t0);
   /// Context parallelism: the ring of keys and values over the device's cp group, then `done` (driver_context.cpp).
   void cp_ring(size_t di, int lane, const Step& st, std::function<void()> done);
-  // parallel.tp_overlap: [begin, end) is an all-gather and/or a reduce-scatter around one compute step.
+  // parallel.tp_overlap: [begin, end) is an all-gather and/or a reduce-scatter around one compute step; with or
+  // without it, a collective issued beside the compute step after it (Step::beside_next).
   bool overlap_group(const Lane& l, size_t& end) const { return overlap_group_at(*l.steps, l.step, end); }
+  /// Share of the GPU's SMs a collective's kernels hold while they run beside compute in an overlap group.
+  double overlap_sm_share(const Step& st) const;
   bool overlap_group_at(const std::vector<Step>& steps, size_t at, size_t& end) const;
   void run_overlap_group(size_t di, int lane, size_t end, double t0);
   /// Folded with closed-form TP collectives: the group as one activity of its computed length; false where that
@@ -235,8 +238,10 @@ class Driver {
   bool run_overlap_closed_form(size_t di, int lane, size_t end, double t0);
   /// Books an overlap group that ends now: `busy` seconds of its compute step `compute`, `exposed` seconds of
   /// communication after it (context ring or TP), its trace slices; then the lane goes on after step `end`.
+  /// `gpu_released`: a pair's group that gave the GPU back when its compute ended (its collective's tail is then
+  /// booked as the GPU's idle time only, book_idle).
   void finish_overlap_group(size_t di, int lane, size_t begin, size_t end, size_t compute, double t0, double busy,
-                            double exposed, bool ring);
+                            double exposed, bool ring, bool gpu_released);
   // A TP collective, or a context-parallel ring (over the cp group), on its own (no accounting), then `done`.
   void overlapped_comm(size_t di, int lane, const Step& st, std::function<void()> done);
   void start_exchange(size_t di, int64_t group);

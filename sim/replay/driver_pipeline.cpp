@@ -425,17 +425,35 @@ namespace {
 // get_default_config): the ring-exchange all-gathers take 1 SM; the pipelined and bulk reduce-scatters take 16,
 // which the GEMM beside them gives up (set_sm_margin).
 constexpr double kOverlapAllGatherSms = 1, kOverlapReduceScatterSms = 16;
+// An NCCL collective beside a kernel: NCCL runs one CTA per channel, each holding an SM to itself, and uses 16 SMs on
+// a DGX (NVIDIA/nccl#689, the maintainer's answer). The same 16 as userbuffers' reduce-scatters, a separate fact.
+constexpr double kNcclCollectiveSms = 16;
 }  // namespace
+
+double Driver::overlap_sm_share(const Step& st) const
+{
+  const double sms = st.beside_next                                       ? kNcclCollectiveSms
+                     : st.collective == model::TpCollective::ReduceScatter ? kOverlapReduceScatterSms
+                                                                           : kOverlapAllGatherSms;
+  // A device without its SM count (device.sm_count, required by tp_overlap only) loses nothing to it.
+  return s_.hardware.device.sm_count > 0 ? sms / double(s_.hardware.device.sm_count) : 0.0;
+}
 
 bool Driver::overlap_group_at(const std::vector<Step>& steps, size_t at, size_t& end) const
 {
+  auto compute = [&](size_t k) { return k < steps.size() && steps[k].kind == Step::Kind::Compute; };
+  // A collective issued asynchronously beside the kernels after it (the backward reduce-scatter beside a weight
+  // gradient, model::Segment::beside_next), with or without tp_overlap.
+  if (at < steps.size() && steps[at].kind == Step::Kind::TpCollective && steps[at].beside_next && compute(at + 1)) {
+    end = at + 2;
+    return true;
+  }
   if (!s_.parallel.tp_overlap && s_.parallel.cp == 1)  // nothing overlaps: the common case, decided at once
     return false;
   size_t i = at;
   auto is = [&](size_t k, model::TpCollective c) {
     return k < steps.size() && steps[k].kind == Step::Kind::TpCollective && steps[k].collective == c;
   };
-  auto compute = [&](size_t k) { return k < steps.size() && steps[k].kind == Step::Kind::Compute; };
   // Context parallel: the ring before the attention it feeds (forward), after the attention whose gradients it
   // carries (backward); always overlapped, as Megatron-LM's ring attention does.
   auto ring = [&](size_t k, model::TpCollective c) {
@@ -487,7 +505,7 @@ bool Driver::run_overlap_closed_form(size_t di, int lane, size_t end, double t0)
 {
   Device& d = devices_[di];
   const Lane& ln = d.lanes[size_t(lane)];
-  if (full_ || !tp_exclusive_)
+  if (full_ || !tp_exclusive_ || d.paired)  // a pair's other lane may take the GPU when the compute ends
     return false;
   const size_t begin = ln.step;
   size_t compute = begin;
@@ -504,9 +522,7 @@ bool Driver::run_overlap_closed_form(size_t di, int lane, size_t end, double t0)
     if (st.kind != Step::Kind::TpCollective)
       continue;
     const double c = merged_tp_time(d, st);
-    const double share = (st.collective == model::TpCollective::ReduceScatter ? kOverlapReduceScatterSms
-                                                                               : kOverlapAllGatherSms) /
-                         double(s_.hardware.device.sm_count);
+    const double share = overlap_sm_share(st);
     if (compute_end < 0 && remaining <= (1 - share) * c) {
       compute_end = t + remaining / (1 - share);
       remaining = 0;
@@ -521,13 +537,13 @@ bool Driver::run_overlap_closed_form(size_t di, int lane, size_t end, double t0)
   exec_on(gpu_host(d.id), length, [this, di, lane, begin, end, compute, t0, compute_end]() {
     const double now = sg4::Engine::get_clock();
     const double busy = std::min(compute_end, now - t0);
-    finish_overlap_group(di, lane, begin, end, compute, t0, busy, (now - t0) - busy, false);
+    finish_overlap_group(di, lane, begin, end, compute, t0, busy, (now - t0) - busy, false, false);
   });
   return true;
 }
 
 void Driver::finish_overlap_group(size_t di, int lane, size_t begin, size_t end, size_t compute, double t0,
-                                  double busy, double exposed, bool ring)
+                                  double busy, double exposed, bool ring, bool gpu_released)
 {
   Device& d = devices_[di];
   Lane& ln = d.lanes[size_t(lane)];
@@ -536,14 +552,20 @@ void Driver::finish_overlap_group(size_t di, int lane, size_t begin, size_t end,
   d.b.compute_s += busy;
   if (c.recompute)
     d.b.recompute_s += busy;
-  (ring ? d.b.exposed_cp_comm_s : d.b.exposed_tp_comm_s) += exposed;
+  double& waited = ring ? d.b.exposed_cp_comm_s : d.b.exposed_tp_comm_s;
+  if (gpu_released) {
+    book_idle(d, waited);  // the other lane may have computed meanwhile
+  } else {
+    waited += exposed;
+    d.free_t = now;
+  }
   trace_.add(d.id, 0, c.label, t0, t0 + busy);
   for (size_t k = begin; k < end; ++k)
     if (k != compute)
       trace_.add(d.id, 1, (*ln.steps)[k].label + " (overlapped)", t0, now);
-  d.free_t = now;
   ln.step = end;
-  release_gpu(di);  // paired: the group held the GPU, its collectives included
+  if (!gpu_released)
+    release_gpu(di);  // paired: the group held the GPU, its collectives included
   run_step(di, lane);
 }
 
@@ -565,19 +587,28 @@ void Driver::run_overlap_group(size_t di, int lane, size_t end, double t0)
   struct State {
     int pending = 2;
     double compute_end = 0;
+    bool gpu_released = false;
   };
   auto state = std::make_shared<State>();
   bool ring = false;  // a context-parallel ring's exposed time is its own part of the breakdown
   for (size_t k : comms)
     ring = ring || (*ln.steps)[k].kind == Step::Kind::CpRing;
+  // A collective issued beside the kernels after it runs on the communication stream: in a pair, the other lane may
+  // take the GPU once those kernels end (userbuffers overlap and context rings hold it to the group's end, as before).
+  const bool beside = comms.size() == 1 && (*ln.steps)[comms[0]].beside_next;
   auto finish = [this, di, lane, begin, end, compute, t0, state, ring]() {
     finish_overlap_group(di, lane, begin, end, compute, t0, state->compute_end - t0,
-                         sg4::Engine::get_clock() - state->compute_end, ring);
+                         sg4::Engine::get_clock() - state->compute_end, ring, state->gpu_released);
   };
-  exec_on(gpu_host(d.id), (*ln.steps)[compute].seconds, [state, finish]() {
+  exec_on(gpu_host(d.id), (*ln.steps)[compute].seconds, [this, di, state, finish, beside]() {
     state->compute_end = sg4::Engine::get_clock();
-    if (--state->pending == 0)
+    if (--state->pending == 0) {
       finish();
+    } else if (beside && devices_[di].paired) {
+      state->gpu_released = true;
+      devices_[di].free_t = state->compute_end;
+      release_gpu(di);
+    }
   });
   // The collectives one after the other (the chain refers to itself weakly; each pending step keeps it alive).
   auto chain = std::make_shared<std::function<void(size_t)>>();
@@ -593,9 +624,7 @@ void Driver::run_overlap_group(size_t di, int lane, size_t end, double t0)
       overlapped_comm(di, lane, st, [self = weak.lock(), i]() { (*self)(i + 1); });
       return;
     }
-    const double sms = st.collective == model::TpCollective::ReduceScatter ? kOverlapReduceScatterSms
-                                                                            : kOverlapAllGatherSms;
-    auto kernels = acts_.occupy(gpu_host(devices_[di].id), sms / double(s_.hardware.device.sm_count));
+    auto kernels = acts_.occupy(gpu_host(devices_[di].id), overlap_sm_share(st));
     overlapped_comm(di, lane, st, [this, self = weak.lock(), i, kernels]() {
       acts_.release(kernels);
       (*self)(i + 1);

@@ -37,6 +37,7 @@ void append(std::vector<Step>& out, const std::vector<model::Segment>& segs, con
                                                                 : Step::Kind::TpCollective;
       st.collective = seg.collective;
       st.bytes = seg.collective_bytes;
+      st.beside_next = seg.beside_next;
       st.label = label + " " + model::to_string(seg.collective);
       out.push_back(std::move(st));
     } else {

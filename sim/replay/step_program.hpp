@@ -29,6 +29,8 @@ struct Step {
   double bytes = 0;          ///< collective tensor size (TpCollective, ParamGather)
   int grad_index = 0;        ///< position in the chunk's gradient list (GradReady)
   bool expert = false;       ///< ParamGather of expert parameters: over the expert-data-parallel group
+  /// TpCollective issued asynchronously beside the next Compute step (model::Segment::beside_next).
+  bool beside_next = false;
   std::string label;
 };
 

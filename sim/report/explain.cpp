@@ -51,11 +51,13 @@ PassTime print_pass(std::ostream& out, const char* title, const std::vector<mode
         ct = collectives::choose(collectives::kind_of(seg.collective), seg.collective_bytes, shape, fabric.choice)
                  .time_s;
       }
-      pt.collectives_s += ct;
+      if (!seg.beside_next)  // beside the kernels after it: their time, not added (the replay adds contention)
+        pt.collectives_s += ct;
       std::snprintf(line, sizeof line, "  %-24s %-26s %10s %10.2f %8.1f\n", model::to_string(seg.collective),
-                    a2a    ? "(expert-parallel group)"
-                    : ring ? "(context-parallel ring)"
-                           : "(tensor-parallel group)",
+                    a2a               ? "(expert-parallel group)"
+                    : ring            ? "(context-parallel ring)"
+                    : seg.beside_next ? "(TP group, beside next)"
+                                      : "(tensor-parallel group)",
                     "", seg.collective_bytes / 1e6, ct * 1e6);
       out << line;
       continue;
@@ -109,7 +111,8 @@ void print_explain(std::ostream& out, const scenario::ScenarioSpec& s, const par
   double flops = plan.layer_forward_flops / double(g.tp);
   char line[512];
   std::snprintf(line, sizeof line,
-                "\none layer, one microbatch (collectives at their uncontended alpha-beta time):\n"
+                "\none layer, one microbatch (collectives at their uncontended alpha-beta time; those beside the next "
+                "kernels not added):\n"
                 "  forward   %8.3f ms = kernels %.3f + tensor-parallel collectives %.3f (kernels at %.1f%% of peak)\n"
                 "  backward  %8.3f ms = kernels %.3f + tensor-parallel collectives %.3f (kernels at %.1f%% of peak)\n"
                 "  recompute %8.3f ms (%s)\n"

@@ -74,8 +74,10 @@ TEST(TpOverlap, ComputeGivesUpTheSmsOfTheCommunicationKernels)
   }
   auto off = slices(dir + "tp-off.json", 0), on = slices(dir + "tp-on.json", 0);
   auto comm = slices(dir + "tp-off.json", 1);
-  ASSERT_EQ(off.size(), on.size());
+  // Only the first slices are compared: in backward, without overlap, each column-parallel layer's collectives run
+  // beside its GEMMs (more slices), with it around its compute steps.
   ASSERT_GE(off.size(), 4u);
+  ASSERT_GE(on.size(), 4u);
   ASSERT_EQ(comm.at(0)["name"], "forward embedding reduce-scatter");
   ASSERT_EQ(comm.at(1)["name"], "forward layer 0 all-gather");
   ASSERT_EQ(comm.at(2)["name"], "forward layer 0 reduce-scatter");
