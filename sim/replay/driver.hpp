@@ -231,6 +231,10 @@ class Driver {
   bool overlap_group(const Lane& l, size_t& end) const { return overlap_group_at(*l.steps, l.step, end); }
   /// Share of the GPU's SMs a collective's kernels hold while they run beside compute in an overlap group.
   double overlap_sm_share(const Step& st) const;
+  /// A collective beside the next compute step that run_merged takes into its activity (closed form, folded, not
+  /// in a pair), and that group's length; `busy`: when its compute ends, from the group's start.
+  bool merges_beside(const Device& d, const std::vector<Step>& steps, size_t k) const;
+  double beside_length(const Device& d, const Step& coll, const Step& compute, double* busy = nullptr);
   bool overlap_group_at(const std::vector<Step>& steps, size_t at, size_t& end) const;
   void run_overlap_group(size_t di, int lane, size_t end, double t0);
   /// Folded with closed-form TP collectives: the group as one activity of its computed length; false where that

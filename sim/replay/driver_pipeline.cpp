@@ -151,6 +151,12 @@ void Driver::run_merged(size_t di, int lane, double t0)
   for (; end < steps.size(); ++end) {
     const Step& st = steps[end];
     size_t group_end = 0;
+    if (end > begin && merges_beside(d, steps, end)) {  // its closed-form length, in this run's activity
+      total += beside_length(d, st, steps[end + 1]);
+      ++end;  // its compute step
+      after_kernel = true;
+      continue;
+    }
     if (end > begin && overlap_group_at(steps, end, group_end))
       break;  // run_step overlaps it with its communication
     if (st.kind == Step::Kind::Compute) {
@@ -194,6 +200,22 @@ void Driver::run_merged(size_t di, int lane, double t0)
       const Step& st = (*ln.steps)[k];
       if (st.kind == Step::Kind::GradReady)
         continue;
+      if (k > begin && merges_beside(d, *ln.steps, k)) {  // the kernels beside it, then what of it shows after them
+        const Step& c = (*ln.steps)[k + 1];
+        double busy = 0;
+        const double length = beside_length(d, st, c, &busy);
+        const double x = k + 1 == last ? now - t : length;
+        busy = std::min(busy, x);
+        d.b.compute_s += busy;
+        if (c.recompute)
+          d.b.recompute_s += busy;
+        d.b.exposed_tp_comm_s += x - busy;
+        trace_.add(d.id, 0, c.label, t, t + busy);
+        trace_.add(d.id, 1, st.label + " (overlapped)", t, t + length);
+        t += x;
+        ++k;
+        continue;
+      }
       const bool kernel = st.kind == Step::Kind::Compute;
       const double x = k == last ? now - t : kernel ? st.seconds : merged_tp_time(d, st);
       if (kernel) {
@@ -429,6 +451,24 @@ constexpr double kOverlapAllGatherSms = 1, kOverlapReduceScatterSms = 16;
 // a DGX (NVIDIA/nccl#689, the maintainer's answer). The same 16 as userbuffers' reduce-scatters, a separate fact.
 constexpr double kNcclCollectiveSms = 16;
 }  // namespace
+
+bool Driver::merges_beside(const Device& d, const std::vector<Step>& steps, size_t k) const
+{
+  // Folded, with closed-form TP collectives and no pair: a collective beside the kernels after it has a known length.
+  const Step& st = steps[k];
+  return st.kind == Step::Kind::TpCollective && st.beside_next && k + 1 < steps.size() &&
+         steps[k + 1].kind == Step::Kind::Compute && !full_ && tp_exclusive_ && !d.paired;
+}
+
+double Driver::beside_length(const Device& d, const Step& coll, const Step& compute, double* busy)
+{
+  // While the collective runs (c), the kernels run at 1 - share; after it, at full speed.
+  const double c = merged_tp_time(d, coll), w = compute.seconds, share = overlap_sm_share(coll);
+  const double compute_end = w <= (1 - share) * c ? w / (1 - share) : w + share * c;
+  if (busy)
+    *busy = compute_end;
+  return std::max(c, compute_end);
+}
 
 double Driver::overlap_sm_share(const Step& st) const
 {
