@@ -44,8 +44,8 @@ struct Segment {
   TpCollective collective = TpCollective::None;
   double collective_bytes = 0;               ///< full tensor size the collective works on
   /// A collective issued asynchronously that runs beside the next segment, which holds exactly the kernels it
-  /// overlaps: the backward reduce-scatter of a column-parallel layer's input gradient beside that layer's
-  /// weight-gradient GEMM (see Transformer::layer).
+  /// overlaps: a column-parallel layer's backward gather of its input beside its input-gradient GEMM, and the
+  /// reduce-scatter of that gradient beside its weight-gradient GEMM (push_column_parallel_backward).
   bool beside_next = false;
   bool is_collective() const { return ops.empty(); }
 };

@@ -42,7 +42,8 @@ struct Shape {
   /// them; otherwise each expert's matrices are split over tp and the TP ranks gather the tokens they share.
   bool experts_whole = false;
   /// Tensor-parallel communication overlap with userbuffers (parallel.tp_overlap): the collectives overlap the
-  /// GEMMs next to them their own way, so the backward reduce-scatters are not placed beside the weight gradients.
+  /// GEMMs next to them their own way, so the column-parallel layers' backward collectives are not placed beside
+  /// their GEMMs (the output layer's are).
   bool tp_comm_overlap = false;
 };
 

@@ -231,10 +231,16 @@ class Driver {
   bool overlap_group(const Lane& l, size_t& end) const { return overlap_group_at(*l.steps, l.step, end); }
   /// Share of the GPU's SMs a collective's kernels hold while they run beside compute in an overlap group.
   double overlap_sm_share(const Step& st) const;
-  /// A collective beside the next compute step that run_merged takes into its activity (closed form, folded, not
-  /// in a pair), and that group's length; `busy`: when its compute ends, from the group's start.
+  /// Folded with closed-form TP collectives (tp_exclusive_), outside a pair: an overlap group's timeline is known in
+  /// advance (a pair's other lane may take the GPU when the group's compute ends).
+  bool closed_form_groups(const Device& d) const { return !full_ && tp_exclusive_ && !d.paired; }
+  /// That timeline for steps [begin, end) (one compute step, TP collectives): while collective i (closed-form time
+  /// c_i) runs, its kernels hold a share s_i of the GPU and the compute runs at 1 - s_i; after the last one, at full
+  /// speed. Returns the group's length; `compute_end`: when its compute ends, from the group's start.
+  double closed_form_overlap(const Device& d, const std::vector<Step>& steps, size_t begin, size_t end,
+                             double& compute_end);
+  /// A collective beside the next compute step that run_merged takes into its activity (closed_form_groups).
   bool merges_beside(const Device& d, const std::vector<Step>& steps, size_t k) const;
-  double beside_length(const Device& d, const Step& coll, const Step& compute, double* busy = nullptr);
   bool overlap_group_at(const std::vector<Step>& steps, size_t at, size_t& end) const;
   void run_overlap_group(size_t di, int lane, size_t end, double t0);
   /// Folded with closed-form TP collectives: the group as one activity of its computed length; false where that

@@ -152,7 +152,8 @@ void Driver::run_merged(size_t di, int lane, double t0)
     const Step& st = steps[end];
     size_t group_end = 0;
     if (end > begin && merges_beside(d, steps, end)) {  // its closed-form length, in this run's activity
-      total += beside_length(d, st, steps[end + 1]);
+      double compute_end = 0;
+      total += closed_form_overlap(d, steps, end, end + 2, compute_end);
       ++end;  // its compute step
       after_kernel = true;
       continue;
@@ -203,7 +204,7 @@ void Driver::run_merged(size_t di, int lane, double t0)
       if (k > begin && merges_beside(d, *ln.steps, k)) {  // the kernels beside it, then what of it shows after them
         const Step& c = (*ln.steps)[k + 1];
         double busy = 0;
-        const double length = beside_length(d, st, c, &busy);
+        const double length = closed_form_overlap(d, *ln.steps, k, k + 2, busy);
         const double x = k + 1 == last ? now - t : length;
         busy = std::min(busy, x);
         d.b.compute_s += busy;
@@ -454,20 +455,10 @@ constexpr double kNcclCollectiveSms = 16;
 
 bool Driver::merges_beside(const Device& d, const std::vector<Step>& steps, size_t k) const
 {
-  // Folded, with closed-form TP collectives and no pair: a collective beside the kernels after it has a known length.
+  // A collective beside the kernels after it, whose group has a known length (closed_form_groups).
   const Step& st = steps[k];
   return st.kind == Step::Kind::TpCollective && st.beside_next && k + 1 < steps.size() &&
-         steps[k + 1].kind == Step::Kind::Compute && !full_ && tp_exclusive_ && !d.paired;
-}
-
-double Driver::beside_length(const Device& d, const Step& coll, const Step& compute, double* busy)
-{
-  // While the collective runs (c), the kernels run at 1 - share; after it, at full speed.
-  const double c = merged_tp_time(d, coll), w = compute.seconds, share = overlap_sm_share(coll);
-  const double compute_end = w <= (1 - share) * c ? w / (1 - share) : w + share * c;
-  if (busy)
-    *busy = compute_end;
-  return std::max(c, compute_end);
+         steps[k + 1].kind == Step::Kind::Compute && closed_form_groups(d);
 }
 
 double Driver::overlap_sm_share(const Step& st) const
@@ -482,8 +473,8 @@ double Driver::overlap_sm_share(const Step& st) const
 bool Driver::overlap_group_at(const std::vector<Step>& steps, size_t at, size_t& end) const
 {
   auto compute = [&](size_t k) { return k < steps.size() && steps[k].kind == Step::Kind::Compute; };
-  // A collective issued asynchronously beside the kernels after it (the backward reduce-scatter beside a weight
-  // gradient, model::Segment::beside_next), with or without tp_overlap.
+  // A collective issued asynchronously beside the kernels after it (a column-parallel layer's backward gather and
+  // reduce-scatter, model::Segment::beside_next), with or without tp_overlap.
   if (at < steps.size() && steps[at].kind == Step::Kind::TpCollective && steps[at].beside_next && compute(at + 1)) {
     end = at + 2;
     return true;
@@ -537,28 +528,16 @@ void Driver::overlapped_comm(size_t di, int lane, const Step& st, std::function<
              tp_phases(d, st), std::move(done));
 }
 
-// Folded with closed-form TP collectives (tp_exclusive_): the group's timeline is known in advance. While collective i
-// (closed-form time c_i) runs, its kernels hold a share s_i of the GPU and the compute runs at 1 - s_i; after the
-// last one, at full speed. One activity of the group's length instead of the compute, each collective's timer and
-// its occupying exec: the same times up to rounding.
-bool Driver::run_overlap_closed_form(size_t di, int lane, size_t end, double t0)
+double Driver::closed_form_overlap(const Device& d, const std::vector<Step>& steps, size_t begin, size_t end,
+                                   double& compute_end)
 {
-  Device& d = devices_[di];
-  const Lane& ln = d.lanes[size_t(lane)];
-  if (full_ || !tp_exclusive_ || d.paired)  // a pair's other lane may take the GPU when the compute ends
-    return false;
-  const size_t begin = ln.step;
-  size_t compute = begin;
-  double remaining = 0, t = 0, compute_end = -1;
+  double remaining = 0, t = 0;
+  compute_end = -1;
   for (size_t k = begin; k < end; ++k)
-    if ((*ln.steps)[k].kind == Step::Kind::Compute) {
-      compute = k;
-      remaining = (*ln.steps)[k].seconds;
-    } else if ((*ln.steps)[k].kind != Step::Kind::TpCollective) {
-      return false;  // a context-parallel ring runs as flows
-    }
+    if (steps[k].kind == Step::Kind::Compute)
+      remaining = steps[k].seconds;
   for (size_t k = begin; k < end; ++k) {
-    const Step& st = (*ln.steps)[k];
+    const Step& st = steps[k];
     if (st.kind != Step::Kind::TpCollective)
       continue;
     const double c = merged_tp_time(d, st);
@@ -573,7 +552,26 @@ bool Driver::run_overlap_closed_form(size_t di, int lane, size_t end, double t0)
   }
   if (compute_end < 0)
     compute_end = t + remaining;
-  const double length = std::max(t, compute_end);
+  return std::max(t, compute_end);
+}
+
+// One activity of the group's closed-form length instead of the compute, each collective's timer and its occupying
+// exec: the same times up to rounding.
+bool Driver::run_overlap_closed_form(size_t di, int lane, size_t end, double t0)
+{
+  Device& d = devices_[di];
+  const Lane& ln = d.lanes[size_t(lane)];
+  if (!closed_form_groups(d))
+    return false;
+  const size_t begin = ln.step;
+  size_t compute = begin;
+  for (size_t k = begin; k < end; ++k)
+    if ((*ln.steps)[k].kind == Step::Kind::Compute)
+      compute = k;
+    else if ((*ln.steps)[k].kind != Step::Kind::TpCollective)
+      return false;  // a context-parallel ring runs as flows
+  double compute_end = 0;
+  const double length = closed_form_overlap(d, *ln.steps, begin, end, compute_end);
   exec_on(gpu_host(d.id), length, [this, di, lane, begin, end, compute, t0, compute_end]() {
     const double now = sg4::Engine::get_clock();
     const double busy = std::min(compute_end, now - t0);
