@@ -133,16 +133,6 @@ ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const paralle
     fabric->add_route(fabric_gw, nullptr, nullptr, nullptr, {}, true);
   fabric->seal();
   root->add_route(fabric->get_netpoint(), nullptr, fabric_gw, nullptr, {}, true);
-
-  // Timers: latency terms are delays, run on a host with enough cores that they never share.
-  auto* tz = sg4::create_star_zone("timers");
-  tz->set_parent(root);
-  timer_ = tz->create_host("timer", kHostSpeed)->set_core_count(1 << 20)->seal();
-  auto* tgw = tz->create_router("timers-gw");
-  tz->add_route(timer_->get_netpoint(), nullptr, nullptr, nullptr, {}, true);
-  tz->add_route(tgw, nullptr, nullptr, nullptr, {}, true);
-  tz->seal();
-  root->add_route(tz->get_netpoint(), nullptr, tgw, nullptr, {}, true);
   root->seal();
 }
 

@@ -6,8 +6,8 @@
 ///    a route per pair of leaves that crosses the pod uplinks when the pods differ), each switch group's
 ///    uplink a shared link whose capacity is its NICs' bandwidth over the oversubscription ratio
 ///    (a fluid view of a fat tree: ECMP spreads a group's traffic over its uplinks evenly);
-///    a fabric without oversubscription is built as one switch (its uplinks could never be a bottleneck);
-///  - a timer host (many cores) that runs latency delays without sharing anything.
+///    a fabric without oversubscription is built as one switch (its uplinks could never be a bottleneck).
+/// Latency terms and closed-form times are SimGrid kernel timers (replay/activities.hpp), not hosts.
 /// Every route crosses exactly two NIC links (or two NVLink links), each with half the end-to-end latency, and
 /// switch links have none, so all routes of a kind have the same latency: CM02 shares a bottleneck in
 /// proportion to route latency, and uniform latencies keep that sharing fair (../shared/notes/simgrid-3.32.md).
@@ -24,7 +24,7 @@ class Host;
 
 namespace dtsim::platform {
 
-/// Host speed used for timers and compute: activities are given seconds * kHostSpeed "flops".
+/// Host speed used for compute: activities are given seconds * kHostSpeed "flops".
 constexpr double kHostSpeed = 1e9;
 
 class ClusterPlatform {
@@ -40,7 +40,6 @@ class ClusterPlatform {
   simgrid::s4u::Host* gpu(int64_t device) const;
   /// The NIC host that carries this device's inter-node traffic.
   simgrid::s4u::Host* nic(int64_t device) const;
-  simgrid::s4u::Host* timer() const { return timer_; }
   bool same_node(int64_t a, int64_t b) const { return layout_.same_node(a, b); }
   int64_t link_count() const { return links_; }
 
@@ -48,7 +47,6 @@ class ClusterPlatform {
   FabricLayout layout_;
   std::vector<simgrid::s4u::Host*> gpus_;  ///< nullptr where not built
   std::vector<simgrid::s4u::Host*> nics_;  ///< node * nics_per_node + local NIC; nullptr where not built
-  simgrid::s4u::Host* timer_ = nullptr;
   int64_t links_ = 0;
 };
 

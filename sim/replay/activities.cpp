@@ -1,5 +1,6 @@
 #include "replay/activities.hpp"
 
+#include <simgrid/kernel/Timer.hpp>
 #include <xbt/log.h>
 
 #include "platform/cluster_platform.hpp"
@@ -111,9 +112,10 @@ void Activities::release(sg4::Exec* occupier)
   occupier->cancel();
 }
 
-void Activities::delay(sg4::Host* timer, double seconds, std::function<void()> done)
+void Activities::delay(double seconds, std::function<void()> done)
 {
-  exec(timer, seconds, std::move(done));
+  ++count_;
+  simgrid::kernel::timer::Timer::set(now() + std::max(seconds, 0.0), [fn = std::move(done)]() { fn(); });
 }
 
 void Activities::comm(sg4::Host* a, sg4::Host* b, double bytes, std::function<void()> done)

@@ -1,6 +1,6 @@
 #pragma once
 /// SimGrid plumbing shared by every replay: one engine per run with the network model dtsim uses, and actor-less
-/// activities (kernels as Execs, flows as Comms, delays on a timer host) created one at a time, each calling a
+/// activities (kernels as Execs, flows as Comms, delays as kernel timers) created one at a time, each calling a
 /// continuation when it completes.
 #include <cstdint>
 #include <deque>
@@ -31,8 +31,10 @@ class Activities {
   /// the rest. Calls nothing when released.
   simgrid::s4u::Exec* occupy(simgrid::s4u::Host* host, double share);
   void release(simgrid::s4u::Exec* occupier);
-  /// Waits `seconds` without using any resource (`timer` must have enough cores never to be shared).
-  void delay(simgrid::s4u::Host* timer, double seconds, std::function<void()> done);
+  /// Waits `seconds` without using any resource: a timer of SimGrid's kernel, not an activity of a model, so the
+  /// solver never sees it (a latency term or a closed-form collective per step costs no LMM variable). Counted in
+  /// count() with the activities.
+  void delay(double seconds, std::function<void()> done);
 
   /// Starts the event loop after `start` has created the first activities; returns when nothing is left.
   void run(const std::function<void()>& start);

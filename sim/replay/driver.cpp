@@ -467,7 +467,7 @@ void Driver::run_phases(Phases phases, size_t i, std::function<void()> done, boo
   };
   const double delay = delay_paid ? 0.0 : phase_delay(ph);
   if (delay > 0)
-    exec_on(platform_->timer(), delay, start_flows);
+    acts_.delay(delay, start_flows);
   else
     start_flows();
 }

@@ -519,7 +519,7 @@ void Driver::overlapped_comm(size_t di, int lane, const Step& st, std::function<
   const int64_t seq = d.lanes[size_t(lane)].tp_seq++;
   if (!full_) {
     if (tp_exclusive_)  // nothing else uses these links: its closed-form time
-      exec_on(platform_->timer(), tp_exclusive_time(d, st), std::move(done));
+      acts_.delay(tp_exclusive_time(d, st), std::move(done));
     else
       run_phases(tp_phases(d, st), 0, std::move(done));
     return;

@@ -75,7 +75,7 @@ std::vector<SharedJobResult> run_shared_fabric(const std::vector<SharedJob>& job
         return;
       auto next = [&, j, end]() { launch(j, new_step(j, end)); };
       if (overhead > 0)
-        acts.delay(platform.timer(), overhead, next);
+        acts.delay(overhead, next);
       else
         next();
     });
@@ -85,7 +85,7 @@ std::vector<SharedJobResult> run_shared_fabric(const std::vector<SharedJob>& job
     for (size_t j = 0; j < jobs.size(); ++j) {
       Driver& first = *runs[j].steps.front();
       if (jobs[j].start_s > 0)
-        acts.delay(platform.timer(), jobs[j].start_s, [&, j]() { launch(j, *runs[j].steps.front()); });
+        acts.delay(jobs[j].start_s, [&, j]() { launch(j, *runs[j].steps.front()); });
       else
         launch(j, first);
     }

@@ -33,7 +33,7 @@ WaferPlatform::WaferPlatform(const hardware::HardwareSpec& hw, int64_t systems)
   const auto& w = hw.wafer;
   const double speed = platform::kHostSpeed;
   // The top zone holds zones only (SimGrid 3.32 numbers a zone's netpoints per zone: hosts and child zones side
-  // by side in one star zone collide). Its children: the tree (MemoryX, SwarmX, the timer) and one zone per
+  // by side in one star zone collide). Its children: the tree (MemoryX, SwarmX) and one zone per
   // system; a system's link to the centre is its leaf edge.
   auto* top = sg4::create_star_zone("wafer-cluster");
   auto* root = sg4::create_star_zone("swarmx");
@@ -44,8 +44,6 @@ WaferPlatform::WaferPlatform(const hardware::HardwareSpec& hw, int64_t systems)
   // child's link only.
   memoryx_ = root->create_host("memoryx", speed)->seal();
   root->add_route(memoryx_->get_netpoint(), nullptr, nullptr, nullptr, {}, true);
-  timer_ = root->create_host("timer", speed)->set_core_count(1 << 20)->seal();
-  root->add_route(timer_->get_netpoint(), nullptr, nullptr, nullptr, {}, true);
 
   // Leaves first: which parent sends to each system, and the switch levels above them.
   std::vector<int64_t> level_nodes;  // node ids of the current level; systems are 0..systems-1

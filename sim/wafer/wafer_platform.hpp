@@ -23,7 +23,6 @@ class WaferPlatform {
   int rows() const { return rows_; }
   int cols() const { return cols_; }
   simgrid::s4u::Host* tile(int64_t system, int r, int c) const;
-  simgrid::s4u::Host* timer() const { return timer_; }
   simgrid::s4u::Host* memoryx() const { return memoryx_; }
 
   /// A tree edge: data goes down from `parent` to `child` (a switch's up side, or a system's tile through its
@@ -45,7 +44,6 @@ class WaferPlatform {
   std::vector<Edge> edges_;
   std::vector<simgrid::s4u::Host*> parent_of_;
   simgrid::s4u::Host* memoryx_ = nullptr;
-  simgrid::s4u::Host* timer_ = nullptr;
   int levels_ = 0;
   int64_t links_ = 0;
 };
