@@ -378,6 +378,29 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
       items.push_back(fp8_cast(name, batch, m, n, kk));
     items.push_back(linear_item(name, batch, m, n, kk, e, sh.fp8 ? 1 : e));
   };
+  // A layernorm fused with the column-parallel linear after it (Megatron-Core's TELayerNormColumnParallelLinear:
+  // QKV, and fc1 of a dense MLP). Under fp8 with delayed scaling Transformer Engine's layernorm writes the fp8 copy
+  // itself (TE 1.8 layernorm_linear.py: ln_out_dtype uint8, layernorm_fwd_fp8; with userbuffers into the fp8
+  // buffer), so there is no input cast: the layernorm writes 1 byte per element instead of e, and the backward
+  // transposes the saved fp8 input for the weight gradient (fp8_transpose: 1 byte read, 1 written per element of
+  // the gathered input). The weights' cast and the output gradient's cast-transpose stay. Current scaling needs
+  // the tensor's amax before the cast, so its layernorm writes 16-bit and the cast stays separate.
+  const bool ln_writes_fp8 = sh.fp8 && !sh.fp8_current_scaling;
+  auto layernorm = [&](const std::string& name) {
+    const double out = ln_writes_fp8 ? 1.0 : double(e);
+    return mem_item(name, (e + out) * Tn * h, 3 * e * Tn * h);
+  };
+  auto layernorm_linear = [&](const std::string& name, double m, double n) {
+    if (!ln_writes_fp8) {
+      linear(name, 1, m, n, h);
+      return;
+    }
+    Item cast = fp8_cast(name, 1, m, n, h);
+    cast.fwd.bytes = (double(e) + 2) * sh.fp8_weight_cast_share * h * n;
+    cast.bwd[0].bytes += 2 * m * h;
+    items.push_back(cast);
+    items.push_back(linear_item(name, 1, m, n, h, e, 1));
+  };
   // The tensor-parallel region around dense linear layers: 'f' in front of a column-parallel layer, 'g' after a
   // row-parallel one. Under fp8, Transformer Engine (v1.8) all-gathers the fp8 copies: the layernorm writes its
   // output in fp8 before the forward gather (layernorm_linear.py, layernorm_mlp.py: ln_out_dtype uint8, then
@@ -397,7 +420,7 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
     return g;
   };
   // Attention block: LN -> f -> QKV, scores, softmax, dropout, attention-over-values, projection -> g
-  items.push_back(mem_item("layernorm1", 2 * e * Tn * h, 3 * e * Tn * h));
+  items.push_back(mla ? mem_item("layernorm1", 2 * e * Tn * h, 3 * e * Tn * h) : layernorm("layernorm1"));
   if (!mla)  // MLA gathers its latents instead, after its down-projections
     items.push_back(enter_tp());
   if (mla) {
@@ -416,7 +439,7 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
     const double rope = double(spec_.mla.qk_rope_head_dim) * (heads + 1);
     items.push_back(mem_item("rotary", 2 * e * T * rope, 2 * e * T * rope));
   } else {
-    linear("qkv", 1, T, qkv_n, h);
+    layernorm_linear("qkv", T, qkv_n);
     if (!spec_.learned_positions)  // rotary embedding applied to queries and keys
       items.push_back(mem_item("rotary", 2 * e * T * (attn_width() + kv_width()) / t,
                                2 * e * T * (attn_width() + kv_width()) / t));
@@ -468,7 +491,9 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
   items.push_back(leave_tp());
   // MLP block: bias-dropout-add (residual), LN -> f -> fc1, activation, fc2 -> g -> bias-dropout-add
   items.push_back(mem_item("bias_dropout_add1", (3 * e + mask) * Tn * h, (2 * e + mask) * Tn * h));
-  items.push_back(mem_item("layernorm2", 2 * e * Tn * h, 3 * e * Tn * h));
+  // A dense MLP's fc1 takes the layernorm's output directly; a mixture-of-experts layer's router and permutation
+  // come between them (Megatron-Core's pre-MLP layernorm is then a module of its own).
+  items.push_back(x ? mem_item("layernorm2", 2 * e * Tn * h, 3 * e * Tn * h) : layernorm("layernorm2"));
   // Experts whole on every rank (expert_tp 1): full-width matrices on the tokens this rank dispatched.
   const bool whole = x && sh.experts_whole;
   const double fn = whole ? f : f / t;
@@ -507,10 +532,16 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
     items.push_back(enter_tp());
   }
   if (gated()) {
-    linear("fc1_gate_up", local_experts, per_expert, 2 * fn, h);
+    if (x)
+      linear("fc1_gate_up", local_experts, per_expert, 2 * fn, h);
+    else
+      layernorm_linear("fc1_gate_up", T, 2 * fn);
     items.push_back(mem_item("silu_mul", 3 * e * Tx * fn, 5 * e * Tx * fn));
   } else {
-    linear("fc1", local_experts, per_expert, fn, h);
+    if (x)
+      linear("fc1", local_experts, per_expert, fn, h);
+    else
+      layernorm_linear("fc1", T, fn);
     items.push_back(mem_item("bias_gelu", 2 * e * Tx * fn, 3 * e * Tx * fn));
   }
   linear("fc2", local_experts, per_expert, h, fn);

@@ -108,7 +108,8 @@ void print_explain(std::ostream& out, const scenario::ScenarioSpec& s, const par
   else if (s.training.recompute == scenario::Recompute::Selective)
     for (const auto& op : layer.selective_recompute)
       recompute += cm.seconds(op);
-  double flops = plan.layer_forward_flops / double(g.tp);
+  // A rank's share of the layer: its tensor-parallel slice of its context-parallel part of the sequence.
+  double flops = plan.layer_forward_flops / double(g.tp * g.cp);
   char line[512];
   std::snprintf(line, sizeof line,
                 "\none layer, one microbatch (collectives at their uncontended alpha-beta time; those beside the next "

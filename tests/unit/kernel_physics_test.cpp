@@ -108,10 +108,13 @@ TEST(Fp8Physics, Fp8CurveAtTheFp8Peak)
   EXPECT_LT(rel_diff(fp8.seconds(big), big.flops() / (1979e12 * eff)), 1e-12);
 }
 
-// Transformer Engine's casts, per linear layer (tiny-gpt h 256, ffn 1024, tp 2, micro batch 4, sequence 512: 2048
-// tokens). fc1: input 2048 x 256, weight 256 x 512 per rank, output gradient 2048 x 512. Fused cast-transpose: read 2
-// bytes, write 1 + 1 per element; weights cast once per step (4 microbatches share it here); current scaling adds a
-// 2-byte amax read of each tensor.
+// Transformer Engine's casts, per linear layer (tiny-gpt h 256, ffn 1024, heads 8 x 32, tp 2, micro batch 4,
+// sequence 512: 2048 tokens). Fused cast-transpose: read 2 bytes, write 1 + 1 per element; weights cast once per step
+// (4 microbatches share it here); current scaling adds a 2-byte amax read of each tensor.
+// proj (a plain linear layer): input 2048 x 128, weight 128 x 256 per rank, output gradient 2048 x 256.
+// fc1 follows layernorm2 (TELayerNormColumnParallelLinear): input 2048 x 256, weight 256 x 512 per rank, output
+// gradient 2048 x 512. Under delayed scaling the layernorm writes the fp8 input (2 bytes read, 1 written per element
+// instead of 2) and the backward transposes it (1 + 1 bytes per element); only the weights are cast in the forward.
 TEST(Fp8Physics, CastTransposeAndAmaxBytes)
 {
   auto s = tiny({"hardware=../hardware/dgx-h100.yaml", "training.precision=fp8"});
@@ -119,15 +122,19 @@ TEST(Fp8Physics, CastTransposeAndAmaxBytes)
   dtsim::model::Shape sh{4, 512, 2, false, 2, 1, 1.0, 1, false, true};
   sh.fp8_weight_cast_share = 0.25;
   auto delayed = t.layer(sh);
+  EXPECT_DOUBLE_EQ(find(delayed.forward, "proj.fp8_cast")->bytes, 4.0 * 2048 * 128 + 0.25 * 4.0 * 128 * 256);
+  EXPECT_DOUBLE_EQ(find(delayed.backward, "proj.fp8_cast.bwd")->bytes, 4.0 * 2048 * 256);
   const auto* fwd = find(delayed.forward, "fc1.fp8_cast");
   const auto* bwd = find(delayed.backward, "fc1.fp8_cast.bwd");
   ASSERT_TRUE(fwd && bwd);
-  EXPECT_DOUBLE_EQ(fwd->bytes, 4.0 * 2048 * 256 + 0.25 * 4.0 * 256 * 512);
-  EXPECT_DOUBLE_EQ(bwd->bytes, 4.0 * 2048 * 512);
+  EXPECT_DOUBLE_EQ(fwd->bytes, 0.25 * 4.0 * 256 * 512);
+  EXPECT_DOUBLE_EQ(bwd->bytes, 4.0 * 2048 * 512 + 2.0 * 2048 * 256);
+  EXPECT_DOUBLE_EQ(find(delayed.forward, "layernorm2")->bytes, 3.0 * 2048 * 256);
   sh.fp8_current_scaling = true;
   auto current = t.layer(sh);
   EXPECT_DOUBLE_EQ(find(current.forward, "fc1.fp8_cast")->bytes, 6.0 * 2048 * 256 + 0.25 * 6.0 * 256 * 512);
   EXPECT_DOUBLE_EQ(find(current.backward, "fc1.fp8_cast.bwd")->bytes, 6.0 * 2048 * 512);
+  EXPECT_DOUBLE_EQ(find(current.forward, "layernorm2")->bytes, 4.0 * 2048 * 256);
   // bf16: no cast kernels.
   sh.fp8 = false;
   EXPECT_EQ(find(t.layer(sh).forward, "fc1.fp8_cast"), nullptr);
