@@ -14,7 +14,8 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # (unit tests Sweep.*, cli.sweep_tiny, the MPI test). GCC 12's AddressSanitizer allocator is not fork-safe: a child
 # forked while another thread is inside it blocks on its first allocation (seen 2026-11-24 in CI on
 # Sweep.QuietWritesNothingAndProgressIsPlainOffATerminal and Sweep.LinkedKeysMoveTogether, both hung for 600 s;
-# glibc's malloc locks its arenas around fork, so the plain build is not affected).
+# the plain build's allocator, tcmalloc, takes its locks around fork (pthread_atfork), as glibc's malloc does, so the
+# plain build is not affected).
 forking_sweeps='^Sweep\.|^cli\.sweep|^cli\.same_results_jobs_and_mpi$'
 # Also left out: the DeepSeek-V3 example, whose expert all-to-alls (4,032 flows each) take about a minute of the
 # Release build's time; unoptimised under the sanitizers it would take most of CI's budget.
