@@ -298,12 +298,42 @@ void push_column_parallel_backward(std::vector<Segment>& out, double gather_byte
   }
 }
 
+// The backward of a column-parallel layer without sequence parallelism, as Megatron-LM's
+// LinearWithGradAccumulationAndAsyncCommunication runs it with async_tensor_model_parallel_allreduce (the default
+// since late 2021; --no-async-tensor-model-parallel-allreduce turns it off) and Transformer Engine's Linear (v1.8,
+// allreduce(dgrad, async_op=...)): the input gradient's all-reduce is issued after the input-gradient GEMM, before the
+// weight-gradient GEMM, and waited for after it. The weight gradient leaves the run, beside the all-reduce. Without
+// both GEMMs in that run, the all-reduce is pushed as it is.
+void push_column_parallel_allreduce(std::vector<Segment>& out, double bytes, int64_t tp)
+{
+  auto plain = [&]() { push_collective(out, TpCollective::AllReduce, bytes, tp); };
+  if (out.empty() || out.back().is_collective())
+    return plain();
+  auto& ops = out.back().ops;
+  auto w = std::find_if(ops.rbegin(), ops.rend(), [](const Op& o) { return o.weight_gradient; });
+  if (w == ops.rend())
+    return plain();
+  const std::string layer = w->name.substr(0, w->name.size() - std::string(".wgrad").size());
+  if (std::none_of(ops.begin(), std::next(w).base(), [&](const Op& o) { return o.name == layer + ".dgrad"; }))
+    return plain();
+  const Op wgrad = *w;
+  ops.erase(std::next(w).base());
+  if (ops.empty())
+    out.pop_back();
+  Segment comm{{}, TpCollective::AllReduce, bytes};
+  comm.beside_next = true;
+  out.push_back(std::move(comm));
+  out.push_back(Segment{{wgrad}, TpCollective::None, 0});
+}
+
 // Turns a forward item list into forward and backward segment lists. Backward runs the items in reverse order,
 // each kernel's backward kernels, and each conjugate operator's other direction. `dispatch_bytes`: the tokens an
 // expert all-to-all ('a') moves (sent and received by one rank, its own share included).
-// `async_backward`: the items that allow it run their column-parallel layer's backward collectives beside its GEMMs.
+// `async_backward`: the items that allow it run their column-parallel layer's backward collectives beside its GEMMs
+// (with sequence parallelism; without it, where `async_allreduce` also holds).
 PassProgram assemble(const std::vector<Item>& items, bool sp, double boundary_bytes, int64_t tp,
-                     double dispatch_bytes = 0, int64_t ep = 1, int64_t cp = 1, bool async_backward = false)
+                     double dispatch_bytes = 0, int64_t ep = 1, int64_t cp = 1, bool async_backward = false,
+                     bool async_allreduce = false)
 {
   PassProgram p;
   // The tensor a collective moves: an all-gather may move a smaller (fp8) copy.
@@ -333,6 +363,8 @@ PassProgram assemble(const std::vector<Item>& items, bool sp, double boundary_by
       const TpCollective c = backward_collective(it->conjugate, sp);
       if (c == TpCollective::ReduceScatter && async_backward && it->async_backward && tp > 1)
         push_column_parallel_backward(p.backward, tensor(*it, TpCollective::AllGather), tensor(*it, c), tp);
+      else if (c == TpCollective::AllReduce && async_backward && async_allreduce && it->async_backward && tp > 1)
+        push_column_parallel_allreduce(p.backward, tensor(*it, c), tp);
       else
         push_collective(p.backward, c, tensor(*it, c), tp);
     } else {
@@ -556,7 +588,8 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
   items.push_back(mem_item("bias_dropout_add2", (3 * e + mask) * Tn * h, (2 * e + mask) * Tn * h));
 
   const double dispatch_bytes = whole ? e * Tn * routed * h : e * Tn * (Tx / T) * h;
-  PassProgram p = assemble(items, sh.sp, e * T * h, sh.tp, dispatch_bytes, sh.ep, sh.cp, !sh.tp_comm_overlap);
+  PassProgram p = assemble(items, sh.sp, e * T * h, sh.tp, dispatch_bytes, sh.ep, sh.cp, !sh.tp_comm_overlap,
+                           sh.tp_async_allreduce);
   // A layer pass's kernels share the stack's per-layer host time equally.
   for (auto* pass : {&p.forward, &p.backward}) {
     double n = 0;
@@ -605,7 +638,7 @@ PassProgram Transformer::head(const Shape& sh) const
   // Vocabulary-parallel cross entropy in fp32: conversion (read e, write 4) and five fp32 passes forward
   // (max, subtract, exp, sum, normalise); backward reads the probabilities, writes the fp32 and the e-byte grads.
   items.push_back(mem_item("cross_entropy", (e + 4 + 5 * 4) * logits, (4 + 4 + e) * logits));
-  return assemble(items, sh.sp, e * T * h, sh.tp, 0, 1, 1, true);
+  return assemble(items, sh.sp, e * T * h, sh.tp, 0, 1, 1, true, sh.tp_async_allreduce);
 }
 
 }  // namespace dtsim::model

@@ -45,6 +45,9 @@ struct Shape {
   /// GEMMs next to them their own way, so the column-parallel layers' backward collectives are not placed beside
   /// their GEMMs (the output layer's are).
   bool tp_comm_overlap = false;
+  /// Without sequence parallelism, the column-parallel layers' input-gradient all-reduces run beside their
+  /// weight-gradient GEMMs (parallel.tp_async_allreduce).
+  bool tp_async_allreduce = false;
 };
 
 class Transformer {

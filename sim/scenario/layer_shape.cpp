@@ -10,6 +10,7 @@ model::Shape layer_shape(const ScenarioSpec& s)
                      s.training.precision == "fp8"};
   shape.experts_whole = s.parallel.experts_whole();
   shape.tp_comm_overlap = s.parallel.tp_overlap;
+  shape.tp_async_allreduce = s.parallel.tp_async_allreduce;
   shape.fp8_current_scaling = s.stack.fp8_recipe == stack::Fp8Recipe::Current;
   // Transformer Engine casts the weights to fp8 on the first microbatch of a step and reuses the cast copy for the
   // others (the is_first_microbatch argument of its modules, which Megatron-LM passes): one cast per step.

@@ -32,6 +32,10 @@ struct ParallelSpec {
   /// Pipeline sends and receives overlap computation (asynchronous). false: Megatron-LM's default, the
   /// stage posts its sends and receives between units in one batch and waits for all of them.
   bool pp_overlap = false;
+  /// Without sequence parallelism: a column-parallel layer's input-gradient all-reduce runs beside its
+  /// weight-gradient GEMM (Megatron-LM's async_tensor_model_parallel_allreduce, on by default since late 2021;
+  /// Transformer Engine's Linear). false: after both GEMMs (Megatron-LM 2021, Megatron-DeepSpeed's copy of it).
+  bool tp_async_allreduce = true;
   /// Under a schedule that pairs units (scenario::StageUnit::beside_previous: DualPipe's F&B, interleaved 1F1B's
   /// steady state): a forward and a backward chunk run as one pair, one's expert all-to-alls beside the other's
   /// compute (TP collectives stay in their chunk's compute), as DeepSeek-V3 runs them (arXiv 2412.19437, Sec.

@@ -351,6 +351,7 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   // The overlap switches default to the stack's choice (resolved once the stack is loaded, below).
   const auto dp_overlap = par.boolean("dp_overlap", false), pp_overlap = par.boolean("pp_overlap", false);
   const auto tp_overlap = par.boolean("tp_overlap", false);
+  const auto tp_async_allreduce = par.boolean("tp_async_allreduce", false);
   s.parallel.dp_bucket_bytes =
       par.quantity("dp_bucket", Dimension::Bytes, false, limits::kBucket).value_or(25.0 * 1048576);
   s.parallel.stage_layers =
@@ -468,6 +469,7 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   const auto& ov = s.stack.overlap;
   s.parallel.dp_overlap = dp_overlap.value_or(ov.dp_overlap.value_or(true));
   s.parallel.pp_overlap = pp_overlap.value_or(ov.pp_overlap.value_or(false));
+  s.parallel.tp_async_allreduce = tp_async_allreduce.value_or(ov.tp_async_allreduce.value_or(true));
   // Stack defaults that need other settings apply only where those hold: TP overlap needs sequence parallelism,
   // parameter-gather overlap needs ZeRO 1 or 2.
   s.parallel.tp_overlap =

@@ -39,7 +39,7 @@ struct FrameworkMemory {
 /// Defaults of the scenario's overlap switches (parallel.*) that the stack turns on or off when the scenario does
 /// not set them.
 struct OverlapDefaults {
-  std::optional<bool> tp_overlap, dp_overlap, pp_overlap, param_gather_overlap;
+  std::optional<bool> tp_overlap, dp_overlap, pp_overlap, param_gather_overlap, tp_async_allreduce;
 };
 
 /// The efficiency factors: multipliers of the modelled speed (1 = no correction) and an additive per-step time.

@@ -53,6 +53,7 @@ StackSpec load_stack(const std::string& path, Diagnostics& diag)
   st.overlap.dp_overlap = ov.boolean("dp_overlap", false);
   st.overlap.pp_overlap = ov.boolean("pp_overlap", false);
   st.overlap.param_gather_overlap = ov.boolean("param_gather_overlap", false);
+  st.overlap.tp_async_allreduce = ov.boolean("tp_async_allreduce", false);
   ov.finish();
 
   // Factors multiply modelled speeds: 0.5 halves a throughput, 2 doubles it. Outside [0.05, 20] a factor no longer

@@ -379,6 +379,37 @@ TEST(TensorParallelTiming, SequenceParallelMatchesRingTime)
     }
   check_exposed_tp(overrides, kMicrobatches * per_microbatch);
 }
+// Without sequence parallelism, each column-parallel layer's (QKV, fc1, and the head's) input-gradient all-reduce
+// runs beside its weight-gradient GEMM (w seconds) and takes 16 of the A100's 108 SMs from it: what shows is
+// a - w / (1 - 16/108) where the all-reduce is the longer; the other all-reduces show whole.
+TEST(TensorParallelTiming, AsyncAllReduceBesideWeightGradient)
+{
+  const double ar = hand_all_reduce("simple", kTensorBytes);
+  const auto overrides = forced("ring", "simple", {"parallel.tp_async_allreduce=true"});
+  auto s = tp8(overrides);
+  dtsim::model::Transformer t(s.model);
+  dtsim::hardware::ComputeModel cm(s.hardware.device, s.training.precision, s.stack);
+  auto prog = dtsim::replay::build_step_program(s, derive_plan(s), t, cm);
+  double per_microbatch = 0;
+  int beside = 0;
+  for (const auto* pass : {&prog.forward[0][0], &prog.backward[0][0]})
+    for (size_t i = 0; i < pass->size(); ++i) {
+      const auto& st = (*pass)[i];
+      if (st.kind != dtsim::replay::Step::Kind::TpCollective)
+        continue;
+      EXPECT_EQ(st.collective, dtsim::model::TpCollective::AllReduce);
+      if (!st.beside_next) {
+        per_microbatch += ar;
+        continue;
+      }
+      ++beside;
+      ASSERT_LT(i + 1, pass->size());
+      const double w = (*pass)[i + 1].seconds;
+      per_microbatch += std::max(0.0, ar - w / (1 - 16.0 / 108));
+    }
+  EXPECT_EQ(beside, int(2 * kL + 1));
+  check_exposed_tp(overrides, kMicrobatches * per_microbatch);  // (switched off: FoldedMatchesRingTime)
+}
 // The tree on one node: the chain carries 2 S each way at 0.92 of the link.
 TEST(TensorParallelTiming, TreeMatchesClosedForm)
 {

@@ -192,7 +192,8 @@ TEST(Sweep, WhatIfOnAHardwareQuantityMovesTheDataParallelPart)
   EXPECT_GT(slow["step_time_s"].get<double>(), fast["step_time_s"].get<double>());
   EXPECT_GT(slow["breakdown"]["exposed_dp_comm_s"].get<double>(), fast["breakdown"]["exposed_dp_comm_s"].get<double>());
   // the same kernels; summed in another event order (the links differ), so equal to the last bits only
-  EXPECT_DOUBLE_EQ(slow["breakdown"]["compute_s"].get<double>(), fast["breakdown"]["compute_s"].get<double>());
+  // (to rounding: kernels beside an all-reduce are summed in the order their pieces end)
+  EXPECT_LT(dtsim::test::rel_diff(slow["breakdown"]["compute_s"].get<double>(), fast["breakdown"]["compute_s"].get<double>()), 1e-12);
   EXPECT_EQ(slow["model"], "tiny-gpt");
   EXPECT_EQ(slow["hardware"], fast["hardware"]);
   fs::remove_all(dir);
