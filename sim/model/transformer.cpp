@@ -1,7 +1,7 @@
 #include "model/transformer.hpp"
 
 #include <algorithm>
-#include <tuple>
+#include <optional>
 
 #include "model/mla.hpp"
 
@@ -262,6 +262,35 @@ void push_collective(std::vector<Segment>& out, TpCollective c, double bytes, in
   out.push_back(Segment{{}, c, bytes});
 }
 
+// The GEMMs a column-parallel layer's backward collectives run beside: the weight-gradient GEMM that is last in the
+// run of kernels just pushed, and before it the same layer's input-gradient GEMM (indices into the run's ops). None
+// when the run does not hold both.
+std::optional<std::pair<size_t, size_t>> layer_backward_gemms(const std::vector<Segment>& out)
+{
+  if (out.empty() || out.back().is_collective())
+    return std::nullopt;
+  const auto& ops = out.back().ops;
+  size_t w = ops.size();
+  while (w > 0 && !ops[w - 1].weight_gradient)
+    --w;
+  if (w-- == 0)
+    return std::nullopt;
+  const std::string dgrad = ops[w].name.substr(0, ops[w].name.size() - std::string(".wgrad").size()) + ".dgrad";
+  for (size_t d = 0; d < w; ++d)
+    if (ops[d].name == dgrad)
+      return std::pair{d, w};
+  return std::nullopt;
+}
+
+// A collective issued asynchronously beside the kernels that follow it.
+void push_beside(std::vector<Segment>& out, TpCollective c, double bytes, std::vector<Op> kernels)
+{
+  Segment comm{{}, c, bytes};
+  comm.beside_next = true;
+  out.push_back(std::move(comm));
+  out.push_back(Segment{std::move(kernels), TpCollective::None, 0});
+}
+
 // The backward of a column-parallel layer with sequence parallelism, as Megatron-LM's
 // LinearWithGradAccumulationAndAsyncCommunication (megatron/core/tensor_parallel/layers.py, since sequence parallelism
 // came in, 2022) and Transformer Engine's Linear, LayerNormLinear and LayerNormMLP (v1.8) run it: the layer's input,
@@ -272,30 +301,19 @@ void push_collective(std::vector<Segment>& out, TpCollective c, double bytes, in
 // reduce-scatter. Without its two GEMMs in that run, the reduce-scatter is pushed as it is.
 void push_column_parallel_backward(std::vector<Segment>& out, double gather_bytes, double scatter_bytes, int64_t tp)
 {
-  auto plain = [&]() { push_collective(out, TpCollective::ReduceScatter, scatter_bytes, tp); };
-  if (out.empty() || out.back().is_collective())
-    return plain();
+  const auto gemms = layer_backward_gemms(out);
+  if (!gemms)
+    return push_collective(out, TpCollective::ReduceScatter, scatter_bytes, tp);
   auto& ops = out.back().ops;
-  auto w = std::find_if(ops.rbegin(), ops.rend(), [](const Op& o) { return o.weight_gradient; });
-  if (w == ops.rend())
-    return plain();
-  const std::string layer = w->name.substr(0, w->name.size() - std::string(".wgrad").size());
-  auto d = std::find_if(ops.begin(), std::next(w).base(), [&](const Op& o) { return o.name == layer + ".dgrad"; });
-  if (d == std::next(w).base())
-    return plain();
-  const Op wgrad = *w;
-  ops.erase(std::next(w).base());
-  std::vector<Op> input_grad(d, ops.end());  // the input gradient and what follows it
-  ops.erase(d, ops.end());
+  const auto [d, w] = *gemms;
+  const Op wgrad = ops[w];
+  ops.erase(ops.begin() + std::ptrdiff_t(w));
+  std::vector<Op> input_grad(ops.begin() + std::ptrdiff_t(d), ops.end());  // the input gradient and what follows it
+  ops.erase(ops.begin() + std::ptrdiff_t(d), ops.end());
   if (ops.empty())
     out.pop_back();
-  for (auto [c, bytes, kernels] : {std::tuple{TpCollective::AllGather, gather_bytes, std::move(input_grad)},
-                                   std::tuple{TpCollective::ReduceScatter, scatter_bytes, std::vector<Op>{wgrad}}}) {
-    Segment comm{{}, c, bytes};
-    comm.beside_next = true;
-    out.push_back(std::move(comm));
-    out.push_back(Segment{std::move(kernels), TpCollective::None, 0});
-  }
+  push_beside(out, TpCollective::AllGather, gather_bytes, std::move(input_grad));
+  push_beside(out, TpCollective::ReduceScatter, scatter_bytes, {wgrad});
 }
 
 // The backward of a column-parallel layer without sequence parallelism, as Megatron-LM's
@@ -306,24 +324,15 @@ void push_column_parallel_backward(std::vector<Segment>& out, double gather_byte
 // both GEMMs in that run, the all-reduce is pushed as it is.
 void push_column_parallel_allreduce(std::vector<Segment>& out, double bytes, int64_t tp)
 {
-  auto plain = [&]() { push_collective(out, TpCollective::AllReduce, bytes, tp); };
-  if (out.empty() || out.back().is_collective())
-    return plain();
+  const auto gemms = layer_backward_gemms(out);
+  if (!gemms)
+    return push_collective(out, TpCollective::AllReduce, bytes, tp);
   auto& ops = out.back().ops;
-  auto w = std::find_if(ops.rbegin(), ops.rend(), [](const Op& o) { return o.weight_gradient; });
-  if (w == ops.rend())
-    return plain();
-  const std::string layer = w->name.substr(0, w->name.size() - std::string(".wgrad").size());
-  if (std::none_of(ops.begin(), std::next(w).base(), [&](const Op& o) { return o.name == layer + ".dgrad"; }))
-    return plain();
-  const Op wgrad = *w;
-  ops.erase(std::next(w).base());
+  const Op wgrad = ops[gemms->second];
+  ops.erase(ops.begin() + std::ptrdiff_t(gemms->second));
   if (ops.empty())
     out.pop_back();
-  Segment comm{{}, TpCollective::AllReduce, bytes};
-  comm.beside_next = true;
-  out.push_back(std::move(comm));
-  out.push_back(Segment{{wgrad}, TpCollective::None, 0});
+  push_beside(out, TpCollective::AllReduce, bytes, {wgrad});
 }
 
 // Turns a forward item list into forward and backward segment lists. Backward runs the items in reverse order,
@@ -427,10 +436,8 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
       linear(name, 1, m, n, h);
       return;
     }
-    Item cast = fp8_cast(name, 1, m, n, h);
-    cast.fwd.bytes = (double(e) + 2) * sh.fp8_weight_cast_share * h * n;
-    cast.bwd[0].bytes += 2 * m * h;
-    items.push_back(cast);
+    const double per = double(e) + 2;  // fp8_cast's bytes per element under delayed scaling
+    items.push_back(mem_item(name + ".fp8_cast", per * sh.fp8_weight_cast_share * h * n, per * m * n + 2 * m * h));
     items.push_back(linear_item(name, 1, m, n, h, e, 1));
   };
   // The tensor-parallel region around dense linear layers: 'f' in front of a column-parallel layer, 'g' after a

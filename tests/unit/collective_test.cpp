@@ -352,63 +352,59 @@ TEST(TensorParallelTiming, RingLL128MatchesClosedForm)
   check_exposed_tp(forced("ring", "ll128"), expected_exposed_tp("ll128"));
 }
 TEST(TensorParallelTiming, RingLLMatchesClosedForm) { check_exposed_tp(forced("ring", "ll"), expected_exposed_tp("ll")); }
+// What a microbatch's TP collectives, each c seconds on the tp8 node, show by hand: whole, or, beside the compute
+// step after them (w seconds, giving up 16 of the A100's 108 SMs while the collective runs), c - w / (1 - 16/108)
+// where the collective is the longer.
+struct HandExposure {
+  double per_microbatch = 0;
+  int collectives = 0, beside = 0, all_reduces = 0;
+};
+HandExposure hand_exposed_tp(const std::vector<std::string>& overrides, double c)
+{
+  auto s = tp8(overrides);
+  dtsim::model::Transformer t(s.model);
+  dtsim::hardware::ComputeModel cm(s.hardware.device, s.training.precision, s.stack);
+  auto prog = dtsim::replay::build_step_program(s, derive_plan(s), t, cm);
+  HandExposure e;
+  for (const auto* pass : {&prog.forward[0][0], &prog.backward[0][0]})
+    for (size_t i = 0; i < pass->size(); ++i) {
+      const auto& st = (*pass)[i];
+      if (st.kind != dtsim::replay::Step::Kind::TpCollective)
+        continue;
+      ++e.collectives;
+      e.all_reduces += st.collective == dtsim::model::TpCollective::AllReduce;
+      if (!st.beside_next) {
+        e.per_microbatch += c;
+        continue;
+      }
+      ++e.beside;
+      if (i + 1 >= pass->size()) {
+        ADD_FAILURE() << "a collective beside nothing ends the pass";
+        continue;
+      }
+      const double w = (*pass)[i + 1].seconds;
+      e.per_microbatch += std::max(0.0, c - w / (1 - 16.0 / 108));
+    }
+  return e;
+}
+
 // Reduce-scatter + all-gather: the bandwidth of one all-reduce, the latency of two 7-step rings. In backward, a
-// column-parallel layer's gather and reduce-scatter run beside its GEMMs (k runs of w seconds), each taking 16 of
-// the A100's 108 SMs from them: what shows is c - w / (1 - 16/108) where the collective is the longer.
+// column-parallel layer's gather and reduce-scatter run beside its GEMMs.
 TEST(TensorParallelTiming, SequenceParallelMatchesRingTime)
 {
   const double rs = (8.4 + 7 * 3.4) * kUs + 0.875 * kTensorBytes / 240e9;
   const auto overrides = forced("ring", "simple", {"parallel.sp=true"});
-  auto s = tp8(overrides);
-  dtsim::model::Transformer t(s.model);
-  dtsim::hardware::ComputeModel cm(s.hardware.device, s.training.precision, s.stack);
-  auto prog = dtsim::replay::build_step_program(s, derive_plan(s), t, cm);
-  double per_microbatch = 0;
-  for (const auto* pass : {&prog.forward[0][0], &prog.backward[0][0]})
-    for (size_t i = 0; i < pass->size(); ++i) {
-      const auto& st = (*pass)[i];
-      if (st.kind != dtsim::replay::Step::Kind::TpCollective)
-        continue;
-      if (!st.beside_next) {
-        per_microbatch += rs;
-        continue;
-      }
-      ASSERT_LT(i + 1, pass->size());
-      const double w = (*pass)[i + 1].seconds;
-      per_microbatch += std::max(0.0, rs - w / (1 - 16.0 / 108));
-    }
-  check_exposed_tp(overrides, kMicrobatches * per_microbatch);
+  check_exposed_tp(overrides, kMicrobatches * hand_exposed_tp(overrides, rs).per_microbatch);
 }
 // Without sequence parallelism, each column-parallel layer's (QKV, fc1, and the head's) input-gradient all-reduce
-// runs beside its weight-gradient GEMM (w seconds) and takes 16 of the A100's 108 SMs from it: what shows is
-// a - w / (1 - 16/108) where the all-reduce is the longer; the other all-reduces show whole.
+// runs beside its weight-gradient GEMM; the other all-reduces show whole.
 TEST(TensorParallelTiming, AsyncAllReduceBesideWeightGradient)
 {
-  const double ar = hand_all_reduce("simple", kTensorBytes);
   const auto overrides = forced("ring", "simple", {"parallel.tp_async_allreduce=true"});
-  auto s = tp8(overrides);
-  dtsim::model::Transformer t(s.model);
-  dtsim::hardware::ComputeModel cm(s.hardware.device, s.training.precision, s.stack);
-  auto prog = dtsim::replay::build_step_program(s, derive_plan(s), t, cm);
-  double per_microbatch = 0;
-  int beside = 0;
-  for (const auto* pass : {&prog.forward[0][0], &prog.backward[0][0]})
-    for (size_t i = 0; i < pass->size(); ++i) {
-      const auto& st = (*pass)[i];
-      if (st.kind != dtsim::replay::Step::Kind::TpCollective)
-        continue;
-      EXPECT_EQ(st.collective, dtsim::model::TpCollective::AllReduce);
-      if (!st.beside_next) {
-        per_microbatch += ar;
-        continue;
-      }
-      ++beside;
-      ASSERT_LT(i + 1, pass->size());
-      const double w = (*pass)[i + 1].seconds;
-      per_microbatch += std::max(0.0, ar - w / (1 - 16.0 / 108));
-    }
-  EXPECT_EQ(beside, int(2 * kL + 1));
-  check_exposed_tp(overrides, kMicrobatches * per_microbatch);  // (switched off: FoldedMatchesRingTime)
+  const auto e = hand_exposed_tp(overrides, hand_all_reduce("simple", kTensorBytes));
+  EXPECT_EQ(e.all_reduces, e.collectives);
+  EXPECT_EQ(e.beside, int(2 * kL + 1));
+  check_exposed_tp(overrides, kMicrobatches * e.per_microbatch);  // (switched off: FoldedMatchesRingTime)
 }
 // The tree on one node: the chain carries 2 S each way at 0.92 of the link.
 TEST(TensorParallelTiming, TreeMatchesClosedForm)
