@@ -13,7 +13,7 @@ using sg4::LinkInRoute;
 
 ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const parallel::Placement& placement,
                                  const std::vector<char>& needed)
-    : layout_(hw, placement)
+    : layout_(hw, placement), nvlink_latency_s_(hw.node.nvlink.latency_s), nic_latency_s_(hw.network.nic.latency_s)
 {
   const int64_t per_node = placement.devices_per_node();
   auto is_needed = [&](int64_t d) { return needed.empty() || needed[size_t(d)] != 0; };
@@ -34,9 +34,7 @@ ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const paralle
       if (!is_needed(d))
         continue;
       auto* host = gpu_zone->create_host("gpu" + std::to_string(d), kHostSpeed)->seal();
-      auto* link = gpu_zone->create_split_duplex_link("nvlink" + std::to_string(d), nvl.goodput_Bps)
-                       ->set_latency(nvl.latency_s / 2)
-                       ->seal();
+      auto* link = gpu_zone->create_split_duplex_link("nvlink" + std::to_string(d), nvl.goodput_Bps)->seal();
       ++links_;
       gpu_zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {{link, LinkInRoute::Direction::UP}},
                           true);
@@ -88,9 +86,7 @@ ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const paralle
         continue;
       auto* zone = single ? single : leaf_zones[size_t(layout_.leaf_of_nic(i))];
       auto* host = zone->create_host("nic" + std::to_string(i), kHostSpeed)->seal();
-      auto* link = zone->create_split_duplex_link("niclink" + std::to_string(i), net.nic.goodput_Bps)
-                       ->set_latency(net.nic.latency_s / 2)
-                       ->seal();
+      auto* link = zone->create_split_duplex_link("niclink" + std::to_string(i), net.nic.goodput_Bps)->seal();
       ++links_;
       zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {{link, LinkInRoute::Direction::UP}}, true);
       nics_[size_t(i)] = host;
@@ -101,7 +97,7 @@ ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const paralle
   for (int64_t lf = 0; lf < leaves && levels > 1; ++lf) {
     leaf_zones[size_t(lf)]->seal();
     double bw = double(layout_.nics_in_leaf(lf)) * net.nic.goodput_Bps / net.oversubscription;
-    leaf_up[size_t(lf)] = fabric->create_split_duplex_link("leafup" + std::to_string(lf), bw)->set_latency(0)->seal();
+    leaf_up[size_t(lf)] = fabric->create_split_duplex_link("leafup" + std::to_string(lf), bw)->seal();
     ++links_;
   }
   for (int64_t p = 0; p < pod_count; ++p) {
@@ -109,7 +105,7 @@ ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const paralle
     for (int64_t lf = p * leaves_per_pod; lf < std::min(leaves, (p + 1) * leaves_per_pod); ++lf)
       nics += layout_.nics_in_leaf(lf);
     double bw = double(nics) * net.nic.goodput_Bps / net.oversubscription;
-    pod_up[size_t(p)] = fabric->create_split_duplex_link("podup" + std::to_string(p), bw)->set_latency(0)->seal();
+    pod_up[size_t(p)] = fabric->create_split_duplex_link("podup" + std::to_string(p), bw)->seal();
     ++links_;
   }
   using Dir = LinkInRoute::Direction;

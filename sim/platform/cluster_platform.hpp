@@ -8,9 +8,15 @@
 ///    (a fluid view of a fat tree: ECMP spreads a group's traffic over its uplinks evenly);
 ///    a fabric without oversubscription is built as one switch (its uplinks could never be a bottleneck).
 /// Latency terms and closed-form times are SimGrid kernel timers (replay/activities.hpp), not hosts.
-/// Every route crosses exactly two NIC links (or two NVLink links), each with half the end-to-end latency, and
-/// switch links have none, so all routes of a kind have the same latency: CM02 shares a bottleneck in
-/// proportion to route latency, and uniform latencies keep that sharing fair (../shared/notes/simgrid-3.32.md).
+/// Links carry no latency: the replay waits a route's latency (route_latency) with a timer before the flow sends
+/// (Activities::flow). SimGrid 3.32's lazy max-min update marks only the first link of a comm whose latency has
+/// been paid as modified, and nothing more when that link already is (System::update_modified_cnst_set, reached
+/// from System::enable_var): the other flows on its other links kept their old rates. Seen on a NeMo Llama 2 70B
+/// step: a 160 MB flow kept its whole NIC while a 16 MB flow joined its link at half rate, ending 0.35 ms early
+/// (the same step with SimGrid's full update, network/optim:Full, agreed with the timers to 1e-14). A comm of no
+/// latency is solved on every link it crosses (System::expand). All flows on a link have the same route latency
+/// (two NVLink links or two NIC links, switch links none), so CM02's sharing in proportion to route latency was
+/// plain max-min, as it is without latencies.
 #include <cstdint>
 #include <vector>
 
@@ -41,6 +47,8 @@ class ClusterPlatform {
   /// The NIC host that carries this device's inter-node traffic.
   simgrid::s4u::Host* nic(int64_t device) const;
   bool same_node(int64_t a, int64_t b) const { return layout_.same_node(a, b); }
+  /// The latency of a route between two devices of a node (NVLink), or between two NICs.
+  double route_latency(bool within_node) const { return within_node ? nvlink_latency_s_ : nic_latency_s_; }
   int64_t link_count() const { return links_; }
 
  private:
@@ -48,6 +56,7 @@ class ClusterPlatform {
   std::vector<simgrid::s4u::Host*> gpus_;  ///< nullptr where not built
   std::vector<simgrid::s4u::Host*> nics_;  ///< node * nics_per_node + local NIC; nullptr where not built
   int64_t links_ = 0;
+  double nvlink_latency_s_ = 0, nic_latency_s_ = 0;
 };
 
 }  // namespace dtsim::platform

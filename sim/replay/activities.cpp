@@ -1,8 +1,12 @@
 #include "replay/activities.hpp"
 
-#include <simgrid/kernel/Timer.hpp>
 #include <xbt/log.h>
 
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "core/diagnostics.hpp"
 #include "platform/cluster_platform.hpp"
 
 namespace dtsim::replay {
@@ -79,6 +83,10 @@ void Activities::dispatch(Handler* h)
   // previous ones instead.
   graveyard_.clear();
   graveyard_.push_back(std::move(h->keep));
+  if (h->counted != nullptr)
+    for (size_t r : *h->counted)
+      --uses_[r].simgrid;
+  h->counted = nullptr;
   auto fn = std::move(h->fn);
   free_.push_back(h);
   fn();
@@ -87,7 +95,20 @@ void Activities::dispatch(Handler* h)
 void Activities::exec(sg4::Host* host, double seconds, std::function<void()> done)
 {
   Handler* h = handler(std::move(done));
-  auto e = sg4::Exec::init()->set_flops_amount(std::max(seconds, 0.0) * platform::kHostSpeed)->set_host(host);
+  const HostResource& hr = host_resource(host);
+  const double flops = std::max(seconds, 0.0) * platform::kHostSpeed;
+  if (claim(hr.use))
+    start_solo(h, host, nullptr, nullptr, hr.use, hr.speed, flops);
+  else
+    start_exec(host, flops, h, &hr.use);
+}
+
+void Activities::start_exec(sg4::Host* host, double flops, Handler* h, const Resources* counted)
+{
+  for (size_t r : *counted)
+    ++uses_[r].simgrid;
+  h->counted = counted;
+  auto e = sg4::Exec::init()->set_flops_amount(flops)->set_host(host);
   e->set_data(h);
   h->keep = e;
   e->start();
@@ -97,9 +118,13 @@ sg4::Exec* Activities::occupy(sg4::Host* host, double share)
 {
   // Enough work never to finish before release(); its end dispatches nothing. SimGrid shares a host between its
   // execs in proportion to their priorities: share / (1 - share) against the other exec's 1 gives it `share`.
+  const HostResource& hr = host_resource(host);
+  claim(hr.use);  // the exec it shares with becomes SimGrid's
+  for (size_t r : hr.use)
+    ++uses_[r].simgrid;
   auto e = sg4::Exec::init()->set_flops_amount(1e30)->set_host(host)->set_priority(share / (1.0 - share));
   e->set_data(&occupier_mark_);
-  occupiers_[e.get()] = {e, 0};
+  occupiers_[e.get()] = {e, 0, &hr.use};
   e->start();
   return e.get();
 }
@@ -110,6 +135,12 @@ void Activities::release(sg4::Exec* occupier)
   // (checked on a two-exec example): drop its priority to nothing first, so that its share ends now.
   occupier->update_priority(1e-12);
   occupier->cancel();
+  auto it = occupiers_.find(occupier);
+  if (it != occupiers_.end() && it->second.counted != nullptr) {
+    for (size_t r : *it->second.counted)
+      --uses_[r].simgrid;
+    it->second.counted = nullptr;
+  }
 }
 
 void Activities::delay(double seconds, std::function<void()> done)
@@ -120,11 +151,160 @@ void Activities::delay(double seconds, std::function<void()> done)
 
 void Activities::comm(sg4::Host* a, sg4::Host* b, double bytes, std::function<void()> done)
 {
+  start_comm(a, b, uint64_t(std::max(bytes, 1.0)), handler(std::move(done)), nullptr);
+}
+
+void Activities::flow(sg4::Host* a, sg4::Host* b, double bytes, double latency_s, std::function<void()> done)
+{
   Handler* h = handler(std::move(done));
-  auto c = sg4::Comm::sendto_init(a, b)->set_payload_size(uint64_t(std::max(bytes, 1.0)));
+  const auto payload = uint64_t(std::max(bytes, 1.0));
+  if (latency_s > 0)
+    simgrid::kernel::timer::Timer::set(now() + latency_s, [this, a, b, payload, h]() { send(a, b, payload, h); });
+  else
+    send(a, b, payload, h);
+}
+
+void Activities::send(sg4::Host* a, sg4::Host* b, uint64_t bytes, Handler* h)
+{
+  const Route& r = route(a, b);
+  if (claim(r.links))
+    start_solo(h, nullptr, a, b, r.links, r.solo_Bps, double(bytes));
+  else
+    start_comm(a, b, bytes, h, &r.links);
+}
+
+void Activities::start_comm(sg4::Host* a, sg4::Host* b, uint64_t bytes, Handler* h, const Resources* counted)
+{
+  if (counted != nullptr)
+    for (size_t r : *counted)
+      ++uses_[r].simgrid;
+  h->counted = counted;
+  auto c = sg4::Comm::sendto_init(a, b)->set_payload_size(bytes);
   c->set_data(h);
   h->keep = c;
   c->start();
+}
+
+// ---- activities timed alone ----------------------------------------------------------------------------------
+
+bool Activities::claim(const Resources& resources)
+{
+  const double t = now();
+  bool free = true;
+  for (size_t r : resources) {
+    Use& use = uses_[r];
+    free = free && use.simgrid == 0;
+    for (size_t i = 0; i < use.solo.size();) {
+      if (use.solo[i]->ends > t) {  // still running: it shares from now on
+        free = false;
+        hand_to_simgrid(use.solo[i]);  // takes it off this list
+      } else {
+        ++i;  // ends now: its timer is due
+      }
+    }
+  }
+  return free;
+}
+
+void Activities::start_solo(Handler* h, sg4::Host* host, sg4::Host* a, sg4::Host* b, const Resources& resources,
+                            double rate, double work)
+{
+  Solo* s;
+  if (!solo_free_.empty()) {
+    s = solo_free_.back();
+    solo_free_.pop_back();
+  } else {
+    solo_pool_.emplace_back();
+    s = &solo_pool_.back();
+  }
+  *s = Solo{h, host, a, b, &resources, rate, now() + (rate > 0 ? work / rate : 0.0), nullptr};
+  for (size_t r : resources)
+    uses_[r].solo.push_back(s);
+  s->timer = simgrid::kernel::timer::Timer::set(s->ends, [this, s]() {
+    s->timer = nullptr;
+    end_solo(s);
+  });
+}
+
+// Alone on its resources until now, it has done its work at its full rate: what is left goes to SimGrid, which
+// shares it from now on. A comm's payload is whole bytes (half a byte: 1e-11 s on a 48 GB/s link).
+void Activities::hand_to_simgrid(Solo* s)
+{
+  const double left = (s->ends - now()) * s->rate;
+  s->timer->remove();
+  s->timer = nullptr;
+  forget_solo(s);
+  const Solo was = *s;
+  solo_free_.push_back(s);
+  if (was.host != nullptr)
+    start_exec(was.host, left, was.h, was.resources);
+  else
+    start_comm(was.a, was.b, uint64_t(std::max(std::llround(left), 1LL)), was.h, was.resources);
+}
+
+void Activities::end_solo(Solo* s)
+{
+  forget_solo(s);
+  Handler* h = s->h;
+  solo_free_.push_back(s);
+  auto fn = std::move(h->fn);
+  free_.push_back(h);
+  fn();
+}
+
+void Activities::forget_solo(Solo* s)
+{
+  for (size_t r : *s->resources) {
+    auto& solo = uses_[r].solo;
+    auto it = std::find(solo.begin(), solo.end(), s);
+    *it = solo.back();
+    solo.pop_back();
+  }
+}
+
+size_t Activities::resource_index(const void* resource)
+{
+  auto [it, added] = resource_index_.try_emplace(resource, uses_.size());
+  if (added)
+    uses_.emplace_back();
+  return it->second;
+}
+
+const Activities::HostResource& Activities::host_resource(sg4::Host* host)
+{
+  auto it = hosts_.find(host);
+  if (it != hosts_.end())
+    return it->second;
+  // Cas01: an exec runs on one core at the host's speed whatever else the host does, and alone it gets that.
+  HostResource hr;
+  hr.use = {resource_index(host)};
+  hr.speed = host->get_speed();
+  return hosts_.emplace(host, std::move(hr)).first->second;
+}
+
+const Activities::Route& Activities::route(sg4::Host* a, sg4::Host* b)
+{
+  const auto key = std::make_pair(static_cast<const void*>(a), static_cast<const void*>(b));
+  auto it = routes_.find(key);
+  if (it != routes_.end())
+    return it->second;
+  std::vector<sg4::Link*> path;
+  double latency = 0;
+  a->route_to(b, path, &latency);
+  if (latency != 0)
+    throw InternalError("flows need a platform whose links carry no latency; the route from " + a->get_name() +
+                        " to " + b->get_name() + " has " + std::to_string(latency) + " s");
+  // CM02 with bandwidth factor 1: a flow alone on its links gets the narrowest one's bandwidth (SimGrid's
+  // comm_action_set_bounds).
+  Route r;
+  for (auto* l : path) {
+    if (l->get_sharing_policy() != sg4::Link::SharingPolicy::SHARED)
+      throw InternalError("flows need shared links; link " + l->get_name() + " has another sharing policy");
+    if (r.solo_Bps == 0 || l->get_bandwidth() < r.solo_Bps)
+      r.solo_Bps = l->get_bandwidth();
+    r.links.push_back(resource_index(l));
+  }
+  return routes_.emplace(key, std::move(r)).first->second;
 }
 
 void Activities::run(const std::function<void()>& start)

@@ -1,0 +1,97 @@
+// Activities timed alone (a kernel timer) until another one joins their host or link, then handed to SimGrid with
+// the work they have left: the dates must be those of max-min sharing from the start, computed here by hand.
+#include <gtest/gtest.h>
+
+#include <simgrid/s4u.hpp>
+
+#include "platform/cluster_platform.hpp"
+#include "replay/activities.hpp"
+
+namespace {
+
+namespace sg4 = simgrid::s4u;
+using dtsim::replay::Activities;
+
+constexpr double kLinkBps = 10e9;  // 1e9 bytes take 0.1 s alone
+
+// A star of hosts, each on its own split-duplex link of no latency (as the cluster's NVLink star).
+std::vector<sg4::Host*> star(int hosts)
+{
+  auto* zone = sg4::create_star_zone("star");
+  std::vector<sg4::Host*> out;
+  for (int i = 0; i < hosts; ++i) {
+    auto* host = zone->create_host("h" + std::to_string(i), dtsim::platform::kHostSpeed)->seal();
+    auto* link = zone->create_split_duplex_link("l" + std::to_string(i), kLinkBps)->seal();
+    zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr,
+                    {{link, sg4::LinkInRoute::Direction::UP}}, true);
+    out.push_back(host);
+  }
+  zone->seal();
+  return out;
+}
+
+// One engine per process: each test runs one simulation.
+TEST(Activities, FlowJoinedMidwaySharesItsLinkFromThen)
+{
+  Activities acts;
+  auto h = star(5);
+  const double latency = 1e-3;
+  double first = -1, second = -1, alone = -1;
+  acts.run([&]() {
+    // h0 -> h1 sends from 0.001; alone it would end at 0.101.
+    acts.flow(h[0], h[1], 1e9, latency, [&]() { first = Activities::now(); });
+    // h3 -> h4 shares nothing: latency + bytes / bandwidth.
+    acts.flow(h[3], h[4], 1e9, latency, [&]() { alone = Activities::now(); });
+    // h2 -> h1 sends from 0.051 on h1's link: from then on each gets 5 GB/s. The first has 0.5e9 bytes left and
+    // ends at 0.151; the second has sent 0.5e9 by then, and the rest alone takes 0.05 s more.
+    acts.delay(0.05, [&]() { acts.flow(h[2], h[1], 1e9, latency, [&]() { second = Activities::now(); }); });
+  });
+  EXPECT_NEAR(alone, 0.101, 1e-12);
+  EXPECT_NEAR(first, 0.151, 1e-12);
+  EXPECT_NEAR(second, 0.201, 1e-12);
+  EXPECT_EQ(acts.count(), 4);  // three flows and a delay
+}
+
+TEST(Activities, FlowsSharingOnlyOneLinkOfTheirRoutes)
+{
+  Activities acts;
+  auto h = star(4);
+  double ab = -1, cb = -1, cd = -1;
+  acts.run([&]() {
+    // h0 -> h1 and h2 -> h1 share h1's link from 0: 5 GB/s each. h2 -> h3 joins h2's link at 0.02: h2's link
+    // then carries two flows of which one is held to 5 GB/s by h1's link, so max-min gives each 5 GB/s (both
+    // links saturated). At 0.2 the first two end (1e9 at 5 GB/s); h2 -> h3 has sent 0.9e9 by then, and the last
+    // 0.1e9 alone takes 0.01 s.
+    acts.flow(h[0], h[1], 1e9, 0, [&]() { ab = Activities::now(); });
+    acts.flow(h[2], h[1], 1e9, 0, [&]() { cb = Activities::now(); });
+    acts.delay(0.02, [&]() { acts.flow(h[2], h[3], 1e9, 0, [&]() { cd = Activities::now(); }); });
+  });
+  EXPECT_NEAR(ab, 0.2, 1e-12);
+  EXPECT_NEAR(cb, 0.2, 1e-12);
+  EXPECT_NEAR(cd, 0.21, 1e-12);
+}
+
+TEST(Activities, ExecJoinedMidwaySharesItsHostFromThen)
+{
+  Activities acts;
+  auto h = star(2);
+  double first = -1, second = -1, occupied = -1;
+  acts.run([&]() {
+    // Two one-second kernels on h0, the second from 0.5: each runs at half speed from then on. The first has
+    // 0.5 s of work left and ends at 1.5; the second has done 0.5 s by then and ends at 2.0.
+    acts.exec(h[0], 1.0, [&]() { first = Activities::now(); });
+    acts.delay(0.5, [&]() { acts.exec(h[0], 1.0, [&]() { second = Activities::now(); }); });
+    // A one-second kernel on h1 that another lane occupies a quarter of from 0.5 to 1.0: 0.5 + 0.375 s done by
+    // 1.0, the last 0.125 s alone.
+    acts.exec(h[1], 1.0, [&]() { occupied = Activities::now(); });
+    acts.delay(0.5, [&]() {
+      auto* occupier = acts.occupy(h[1], 0.25);
+      acts.delay(0.5, [&acts, occupier]() { acts.release(occupier); });
+    });
+  });
+  EXPECT_NEAR(first, 1.5, 1e-12);
+  EXPECT_NEAR(second, 2.0, 1e-12);
+  EXPECT_NEAR(occupied, 1.125, 1e-12);
+}
+
+}  // namespace
