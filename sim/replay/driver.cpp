@@ -150,7 +150,8 @@ void Driver::flow(int64_t src, int64_t dst, double bytes, std::function<void()> 
   const int64_t a_at = placement_.cluster_device(src), b_at = placement_.cluster_device(dst);
   auto* a = local ? platform_->gpu(a_at) : platform_->nic(a_at);
   auto* b = local ? platform_->gpu(b_at) : platform_->nic(b_at);
-  acts_.flow(a, b, bytes, platform_->route_latency(local), std::move(fn));
+  // A device's route to itself has no link and no latency, as SimGrid's comms had it.
+  acts_.flow(a, b, bytes, a == b ? 0.0 : platform_->route_latency(local), std::move(fn));
 }
 
 collectives::Flow Driver::copy_of(const collectives::Flow& f, int64_t dp_shift, int64_t tp_shift) const
