@@ -97,10 +97,12 @@ void Activities::exec(sg4::Host* host, double seconds, std::function<void()> don
   Handler* h = handler(std::move(done));
   const HostResource& hr = host_resource(host);
   const double flops = std::max(seconds, 0.0) * platform::kHostSpeed;
-  if (claim(hr.use))
-    start_solo(h, host, nullptr, nullptr, hr.use, hr.speed, flops);
-  else
+  if (claim(hr.use)) {
+    const Occupation* o = uses_[hr.use.front()].occupation;
+    start_solo(h, host, nullptr, nullptr, hr.use, hr.speed * (o != nullptr ? 1.0 - o->share : 1.0), flops);
+  } else {
     start_exec(host, flops, h, &hr.use);
+  }
 }
 
 void Activities::start_exec(sg4::Host* host, double flops, Handler* h, const Resources* counted)
@@ -114,33 +116,71 @@ void Activities::start_exec(sg4::Host* host, double flops, Handler* h, const Res
   e->start();
 }
 
-sg4::Exec* Activities::occupy(sg4::Host* host, double share)
+Activities::Occupation* Activities::occupy(sg4::Host* host, double share)
 {
-  // Enough work never to finish before release(); its end dispatches nothing. SimGrid shares a host between its
-  // execs in proportion to their priorities: share / (1 - share) against the other exec's 1 gives it `share`.
   const HostResource& hr = host_resource(host);
+  Use& use = uses_[hr.use.front()];
+  Occupation* o;
+  if (!occupations_free_.empty()) {
+    o = occupations_free_.back();
+    occupations_free_.pop_back();
+  } else {
+    occupations_.emplace_back();
+    o = &occupations_.back();
+  }
+  *o = Occupation{host, share, nullptr};
+  if (use.simgrid == 0 && use.occupation == nullptr && share < 1.0) {
+    // Nothing on the host but, at most, a kernel timed alone: the occupation is that kernel's rate.
+    use.occupation = o;
+    if (Solo* s = running_solo(use))
+      set_solo_rate(s, hr.speed * (1.0 - share));
+    return o;
+  }
+  if (use.occupation != nullptr)
+    materialize(use.occupation);
   claim(hr.use);  // the exec it shares with becomes SimGrid's
-  for (size_t r : hr.use)
-    ++uses_[r].simgrid;
-  auto e = sg4::Exec::init()->set_flops_amount(1e30)->set_host(host)->set_priority(share / (1.0 - share));
+  materialize(o);
+  return o;
+}
+
+// The occupation as a SimGrid exec: enough work never to finish before release(); its end dispatches nothing.
+// SimGrid shares a host between its execs in proportion to their priorities: share / (1 - share) against the other
+// exec's 1 gives it `share`.
+void Activities::materialize(Occupation* o)
+{
+  const HostResource& hr = host_resource(o->host);
+  Use& use = uses_[hr.use.front()];
+  if (use.occupation == o)
+    use.occupation = nullptr;
+  ++use.simgrid;
+  auto e = sg4::Exec::init()->set_flops_amount(1e30)->set_host(o->host)->set_priority(o->share / (1.0 - o->share));
   e->set_data(&occupier_mark_);
   occupiers_[e.get()] = {e, 0, &hr.use};
   e->start();
-  return e.get();
+  o->exec = e.get();
 }
 
-void Activities::release(sg4::Exec* occupier)
+void Activities::release(Occupation* o)
 {
-  // SimGrid 3.32 keeps a cancelled actor-less exec's share of the host until the host's next completion
-  // (checked on a two-exec example): drop its priority to nothing first, so that its share ends now.
-  occupier->update_priority(1e-12);
-  occupier->cancel();
-  auto it = occupiers_.find(occupier);
-  if (it != occupiers_.end() && it->second.counted != nullptr) {
-    for (size_t r : *it->second.counted)
-      --uses_[r].simgrid;
-    it->second.counted = nullptr;
+  if (o->exec == nullptr) {
+    const HostResource& hr = host_resource(o->host);
+    Use& use = uses_[hr.use.front()];
+    use.occupation = nullptr;
+    if (Solo* s = running_solo(use))
+      set_solo_rate(s, hr.speed);
+  } else {
+    // SimGrid 3.32 keeps a cancelled actor-less exec's share of the host until the host's next completion
+    // (checked on a two-exec example): drop its priority to nothing first, so that its share ends now.
+    o->exec->update_priority(1e-12);
+    o->exec->cancel();
+    auto it = occupiers_.find(o->exec);
+    if (it != occupiers_.end() && it->second.counted != nullptr) {
+      for (size_t r : *it->second.counted)
+        --uses_[r].simgrid;
+      it->second.counted = nullptr;
+    }
   }
+  occupations_free_.push_back(o);
 }
 
 void Activities::delay(double seconds, std::function<void()> done)
@@ -193,17 +233,42 @@ bool Activities::claim(const Resources& resources)
   bool free = true;
   for (size_t r : resources) {
     Use& use = uses_[r];
-    free = free && use.simgrid == 0;
+    bool busy = use.simgrid > 0;
     for (size_t i = 0; i < use.solo.size();) {
       if (use.solo[i]->ends > t) {  // still running: it shares from now on
-        free = false;
+        busy = true;
         hand_to_simgrid(use.solo[i]);  // takes it off this list
       } else {
         ++i;  // ends now: its timer is due
       }
     }
+    if (busy && use.occupation != nullptr)  // three on one host: SimGrid shares them
+      materialize(use.occupation);
+    free = free && !busy;
   }
   return free;
+}
+
+Activities::Solo* Activities::running_solo(const Use& use)
+{
+  for (Solo* s : use.solo)
+    if (s->ends > now())
+      return s;
+  return nullptr;
+}
+
+// Its rate changes now (an occupation begins or ends): the work it has left at the new rate.
+void Activities::set_solo_rate(Solo* s, double rate)
+{
+  const double t = now();
+  const double left = (s->ends - t) * s->rate;
+  s->rate = rate;
+  s->ends = t + left / rate;
+  s->timer->remove();
+  s->timer = simgrid::kernel::timer::Timer::set(s->ends, [this, s]() {
+    s->timer = nullptr;
+    end_solo(s);
+  });
 }
 
 void Activities::start_solo(Handler* h, sg4::Host* host, sg4::Host* a, sg4::Host* b, const Resources& resources,

@@ -26,6 +26,12 @@ namespace dtsim::replay {
 
 class Activities {
  public:
+  struct Occupation {
+    simgrid::s4u::Host* host = nullptr;
+    double share = 0;
+    simgrid::s4u::Exec* exec = nullptr;  // its SimGrid exec; none while it is only a rate
+  };
+
   /// Creates the SimGrid engine (one per process) and configures the network model: CM02 without
   /// cross-traffic and without the TCP window bound, i.e. latency + size / bandwidth with max-min sharing
   /// (../shared/notes/simgrid-3.32.md). Build the platform after this, then call run().
@@ -45,9 +51,11 @@ class Activities {
   void flow(simgrid::s4u::Host* a, simgrid::s4u::Host* b, double bytes, double latency_s,
             std::function<void()> done);
   /// Takes `share` (0..1) of `host`'s speed from one other exec running there, until release(): that exec gets
-  /// the rest. Calls nothing when released.
-  simgrid::s4u::Exec* occupy(simgrid::s4u::Host* host, double share);
-  void release(simgrid::s4u::Exec* occupier);
+  /// the rest. Calls nothing when released. While the host runs at most one exec timed alone and nothing else,
+  /// the occupation is only that exec's rate (1 - share of the host's speed), which its timer follows; SimGrid
+  /// sees it only when a third activity comes.
+  Occupation* occupy(simgrid::s4u::Host* host, double share);
+  void release(Occupation* occupation);
   /// Waits `seconds` without using any resource: a timer of SimGrid's kernel, not an activity of a model, so the
   /// solver never sees it (a latency term or a closed-form collective per step costs no LMM variable). Counted in
   /// count() with the activities.
@@ -65,6 +73,7 @@ class Activities {
   struct Use {
     int64_t simgrid = 0;
     std::vector<Solo*> solo;
+    Occupation* occupation = nullptr;  // a host's occupation that SimGrid does not see (at most one)
   };
   using Resources = std::vector<size_t>;
   struct Handler {
@@ -117,6 +126,11 @@ class Activities {
   std::deque<Handler> handlers_;
   std::vector<Handler*> free_;
   std::vector<simgrid::s4u::ActivityPtr> graveyard_;
+  void materialize(Occupation* o);
+  void set_solo_rate(Solo* s, double rate);
+  Solo* running_solo(const Use& use);
+  std::deque<Occupation> occupations_;
+  std::vector<Occupation*> occupations_free_;
   // Occupying execs, kept referenced until SimGrid has ended them after their cancellation.
   struct Occupier {
     simgrid::s4u::ActivityPtr exec;

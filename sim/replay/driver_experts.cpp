@@ -24,7 +24,7 @@ void Driver::ep_collective(size_t di, int lane, const Step& st, double t0)
   // dispatch and combine kernels use 20 SMs ("only 20 SMs are sufficient to fully utilize the bandwidths of IB
   // and NVLink", arXiv 2412.19437, Sec. 3.2.2). Alone, the GPU waits for it anyway.
   constexpr double kAllToAllSms = 20;
-  sg4::Exec* kernels = nullptr;
+  Activities::Occupation* kernels = nullptr;
   if (d.paired && s_.hardware.device.sm_count > 0)
     kernels = acts_.occupy(gpu_host(d.id), std::min(1.0, kAllToAllSms / double(s_.hardware.device.sm_count)));
   auto done = [this, di, lane, t0, &st, kernels]() {

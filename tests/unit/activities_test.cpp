@@ -94,4 +94,26 @@ TEST(Activities, ExecJoinedMidwaySharesItsHostFromThen)
   EXPECT_NEAR(occupied, 1.125, 1e-12);
 }
 
+TEST(Activities, OccupiedHostJoinedByAThirdActivity)
+{
+  Activities acts;
+  auto h = star(1);
+  double first = -1, second = -1;
+  acts.run([&]() {
+    // A one-second kernel; from 0.2 another lane's collective occupies a quarter of the host (the kernel runs at
+    // 0.75); from 0.4 a second kernel of 0.5 s joins, and the three share by priority (1, 1 and 1/3): 3/7 each for
+    // the kernels until the occupation ends at 0.8, then half each. By 0.8 the first has done 0.2 + 0.15 + 1.2/7
+    // and the second 1.2/7; the second ends 0.5 - 1.2/7 later at half speed, the first runs its last 0.15 alone.
+    acts.exec(h[0], 1.0, [&]() { first = Activities::now(); });
+    acts.delay(0.2, [&]() {
+      auto* occupation = acts.occupy(h[0], 0.25);
+      acts.delay(0.6, [&acts, occupation]() { acts.release(occupation); });
+    });
+    acts.delay(0.4, [&]() { acts.exec(h[0], 0.5, [&]() { second = Activities::now(); }); });
+  });
+  const double second_left = 0.5 - 1.2 / 7;
+  EXPECT_NEAR(second, 0.8 + 2 * second_left, 1e-9);
+  EXPECT_NEAR(first, 0.8 + 2 * second_left + 0.15, 1e-9);
+}
+
 }  // namespace
