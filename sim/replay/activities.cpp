@@ -62,16 +62,22 @@ void Activities::on_completion(sg4::Activity const& a)
     g_current->dispatch(h);
 }
 
+namespace {
+// An element of `pool` to reuse from `free`, else a new one (a deque never moves its elements).
+template <class T>
+T* take(std::deque<T>& pool, std::vector<T*>& free)
+{
+  if (free.empty())
+    return &pool.emplace_back();
+  T* t = free.back();
+  free.pop_back();
+  return t;
+}
+}  // namespace
+
 Activities::Handler* Activities::handler(std::function<void()> fn)
 {
-  Handler* h;
-  if (!free_.empty()) {
-    h = free_.back();
-    free_.pop_back();
-  } else {
-    handlers_.emplace_back();
-    h = &handlers_.back();
-  }
+  Handler* h = take(handlers_, free_);
   h->fn = std::move(fn);
   ++count_;
   return h;
@@ -83,9 +89,7 @@ void Activities::dispatch(Handler* h)
   // previous ones instead.
   graveyard_.clear();
   graveyard_.push_back(std::move(h->keep));
-  if (h->counted != nullptr)
-    for (size_t r : *h->counted)
-      --uses_[r].simgrid;
+  count_on(h->counted, -1);
   h->counted = nullptr;
   auto fn = std::move(h->fn);
   free_.push_back(h);
@@ -107,8 +111,7 @@ void Activities::exec(sg4::Host* host, double seconds, std::function<void()> don
 
 void Activities::start_exec(sg4::Host* host, double flops, Handler* h, const Resources* counted)
 {
-  for (size_t r : *counted)
-    ++uses_[r].simgrid;
+  count_on(counted, 1);
   h->counted = counted;
   auto e = sg4::Exec::init()->set_flops_amount(flops)->set_host(host);
   e->set_data(h);
@@ -120,15 +123,8 @@ Activities::Occupation* Activities::occupy(sg4::Host* host, double share)
 {
   const HostResource& hr = host_resource(host);
   Use& use = uses_[hr.use.front()];
-  Occupation* o;
-  if (!occupations_free_.empty()) {
-    o = occupations_free_.back();
-    occupations_free_.pop_back();
-  } else {
-    occupations_.emplace_back();
-    o = &occupations_.back();
-  }
-  *o = Occupation{host, share, nullptr};
+  Occupation* o = take(occupations_, occupations_free_);
+  *o = Occupation{host, &hr, share, nullptr};
   if (use.simgrid == 0 && use.occupation == nullptr && share < 1.0) {
     // Nothing on the host but, at most, a kernel timed alone: the occupation is that kernel's rate.
     use.occupation = o;
@@ -148,14 +144,13 @@ Activities::Occupation* Activities::occupy(sg4::Host* host, double share)
 // exec's 1 gives it `share`.
 void Activities::materialize(Occupation* o)
 {
-  const HostResource& hr = host_resource(o->host);
-  Use& use = uses_[hr.use.front()];
+  Use& use = uses_[o->resource->use.front()];
   if (use.occupation == o)
     use.occupation = nullptr;
-  ++use.simgrid;
+  count_on(&o->resource->use, 1);
   auto e = sg4::Exec::init()->set_flops_amount(1e30)->set_host(o->host)->set_priority(o->share / (1.0 - o->share));
   e->set_data(&occupier_mark_);
-  occupiers_[e.get()] = {e, 0, &hr.use};
+  occupiers_[e.get()] = {e, 0, &o->resource->use};
   e->start();
   o->exec = e.get();
 }
@@ -163,20 +158,18 @@ void Activities::materialize(Occupation* o)
 void Activities::release(Occupation* o)
 {
   if (o->exec == nullptr) {
-    const HostResource& hr = host_resource(o->host);
-    Use& use = uses_[hr.use.front()];
+    Use& use = uses_[o->resource->use.front()];
     use.occupation = nullptr;
     if (Solo* s = running_solo(use))
-      set_solo_rate(s, hr.speed);
+      set_solo_rate(s, o->resource->speed);
   } else {
     // SimGrid 3.32 keeps a cancelled actor-less exec's share of the host until the host's next completion
     // (checked on a two-exec example): drop its priority to nothing first, so that its share ends now.
     o->exec->update_priority(1e-12);
     o->exec->cancel();
     auto it = occupiers_.find(o->exec);
-    if (it != occupiers_.end() && it->second.counted != nullptr) {
-      for (size_t r : *it->second.counted)
-        --uses_[r].simgrid;
+    if (it != occupiers_.end()) {
+      count_on(it->second.counted, -1);
       it->second.counted = nullptr;
     }
   }
@@ -215,9 +208,7 @@ void Activities::send(sg4::Host* a, sg4::Host* b, uint64_t bytes, Handler* h)
 
 void Activities::start_comm(sg4::Host* a, sg4::Host* b, uint64_t bytes, Handler* h, const Resources* counted)
 {
-  if (counted != nullptr)
-    for (size_t r : *counted)
-      ++uses_[r].simgrid;
+  count_on(counted, 1);
   h->counted = counted;
   auto c = sg4::Comm::sendto_init(a, b)->set_payload_size(bytes);
   c->set_data(h);
@@ -265,34 +256,29 @@ void Activities::set_solo_rate(Solo* s, double rate)
   s->rate = rate;
   s->ends = t + left / rate;
   s->timer->remove();
-  s->timer = simgrid::kernel::timer::Timer::set(s->ends, [this, s]() {
-    s->timer = nullptr;
-    end_solo(s);
-  });
+  schedule_end(s);
 }
 
 void Activities::start_solo(Handler* h, sg4::Host* host, sg4::Host* a, sg4::Host* b, const Resources& resources,
                             double rate, double work)
 {
-  Solo* s;
-  if (!solo_free_.empty()) {
-    s = solo_free_.back();
-    solo_free_.pop_back();
-  } else {
-    solo_pool_.emplace_back();
-    s = &solo_pool_.back();
-  }
+  Solo* s = take(solo_pool_, solo_free_);
   *s = Solo{h, host, a, b, &resources, rate, now() + (rate > 0 ? work / rate : 0.0), nullptr};
   for (size_t r : resources)
     uses_[r].solo.push_back(s);
+  schedule_end(s);
+}
+
+void Activities::schedule_end(Solo* s)
+{
   s->timer = simgrid::kernel::timer::Timer::set(s->ends, [this, s]() {
     s->timer = nullptr;
     end_solo(s);
   });
 }
 
-// Alone on its resources until now, it has done its work at its full rate: what is left goes to SimGrid, which
-// shares it from now on. A comm's payload is whole bytes (half a byte: 1e-11 s on a 48 GB/s link).
+// Alone on its resources until now, it has done its work at its rate: what is left goes to SimGrid, which shares
+// it from now on. A comm's payload is whole bytes (half a byte: 1e-11 s on a 48 GB/s link).
 void Activities::hand_to_simgrid(Solo* s)
 {
   const double left = (s->ends - now()) * s->rate;
@@ -312,9 +298,7 @@ void Activities::end_solo(Solo* s)
   forget_solo(s);
   Handler* h = s->h;
   solo_free_.push_back(s);
-  auto fn = std::move(h->fn);
-  free_.push_back(h);
-  fn();
+  dispatch(h);
 }
 
 void Activities::forget_solo(Solo* s)
@@ -325,6 +309,13 @@ void Activities::forget_solo(Solo* s)
     *it = solo.back();
     solo.pop_back();
   }
+}
+
+void Activities::count_on(const Resources* resources, int64_t delta)
+{
+  if (resources != nullptr)
+    for (size_t r : *resources)
+      uses_[r].simgrid += delta;
 }
 
 size_t Activities::resource_index(const void* resource)

@@ -26,11 +26,7 @@ namespace dtsim::replay {
 
 class Activities {
  public:
-  struct Occupation {
-    simgrid::s4u::Host* host = nullptr;
-    double share = 0;
-    simgrid::s4u::Exec* exec = nullptr;  // its SimGrid exec; none while it is only a rate
-  };
+  struct Occupation;  // occupy()'s handle, for release()
 
   /// Creates the SimGrid engine (one per process) and configures the network model: CM02 without
   /// cross-traffic and without the TCP window bound, i.e. latency + size / bandwidth with max-min sharing
@@ -87,7 +83,7 @@ class Activities {
     simgrid::s4u::Host* host = nullptr;
     simgrid::s4u::Host *a = nullptr, *b = nullptr;
     const Resources* resources = nullptr;
-    double rate = 0;  // host speed (flops/s) or narrowest link (bytes/s)
+    double rate = 0;  // the host's speed (flops/s), less an occupation's share, or the narrowest link (bytes/s)
     double ends = 0;
     simgrid::kernel::timer::Timer* timer = nullptr;
   };
@@ -102,6 +98,16 @@ class Activities {
     double speed = 0;
   };
 
+ public:
+  struct Occupation {
+    simgrid::s4u::Host* host = nullptr;
+    const HostResource* resource = nullptr;
+    double share = 0;
+    simgrid::s4u::Exec* exec = nullptr;  // its SimGrid exec; none while it is only a rate
+  };
+
+ private:
+
   Handler* handler(std::function<void()> fn);
   void dispatch(Handler* h);
   static void on_completion(simgrid::s4u::Activity const& a);
@@ -109,14 +115,20 @@ class Activities {
   const Route& route(simgrid::s4u::Host* a, simgrid::s4u::Host* b);
   const HostResource& host_resource(simgrid::s4u::Host* host);
   size_t resource_index(const void* resource);
+  /// Adds `delta` to the SimGrid activities counted on each of `resources` (none: nothing).
+  void count_on(const Resources* resources, int64_t delta);
   /// Hands every activity timed alone on `resources` that is still running over to SimGrid; returns whether
   /// none of them is in use any more (no SimGrid activity, nothing timed alone still running).
   bool claim(const Resources& resources);
   void start_solo(Handler* h, simgrid::s4u::Host* host, simgrid::s4u::Host* a, simgrid::s4u::Host* b,
                   const Resources& resources, double rate, double work);
+  void schedule_end(Solo* s);
+  void set_solo_rate(Solo* s, double rate);
+  Solo* running_solo(const Use& use);
   void hand_to_simgrid(Solo* s);
   void end_solo(Solo* s);
   void forget_solo(Solo* s);
+  void materialize(Occupation* o);
   void send(simgrid::s4u::Host* a, simgrid::s4u::Host* b, uint64_t bytes, Handler* h);
   void start_exec(simgrid::s4u::Host* host, double flops, Handler* h, const Resources* counted);
   void start_comm(simgrid::s4u::Host* a, simgrid::s4u::Host* b, uint64_t bytes, Handler* h,
@@ -126,11 +138,6 @@ class Activities {
   std::deque<Handler> handlers_;
   std::vector<Handler*> free_;
   std::vector<simgrid::s4u::ActivityPtr> graveyard_;
-  void materialize(Occupation* o);
-  void set_solo_rate(Solo* s, double rate);
-  Solo* running_solo(const Use& use);
-  std::deque<Occupation> occupations_;
-  std::vector<Occupation*> occupations_free_;
   // Occupying execs, kept referenced until SimGrid has ended them after their cancellation.
   struct Occupier {
     simgrid::s4u::ActivityPtr exec;
@@ -153,6 +160,9 @@ class Activities {
   std::vector<Use> uses_;
   std::deque<Solo> solo_pool_;
   std::vector<Solo*> solo_free_;
+  std::deque<Occupation> occupations_;
+  std::vector<Occupation*> occupations_free_;
 };
+
 
 }  // namespace dtsim::replay

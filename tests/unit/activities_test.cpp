@@ -30,6 +30,15 @@ std::vector<sg4::Host*> star(int hosts)
   return out;
 }
 
+// Another lane's collective takes `share` of `host` from `from` to `to` (seconds from now).
+void occupy_between(Activities& acts, sg4::Host* host, double share, double from, double to)
+{
+  acts.delay(from, [&acts, host, share, from, to]() {
+    auto* occupation = acts.occupy(host, share);
+    acts.delay(to - from, [&acts, occupation]() { acts.release(occupation); });
+  });
+}
+
 // One engine per process: each test runs one simulation.
 TEST(Activities, FlowJoinedMidwaySharesItsLinkFromThen)
 {
@@ -84,10 +93,7 @@ TEST(Activities, ExecJoinedMidwaySharesItsHostFromThen)
     // A one-second kernel on h1 that another lane occupies a quarter of from 0.5 to 1.0: 0.5 + 0.375 s done by
     // 1.0, the last 0.125 s alone.
     acts.exec(h[1], 1.0, [&]() { occupied = Activities::now(); });
-    acts.delay(0.5, [&]() {
-      auto* occupier = acts.occupy(h[1], 0.25);
-      acts.delay(0.5, [&acts, occupier]() { acts.release(occupier); });
-    });
+    occupy_between(acts, h[1], 0.25, 0.5, 1.0);
   });
   EXPECT_NEAR(first, 1.5, 1e-12);
   EXPECT_NEAR(second, 2.0, 1e-12);
@@ -105,10 +111,7 @@ TEST(Activities, OccupiedHostJoinedByAThirdActivity)
     // the kernels until the occupation ends at 0.8, then half each. By 0.8 the first has done 0.2 + 0.15 + 1.2/7
     // and the second 1.2/7; the second ends 0.5 - 1.2/7 later at half speed, the first runs its last 0.15 alone.
     acts.exec(h[0], 1.0, [&]() { first = Activities::now(); });
-    acts.delay(0.2, [&]() {
-      auto* occupation = acts.occupy(h[0], 0.25);
-      acts.delay(0.6, [&acts, occupation]() { acts.release(occupation); });
-    });
+    occupy_between(acts, h[0], 0.25, 0.2, 0.8);
     acts.delay(0.4, [&]() { acts.exec(h[0], 0.5, [&]() { second = Activities::now(); }); });
   });
   const double second_left = 0.5 - 1.2 / 7;
