@@ -20,6 +20,8 @@ Activities* g_current = nullptr;
 bool g_connected = false;
 }  // namespace
 
+double Activities::now_ = 0;
+
 Activities::Activities()
 {
   int argc = 1;
@@ -27,6 +29,7 @@ Activities::Activities()
   char* argv[] = {name, nullptr};
   xbt_log_control_set("root.thresh:critical");
   engine_ = std::make_unique<sg4::Engine>(&argc, argv);
+  now_ = 0;
   sg4::Engine::set_config("network/model:CM02");
   sg4::Engine::set_config("network/crosstraffic:0");
   sg4::Engine::set_config("network/TCP-gamma:0");
@@ -48,6 +51,7 @@ void Activities::on_completion(sg4::Activity const& a)
   if (g_current == nullptr)
     return;
   auto* h = a.get_data<Handler>();
+  now_ = sg4::Engine::get_clock();
   if (h == &g_current->occupier_mark_) {
     // A released occupier completes twice: when cancel() is called, then when the engine ends its action. Only
     // after the second may it go (once this callback is over).
@@ -58,8 +62,10 @@ void Activities::on_completion(sg4::Activity const& a)
     }
     return;
   }
-  if (h && a.get_state() == sg4::Activity::State::FINISHED)
+  if (h && a.get_state() == sg4::Activity::State::FINISHED) {
+    --g_current->simgrid_in_flight_;
     g_current->dispatch(h);
+  }
 }
 
 namespace {
@@ -111,6 +117,8 @@ void Activities::exec(sg4::Host* host, double seconds, std::function<void()> don
 
 void Activities::start_exec(sg4::Host* host, double flops, Handler* h, const Resources* counted)
 {
+  sync_simgrid();
+  ++simgrid_in_flight_;
   count_on(counted, 1);
   h->counted = counted;
   auto e = sg4::Exec::init()->set_flops_amount(flops)->set_host(host);
@@ -147,6 +155,8 @@ void Activities::materialize(Occupation* o)
   Use& use = uses_[o->resource->use.front()];
   if (use.occupation == o)
     use.occupation = nullptr;
+  sync_simgrid();
+  ++simgrid_in_flight_;
   count_on(&o->resource->use, 1);
   auto e = sg4::Exec::init()->set_flops_amount(1e30)->set_host(o->host)->set_priority(o->share / (1.0 - o->share));
   e->set_data(&occupier_mark_);
@@ -165,6 +175,8 @@ void Activities::release(Occupation* o)
   } else {
     // SimGrid 3.32 keeps a cancelled actor-less exec's share of the host until the host's next completion
     // (checked on a two-exec example): drop its priority to nothing first, so that its share ends now.
+    sync_simgrid();
+    --simgrid_in_flight_;
     o->exec->update_priority(1e-12);
     o->exec->cancel();
     auto it = occupiers_.find(o->exec);
@@ -179,7 +191,7 @@ void Activities::release(Occupation* o)
 void Activities::delay(double seconds, std::function<void()> done)
 {
   ++count_;
-  simgrid::kernel::timer::Timer::set(now() + std::max(seconds, 0.0), [fn = std::move(done)]() { fn(); });
+  at(now_ + std::max(seconds, 0.0), std::move(done));
 }
 
 void Activities::comm(sg4::Host* a, sg4::Host* b, double bytes, std::function<void()> done)
@@ -192,7 +204,7 @@ void Activities::flow(sg4::Host* a, sg4::Host* b, double bytes, double latency_s
   Handler* h = handler(std::move(done));
   const auto payload = uint64_t(std::max(bytes, 1.0));
   if (latency_s > 0)
-    simgrid::kernel::timer::Timer::set(now() + latency_s, [this, a, b, payload, h]() { send(a, b, payload, h); });
+    at(now_ + latency_s, [this, a, b, payload, h]() { send(a, b, payload, h); });
   else
     send(a, b, payload, h);
 }
@@ -208,6 +220,8 @@ void Activities::send(sg4::Host* a, sg4::Host* b, uint64_t bytes, Handler* h)
 
 void Activities::start_comm(sg4::Host* a, sg4::Host* b, uint64_t bytes, Handler* h, const Resources* counted)
 {
+  sync_simgrid();
+  ++simgrid_in_flight_;
   count_on(counted, 1);
   h->counted = counted;
   auto c = sg4::Comm::sendto_init(a, b)->set_payload_size(bytes);
@@ -255,7 +269,7 @@ void Activities::set_solo_rate(Solo* s, double rate)
   const double left = (s->ends - t) * s->rate;
   s->rate = rate;
   s->ends = t + left / rate;
-  s->timer->remove();
+  cancel(s->timer);
   schedule_end(s);
 }
 
@@ -263,7 +277,7 @@ void Activities::start_solo(Handler* h, sg4::Host* host, sg4::Host* a, sg4::Host
                             double rate, double work)
 {
   Solo* s = take(solo_pool_, solo_free_);
-  *s = Solo{h, host, a, b, &resources, rate, now() + (rate > 0 ? work / rate : 0.0), nullptr};
+  *s = Solo{h, host, a, b, &resources, rate, now() + (rate > 0 ? work / rate : 0.0), 0};
   for (size_t r : resources)
     uses_[r].solo.push_back(s);
   schedule_end(s);
@@ -271,10 +285,7 @@ void Activities::start_solo(Handler* h, sg4::Host* host, sg4::Host* a, sg4::Host
 
 void Activities::schedule_end(Solo* s)
 {
-  s->timer = simgrid::kernel::timer::Timer::set(s->ends, [this, s]() {
-    s->timer = nullptr;
-    end_solo(s);
-  });
+  s->timer = at(s->ends, [this, s]() { end_solo(s); });
 }
 
 // Alone on its resources until now, it has done its work at its rate: what is left goes to SimGrid, which shares
@@ -282,8 +293,7 @@ void Activities::schedule_end(Solo* s)
 void Activities::hand_to_simgrid(Solo* s)
 {
   const double left = (s->ends - now()) * s->rate;
-  s->timer->remove();
-  s->timer = nullptr;
+  cancel(s->timer);
   forget_solo(s);
   const Solo was = *s;
   solo_free_.push_back(s);
@@ -363,9 +373,101 @@ const Activities::Route& Activities::route(sg4::Host* a, sg4::Host* b)
   return routes_.emplace(key, std::move(r)).first->second;
 }
 
+// ---- own events -----------------------------------------------------------------------------------------------
+
+size_t Activities::at(double date, std::function<void()> fn)
+{
+  size_t slot;
+  if (free_slots_.empty()) {
+    slot = slots_.size();
+    slots_.push_back(std::move(fn));
+  } else {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+    slots_[slot] = std::move(fn);
+  }
+  events_.push_back({date, seq_++, slot});
+  std::push_heap(events_.begin(), events_.end(), std::greater<>());
+  // Set from inside SimGrid's loop before where it stops: a SimGrid timer brings the loop back to it.
+  if (in_simgrid_ && !syncing_ && (simgrid_until_ < 0 || date < simgrid_until_))
+    simgrid::kernel::timer::Timer::set(date, [this, date]() { run_due_events(date); });
+  return slot;
+}
+
+void Activities::run_next_event()
+{
+  std::pop_heap(events_.begin(), events_.end(), std::greater<>());
+  const Event e = events_.back();
+  events_.pop_back();
+  auto fn = std::move(slots_[e.slot]);
+  slots_[e.slot] = nullptr;
+  free_slots_.push_back(e.slot);
+  if (!fn)
+    return;  // cancelled
+  now_ = std::max(now_, e.date);
+  fn();
+}
+
+void Activities::run_due_events(double date)
+{
+  if (syncing_)
+    return;  // the main loop runs them, in their order
+  while (!events_.empty() && events_.front().date <= date) {
+    now_ = sg4::Engine::get_clock();
+    run_next_event();
+  }
+}
+
+void Activities::sync_simgrid()
+{
+  if (in_simgrid_ || sg4::Engine::get_clock() >= now_)
+    return;
+  syncing_ = true;
+  run_simgrid_until(now_);
+  syncing_ = false;
+}
+
+void Activities::run_simgrid_until(double date)
+{
+  const bool was_in = in_simgrid_;
+  const double was_until = simgrid_until_;
+  in_simgrid_ = true;
+  simgrid_until_ = date;
+  if (date < 0) {
+    engine_->run();
+  } else {
+    // SimGrid's loop may stop up to 1e-5 s short of the date asked (EngineImpl::run's double_equals): go on
+    // until it is there.
+    while (sg4::Engine::get_clock() < date)
+      engine_->run_until(date);
+  }
+  in_simgrid_ = was_in;
+  simgrid_until_ = was_until;
+  now_ = std::max(now_, sg4::Engine::get_clock());
+}
+
 void Activities::run(const std::function<void()>& start)
 {
   start();
+  for (;;) {
+    if (simgrid_in_flight_ > 0) {
+      // SimGrid runs to the next own event, or to its own end when there is none.
+      if (events_.empty()) {
+        run_simgrid_until(-1.0);
+        if (events_.empty())
+          break;
+        continue;
+      }
+      if (sg4::Engine::get_clock() < events_.front().date) {
+        run_simgrid_until(events_.front().date);
+        continue;
+      }
+    }
+    if (events_.empty())
+      break;
+    run_next_event();
+  }
+  // Cancelled occupiers end at SimGrid's next round.
   engine_->run();
 }
 

@@ -1,15 +1,21 @@
 #pragma once
 /// SimGrid plumbing shared by every replay: one engine per run with the network model dtsim uses, and actor-less
-/// activities (kernels as Execs, flows as Comms, delays as kernel timers) created one at a time, each calling a
+/// activities (kernels as Execs, flows as Comms, delays as timers) created one at a time, each calling a
 /// continuation when it completes.
 ///
-/// An exec alone on its host, or a flow alone on its links, is timed in closed form by a kernel timer (its work
+/// An exec alone on its host, or a flow alone on its links, is timed in closed form by a timer (its work
 /// over the host's speed, its bytes over its narrowest link) instead of a SimGrid activity. When another exec or
 /// flow starts on one of its resources it is handed to SimGrid with the work it has left, and shares from then on
 /// as it would have had it been an activity from the start: the dates are SimGrid's, to rounding. Most kernels and
 /// flows of a replay never share, and SimGrid 3.32 pays for every activity in flight at every completion (the
 /// maestro's list of activities is scanned to remove the one ending): the every-device replay of GPT-3 175B on
 /// 1,024 GPUs spent half its time there.
+///
+/// Those timers, latency delays and plain delays are this class's own events, in a queue of its own ordered by date
+/// (then by when they were set): while SimGrid has no activity in flight its engine is not called at all, since its
+/// loop costs about as much per event as the rest of a replay (it asks every model for its next event, updates
+/// every model and scans their ended actions). While SimGrid has activities, it runs up to the next own event; an
+/// own event set from inside SimGrid's loop, earlier than where that run stops, gets a SimGrid timer that runs it.
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -42,7 +48,7 @@ class Activities {
   /// wafer's platform, whose routes on a link may differ in latency).
   void comm(simgrid::s4u::Host* a, simgrid::s4u::Host* b, double bytes, std::function<void()> done);
   /// A flow on a platform whose links carry no latency (the GPU cluster's, platform::ClusterPlatform): waits
-  /// `latency_s` (the route's latency, a kernel timer), then moves `bytes` from `a` to `b`; concurrent flows share
+  /// `latency_s` (the route's latency, a timer), then moves `bytes` from `a` to `b`; concurrent flows share
   /// links (max-min); timed in closed form while alone on its links.
   void flow(simgrid::s4u::Host* a, simgrid::s4u::Host* b, double bytes, double latency_s,
             std::function<void()> done);
@@ -52,7 +58,7 @@ class Activities {
   /// sees it only when a third activity comes.
   Occupation* occupy(simgrid::s4u::Host* host, double share);
   void release(Occupation* occupation);
-  /// Waits `seconds` without using any resource: a timer of SimGrid's kernel, not an activity of a model, so the
+  /// Waits `seconds` without using any resource: an own event, not an activity of a model, so the
   /// solver never sees it (a latency term or a closed-form collective per step costs no LMM variable). Counted in
   /// count() with the activities.
   void delay(double seconds, std::function<void()> done);
@@ -60,7 +66,8 @@ class Activities {
   /// Starts the event loop after `start` has created the first activities; returns when nothing is left.
   void run(const std::function<void()>& start);
   int64_t count() const { return count_; }
-  static double now() { return simgrid::s4u::Engine::get_clock(); }
+  /// The replay's clock: the date of the event being handled (its own or SimGrid's).
+  static double now() { return now_; }
 
  private:
   // What an exec or a flow uses: a host or a link, by index into uses_. Counts its SimGrid activities (whose ends
@@ -85,7 +92,7 @@ class Activities {
     const Resources* resources = nullptr;
     double rate = 0;  // the host's speed (flops/s), less an occupation's share, or the narrowest link (bytes/s)
     double ends = 0;
-    simgrid::kernel::timer::Timer* timer = nullptr;
+    size_t timer = 0;  // its end, an own event's slot (schedule_end)
   };
   // A flow route's links and the bandwidth a flow alone on it gets.
   struct Route {
@@ -107,6 +114,26 @@ class Activities {
   };
 
  private:
+
+  // ---- own events ----
+  struct Event {
+    double date = 0;
+    uint64_t seq = 0;  // ties run in the order they were set, as SimGrid's timers did
+    size_t slot = 0;   // its function in slots_
+    bool operator>(const Event& o) const { return date != o.date ? date > o.date : seq > o.seq; }
+  };
+  /// Runs `fn` at `date` (not before now); returns its slot, for cancel().
+  size_t at(double date, std::function<void()> fn);
+  void cancel(size_t slot) { slots_[slot] = nullptr; }
+  /// Pops the next own event and runs it (nothing if it was cancelled).
+  void run_next_event();
+  /// SimGrid's timer for own events set from inside its loop: runs those due by `date`.
+  void run_due_events(double date);
+  /// Brings SimGrid's clock to now() before an activity of its starts or changes (its clock stays behind while
+  /// it has nothing to do).
+  void sync_simgrid();
+  /// Runs SimGrid up to `date` (its activities' ends and callbacks on the way).
+  void run_simgrid_until(double date);
 
   Handler* handler(std::function<void()> fn);
   void dispatch(Handler* h);
@@ -147,6 +174,16 @@ class Activities {
   std::map<const simgrid::s4u::Activity*, Occupier> occupiers_;
   Handler occupier_mark_;  // the data of every occupying exec
   int64_t count_ = 0;
+  int64_t simgrid_in_flight_ = 0;  // SimGrid execs and comms started and not ended, occupiers until released
+
+  static double now_;
+  std::vector<Event> events_;  // a min-heap by (date, seq)
+  std::vector<std::function<void()>> slots_;
+  std::vector<size_t> free_slots_;
+  uint64_t seq_ = 0;
+  bool in_simgrid_ = false;    // inside SimGrid's loop (its callbacks and timers)
+  double simgrid_until_ = -1;  // where that loop stops (-1: when SimGrid has nothing left)
+  bool syncing_ = false;       // inside sync_simgrid: own events wait for the main loop
 
   struct PairHash {
     size_t operator()(const std::pair<const void*, const void*>& p) const

@@ -480,7 +480,7 @@ void Driver::run_joined(const std::tuple<int, int64_t, int64_t>& key, int64_t me
 {
   joined_done_[key].push_back(std::move(done));
   Instance inst;
-  if (!join(key, members, di, sg4::Engine::get_clock(), inst))
+  if (!join(key, members, di, Activities::now(), inst))
     return;
   auto dones = std::make_shared<std::vector<std::function<void()>>>(std::move(joined_done_[key]));
   joined_done_.erase(key);

@@ -29,7 +29,7 @@ void Driver::ep_collective(size_t di, int lane, const Step& st, double t0)
     kernels = acts_.occupy(gpu_host(d.id), std::min(1.0, kAllToAllSms / double(s_.hardware.device.sm_count)));
   auto done = [this, di, lane, t0, &st, kernels]() {
     Device& w = devices_[di];
-    const double now = sg4::Engine::get_clock();
+    const double now = Activities::now();
     if (kernels != nullptr)
       acts_.release(kernels);
     if (w.paired) {

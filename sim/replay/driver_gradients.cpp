@@ -138,7 +138,7 @@ void Driver::pump_dp(size_t di)
   const DpOp op = d.dp_queue.front();
   d.dp_queue.pop_front();
   const int64_t seq = d.dp_seq++;
-  double t0 = sg4::Engine::get_clock();
+  double t0 = Activities::now();
   Phases phases = dp_phases(d, op.kind, op.bytes, op.expert);
   if (!full_) {
     run_phases(phases, 0, [this, di, op, t0]() { dp_op_done(di, op, t0); });
@@ -158,7 +158,7 @@ void Driver::dp_op_done(size_t di, const DpOp& op, double t0)
   static const std::string gradients = "gradient all-reduce", scatter = "gradient reduce-scatter",
                            gather = "parameter all-gather";
   Device& d = devices_[di];
-  const double now = sg4::Engine::get_clock();
+  const double now = Activities::now();
   const std::string& label = op.what != DpOp::What::Gradients                ? gather
                              : op.kind == collectives::Kind::ReduceScatter ? scatter
                                                                            : gradients;
@@ -245,7 +245,7 @@ void Driver::on_backward_done(size_t di)
   if (d.backward_done)
     return;
   d.backward_done = true;
-  d.backward_end_t = sg4::Engine::get_clock();
+  d.backward_end_t = Activities::now();
   if (s_.parallel.dp_cp() > 1 && !s_.parallel.dp_overlap && s_.parallel.zero < 2) {  // one collective of every gradient
     double total = 0, experts = 0;  // summed entry by entry, in backward order
     for (const auto& chunk : prog_.gradients[size_t(d.coord.stage)])
@@ -271,9 +271,9 @@ void Driver::sync_embedding(size_t di)
     return;
   d.embedding_joined = true;
   Instance inst;
-  if (!join({kEmbeddingGroup, d.coord.dp * s_.parallel.tp + d.coord.tp, 0}, 2, di, sg4::Engine::get_clock(), inst))
+  if (!join({kEmbeddingGroup, d.coord.dp * s_.parallel.tp + d.coord.tp, 0}, 2, di, Activities::now(), inst))
     return;
-  double launch = sg4::Engine::get_clock();
+  double launch = Activities::now();
   std::vector<int64_t> pair{placement_.device({0, d.coord.dp, d.coord.tp}),
                             placement_.device({s_.parallel.pp - 1, d.coord.dp, d.coord.tp})};
   auto phases = std::make_shared<std::vector<collectives::Phase>>(
@@ -285,7 +285,7 @@ void Driver::sync_embedding(size_t di)
       Device& w = devices_[inst.waiters[i]];
       w.embedding_wait_s = launch - inst.arrival_t[i];
       w.embedding_synced = true;
-      trace_.add(w.id, 3, label, launch, sg4::Engine::get_clock());
+      trace_.add(w.id, 3, label, launch, Activities::now());
       maybe_optimizer(inst.waiters[i]);
     }
   });
@@ -301,13 +301,13 @@ void Driver::maybe_optimizer(size_t di)
     return;
   }
   d.optimizer_started = true;
-  double now = sg4::Engine::get_clock();
+  double now = Activities::now();
   d.b.exposed_dp_comm_s += now - d.backward_end_t - d.embedding_wait_s;
   d.b.bubble_s += d.embedding_wait_s;
   double t0 = now;
   exec_on(gpu_host(d.id), prog_.optimizer_seconds[size_t(d.coord.stage)], [this, di, t0]() {
     Device& d = devices_[di];
-    double now = sg4::Engine::get_clock();
+    double now = Activities::now();
     d.b.optimizer_s += now - t0;
     trace_.add(d.id, 0, "optimizer", t0, now);
     const size_t st = size_t(d.coord.stage);
@@ -331,7 +331,7 @@ void Driver::maybe_optimizer(size_t di)
 void Driver::finish_device(size_t di)
 {
   Device& d = devices_[di];
-  d.done_t = sg4::Engine::get_clock();
+  d.done_t = Activities::now();
   d.done = true;
   ++done_count_;
   if (all_done() && on_done_)

@@ -45,7 +45,7 @@ void Driver::release_gpu(size_t di)
 
 void Driver::book_idle(Device& d, double& category)
 {
-  const double now = sg4::Engine::get_clock();
+  const double now = Activities::now();
   if (d.gpu_busy || now <= d.free_t)
     return;  // the other lane computes: the collective was hidden
   category += now - d.free_t;

@@ -63,7 +63,7 @@ bool Driver::pair_next(const Device& d) const
 
 void Driver::account_wait(Device& d, const Arrival& a)
 {
-  double now = sg4::Engine::get_clock();
+  double now = Activities::now();
   if (now > d.free_t) {
     double comm_from = std::max(d.free_t, a.send_start);
     d.b.exposed_pp_comm_s += now - comm_from;
@@ -89,7 +89,7 @@ void Driver::run_step(size_t di, int lane)
       ++ln.step;
       continue;
     }
-    double t0 = sg4::Engine::get_clock();
+    double t0 = Activities::now();
     if (st.kind == Step::Kind::EpCollective) {
       ep_collective(di, lane, st, t0);
       return;
@@ -191,7 +191,7 @@ void Driver::run_merged(size_t di, int lane, double t0)
     Lane& ln = d.lanes[size_t(lane)];
     // Each step's share, as run_step and tp_collective would have booked it one activity at a time; the last one
     // takes what is left up to the clock, so that the parts still add up to the step time exactly.
-    const double now = sg4::Engine::get_clock() - prepaid;
+    const double now = Activities::now() - prepaid;
     size_t last = begin;
     for (size_t k = begin; k < end; ++k)
       if ((*ln.steps)[k].kind != Step::Kind::GradReady)
@@ -243,7 +243,7 @@ void Driver::run_merged(size_t di, int lane, double t0)
 void Driver::start_exchange(size_t di, int64_t group)
 {
   Device& d = devices_[di];
-  d.ex_enter = sg4::Engine::get_clock();
+  d.ex_enter = Activities::now();
   d.ex_group = group;
   d.ex_transfers.clear();
   d.ex_pending = 0;
@@ -276,11 +276,11 @@ void Driver::post_transfer(size_t id, size_t di, bool as_sender)
   (as_sender ? t.sender : t.receiver) = di;
   if (!t.sender_posted || !t.receiver_posted)
     return;
-  t.start = sg4::Engine::get_clock();
+  t.start = Activities::now();
   static const std::string label = "pipeline send";
   pipeline_flow(devices_[t.sender].id, devices_[t.receiver].id, prog_.send_bytes, [this, id]() {
     Transfer& t = transfers_[id];
-    t.end = sg4::Engine::get_clock();
+    t.end = Activities::now();
     trace_.add(devices_[t.sender].id, 2, label, t.start, t.end);
     for (size_t side : {t.sender, t.receiver})
       if (--devices_[side].ex_pending == 0)
@@ -291,7 +291,7 @@ void Driver::post_transfer(size_t id, size_t di, bool as_sender)
 void Driver::finish_exchange(size_t di)
 {
   Device& d = devices_[di];
-  const double now = sg4::Engine::get_clock();
+  const double now = Activities::now();
   // Time spent while one of this exchange's transfers was moving data is exposed pipeline communication;
   // the rest is waiting for a neighbour.
   std::vector<std::pair<double, double>> busy;
@@ -327,11 +327,11 @@ void Driver::send(size_t di, UnitId to)
   const auto& target = sched_.graph[to];
   int64_t dst = placement_.device({target.stage, d.coord.dp, d.coord.tp});
   int64_t replica = d.replica;
-  double t0 = sg4::Engine::get_clock();
+  double t0 = Activities::now();
   static const std::string label = "pipeline send";
   int64_t src = d.id;
   pipeline_flow(src, dst, prog_.send_bytes, [this, replica, to, t0, src]() {
-    double now = sg4::Engine::get_clock();
+    double now = Activities::now();
     trace_.add(src, 2, label, t0, now);
     Arrival& a = arrival(replica, to);
     a.arrived = true;
@@ -412,7 +412,7 @@ void Driver::tp_collective(size_t di, int lane, const Step& st, double t0)
   const int64_t seq = ln.tp_seq++;
   auto finish = [this, &st, lane](size_t wi, double arrived_t) {
     Device& w = devices_[wi];
-    double now = sg4::Engine::get_clock();
+    double now = Activities::now();
     w.b.exposed_tp_comm_s += now - arrived_t;
     trace_.add(w.id, 1, st.label, arrived_t, now);
     w.free_t = now;
@@ -573,7 +573,7 @@ bool Driver::run_overlap_closed_form(size_t di, int lane, size_t end, double t0)
   double compute_end = 0;
   const double length = closed_form_overlap(d, *ln.steps, begin, end, compute_end);
   exec_on(gpu_host(d.id), length, [this, di, lane, begin, end, compute, t0, compute_end]() {
-    const double now = sg4::Engine::get_clock();
+    const double now = Activities::now();
     const double busy = std::min(compute_end, now - t0);
     finish_overlap_group(di, lane, begin, end, compute, t0, busy, (now - t0) - busy, false, false);
   });
@@ -585,7 +585,7 @@ void Driver::finish_overlap_group(size_t di, int lane, size_t begin, size_t end,
 {
   Device& d = devices_[di];
   Lane& ln = d.lanes[size_t(lane)];
-  const double now = sg4::Engine::get_clock();
+  const double now = Activities::now();
   const Step& c = (*ln.steps)[compute];
   d.b.compute_s += busy;
   if (c.recompute)
@@ -636,10 +636,10 @@ void Driver::run_overlap_group(size_t di, int lane, size_t end, double t0)
   const bool beside = comms.size() == 1 && (*ln.steps)[comms[0]].beside_next;
   auto finish = [this, di, lane, begin, end, compute, t0, state, ring]() {
     finish_overlap_group(di, lane, begin, end, compute, t0, state->compute_end - t0,
-                         sg4::Engine::get_clock() - state->compute_end, ring, state->gpu_released);
+                         Activities::now() - state->compute_end, ring, state->gpu_released);
   };
   exec_on(gpu_host(d.id), (*ln.steps)[compute].seconds, [this, di, state, finish, beside]() {
-    state->compute_end = sg4::Engine::get_clock();
+    state->compute_end = Activities::now();
     if (--state->pending == 0) {
       finish();
     } else if (beside && devices_[di].paired) {

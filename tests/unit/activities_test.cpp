@@ -120,3 +120,36 @@ TEST(Activities, OccupiedHostJoinedByAThirdActivity)
 }
 
 }  // namespace
+
+namespace {
+// Own events set from inside SimGrid's loop, earlier than its next event, must run at their dates, and SimGrid's
+// clock must catch up with own events before it starts an activity.
+TEST(Activities, OwnEventsInterleaveWithSharedFlows)
+{
+  Activities acts;
+  auto h = star(5);
+  double ab = -1, cb = -1, inner = -1, after = -1, late = -1;
+  acts.run([&]() {
+    // Two flows share h1's link from 0: 5 GB/s each, both end at 0.2 (SimGrid's). The first flow's end sets a
+    // delay of 0.01 s from inside SimGrid's loop: 0.21.
+    acts.flow(h[0], h[1], 1e9, 0, [&]() {
+      ab = Activities::now();
+      acts.delay(0.01, [&]() { inner = Activities::now(); });
+    });
+    acts.flow(h[2], h[1], 1e9, 0, [&]() { cb = Activities::now(); });
+    // A delay outside SimGrid ending while the flows share, then a flow alone on other links: 0.05 + 0.05.
+    acts.delay(0.05, [&]() { acts.flow(h[3], h[4], 0.5e9, 0, [&]() { after = Activities::now(); }); });
+    // Nothing is left in SimGrid after 0.21: at 0.5, a flow on h1's link again shares with one more, started by
+    // SimGrid at 0.5 although its clock stood at 0.21 (1e9 each at 5 GB/s: 0.7).
+    acts.delay(0.5, [&]() {
+      acts.flow(h[0], h[1], 1e9, 0, [&]() { late = Activities::now(); });
+      acts.flow(h[3], h[1], 1e9, 0, []() {});
+    });
+  });
+  EXPECT_NEAR(ab, 0.2, 1e-12);
+  EXPECT_NEAR(cb, 0.2, 1e-12);
+  EXPECT_NEAR(inner, 0.21, 1e-12);
+  EXPECT_NEAR(after, 0.1, 1e-12);
+  EXPECT_NEAR(late, 0.7, 1e-12);
+}
+}  // namespace
