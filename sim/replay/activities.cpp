@@ -131,6 +131,11 @@ Activities::Occupation* Activities::occupy(sg4::Host* host, double share)
 {
   const HostResource& hr = host_resource(host);
   Use& use = uses_[hr.use.front()];
+  for (size_t i = 0; i < use.solo.size();)  // a sequence's kernel takes the occupation's rate alone
+    if (use.solo[i]->sequence != nullptr && use.solo[i]->ends > now_)
+      split_sequence(use.solo[i]);
+    else
+      ++i;
   Occupation* o = take(occupations_, occupations_free_);
   *o = Occupation{host, &hr, share, nullptr};
   if (use.simgrid == 0 && use.occupation == nullptr && share < 1.0) {
@@ -240,7 +245,9 @@ bool Activities::claim(const Resources& resources)
     Use& use = uses_[r];
     bool busy = use.simgrid > 0;
     for (size_t i = 0; i < use.solo.size();) {
-      if (use.solo[i]->ends > t) {  // still running: it shares from now on
+      if (use.solo[i]->ends > t && use.solo[i]->sequence != nullptr) {
+        split_sequence(use.solo[i]);  // takes it off this list; its running segment may come onto it
+      } else if (use.solo[i]->ends > t) {  // still running: it shares from now on
         busy = true;
         hand_to_simgrid(use.solo[i]);  // takes it off this list
       } else {
@@ -276,11 +283,136 @@ void Activities::set_solo_rate(Solo* s, double rate)
 void Activities::start_solo(Handler* h, sg4::Host* host, sg4::Host* a, sg4::Host* b, const Resources& resources,
                             double rate, double work)
 {
+  start_solo_until(h, host, a, b, resources, rate, now() + (rate > 0 ? work / rate : 0.0));
+}
+
+void Activities::start_solo_until(Handler* h, sg4::Host* host, sg4::Host* a, sg4::Host* b,
+                                  const Resources& resources, double rate, double ends)
+{
   Solo* s = take(solo_pool_, solo_free_);
-  *s = Solo{h, host, a, b, &resources, rate, now() + (rate > 0 ? work / rate : 0.0), 0};
+  *s = Solo{h, host, a, b, &resources, rate, ends, 0, nullptr};
   for (size_t r : resources)
     uses_[r].solo.push_back(s);
   schedule_end(s);
+}
+
+// ---- sequences --------------------------------------------------------------------------------------------------
+
+void Activities::sequence(std::vector<Segment> segments, std::function<void(const std::vector<double>&)> done)
+{
+  Sequence* q = take(sequences_, sequences_free_);
+  q->segments = std::move(segments);
+  q->ends.assign(q->segments.size(), now_);
+  q->sends.assign(q->segments.size(), now_);
+  q->done = std::move(done);
+  continue_sequence(q, 0);
+}
+
+void Activities::continue_sequence(Sequence* q, size_t from)
+{
+  const size_t n = q->segments.size();
+  if (from >= n) {
+    auto done = std::move(q->done);
+    const std::vector<double> ends = std::move(q->ends);
+    q->done = nullptr;
+    q->segments.clear();
+    q->resources.clear();
+    sequences_free_.push_back(q);
+    done(ends);
+    return;
+  }
+  if (n - from >= 2) {
+    q->resources.clear();
+    for (size_t k = from; k < n; ++k) {
+      const Segment& g = q->segments[k];
+      const Resources* r = g.kind == Segment::Kind::Exec   ? &host_resource(g.a).use
+                           : g.kind == Segment::Kind::Flow ? &route(g.a, g.b).links
+                                                           : nullptr;
+      if (r != nullptr)
+        q->resources.insert(q->resources.end(), r->begin(), r->end());
+    }
+    std::sort(q->resources.begin(), q->resources.end());
+    q->resources.erase(std::unique(q->resources.begin(), q->resources.end()), q->resources.end());
+    bool free = true;
+    for (size_t r : q->resources) {
+      const Use& use = uses_[r];
+      free = free && use.simgrid == 0 && use.occupation == nullptr && running_solo(use) == nullptr;
+    }
+    if (free) {
+      // Each segment's end as exec(), delay() and flow() would compute it, one after the other.
+      double t = now_;
+      for (size_t k = from; k < n; ++k) {
+        const Segment& g = q->segments[k];
+        if (g.kind == Segment::Kind::Exec) {
+          const double rate = host_resource(g.a).speed, flops = std::max(g.amount, 0.0) * platform::kHostSpeed;
+          t = t + (rate > 0 ? flops / rate : 0.0);
+        } else if (g.kind == Segment::Kind::Delay) {
+          t = t + std::max(g.amount, 0.0);
+        } else {
+          if (g.latency_s > 0)
+            t = t + g.latency_s;
+          q->sends[k] = t;
+          const double rate = route(g.a, g.b).solo_Bps;
+          t = t + (rate > 0 ? double(uint64_t(std::max(g.amount, 1.0))) / rate : 0.0);
+        }
+        q->ends[k] = t;
+        ++count_;  // as each would count itself
+      }
+      Handler* h = take(handlers_, free_);
+      h->fn = [this, q, n]() { continue_sequence(q, n); };
+      Solo* s = take(solo_pool_, solo_free_);
+      *s = Solo{h, nullptr, nullptr, nullptr, &q->resources, 0.0, t, 0, q};
+      for (size_t r : q->resources)
+        uses_[r].solo.push_back(s);
+      schedule_end(s);
+      return;
+    }
+  }
+  const Segment g = q->segments[from];
+  auto next = [this, q, from]() {
+    q->ends[from] = now_;
+    continue_sequence(q, from + 1);
+  };
+  if (g.kind == Segment::Kind::Exec)
+    exec(g.a, g.amount, std::move(next));
+  else if (g.kind == Segment::Kind::Delay)
+    delay(g.amount, std::move(next));
+  else
+    flow(g.a, g.b, g.amount, g.latency_s, std::move(next));
+}
+
+void Activities::split_sequence(Solo* s)
+{
+  Sequence* q = s->sequence;
+  const double t = now_;
+  cancel(s->timer);
+  forget_solo(s);
+  s->h->fn = nullptr;  // the end of the whole, which will not come
+  free_.push_back(s->h);
+  solo_free_.push_back(s);
+  const size_t n = q->segments.size();
+  size_t k = 0;
+  while (q->ends[k] <= t)  // the segment running now (the whole ends after t)
+    ++k;
+  count_ -= int64_t(n - k - 1);  // those after it count again when they start
+  const Segment g = q->segments[k];
+  Handler* h = take(handlers_, free_);
+  h->fn = [this, q, k]() {
+    q->ends[k] = now_;
+    continue_sequence(q, k + 1);
+  };
+  if (g.kind == Segment::Kind::Exec) {
+    const HostResource& hr = host_resource(g.a);
+    start_solo_until(h, g.a, nullptr, nullptr, hr.use, hr.speed, q->ends[k]);
+  } else if (g.kind == Segment::Kind::Delay) {
+    at(q->ends[k], [this, h]() { dispatch(h); });
+  } else if (t < q->sends[k]) {  // still in its latency: it sends then, as flow() would
+    const auto payload = uint64_t(std::max(g.amount, 1.0));
+    at(q->sends[k], [this, g, payload, h]() { send(g.a, g.b, payload, h); });
+  } else {
+    const Route& r = route(g.a, g.b);
+    start_solo_until(h, nullptr, g.a, g.b, r.links, r.solo_Bps, q->ends[k]);
+  }
 }
 
 void Activities::schedule_end(Solo* s)

@@ -63,6 +63,19 @@ class Activities {
   /// count() with the activities.
   void delay(double seconds, std::function<void()> done);
 
+  /// One step of a sequence(): an exec of `amount` seconds on `a`, a delay of `amount` seconds, or a flow of
+  /// `amount` bytes from `a` to `b` after `latency_s` (as exec(), delay() and flow()).
+  struct Segment {
+    enum class Kind { Exec, Delay, Flow } kind = Kind::Delay;
+    simgrid::s4u::Host *a = nullptr, *b = nullptr;
+    double amount = 0, latency_s = 0;
+  };
+  /// Runs `segments` one after the other, each as exec(), delay() or flow() would, then `done` with each one's end.
+  /// While every host and link they use is free, the rest of them is one timer: it ends when they would all have
+  /// run alone. When another activity starts on one of those resources, the segment running then goes on alone
+  /// (or is handed to SimGrid, if that activity shares its own resources) and those after it start one at a time.
+  void sequence(std::vector<Segment> segments, std::function<void(const std::vector<double>&)> done);
+
   /// Starts the event loop after `start` has created the first activities; returns when nothing is left.
   void run(const std::function<void()>& start);
   int64_t count() const { return count_; }
@@ -73,6 +86,7 @@ class Activities {
   // What an exec or a flow uses: a host or a link, by index into uses_. Counts its SimGrid activities (whose ends
   // are not known in advance) and lists the activities timed alone on it that have not ended.
   struct Solo;
+  struct Sequence;
   struct Use {
     int64_t simgrid = 0;
     std::vector<Solo*> solo;
@@ -93,6 +107,14 @@ class Activities {
     double rate = 0;  // the host's speed (flops/s), less an occupation's share, or the narrowest link (bytes/s)
     double ends = 0;
     size_t timer = 0;  // its end, an own event's slot (schedule_end)
+    Sequence* sequence = nullptr;  // the rest of a sequence, timed as one (its resources: all those it uses)
+  };
+  struct Sequence {
+    std::vector<Segment> segments;
+    std::vector<double> ends;   // each segment's end, once known
+    std::vector<double> sends;  // a flow's start after its latency, while timed as one
+    std::function<void(const std::vector<double>&)> done;
+    Resources resources;
   };
   // A flow route's links and the bandwidth a flow alone on it gets.
   struct Route {
@@ -149,6 +171,8 @@ class Activities {
   bool claim(const Resources& resources);
   void start_solo(Handler* h, simgrid::s4u::Host* host, simgrid::s4u::Host* a, simgrid::s4u::Host* b,
                   const Resources& resources, double rate, double work);
+  void start_solo_until(Handler* h, simgrid::s4u::Host* host, simgrid::s4u::Host* a, simgrid::s4u::Host* b,
+                        const Resources& resources, double rate, double ends);
   void schedule_end(Solo* s);
   void set_solo_rate(Solo* s, double rate);
   Solo* running_solo(const Use& use);
@@ -156,6 +180,10 @@ class Activities {
   void end_solo(Solo* s);
   void forget_solo(Solo* s);
   void materialize(Occupation* o);
+  /// Runs `q` from segment `from`: as one timer when all it uses is free, else that segment alone, then again.
+  void continue_sequence(Sequence* q, size_t from);
+  /// Another activity starts on a resource of `s` (the rest of a sequence): its running segment goes on alone.
+  void split_sequence(Solo* s);
   void send(simgrid::s4u::Host* a, simgrid::s4u::Host* b, uint64_t bytes, Handler* h);
   void start_exec(simgrid::s4u::Host* host, double flops, Handler* h, const Resources* counted);
   void start_comm(simgrid::s4u::Host* a, simgrid::s4u::Host* b, uint64_t bytes, Handler* h,
@@ -197,6 +225,8 @@ class Activities {
   std::vector<Use> uses_;
   std::deque<Solo> solo_pool_;
   std::vector<Solo*> solo_free_;
+  std::deque<Sequence> sequences_;
+  std::vector<Sequence*> sequences_free_;
   std::deque<Occupation> occupations_;
   std::vector<Occupation*> occupations_free_;
 };

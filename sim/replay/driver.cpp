@@ -145,13 +145,19 @@ void Driver::exec_on(sg4::Host* host, double seconds, std::function<void()> fn)
 
 void Driver::flow(int64_t src, int64_t dst, double bytes, std::function<void()> fn)
 {
+  const auto g = flow_segment(src, dst, bytes);
+  acts_.flow(g.a, g.b, g.amount, g.latency_s, std::move(fn));
+}
+
+Activities::Segment Driver::flow_segment(int64_t src, int64_t dst, double bytes)
+{
   // Within a node over NVLink, across nodes from NIC to NIC.
   bool local = layout_.same_node(src, dst);
   const int64_t a_at = placement_.cluster_device(src), b_at = placement_.cluster_device(dst);
   auto* a = local ? platform_->gpu(a_at) : platform_->nic(a_at);
   auto* b = local ? platform_->gpu(b_at) : platform_->nic(b_at);
   // A device's route to itself has no link and no latency, as SimGrid's comms had it.
-  acts_.flow(a, b, bytes, a == b ? 0.0 : platform_->route_latency(local), std::move(fn));
+  return {Activities::Segment::Kind::Flow, a, b, bytes, a == b ? 0.0 : platform_->route_latency(local)};
 }
 
 collectives::Flow Driver::copy_of(const collectives::Flow& f, int64_t dp_shift, int64_t tp_shift) const

@@ -217,6 +217,15 @@ class Driver {
   /// collective that does not follow a kernel (it runs as flows). In full fidelity, runs of kernels alone (every
   /// collective waits for its group to join).
   void run_merged(size_t di, int lane, double t0);
+  /// Folded, where TP collectives run as flows (not tp_exclusive_), outside a pair and without tp_overlap: a run
+  /// of kernels and the TP collectives between them, each collective's phases as its latency delays and its one
+  /// flow, as one Activities::sequence (which times it as a whole while nothing else uses the GPU or the links,
+  /// and one step at a time otherwise: the same dates as run_merged and tp_collective, far fewer events). Breaks
+  /// where run_merged does, and before a collective with more than one flow in a phase. False (nothing started)
+  /// when the run holds no TP collective: run_merged runs it.
+  bool run_sequence(size_t di, int lane, double t0);
+  /// The segment of a flow from src to dst, as flow() sends it.
+  Activities::Segment flow_segment(int64_t src, int64_t dst, double bytes);
   bool releases_buckets(const Device& d, int lane) const;
   double merged_tp_time(const Device& d, const Step& st);  ///< tp_exclusive_time, kept per step
   void send(size_t di, UnitId to);

@@ -142,6 +142,8 @@ double Driver::merged_tp_time(const Device& d, const Step& st)
 
 void Driver::run_merged(size_t di, int lane, double t0)
 {
+  if (!full_ && !tp_exclusive_ && !s_.parallel.tp_overlap && !devices_[di].paired && run_sequence(di, lane, t0))
+    return;
   Device& d = devices_[di];
   const auto& steps = *d.lanes[size_t(lane)].steps;
   const size_t begin = d.lanes[size_t(lane)].step;
@@ -234,6 +236,120 @@ void Driver::run_merged(size_t di, int lane, double t0)
     release_gpu(di);
     run_step(di, lane);
   });
+}
+
+bool Driver::run_sequence(size_t di, int lane, double t0)
+{
+  using Segment = Activities::Segment;
+  Device& d = devices_[di];
+  const auto& steps = *d.lanes[size_t(lane)].steps;
+  const size_t begin = d.lanes[size_t(lane)].step;
+  // Steps [first, last) as one item: kernels (one exec, whose last `prepaid` seconds are the next collective's
+  // first latency, as run_merged spends it) or a TP collective; `segments_end`: one past its last segment.
+  struct Item {
+    size_t first = 0, last = 0;
+    bool collective = false;
+    size_t segments_end = 0;
+    double prepaid = 0;
+  };
+  std::vector<Segment> segments;
+  std::vector<Item> items;
+  double kernels = 0;
+  size_t kernels_first = begin;
+  bool pending = false, any_collective = false;
+  size_t end = begin;
+  auto flush_kernels = [&](double prepaid) {
+    if (!pending)
+      return;
+    segments.push_back({Segment::Kind::Exec, gpu_host(d.id), nullptr, kernels + prepaid, 0.0});
+    items.push_back({kernels_first, end, false, segments.size(), prepaid});
+    kernels = 0;
+    pending = false;
+  };
+  double prepaid_at_break = 0;
+  for (; end < steps.size(); ++end) {
+    const Step& st = steps[end];
+    size_t group_end = 0;
+    if (end > begin && overlap_group_at(steps, end, group_end))
+      break;
+    if (st.kind == Step::Kind::Compute) {
+      if (!pending)
+        kernels_first = end;
+      pending = true;
+      kernels += st.seconds;
+      continue;
+    }
+    if (st.kind == Step::Kind::ParamGather || st.kind == Step::Kind::EpCollective || st.kind == Step::Kind::CpRing)
+      break;
+    if (st.kind == Step::Kind::TpCollective) {
+      const bool after_kernel = pending && kernels_first < end && steps[end - 1].kind == Step::Kind::Compute;
+      Phases phases = tp_phases(d, st);
+      bool one_flow = true;
+      for (const auto& ph : *phases)
+        one_flow = one_flow && ph.flows.size() <= 1;
+      const double prepaid = after_kernel && !phases->empty() ? phase_delay(phases->front()) : 0.0;
+      if (!one_flow) {
+        prepaid_at_break = prepaid;
+        break;
+      }
+      flush_kernels(prepaid);
+      for (size_t i = 0; i < phases->size(); ++i) {
+        const auto& ph = (*phases)[i];
+        const double delay = i == 0 && prepaid > 0 ? 0.0 : phase_delay(ph);
+        if (delay > 0)
+          segments.push_back({Segment::Kind::Delay, nullptr, nullptr, delay, 0.0});
+        if (!ph.flows.empty())
+          segments.push_back(flow_segment(ph.flows.front().src, ph.flows.front().dst, ph.flows.front().bytes));
+      }
+      items.push_back({end, end + 1, true, segments.size(), 0.0});
+      any_collective = true;
+      continue;
+    }
+    if (releases_buckets(d, lane))
+      break;
+    // A GradReady that releases nothing: the kernels' exec goes on past it, and a collective after it is not
+    // right after a kernel (no prepaid latency), as in run_merged.
+  }
+  if (!any_collective)
+    return false;
+  flush_kernels(prepaid_at_break);
+  d.lanes[size_t(lane)].prepaid_s = prepaid_at_break;
+  acts_.sequence(std::move(segments), [this, di, lane, t0, end, items](const std::vector<double>& ends) {
+    Device& d = devices_[di];
+    Lane& ln = d.lanes[size_t(lane)];
+    double t = t0;
+    for (const Item& it : items) {
+      const double item_end = (it.segments_end > 0 ? ends[it.segments_end - 1] : t0) - it.prepaid;
+      if (it.collective) {
+        const Step& st = (*ln.steps)[it.first];
+        d.b.exposed_tp_comm_s += item_end - t;
+        trace_.add(d.id, 1, st.label, t, item_end);
+        t = item_end;
+        continue;
+      }
+      // Each kernel's share, as run_merged books it: the last one takes what is left up to the run's end.
+      size_t last = it.first;
+      for (size_t k = it.first; k < it.last; ++k)
+        if ((*ln.steps)[k].kind == Step::Kind::Compute)
+          last = k;
+      for (size_t k = it.first; k < it.last; ++k) {
+        const Step& st = (*ln.steps)[k];
+        if (st.kind != Step::Kind::Compute)
+          continue;
+        const double x = k == last ? item_end - t : st.seconds;
+        d.b.compute_s += x;
+        if (st.recompute)
+          d.b.recompute_s += x;
+        trace_.add(d.id, 0, st.label, t, t + x);
+        t += x;
+      }
+    }
+    d.free_t = t;
+    ln.step = end;
+    release_gpu(di);
+    run_step(di, lane);
+  });
+  return true;
 }
 
 // ---- blocking pipeline exchanges (Megatron-LM's p2p_communication) --------------------------------------

@@ -153,3 +153,36 @@ TEST(Activities, OwnEventsInterleaveWithSharedFlows)
   EXPECT_NEAR(late, 0.7, 1e-12);
 }
 }  // namespace
+
+namespace {
+// A sequence timed as a whole while its resources are free; another activity on one of them splits it: the
+// segment running then goes on alone (or shares, if the newcomer uses its own resources), the rest one at a time.
+TEST(Activities, SequenceSplitWhereAnotherActivityStarts)
+{
+  Activities acts;
+  auto h = star(4);
+  std::vector<double> ends;
+  double small = -1, big = -1;
+  acts.run([&]() {
+    using Segment = Activities::Segment;
+    // Alone: a 0.1 s kernel on h0, 1e9 bytes h0 -> h1 (0.1 s), a 0.05 s delay: 0.1, 0.2, 0.25.
+    acts.sequence({{Segment::Kind::Exec, h[0], nullptr, 0.1, 0.0},
+                   {Segment::Kind::Flow, h[0], h[1], 1e9, 0.0},
+                   {Segment::Kind::Delay, nullptr, nullptr, 0.05, 0.0}},
+                  [&](const std::vector<double>& e) { ends = e; });
+    // At 0.05, during the kernel, 0.1e9 bytes h3 -> h1 use h1's link, which nothing else uses then: alone, 0.06.
+    // The kernel goes on alone to 0.1; the flow and the delay are then free again.
+    acts.delay(0.05, [&]() { acts.flow(h[3], h[1], 0.1e9, 0, [&]() { small = Activities::now(); }); });
+    // At 0.15, halfway through the sequence's flow, 1e9 bytes h2 -> h1 share h1's link: 5 GB/s each, the
+    // sequence's 0.5e9 left end at 0.25, its delay at 0.3; the newcomer has 0.5e9 left at 0.25, alone 0.05 s.
+    acts.delay(0.15, [&]() { acts.flow(h[2], h[1], 1e9, 0, [&]() { big = Activities::now(); }); });
+  });
+  ASSERT_EQ(ends.size(), 3u);
+  EXPECT_NEAR(ends[0], 0.1, 1e-12);
+  EXPECT_NEAR(ends[1], 0.25, 1e-12);
+  EXPECT_NEAR(ends[2], 0.3, 1e-12);
+  EXPECT_NEAR(small, 0.06, 1e-12);
+  EXPECT_NEAR(big, 0.3, 1e-12);
+  EXPECT_EQ(acts.count(), 7);  // the sequence's three segments, two flows, two delays
+}
+}  // namespace
