@@ -69,6 +69,18 @@ void Activities::on_completion(sg4::Activity const& a)
 }
 
 namespace {
+// A comm's payload: whole bytes, at least one (SimGrid's payload size).
+uint64_t payload_bytes(double bytes)
+{
+  return uint64_t(std::max(bytes, 1.0));
+}
+
+// When `work` at `rate` started at `t` ends, alone (nothing: no rate, as a link-less route).
+double end_alone(double t, double rate, double work)
+{
+  return t + (rate > 0 ? work / rate : 0.0);
+}
+
 // An element of `pool` to reuse from `free`, else a new one (a deque never moves its elements).
 template <class T>
 T* take(std::deque<T>& pool, std::vector<T*>& free)
@@ -201,13 +213,13 @@ void Activities::delay(double seconds, std::function<void()> done)
 
 void Activities::comm(sg4::Host* a, sg4::Host* b, double bytes, std::function<void()> done)
 {
-  start_comm(a, b, uint64_t(std::max(bytes, 1.0)), handler(std::move(done)), nullptr);
+  start_comm(a, b, payload_bytes(bytes), handler(std::move(done)), nullptr);
 }
 
 void Activities::flow(sg4::Host* a, sg4::Host* b, double bytes, double latency_s, std::function<void()> done)
 {
   Handler* h = handler(std::move(done));
-  const auto payload = uint64_t(std::max(bytes, 1.0));
+  const uint64_t payload = payload_bytes(bytes);
   if (latency_s > 0)
     at(now_ + latency_s, [this, a, b, payload, h]() { send(a, b, payload, h); });
   else
@@ -283,17 +295,18 @@ void Activities::set_solo_rate(Solo* s, double rate)
 void Activities::start_solo(Handler* h, sg4::Host* host, sg4::Host* a, sg4::Host* b, const Resources& resources,
                             double rate, double work)
 {
-  start_solo_until(h, host, a, b, resources, rate, now() + (rate > 0 ? work / rate : 0.0));
+  start_solo_until(h, host, a, b, resources, rate, end_alone(now(), rate, work));
 }
 
-void Activities::start_solo_until(Handler* h, sg4::Host* host, sg4::Host* a, sg4::Host* b,
-                                  const Resources& resources, double rate, double ends)
+Activities::Solo* Activities::start_solo_until(Handler* h, sg4::Host* host, sg4::Host* a, sg4::Host* b,
+                                               const Resources& resources, double rate, double ends)
 {
   Solo* s = take(solo_pool_, solo_free_);
   *s = Solo{h, host, a, b, &resources, rate, ends, 0, nullptr};
   for (size_t r : resources)
     uses_[r].solo.push_back(s);
   schedule_end(s);
+  return s;
 }
 
 // ---- sequences --------------------------------------------------------------------------------------------------
@@ -322,14 +335,27 @@ void Activities::continue_sequence(Sequence* q, size_t from)
     return;
   }
   if (n - from >= 2) {
+    // What the rest uses, and each segment's end as exec(), delay() and flow() would time it alone, one after
+    // the other (kept only if the rest is timed as one).
     q->resources.clear();
+    double t = now_;
     for (size_t k = from; k < n; ++k) {
       const Segment& g = q->segments[k];
-      const Resources* r = g.kind == Segment::Kind::Exec   ? &host_resource(g.a).use
-                           : g.kind == Segment::Kind::Flow ? &route(g.a, g.b).links
-                                                           : nullptr;
-      if (r != nullptr)
-        q->resources.insert(q->resources.end(), r->begin(), r->end());
+      if (g.kind == Segment::Kind::Exec) {
+        const HostResource& hr = host_resource(g.a);
+        q->resources.insert(q->resources.end(), hr.use.begin(), hr.use.end());
+        t = end_alone(t, hr.speed, std::max(g.amount, 0.0) * platform::kHostSpeed);
+      } else if (g.kind == Segment::Kind::Delay) {
+        t = t + std::max(g.amount, 0.0);
+      } else {
+        const Route& r = route(g.a, g.b);
+        q->resources.insert(q->resources.end(), r.links.begin(), r.links.end());
+        if (g.latency_s > 0)
+          t = t + g.latency_s;
+        q->sends[k] = t;
+        t = end_alone(t, r.solo_Bps, double(payload_bytes(g.amount)));
+      }
+      q->ends[k] = t;
     }
     std::sort(q->resources.begin(), q->resources.end());
     q->resources.erase(std::unique(q->resources.begin(), q->resources.end()), q->resources.end());
@@ -339,32 +365,10 @@ void Activities::continue_sequence(Sequence* q, size_t from)
       free = free && use.simgrid == 0 && use.occupation == nullptr && running_solo(use) == nullptr;
     }
     if (free) {
-      // Each segment's end as exec(), delay() and flow() would compute it, one after the other.
-      double t = now_;
-      for (size_t k = from; k < n; ++k) {
-        const Segment& g = q->segments[k];
-        if (g.kind == Segment::Kind::Exec) {
-          const double rate = host_resource(g.a).speed, flops = std::max(g.amount, 0.0) * platform::kHostSpeed;
-          t = t + (rate > 0 ? flops / rate : 0.0);
-        } else if (g.kind == Segment::Kind::Delay) {
-          t = t + std::max(g.amount, 0.0);
-        } else {
-          if (g.latency_s > 0)
-            t = t + g.latency_s;
-          q->sends[k] = t;
-          const double rate = route(g.a, g.b).solo_Bps;
-          t = t + (rate > 0 ? double(uint64_t(std::max(g.amount, 1.0))) / rate : 0.0);
-        }
-        q->ends[k] = t;
-        ++count_;  // as each would count itself
-      }
+      count_ += int64_t(n - from);  // as each would count itself
       Handler* h = take(handlers_, free_);
       h->fn = [this, q, n]() { continue_sequence(q, n); };
-      Solo* s = take(solo_pool_, solo_free_);
-      *s = Solo{h, nullptr, nullptr, nullptr, &q->resources, 0.0, t, 0, q};
-      for (size_t r : q->resources)
-        uses_[r].solo.push_back(s);
-      schedule_end(s);
+      start_solo_until(h, nullptr, nullptr, nullptr, q->resources, 0.0, t)->sequence = q;
       return;
     }
   }
@@ -407,7 +411,7 @@ void Activities::split_sequence(Solo* s)
   } else if (g.kind == Segment::Kind::Delay) {
     at(q->ends[k], [this, h]() { dispatch(h); });
   } else if (t < q->sends[k]) {  // still in its latency: it sends then, as flow() would
-    const auto payload = uint64_t(std::max(g.amount, 1.0));
+    const uint64_t payload = payload_bytes(g.amount);
     at(q->sends[k], [this, g, payload, h]() { send(g.a, g.b, payload, h); });
   } else {
     const Route& r = route(g.a, g.b);

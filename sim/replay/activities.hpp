@@ -171,8 +171,8 @@ class Activities {
   bool claim(const Resources& resources);
   void start_solo(Handler* h, simgrid::s4u::Host* host, simgrid::s4u::Host* a, simgrid::s4u::Host* b,
                   const Resources& resources, double rate, double work);
-  void start_solo_until(Handler* h, simgrid::s4u::Host* host, simgrid::s4u::Host* a, simgrid::s4u::Host* b,
-                        const Resources& resources, double rate, double ends);
+  Solo* start_solo_until(Handler* h, simgrid::s4u::Host* host, simgrid::s4u::Host* a, simgrid::s4u::Host* b,
+                         const Resources& resources, double rate, double ends);
   void schedule_end(Solo* s);
   void set_solo_rate(Solo* s, double rate);
   Solo* running_solo(const Use& use);

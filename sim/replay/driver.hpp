@@ -228,6 +228,8 @@ class Driver {
   Activities::Segment flow_segment(int64_t src, int64_t dst, double bytes);
   bool releases_buckets(const Device& d, int lane) const;
   double merged_tp_time(const Device& d, const Step& st);  ///< tp_exclusive_time, kept per step
+  /// Books `x` seconds of kernel `st` from `t` (compute, recompute, its trace slice), as a run's end shares them out.
+  void book_kernel(Device& d, const Step& st, double t, double x);
   void send(size_t di, UnitId to);
   Arrival& arrival(int64_t replica, UnitId u);
   void tp_collective(size_t di, int lane, const Step& st, double t0);

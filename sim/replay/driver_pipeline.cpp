@@ -131,6 +131,14 @@ bool Driver::releases_buckets(const Device& d, int lane) const
   return s_.parallel.dp_overlap && reduces_gradients(sched_.graph[d.lanes[size_t(lane)].unit]);
 }
 
+void Driver::book_kernel(Device& d, const Step& st, double t, double x)
+{
+  d.b.compute_s += x;
+  if (st.recompute)
+    d.b.recompute_s += x;
+  trace_.add(d.id, 0, st.label, t, t + x);
+}
+
 double Driver::merged_tp_time(const Device& d, const Step& st)
 {
   // Folded: one device per stage and each stage has its own steps, so the step alone identifies the collective.
@@ -222,13 +230,11 @@ void Driver::run_merged(size_t di, int lane, double t0)
       const bool kernel = st.kind == Step::Kind::Compute;
       const double x = k == last ? now - t : kernel ? st.seconds : merged_tp_time(d, st);
       if (kernel) {
-        d.b.compute_s += x;
-        if (st.recompute)
-          d.b.recompute_s += x;
+        book_kernel(d, st, t, x);
       } else {
         d.b.exposed_tp_comm_s += x;
+        trace_.add(d.id, 1, st.label, t, t + x);
       }
-      trace_.add(d.id, kernel ? 0 : 1, st.label, t, t + x);
       t += x;
     }
     d.free_t = now;
@@ -337,10 +343,7 @@ bool Driver::run_sequence(size_t di, int lane, double t0)
         if (st.kind != Step::Kind::Compute)
           continue;
         const double x = k == last ? item_end - t : st.seconds;
-        d.b.compute_s += x;
-        if (st.recompute)
-          d.b.recompute_s += x;
-        trace_.add(d.id, 0, st.label, t, t + x);
+        book_kernel(d, st, t, x);
         t += x;
       }
     }

@@ -119,9 +119,7 @@ TEST(Activities, OccupiedHostJoinedByAThirdActivity)
   EXPECT_NEAR(first, 0.8 + 2 * second_left + 0.15, 1e-9);
 }
 
-}  // namespace
 
-namespace {
 // Own events set from inside SimGrid's loop, earlier than its next event, must run at their dates, and SimGrid's
 // clock must catch up with own events before it starts an activity.
 TEST(Activities, OwnEventsInterleaveWithSharedFlows)
@@ -152,9 +150,7 @@ TEST(Activities, OwnEventsInterleaveWithSharedFlows)
   EXPECT_NEAR(after, 0.1, 1e-12);
   EXPECT_NEAR(late, 0.7, 1e-12);
 }
-}  // namespace
 
-namespace {
 // A sequence timed as a whole while its resources are free; another activity on one of them splits it: the
 // segment running then goes on alone (or shares, if the newcomer uses its own resources), the rest one at a time.
 TEST(Activities, SequenceSplitWhereAnotherActivityStarts)
