@@ -250,13 +250,11 @@ class Driver {
   /// speed. Returns the group's length; `compute_end`: when its compute ends, from the group's start.
   double closed_form_overlap(const Device& d, const std::vector<Step>& steps, size_t begin, size_t end,
                              double& compute_end);
-  /// A collective beside the next compute step that run_merged takes into its activity (closed_form_groups).
-  bool merges_beside(const Device& d, const std::vector<Step>& steps, size_t k) const;
+  /// An overlap group at step k that run_merged takes into its activity at its closed-form length
+  /// (closed_form_groups; TP collectives only); `end`: one past its last step.
+  bool merges_group(const Device& d, const std::vector<Step>& steps, size_t k, size_t& end) const;
   bool overlap_group_at(const std::vector<Step>& steps, size_t at, size_t& end) const;
   void run_overlap_group(size_t di, int lane, size_t end, double t0);
-  /// Folded with closed-form TP collectives: the group as one activity of its computed length; false where that
-  /// does not apply (full fidelity, shared NVLink links, a context-parallel ring in the group).
-  bool run_overlap_closed_form(size_t di, int lane, size_t end, double t0);
   /// Books an overlap group that ends now: `busy` seconds of its compute step `compute`, `exposed` seconds of
   /// communication after it (context ring or TP), its trace slices; then the lane goes on after step `end`.
   /// `gpu_released`: a pair's group that gave the GPU back when its compute ended (its collective's tail is then

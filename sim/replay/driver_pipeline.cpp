@@ -95,12 +95,13 @@ void Driver::run_step(size_t di, int lane)
       return;
     }
     size_t group_end = 0;
-    if (overlap_group(ln, group_end)) {
+    const bool merged_group = merges_group(d, *ln.steps, ln.step, group_end);
+    if (!merged_group && overlap_group(ln, group_end)) {
       if (take_gpu(di, lane))
         run_overlap_group(di, lane, group_end, t0);
       return;
     }
-    if (st.kind == Step::Kind::Compute) {
+    if (st.kind == Step::Kind::Compute || merged_group) {
       if (take_gpu(di, lane))
         run_merged(di, lane, t0);
       return;
@@ -161,10 +162,10 @@ void Driver::run_merged(size_t di, int lane, double t0)
   for (; end < steps.size(); ++end) {
     const Step& st = steps[end];
     size_t group_end = 0;
-    if (end > begin && merges_beside(d, steps, end)) {  // its closed-form length, in this run's activity
+    if (merges_group(d, steps, end, group_end)) {  // its closed-form length, in this run's activity
       double compute_end = 0;
-      total += closed_form_overlap(d, steps, end, end + 2, compute_end);
-      ++end;  // its compute step
+      total += closed_form_overlap(d, steps, end, group_end, compute_end);
+      end = group_end - 1;  // its last step
       after_kernel = true;
       continue;
     }
@@ -211,20 +212,27 @@ void Driver::run_merged(size_t di, int lane, double t0)
       const Step& st = (*ln.steps)[k];
       if (st.kind == Step::Kind::GradReady)
         continue;
-      if (k > begin && merges_beside(d, *ln.steps, k)) {  // the kernels beside it, then what of it shows after them
-        const Step& c = (*ln.steps)[k + 1];
+      size_t group_end = 0;
+      if (merges_group(d, *ln.steps, k, group_end)) {  // its compute step, then what of its collectives shows after
+        size_t compute = k;
+        for (size_t i = k; i < group_end; ++i)
+          if ((*ln.steps)[i].kind == Step::Kind::Compute)
+            compute = i;
+        const Step& c = (*ln.steps)[compute];
         double busy = 0;
-        const double length = closed_form_overlap(d, *ln.steps, k, k + 2, busy);
-        const double x = k + 1 == last ? now - t : length;
+        const double length = closed_form_overlap(d, *ln.steps, k, group_end, busy);
+        const double x = group_end - 1 == last ? now - t : length;
         busy = std::min(busy, x);
         d.b.compute_s += busy;
         if (c.recompute)
           d.b.recompute_s += busy;
         d.b.exposed_tp_comm_s += x - busy;
         trace_.add(d.id, 0, c.label, t, t + busy);
-        trace_.add(d.id, 1, st.label + " (overlapped)", t, t + length);
+        for (size_t i = k; i < group_end; ++i)
+          if (i != compute)
+            trace_.add(d.id, 1, (*ln.steps)[i].label + " (overlapped)", t, t + length);
         t += x;
-        ++k;
+        k = group_end - 1;
         continue;
       }
       const bool kernel = st.kind == Step::Kind::Compute;
@@ -572,12 +580,16 @@ constexpr double kOverlapAllGatherSms = 1, kOverlapReduceScatterSms = 16;
 constexpr double kNcclCollectiveSms = 16;
 }  // namespace
 
-bool Driver::merges_beside(const Device& d, const std::vector<Step>& steps, size_t k) const
+bool Driver::merges_group(const Device& d, const std::vector<Step>& steps, size_t k, size_t& end) const
 {
-  // A collective beside the kernels after it, whose group has a known length (closed_form_groups).
-  const Step& st = steps[k];
-  return st.kind == Step::Kind::TpCollective && st.beside_next && k + 1 < steps.size() &&
-         steps[k + 1].kind == Step::Kind::Compute && closed_form_groups(d);
+  // An overlap group of TP collectives around one compute step, whose timeline is known (closed_form_groups). A
+  // context-parallel ring runs as flows.
+  if (!closed_form_groups(d) || !overlap_group_at(steps, k, end))
+    return false;
+  for (size_t i = k; i < end; ++i)
+    if (steps[i].kind != Step::Kind::Compute && steps[i].kind != Step::Kind::TpCollective)
+      return false;
+  return true;
 }
 
 double Driver::overlap_sm_share(const Step& st) const
@@ -674,31 +686,6 @@ double Driver::closed_form_overlap(const Device& d, const std::vector<Step>& ste
   return std::max(t, compute_end);
 }
 
-// One activity of the group's closed-form length instead of the compute, each collective's timer and its occupying
-// exec: the same times up to rounding.
-bool Driver::run_overlap_closed_form(size_t di, int lane, size_t end, double t0)
-{
-  Device& d = devices_[di];
-  const Lane& ln = d.lanes[size_t(lane)];
-  if (!closed_form_groups(d))
-    return false;
-  const size_t begin = ln.step;
-  size_t compute = begin;
-  for (size_t k = begin; k < end; ++k)
-    if ((*ln.steps)[k].kind == Step::Kind::Compute)
-      compute = k;
-    else if ((*ln.steps)[k].kind != Step::Kind::TpCollective)
-      return false;  // a context-parallel ring runs as flows
-  double compute_end = 0;
-  const double length = closed_form_overlap(d, *ln.steps, begin, end, compute_end);
-  exec_on(gpu_host(d.id), length, [this, di, lane, begin, end, compute, t0, compute_end]() {
-    const double now = Activities::now();
-    const double busy = std::min(compute_end, now - t0);
-    finish_overlap_group(di, lane, begin, end, compute, t0, busy, (now - t0) - busy, false, false);
-  });
-  return true;
-}
-
 void Driver::finish_overlap_group(size_t di, int lane, size_t begin, size_t end, size_t compute, double t0,
                                   double busy, double exposed, bool ring, bool gpu_released)
 {
@@ -729,8 +716,6 @@ void Driver::finish_overlap_group(size_t di, int lane, size_t begin, size_t end,
 void Driver::run_overlap_group(size_t di, int lane, size_t end, double t0)
 {
   Device& d = devices_[di];
-  if (run_overlap_closed_form(di, lane, end, t0))
-    return;
   const Lane& ln = d.lanes[size_t(lane)];
   const size_t begin = ln.step;
   size_t compute = begin;
