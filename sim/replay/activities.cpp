@@ -29,6 +29,9 @@ Activities::Activities()
   char* argv[] = {name, nullptr};
   xbt_log_control_set("root.thresh:critical");
   engine_ = std::make_unique<sg4::Engine>(&argc, argv);
+  // SimGrid's loop ends its run at the end of a round where this set is not empty (EngineImpl::run, 3.32): how an
+  // own event set from inside the loop gets control back (nothing here is ever vetoed).
+  engine_->track_vetoed_activities(&stop_requests_);
   now_ = 0;
   sg4::Engine::set_config("network/model:CM02");
   sg4::Engine::set_config("network/crosstraffic:0");
@@ -516,42 +519,84 @@ size_t Activities::at(double date, std::function<void()> fn)
   size_t slot;
   if (free_slots_.empty()) {
     slot = slots_.size();
-    slots_.push_back(std::move(fn));
+    slots_.push_back({std::move(fn), 0});
   } else {
     slot = free_slots_.back();
     free_slots_.pop_back();
-    slots_[slot] = std::move(fn);
+    slots_[slot].fn = std::move(fn);
   }
   events_.push_back({date, seq_++, slot});
-  std::push_heap(events_.begin(), events_.end(), std::greater<>());
-  // Set from inside SimGrid's loop before where it stops: a SimGrid timer brings the loop back to it.
+  sift_up(events_.size() - 1);
+  // Set from inside SimGrid's loop before where it stops: the loop gives control back at the end of its round.
   if (in_simgrid_ && !syncing_ && (simgrid_until_ < 0 || date < simgrid_until_))
-    simgrid::kernel::timer::Timer::set(date, [this, date]() { run_due_events(date); });
+    stop_requests_.insert(nullptr);
   return slot;
+}
+
+void Activities::place(size_t i, const Event& e)
+{
+  events_[i] = e;
+  slots_[e.slot].heap_index = i;
+}
+
+void Activities::sift_up(size_t i)
+{
+  const Event e = events_[i];
+  while (i > 0 && e.before(events_[(i - 1) / 2])) {
+    place(i, events_[(i - 1) / 2]);
+    i = (i - 1) / 2;
+  }
+  place(i, e);
+}
+
+void Activities::sift_down(size_t i)
+{
+  const Event e = events_[i];
+  const size_t n = events_.size();
+  for (size_t child = 2 * i + 1; child < n; child = 2 * i + 1) {
+    if (child + 1 < n && events_[child + 1].before(events_[child]))
+      ++child;
+    if (!events_[child].before(e))
+      break;
+    place(i, events_[child]);
+    i = child;
+  }
+  place(i, e);
+}
+
+// Takes event i out of the heap and frees its slot.
+Activities::Event Activities::pop_event(size_t i)
+{
+  const Event e = events_[i];
+  const Event last = events_.back();
+  events_.pop_back();
+  if (i < events_.size()) {
+    place(i, last);
+    if (i > 0 && last.before(events_[(i - 1) / 2]))
+      sift_up(i);
+    else
+      sift_down(i);
+  }
+  slots_[e.slot].heap_index = kNotQueued;
+  free_slots_.push_back(e.slot);
+  return e;
+}
+
+void Activities::cancel(size_t slot)
+{
+  if (slots_[slot].heap_index == kNotQueued)
+    return;  // it has run already
+  slots_[slot].fn = nullptr;
+  pop_event(slots_[slot].heap_index);
 }
 
 void Activities::run_next_event()
 {
-  std::pop_heap(events_.begin(), events_.end(), std::greater<>());
-  const Event e = events_.back();
-  events_.pop_back();
-  auto fn = std::move(slots_[e.slot]);
-  slots_[e.slot] = nullptr;
-  free_slots_.push_back(e.slot);
-  if (!fn)
-    return;  // cancelled
+  const Event e = pop_event(0);
+  auto fn = std::move(slots_[e.slot].fn);
+  slots_[e.slot].fn = nullptr;
   now_ = std::max(now_, e.date);
   fn();
-}
-
-void Activities::run_due_events(double date)
-{
-  if (syncing_)
-    return;  // the main loop runs them, in their order
-  while (!events_.empty() && events_.front().date <= date) {
-    now_ = sg4::Engine::get_clock();
-    run_next_event();
-  }
 }
 
 void Activities::sync_simgrid()
@@ -563,7 +608,7 @@ void Activities::sync_simgrid()
   syncing_ = false;
 }
 
-void Activities::run_simgrid_until(double date)
+bool Activities::run_simgrid_until(double date)
 {
   const bool was_in = in_simgrid_;
   const double was_until = simgrid_until_;
@@ -574,12 +619,15 @@ void Activities::run_simgrid_until(double date)
   } else {
     // SimGrid's loop may stop up to 1e-5 s short of the date asked (EngineImpl::run's double_equals): go on
     // until it is there.
-    while (sg4::Engine::get_clock() < date)
+    while (sg4::Engine::get_clock() < date && stop_requests_.empty())
       engine_->run_until(date);
   }
+  const bool stopped = !stop_requests_.empty();
+  stop_requests_.clear();
   in_simgrid_ = was_in;
   simgrid_until_ = was_until;
   now_ = std::max(now_, sg4::Engine::get_clock());
+  return stopped;
 }
 
 void Activities::run(const std::function<void()>& start)
@@ -589,8 +637,8 @@ void Activities::run(const std::function<void()>& start)
     if (simgrid_in_flight_ > 0) {
       // SimGrid runs to the next own event, or to its own end when there is none.
       if (events_.empty()) {
-        run_simgrid_until(-1.0);
-        if (events_.empty())
+        // Given back early, it goes on (the own event that stopped it may have been cancelled since).
+        if (!run_simgrid_until(-1.0) && events_.empty())
           break;
         continue;
       }

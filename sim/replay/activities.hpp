@@ -21,11 +21,11 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
-#include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u.hpp>
 
 namespace dtsim::replay {
@@ -142,20 +142,26 @@ class Activities {
     double date = 0;
     uint64_t seq = 0;  // ties run in the order they were set, as SimGrid's timers did
     size_t slot = 0;   // its function in slots_
-    bool operator>(const Event& o) const { return date != o.date ? date > o.date : seq > o.seq; }
+    bool before(const Event& o) const { return date != o.date ? date < o.date : seq < o.seq; }
   };
   /// Runs `fn` at `date` (not before now); returns its slot, for cancel().
   size_t at(double date, std::function<void()> fn);
-  void cancel(size_t slot) { slots_[slot] = nullptr; }
+  /// Takes a pending event out of the queue (a solo whose end moves or which SimGrid takes over).
+  void cancel(size_t slot);
+  // The queue is a binary heap that knows where each event sits, so that a cancelled event leaves it at once
+  // instead of waiting there to be popped (a third of the events of a tp_overlap replay were cancelled ones).
+  void place(size_t i, const Event& e);
+  void sift_up(size_t i);
+  void sift_down(size_t i);
+  Event pop_event(size_t i);
   /// Pops the next own event and runs it (nothing if it was cancelled).
   void run_next_event();
-  /// SimGrid's timer for own events set from inside its loop: runs those due by `date`.
-  void run_due_events(double date);
   /// Brings SimGrid's clock to now() before an activity of its starts or changes (its clock stays behind while
   /// it has nothing to do).
   void sync_simgrid();
-  /// Runs SimGrid up to `date` (its activities' ends and callbacks on the way).
-  void run_simgrid_until(double date);
+  /// Runs SimGrid up to `date` (-1: to its end), its activities' ends and callbacks on the way; returns whether it
+  /// stopped early, at the end of a round where an own event was set before `date`.
+  bool run_simgrid_until(double date);
 
   Handler* handler(std::function<void()> fn);
   void dispatch(Handler* h);
@@ -206,12 +212,18 @@ class Activities {
 
   static double now_;
   std::vector<Event> events_;  // a min-heap by (date, seq)
-  std::vector<std::function<void()>> slots_;
+  static constexpr size_t kNotQueued = SIZE_MAX;
+  struct Slot {
+    std::function<void()> fn;
+    size_t heap_index = kNotQueued;  // where its event sits in events_
+  };
+  std::vector<Slot> slots_;
   std::vector<size_t> free_slots_;
   uint64_t seq_ = 0;
   bool in_simgrid_ = false;    // inside SimGrid's loop (its callbacks and timers)
   double simgrid_until_ = -1;  // where that loop stops (-1: when SimGrid has nothing left)
   bool syncing_ = false;       // inside sync_simgrid: own events wait for the main loop
+  std::set<simgrid::s4u::Activity*> stop_requests_;  // SimGrid's vetoed set: not empty, its loop stops
 
   struct PairHash {
     size_t operator()(const std::pair<const void*, const void*>& p) const

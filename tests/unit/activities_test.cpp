@@ -181,4 +181,50 @@ TEST(Activities, SequenceSplitWhereAnotherActivityStarts)
   EXPECT_NEAR(big, 0.3, 1e-12);
   EXPECT_EQ(acts.count(), 7);  // the sequence's three segments, two flows, two delays
 }
+
+// A kernel's end moves each time an occupation begins or ends (its pending end leaves the queue, a new one is set),
+// among own events set in no particular order: each runs at its date, in date order.
+TEST(Activities, MovedEndsLeaveTheQueueAndTheRestKeepsItsOrder)
+{
+  Activities acts;
+  auto h = star(1);
+  double kernel = -1;
+  std::vector<double> fired;
+  acts.run([&]() {
+    // A one-second kernel occupied half from 0.1 + 0.2 k to 0.2 + 0.2 k, k = 0..4: each window does 0.05 s of its
+    // work instead of 0.1, so it ends 5 x 0.05 s late, at 1.25.
+    acts.exec(h[0], 1.0, [&]() { kernel = Activities::now(); });
+    for (int k = 0; k < 5; ++k)
+      occupy_between(acts, h[0], 0.5, 0.1 + 0.2 * k, 0.2 + 0.2 * k);
+    // Delays of 0.0625 m for m = 1..20, set in the order 7m mod 20 (+1): they fire at m x 0.0625, in that order.
+    for (int i = 0; i < 20; ++i) {
+      const double at = 0.0625 * ((7 * i) % 20 + 1);
+      acts.delay(at, [&fired]() { fired.push_back(Activities::now()); });
+    }
+  });
+  EXPECT_NEAR(kernel, 1.25, 1e-12);
+  ASSERT_EQ(fired.size(), 20u);
+  for (size_t m = 0; m < fired.size(); ++m)
+    EXPECT_DOUBLE_EQ(fired[m], 0.0625 * double(m + 1));
+}
+
+// Two flows end together in one SimGrid round with no own event pending: the first end starts a kernel timed alone
+// (an own event, so SimGrid's loop stops at the end of that round), the second a kernel on the same host, which
+// takes the first over into SimGrid (its own event leaves the queue). The replay must go on: the two one-second
+// kernels share the host from 0.2 and end at 2.2, and the delays of 0.1 s they start then end at 2.3.
+TEST(Activities, SimGridStoppedForAnEventCancelledInTheSameRound)
+{
+  Activities acts;
+  auto h = star(3);
+  double first = -1, second = -1;
+  auto kernel_then_delay = [&](double& at) {
+    acts.exec(h[2], 1.0, [&]() { acts.delay(0.1, [&]() { at = Activities::now(); }); });
+  };
+  acts.run([&]() {
+    acts.flow(h[0], h[1], 1e9, 0, [&]() { kernel_then_delay(first); });
+    acts.flow(h[2], h[1], 1e9, 0, [&]() { kernel_then_delay(second); });
+  });
+  EXPECT_NEAR(first, 2.3, 1e-12);
+  EXPECT_NEAR(second, 2.3, 1e-12);
+}
 }  // namespace
