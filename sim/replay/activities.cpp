@@ -610,9 +610,7 @@ void Activities::sync_simgrid()
 
 bool Activities::run_simgrid_until(double date)
 {
-  const bool was_in = in_simgrid_;
-  const double was_until = simgrid_until_;
-  in_simgrid_ = true;
+  in_simgrid_ = true;  // never nested: sync_simgrid does nothing inside the loop, and own events run outside it
   simgrid_until_ = date;
   if (date < 0) {
     engine_->run();
@@ -624,8 +622,8 @@ bool Activities::run_simgrid_until(double date)
   }
   const bool stopped = !stop_requests_.empty();
   stop_requests_.clear();
-  in_simgrid_ = was_in;
-  simgrid_until_ = was_until;
+  in_simgrid_ = false;
+  simgrid_until_ = -1;
   now_ = std::max(now_, sg4::Engine::get_clock());
   return stopped;
 }

@@ -15,7 +15,8 @@
 /// (then by when they were set): while SimGrid has no activity in flight its engine is not called at all, since its
 /// loop costs about as much per event as the rest of a replay (it asks every model for its next event, updates
 /// every model and scans their ended actions). While SimGrid has activities, it runs up to the next own event; an
-/// own event set from inside SimGrid's loop, earlier than where that run stops, gets a SimGrid timer that runs it.
+/// own event set from inside SimGrid's loop, earlier than where that run stops, makes the loop hand back at the end
+/// of its round, and the main loop runs it.
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -220,7 +221,7 @@ class Activities {
   std::vector<Slot> slots_;
   std::vector<size_t> free_slots_;
   uint64_t seq_ = 0;
-  bool in_simgrid_ = false;    // inside SimGrid's loop (its callbacks and timers)
+  bool in_simgrid_ = false;    // inside SimGrid's loop (its callbacks)
   double simgrid_until_ = -1;  // where that loop stops (-1: when SimGrid has nothing left)
   bool syncing_ = false;       // inside sync_simgrid: own events wait for the main loop
   std::set<simgrid::s4u::Activity*> stop_requests_;  // SimGrid's vetoed set: not empty, its loop stops

@@ -250,9 +250,9 @@ class Driver {
   /// speed. Returns the group's length; `compute_end`: when its compute ends, from the group's start.
   double closed_form_overlap(const Device& d, const std::vector<Step>& steps, size_t begin, size_t end,
                              double& compute_end);
-  /// An overlap group at step k that run_merged takes into its activity at its closed-form length
-  /// (closed_form_groups; TP collectives only); `end`: one past its last step.
-  bool merges_group(const Device& d, const std::vector<Step>& steps, size_t k, size_t& end) const;
+  /// Whether the overlap group [begin, end) (overlap_group_at) goes into run_merged's activity at its closed-form
+  /// length (closed_form_groups; TP collectives only).
+  bool merges_group(const Device& d, const std::vector<Step>& steps, size_t begin, size_t end) const;
   bool overlap_group_at(const std::vector<Step>& steps, size_t at, size_t& end) const;
   void run_overlap_group(size_t di, int lane, size_t end, double t0);
   /// Books an overlap group that ends now: `busy` seconds of its compute step `compute`, `exposed` seconds of

@@ -95,8 +95,9 @@ void Driver::run_step(size_t di, int lane)
       return;
     }
     size_t group_end = 0;
-    const bool merged_group = merges_group(d, *ln.steps, ln.step, group_end);
-    if (!merged_group && overlap_group(ln, group_end)) {
+    const bool group = overlap_group(ln, group_end);
+    const bool merged_group = group && merges_group(d, *ln.steps, ln.step, group_end);
+    if (group && !merged_group) {
       if (take_gpu(di, lane))
         run_overlap_group(di, lane, group_end, t0);
       return;
@@ -162,14 +163,15 @@ void Driver::run_merged(size_t di, int lane, double t0)
   for (; end < steps.size(); ++end) {
     const Step& st = steps[end];
     size_t group_end = 0;
-    if (merges_group(d, steps, end, group_end)) {  // its closed-form length, in this run's activity
+    const bool group = overlap_group_at(steps, end, group_end);
+    if (group && merges_group(d, steps, end, group_end)) {  // its closed-form length, in this run's activity
       double compute_end = 0;
       total += closed_form_overlap(d, steps, end, group_end, compute_end);
       end = group_end - 1;  // its last step
       after_kernel = true;
       continue;
     }
-    if (end > begin && overlap_group_at(steps, end, group_end))
+    if (group && end > begin)
       break;  // run_step overlaps it with its communication
     if (st.kind == Step::Kind::Compute) {
       total += st.seconds;
@@ -213,7 +215,7 @@ void Driver::run_merged(size_t di, int lane, double t0)
       if (st.kind == Step::Kind::GradReady)
         continue;
       size_t group_end = 0;
-      if (merges_group(d, *ln.steps, k, group_end)) {  // its compute step, then what of its collectives shows after
+      if (overlap_group_at(*ln.steps, k, group_end) && merges_group(d, *ln.steps, k, group_end)) {  // its compute step, then what of its collectives shows after
         size_t compute = k;
         for (size_t i = k; i < group_end; ++i)
           if ((*ln.steps)[i].kind == Step::Kind::Compute)
@@ -580,13 +582,13 @@ constexpr double kOverlapAllGatherSms = 1, kOverlapReduceScatterSms = 16;
 constexpr double kNcclCollectiveSms = 16;
 }  // namespace
 
-bool Driver::merges_group(const Device& d, const std::vector<Step>& steps, size_t k, size_t& end) const
+bool Driver::merges_group(const Device& d, const std::vector<Step>& steps, size_t begin, size_t end) const
 {
-  // An overlap group of TP collectives around one compute step, whose timeline is known (closed_form_groups). A
-  // context-parallel ring runs as flows.
-  if (!closed_form_groups(d) || !overlap_group_at(steps, k, end))
+  // TP collectives around one compute step, whose timeline is known (closed_form_groups). A context-parallel ring
+  // runs as flows.
+  if (!closed_form_groups(d))
     return false;
-  for (size_t i = k; i < end; ++i)
+  for (size_t i = begin; i < end; ++i)
     if (steps[i].kind != Step::Kind::Compute && steps[i].kind != Step::Kind::TpCollective)
       return false;
   return true;
