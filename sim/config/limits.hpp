@@ -52,6 +52,9 @@ inline constexpr IntRange kWidth{1, int64_t(1) << 20};
 inline constexpr IntRange kFfnWidth{1, int64_t(1) << 22};
 /// Layers: 2^16; the deepest published LLMs have about 130.
 inline constexpr IntRange kLayers{1, int64_t(1) << 16};
+/// Layers of one pipeline chunk (parallel.stage_layers): 0 to 2^16. Only the first chunk (the embedding alone) and
+/// the last (the output head alone) may be empty, as Llama 3's schedule runs them (checked with the scenario).
+inline constexpr IntRange kChunkLayers{0, int64_t(1) << 16};
 /// Attention heads (query or key-value): 2^16.
 inline constexpr IntRange kHeads{1, int64_t(1) << 16};
 /// Vocabulary: 2^24, 64 times the largest published (256,000, Gemma).

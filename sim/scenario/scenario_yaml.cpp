@@ -122,6 +122,15 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
         diag.add(at("parallel.stage_layers"), "parallel.stage_layers",
                  "expected entries summing to num_hidden_layers (" + str(m.layers) + ")" + model_ref + ", got " +
                      str(sum));
+      // An empty chunk holds only the embedding (the first) or only the output head and loss (the last): Llama 3's
+      // balanced pipeline (Llama Team 2024, Sec. 3.3.2). A chunk between them would hold nothing.
+      for (size_t i = 1; i + 1 < p.stage_layers.size(); ++i)
+        if (p.stage_layers[i] == 0) {
+          const std::string key = "parallel.stage_layers[" + str(int64_t(i)) + "]";
+          diag.add(at("parallel.stage_layers"), key,
+                   "expected at least 1 layer in a chunk that holds neither the embedding (the first) nor the "
+                   "output head (the last), got 0");
+        }
     } else if (m.layers % (p.pp * p.vpp) != 0)
       diag.add(at(p.vpp > 1 ? "parallel.vpp" : "parallel.pp"), p.vpp > 1 ? "parallel.vpp" : "parallel.pp",
                "expected pp * vpp to divide num_hidden_layers (" + str(m.layers) + ")" + model_ref + ", got " +
@@ -355,7 +364,7 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   s.parallel.dp_bucket_bytes =
       par.quantity("dp_bucket", Dimension::Bytes, false, limits::kBucket).value_or(25.0 * 1048576);
   s.parallel.stage_layers =
-      par.integer_list("stage_layers", false, limits::kLayers).value_or(std::vector<int64_t>{});
+      par.integer_list("stage_layers", false, limits::kChunkLayers).value_or(std::vector<int64_t>{});
   s.parallel.zero = int(par.integer("zero", false, limits::kZeroStage).value_or(0));
   s.parallel.ep = par.integer("ep", false, limits::kPlanSize).value_or(1);
   s.parallel.expert_tp = par.integer("expert_tp", false, limits::kPlanSize).value_or(0);

@@ -45,6 +45,33 @@ TEST(LayerPartition, UnevenStagesRunAndHoldTheirOwnLayers)
   EXPECT_DOUBLE_EQ(mem.stages[1].params, 2 * 395648.0);
 }
 
+// Llama 3's balanced pipeline (Llama Team 2024, Sec. 3.3.2): the first chunk holds only the embedding, the last
+// only the output head. tiny-gpt's 4 layers on pp 2, vpp 2 as [0, 2, 2, 0]: stage 0 runs chunk 0 (embedding) and
+// chunk 2 (layers 2, 3); stage 1 runs chunk 1 (layers 0, 1) and chunk 3 (head).
+TEST(LayerPartition, EmptyEndChunksHoldOnlyTheEmbeddingOrTheHead)
+{
+  auto s = dtsim::scenario::load_scenario(
+      source_path("scenarios/tiny.yaml"),
+      {"devices=8", "parallel.pp=2", "parallel.vpp=2", "schedule=interleaved-1f1b", "parallel.stage_layers=[0, 2, 2, 0]"});
+  dtsim::model::Transformer t(s.model);
+  dtsim::hardware::ComputeModel cm(s.hardware.device, s.training.precision);
+  const auto plan = derive_plan(s);
+  auto prog = dtsim::replay::build_step_program(s, plan, t, cm);
+  EXPECT_TRUE(runs(prog.forward[0][0], "forward embedding"));
+  EXPECT_FALSE(runs(prog.forward[0][0], "forward layer 0"));
+  EXPECT_TRUE(runs(prog.backward[0][0], "backward embedding"));
+  EXPECT_TRUE(runs(prog.forward[1][0], "forward layer 0"));
+  EXPECT_TRUE(runs(prog.forward[1][0], "forward layer 1"));
+  EXPECT_TRUE(runs(prog.forward[0][1], "forward layer 2"));
+  EXPECT_TRUE(runs(prog.forward[1][1], "forward head"));
+  EXPECT_FALSE(runs(prog.forward[1][1], "forward layer 3"));
+  // Stage 0: two layers (395,648 parameters each per tp-2 rank, see zero_test.cpp), the 1024 x 256 / 2 word
+  // embeddings and the 512 x 256 learned positions (whole on every rank); stage 1: two layers, the final norm (2 x 256) and its copy of the tied embeddings.
+  auto mem = dtsim::parallel::estimate_memory(s, plan, t);
+  EXPECT_DOUBLE_EQ(mem.stages[0].params, 2 * 395648.0 + 1024 * 256 / 2 + 512 * 256);
+  EXPECT_DOUBLE_EQ(mem.stages[1].params, 2 * 395648.0 + 2 * 256 + 1024 * 256 / 2);
+}
+
 TEST(LayerPartition, EvenListEqualsDefaultSplit)
 {
   auto even = dtsim::scenario::load_scenario(source_path("scenarios/tiny.yaml"), {});
