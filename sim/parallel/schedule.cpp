@@ -28,6 +28,10 @@ PipelineSchedule build_schedule(scenario::Schedule kind, int64_t p, int64_t v, i
   const int64_t passes = def.splits_backward ? 3 : 2;
   constexpr UnitId kNone = ~UnitId(0);
   std::vector<UnitId> ids(size_t(p * v * m * passes), kNone);
+  std::vector<Unit> units;  // by UnitId, in order of creation
+  units.reserve(ids.size());
+  std::vector<std::pair<UnitId, UnitId>> edges;
+  std::vector<Dependency> kinds;
   auto slot = [m, passes](int64_t vstage, int64_t mb, int pass) { return size_t((vstage * m + mb) * passes + pass); };
   auto pass_of = [](const scenario::StageUnit& u) {
     return !u.backward ? 0 : u.part == scenario::BackwardPart::Weight ? 2 : 1;
@@ -36,29 +40,34 @@ PipelineSchedule build_schedule(scenario::Schedule kind, int64_t p, int64_t v, i
   for (int64_t st = 0; st < p; ++st)
     for (const auto& u : orders[size_t(st)]) {
       UnitId& id = ids[slot(s.virtual_stage(st, u.chunk), u.microbatch, pass_of(u))];
-      if (id == kNone)
-        id = boost::add_vertex(Unit{st, u.chunk, u.microbatch, u.backward, u.part}, s.graph);
+      if (id == kNone) {
+        id = UnitId(units.size());
+        units.push_back(Unit{st, u.chunk, u.microbatch, u.backward, u.part});
+      }
       s.order[size_t(st)].push_back(id);
       s.group[size_t(st)].push_back(u.group);
       s.beside_previous[size_t(st)].push_back(u.beside_previous ? 1 : 0);
     }
   // Every forward and backward once; a W exactly where its backward was split.
   auto split_at = [&](size_t i) {
-    return ids[i - 1] != kNone && s.graph[ids[i - 1]].part == scenario::BackwardPart::Input;
+    return ids[i - 1] != kNone && units[ids[i - 1]].part == scenario::BackwardPart::Input;
   };
   for (size_t i = 0; i < ids.size(); ++i)
     if ((ids[i] == kNone) != (passes == 3 && i % 3 == 2 && !split_at(i)))
       throw InternalError("build_schedule: a unit appears in no stage's order, or a W without its B");
   // Order edges: a stage runs its units one after the other.
   for (const auto& ord : s.order)
-    for (size_t i = 1; i < ord.size(); ++i)
-      boost::add_edge(ord[i - 1], ord[i], Dependency{EdgeKind::Order}, s.graph);
+    for (size_t i = 1; i < ord.size(); ++i) {
+      edges.push_back({ord[i - 1], ord[i]});
+      kinds.push_back(Dependency{EdgeKind::Order});
+    }
   // Data edges along each chain: activations flow forward through its virtual stages, gradients flow back (through
   // the input parts, where the backward is split: a W unit needs only its own stage's B); the chain's last virtual
   // stage turns its forward into its backward (the loss).
   const int64_t len = s.chain_length();
   auto data = [&](size_t from, size_t to) {
-    boost::add_edge(ids.at(from), ids.at(to), Dependency{EdgeKind::Data}, s.graph);
+    edges.push_back({ids.at(from), ids.at(to)});
+    kinds.push_back(Dependency{EdgeKind::Data});
   };
   for (int64_t vs = 0; vs < s.virtual_stages(); ++vs)
     for (int64_t mb = 0; mb < m; ++mb) {
@@ -71,6 +80,10 @@ PipelineSchedule build_schedule(scenario::Schedule kind, int64_t p, int64_t v, i
       if (passes == 3 && ids[slot(vs, mb, 2)] != kNone)
         data(slot(vs, mb, 1), slot(vs, mb, 2));
     }
+  s.graph = ScheduleGraph(boost::edges_are_unsorted_multi_pass, edges.begin(), edges.end(), kinds.begin(),
+                          units.size());
+  for (UnitId id = 0; id < units.size(); ++id)
+    s.graph[id] = units[id];
   return s;
 }
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/compressed_sparse_row_graph.hpp>
 
 #include "scenario/scenario_spec.hpp"
 #include "scenario/schedule_registry.hpp"
@@ -31,8 +31,10 @@ struct Dependency {
   EdgeKind kind = EdgeKind::Data;
 };
 
-using ScheduleGraph =
-    boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, Unit, Dependency>;
+// Compressed sparse row: the units and edges in a few contiguous arrays, built once. An adjacency list allocated
+// a vector per unit and every edge's property on its own (Boost 1.74 stored_edge_property), which made the
+// schedule most of the memory a search's child process touches.
+using ScheduleGraph = boost::compressed_sparse_row_graph<boost::directedS, Unit, Dependency>;
 using UnitId = ScheduleGraph::vertex_descriptor;
 
 struct PipelineSchedule {
