@@ -22,6 +22,14 @@ bool runs(const std::vector<dtsim::replay::Step>& steps, const std::string& labe
   return false;
 }
 
+// The step program of a scenario, as the replay builds it.
+dtsim::replay::StepProgram program_of(const dtsim::scenario::ScenarioSpec& s)
+{
+  dtsim::model::Transformer t(s.model);
+  dtsim::hardware::ComputeModel cm(s.hardware.device, s.training.precision);
+  return dtsim::replay::build_step_program(s, derive_plan(s), t, cm);
+}
+
 TEST(LayerPartition, UnevenStagesRunAndHoldTheirOwnLayers)
 {
   auto s = dtsim::scenario::load_scenario(
@@ -29,9 +37,7 @@ TEST(LayerPartition, UnevenStagesRunAndHoldTheirOwnLayers)
       {"devices=24", "parallel.pp=3", "parallel.stage_layers=[1, 2, 1]"});
   EXPECT_EQ(dtsim::scenario::chunk_layers(s), (std::vector<int64_t>{1, 2, 1}));
   EXPECT_EQ(dtsim::scenario::first_layer(s, 2), 3);
-  dtsim::model::Transformer t(s.model);
-  dtsim::hardware::ComputeModel cm(s.hardware.device, s.training.precision);
-  auto prog = dtsim::replay::build_step_program(s, derive_plan(s), t, cm);
+  const auto prog = program_of(s);
   // Kernels are labelled with their global layer index.
   EXPECT_TRUE(runs(prog.forward[0][0], "forward layer 0"));
   EXPECT_FALSE(runs(prog.forward[0][0], "forward layer 1"));
@@ -41,7 +47,7 @@ TEST(LayerPartition, UnevenStagesRunAndHoldTheirOwnLayers)
   EXPECT_FALSE(runs(prog.forward[2][0], "forward layer 2"));
   EXPECT_TRUE(runs(prog.backward[1][0], "backward layer 2"));
   // The middle stage holds two layers of 395,648 parameters per tp-2 rank (see zero_test.cpp).
-  auto mem = dtsim::parallel::estimate_memory(s, derive_plan(s), t);
+  auto mem = dtsim::parallel::estimate_memory(s, derive_plan(s), dtsim::model::Transformer(s.model));
   EXPECT_DOUBLE_EQ(mem.stages[1].params, 2 * 395648.0);
 }
 
@@ -50,13 +56,10 @@ TEST(LayerPartition, UnevenStagesRunAndHoldTheirOwnLayers)
 // chunk 2 (layers 2, 3); stage 1 runs chunk 1 (layers 0, 1) and chunk 3 (head).
 TEST(LayerPartition, EmptyEndChunksHoldOnlyTheEmbeddingOrTheHead)
 {
-  auto s = dtsim::scenario::load_scenario(
-      source_path("scenarios/tiny.yaml"),
-      {"devices=8", "parallel.pp=2", "parallel.vpp=2", "schedule=interleaved-1f1b", "parallel.stage_layers=[0, 2, 2, 0]"});
-  dtsim::model::Transformer t(s.model);
-  dtsim::hardware::ComputeModel cm(s.hardware.device, s.training.precision);
-  const auto plan = derive_plan(s);
-  auto prog = dtsim::replay::build_step_program(s, plan, t, cm);
+  auto s = dtsim::scenario::load_scenario(source_path("scenarios/tiny.yaml"),
+                                          {"devices=8", "parallel.pp=2", "parallel.vpp=2", "schedule=interleaved-1f1b",
+                                           "parallel.stage_layers=[0, 2, 2, 0]"});
+  const auto prog = program_of(s);
   EXPECT_TRUE(runs(prog.forward[0][0], "forward embedding"));
   EXPECT_FALSE(runs(prog.forward[0][0], "forward layer 0"));
   EXPECT_TRUE(runs(prog.backward[0][0], "backward embedding"));
@@ -66,8 +69,9 @@ TEST(LayerPartition, EmptyEndChunksHoldOnlyTheEmbeddingOrTheHead)
   EXPECT_TRUE(runs(prog.forward[1][1], "forward head"));
   EXPECT_FALSE(runs(prog.forward[1][1], "forward layer 3"));
   // Stage 0: two layers (395,648 parameters each per tp-2 rank, see zero_test.cpp), the 1024 x 256 / 2 word
-  // embeddings and the 512 x 256 learned positions (whole on every rank); stage 1: two layers, the final norm (2 x 256) and its copy of the tied embeddings.
-  auto mem = dtsim::parallel::estimate_memory(s, plan, t);
+  // embeddings and the 512 x 256 learned positions (whole on every rank); stage 1: two layers, the final norm
+  // (2 x 256) and its copy of the tied embeddings.
+  auto mem = dtsim::parallel::estimate_memory(s, derive_plan(s), dtsim::model::Transformer(s.model));
   EXPECT_DOUBLE_EQ(mem.stages[0].params, 2 * 395648.0 + 1024 * 256 / 2 + 512 * 256);
   EXPECT_DOUBLE_EQ(mem.stages[1].params, 2 * 395648.0 + 2 * 256 + 1024 * 256 / 2);
 }
