@@ -17,6 +17,9 @@ struct PassProgram {
   std::vector<Op> selective_recompute;  ///< the attention core, re-run before backward under selective recompute
 };
 
+/// The kernels of the language-model loss (see stack::CrossEntropyKernel, which the scenario maps to it).
+enum class CrossEntropy { Unfused, FusedNative, FusedTe };
+
 struct Shape {
   int64_t micro_batch = 1;  ///< b
   int64_t seq = 1;          ///< s
@@ -48,6 +51,8 @@ struct Shape {
   /// Without sequence parallelism, the column-parallel layers' input-gradient all-reduces run beside their
   /// weight-gradient GEMMs (parallel.tp_async_allreduce).
   bool tp_async_allreduce = false;
+  /// The kernels of the loss over the logits (training.cross_entropy).
+  CrossEntropy cross_entropy = CrossEntropy::Unfused;
 };
 
 class Transformer {

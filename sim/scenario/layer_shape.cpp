@@ -11,7 +11,10 @@ model::Shape layer_shape(const ScenarioSpec& s)
   shape.experts_whole = s.parallel.experts_whole();
   shape.tp_comm_overlap = s.parallel.tp_overlap;
   shape.tp_async_allreduce = s.parallel.tp_async_allreduce;
-  shape.fp8_current_scaling = s.stack.fp8_recipe == stack::Fp8Recipe::Current;
+  shape.fp8_current_scaling = s.training.fp8_recipe == stack::Fp8Recipe::Current;
+  shape.cross_entropy = s.training.cross_entropy == stack::CrossEntropyKernel::FusedTe       ? model::CrossEntropy::FusedTe
+                        : s.training.cross_entropy == stack::CrossEntropyKernel::FusedNative ? model::CrossEntropy::FusedNative
+                                                                                            : model::CrossEntropy::Unfused;
   // Transformer Engine casts the weights to fp8 on the first microbatch of a step and reuses the cast copy for the
   // others (the is_first_microbatch argument of its modules, which Megatron-LM passes): one cast per step.
   shape.fp8_weight_cast_share = 1.0 / double(std::max<int64_t>(1, s.microbatches));

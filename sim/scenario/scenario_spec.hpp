@@ -106,6 +106,10 @@ struct TrainingSpec {
   /// Fused attention (FlashAttention, Dao et al. 2022): scores and softmax never reach memory; backward recomputes
   /// the scores. Off: Megatron-LM's unfused attention of 2021-2022 (separate GEMMs, softmax and dropout kernels).
   bool flash_attention = false;
+  /// Transformer Engine's fp8 scaling recipe (fp8 training only); default: the stack's kernels.fp8_recipe.
+  stack::Fp8Recipe fp8_recipe = stack::Fp8Recipe::Delayed;
+  /// The kernels of the language-model loss; default: the stack's kernels.cross_entropy.
+  stack::CrossEntropyKernel cross_entropy = stack::CrossEntropyKernel::Unfused;
 };
 
 struct ScenarioSpec {

@@ -413,9 +413,11 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   s.training.expert_imbalance = tr.number("expert_imbalance", false, 1.0, 1e6).value_or(1.0);
   s.training.expert_capacity_factor = tr.number("expert_capacity_factor", false, 1.0, 1e6).value_or(0);
   const auto flash_attention = tr.boolean("flash_attention", false);
+  const auto fp8_recipe = tr.choice("fp8_recipe", stack::fp8_recipe_names(), false);
+  const auto cross_entropy = tr.choice("cross_entropy", stack::cross_entropy_names(), false);
   for (const char* k :
        {"global_batch", "micro_batch", "seq_len", "precision", "recompute", "recompute_layers", "expert_imbalance",
-        "expert_capacity_factor", "flash_attention"})
+        "expert_capacity_factor", "flash_attention", "fp8_recipe", "cross_entropy"})
     remember(tr, k);
   tr.finish();
 
@@ -486,6 +488,8 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   s.parallel.param_gather_overlap = param_gather_overlap.value_or(
       ov.param_gather_overlap.value_or(false) && (s.parallel.zero == 1 || s.parallel.zero == 2));
   s.training.flash_attention = flash_attention.value_or(s.stack.attention_given);
+  s.training.fp8_recipe = fp8_recipe ? stack::fp8_recipe_named(*fp8_recipe) : s.stack.fp8_recipe;
+  s.training.cross_entropy = cross_entropy ? stack::cross_entropy_named(*cross_entropy) : s.stack.cross_entropy;
   const stack::Factors factors = s.stack.factors;
   s.stack.factors = stack::Factors{};
   set_stack_factors(s, factors);

@@ -15,7 +15,38 @@ const char* to_string(AttentionKernel k)
   return "?";
 }
 
-const char* to_string(Fp8Recipe r) { return r == Fp8Recipe::Current ? "current" : "delayed"; }
+const char* to_string(Fp8Recipe r) { return fp8_recipe_names()[size_t(r)].c_str(); }
+
+const char* to_string(CrossEntropyKernel k) { return cross_entropy_names()[size_t(k)].c_str(); }
+
+const std::vector<std::string>& fp8_recipe_names()
+{
+  static const std::vector<std::string> names = {"delayed", "current"};
+  return names;
+}
+
+const std::vector<std::string>& cross_entropy_names()
+{
+  static const std::vector<std::string> names = {"unfused", "fused-native", "fused-te"};
+  return names;
+}
+
+namespace {
+size_t index_in(const std::vector<std::string>& names, const std::string& name)
+{
+  for (size_t i = 0; i < names.size(); ++i)
+    if (names[i] == name)
+      return i;
+  throw InternalError("unknown name " + name);
+}
+}  // namespace
+
+Fp8Recipe fp8_recipe_named(const std::string& name) { return Fp8Recipe(index_in(fp8_recipe_names(), name)); }
+
+CrossEntropyKernel cross_entropy_named(const std::string& name)
+{
+  return CrossEntropyKernel(index_in(cross_entropy_names(), name));
+}
 
 const std::vector<std::string>& factor_names()
 {

@@ -18,6 +18,13 @@ enum class AttentionKernel { Unfused, FlashAttention2, FlashAttention3, CuDnn };
 /// (per-tensor) scaling computes each tensor's amax before casting it, one more pass over the tensor.
 enum class Fp8Recipe { Delayed, Current };
 
+/// The language-model loss over the vocabulary-parallel logits. Unfused: Megatron-LM's vocab_parallel_cross_entropy,
+/// one PyTorch kernel per operation on an fp32 copy of the logits. FusedNative: Megatron-Core's
+/// fused_vocab_parallel_cross_entropy (cross_entropy_loss_fusion, the "native" implementation: the same operations
+/// compiled into three forward kernels and one backward). FusedTe: Transformer Engine's parallel_cross_entropy
+/// (cross_entropy_fusion_impl "te", a Triton kernel): the 16-bit logits read twice and overwritten by their gradient.
+enum class CrossEntropyKernel { Unfused, FusedNative, FusedTe };
+
 /// Host-side time per launch, per layer and per microbatch (Python, the framework's dispatcher, the CUDA driver).
 /// A GPU stalls on it only when its kernels are shorter than the host takes to launch them.
 struct HostOverheads {
@@ -65,6 +72,7 @@ struct StackSpec {
   AttentionKernel attention = AttentionKernel::Unfused;
   bool attention_given = false;  ///< the stack names a fused attention kernel: the scenario's default is fused
   Fp8Recipe fp8_recipe = Fp8Recipe::Delayed;
+  CrossEntropyKernel cross_entropy = CrossEntropyKernel::Unfused;
   bool cuda_graphs = false;  ///< kernels replayed from CUDA graphs: no per-kernel host launch
   HostOverheads host;
   FrameworkMemory memory;
@@ -79,6 +87,13 @@ struct StackSpec {
 
 const char* to_string(AttentionKernel k);
 const char* to_string(Fp8Recipe r);
+const char* to_string(CrossEntropyKernel k);
+/// The YAML names of the fp8 recipes and of the cross-entropy kernels, in enum order (stack and scenario keys).
+const std::vector<std::string>& fp8_recipe_names();
+const std::vector<std::string>& cross_entropy_names();
+/// The recipe or kernel of a name from those lists (a name the YAML reader has already checked).
+Fp8Recipe fp8_recipe_named(const std::string& name);
+CrossEntropyKernel cross_entropy_named(const std::string& name);
 
 /// Names of the factors that `dtsim calibrate --fit` takes, in the order it uses by default.
 const std::vector<std::string>& factor_names();

@@ -30,8 +30,9 @@ StackSpec load_stack(const std::string& path, Diagnostics& diag)
                                                : AttentionKernel::Unfused;
     st.attention_given = st.attention != AttentionKernel::Unfused;
   }
-  auto recipe = kernels.choice("fp8_recipe", {"delayed", "current"}, false).value_or("delayed");
-  st.fp8_recipe = recipe == "current" ? Fp8Recipe::Current : Fp8Recipe::Delayed;
+  st.fp8_recipe = fp8_recipe_named(kernels.choice("fp8_recipe", fp8_recipe_names(), false).value_or("delayed"));
+  st.cross_entropy =
+      cross_entropy_named(kernels.choice("cross_entropy", cross_entropy_names(), false).value_or("unfused"));
   st.cuda_graphs = kernels.boolean("cuda_graphs", false).value_or(false);
   kernels.finish();
 

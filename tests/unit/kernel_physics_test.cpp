@@ -8,6 +8,7 @@
 #include "hardware/attention_kernel.hpp"
 #include "hardware/compute_model.hpp"
 #include "model/transformer.hpp"
+#include "parallel/plan.hpp"
 #include "replay/step_program.hpp"
 #include "scenario/scenario_spec.hpp"
 #include "test_paths.hpp"
@@ -138,6 +139,21 @@ TEST(Fp8Physics, CastTransposeAndAmaxBytes)
   // bf16: no cast kernels.
   sh.fp8 = false;
   EXPECT_EQ(find(t.layer(sh).forward, "fc1.fp8_cast"), nullptr);
+}
+
+// The recipe a layer runs: the scenario's training.fp8_recipe, else the stack's kernels.fp8_recipe, else delayed.
+TEST(Fp8Physics, RecipeFromTheScenarioElseTheStack)
+{
+  auto current_scaling = [](std::vector<std::string> sets) {
+    sets.push_back("hardware=../hardware/dgx-h100.yaml");
+    sets.push_back("training.precision=fp8");
+    return dtsim::parallel::derive_plan(tiny(sets)).shape.fp8_current_scaling;
+  };
+  const std::string stack = "stack=" + source_path("tests/unit/data/stack-kernels.yaml");
+  EXPECT_FALSE(current_scaling({}));
+  EXPECT_TRUE(current_scaling({"training.fp8_recipe=current"}));
+  EXPECT_TRUE(current_scaling({stack}));
+  EXPECT_FALSE(current_scaling({stack, "training.fp8_recipe=delayed"}));
 }
 
 // The GPU cannot run ahead of the host: a run of n kernels takes at least n * launch + (its share of) per_layer;

@@ -151,10 +151,15 @@ TEST(SharedFabric, UnevenSharingFoldedAgreesWithEveryDevice)
   ASSERT_EQ(folded.at("jobs").size(), 2u);
   EXPECT_EQ(folded.at("jobs")[0].at("nodes"), nlohmann::json({0, 2, 4, 5}));
   EXPECT_EQ(folded.at("jobs")[0].at("leaves_shared").get<int>(), 2);
+  // Sharing never speeds a job up, and here slows at least one (whether the big job's flows meet the other's in
+  // time depends on both timelines: its slowdown is 0.07% or none).
+  double slowed = 0;
   for (size_t j = 0; j < 2; ++j) {
-    EXPECT_GT(together(folded.at("jobs")[j]), alone(folded.at("jobs")[j]));
+    EXPECT_GE(together(folded.at("jobs")[j]), alone(folded.at("jobs")[j]));
+    slowed += together(folded.at("jobs")[j]) - alone(folded.at("jobs")[j]);
     EXPECT_LT(rel_diff(together(folded.at("jobs")[j]), together(full.at("jobs")[j])), 0.005);
   }
+  EXPECT_GT(slowed, 0);
 }
 
 // One job on the shared-fabric path: its steps back to back are `dtsim run`'s step, each of them.
