@@ -620,7 +620,13 @@ PassProgram Transformer::embedding(const Shape& sh) const
   std::vector<Item> items;
   // Vocabulary-parallel lookup: each rank gathers the rows it owns, then the partial results are summed (g).
   double lookup = 2 * e * T * h + (spec_.learned_positions ? 3 * e * T * h : 0.0);
-  items.push_back(mem_item("embedding", lookup, 2 * e * T * h));
+  // Backward: F.embedding's gradient is dense (PyTorch's embedding_dense_backward allocates a zeroed vocab x h
+  // gradient, then adds the microbatch's rows), and Megatron-Core's DDP hook adds it into the main gradient
+  // (param.main_grad.add_(param.grad), distributed_data_parallel.py, core_r0.8.0): the rank's V/tp x h slice
+  // written (e), then read (e) with the main gradient (g) and written back (g), every microbatch.
+  const double vocab = double(sh.padded_vocab > 0 ? sh.padded_vocab : spec_.vocab);
+  const double dense_grad = vocab / double(sh.tp) * h * (2.0 * e + 2.0 * sh.gradient_bytes);
+  items.push_back(mem_item("embedding", lookup, 2 * e * T * h + dense_grad));
   items.push_back(conj('g'));
   items.push_back(mem_item("embedding_dropout", (2 * e + 1) * Tn * h, (2 * e + 1) * Tn * h));
   return assemble(items, sh.sp, e * T * h, sh.tp);

@@ -53,6 +53,8 @@ struct Shape {
   bool tp_async_allreduce = false;
   /// The kernels of the loss over the logits (training.cross_entropy).
   CrossEntropy cross_entropy = CrossEntropy::Unfused;
+  /// Bytes per element of the gradients the framework accumulates into (main_grad: 4 when it keeps them in fp32).
+  int gradient_bytes = 2;
 };
 
 class Transformer {

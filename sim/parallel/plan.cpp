@@ -62,6 +62,7 @@ DerivedPlan derive_plan(const scenario::ScenarioSpec& s)
   // The kernel-level shape (fused attention, fp8 recipe and weight-cast share included) is the scenario's one
   // definition of it.
   p.shape = scenario::layer_shape(s);
+  p.shape.gradient_bytes = p.precision.gradient_bytes;
   p.tokens_per_microbatch = tr.micro_batch * tr.seq_len;
   p.tokens_per_rank = tr.micro_batch * (tr.seq_len / par.cp);  // cp divides seq_len (checked when loaded)
   p.microbatches_per_step = double(tr.global_batch) / double(tr.micro_batch);

@@ -156,6 +156,27 @@ TEST(Fp8Physics, RecipeFromTheScenarioElseTheStack)
   EXPECT_FALSE(current_scaling({stack, "training.fp8_recipe=delayed"}));
 }
 
+// The embedding's backward is dense: PyTorch zeroes a V/tp x h gradient (e bytes per element), scatters the
+// microbatch's rows into it (2e per token and hidden unit, as before), and the DDP hook adds it into the main
+// gradient (read e and g, write g). tiny-gpt: V 1024, h 256, tp 2, 4 x 512 tokens.
+TEST(EmbeddingBackward, DenseGradientAddedIntoTheMainGradient)
+{
+  auto backward_bytes = [](std::vector<std::string> sets) {
+    auto s = tiny(sets);
+    dtsim::model::Transformer t(s.model);
+    for (const auto& seg : t.embedding(dtsim::parallel::derive_plan(s).shape).backward)
+      for (const auto& op : seg.ops)
+        if (op.name.rfind("embedding", 0) == 0 && op.name.find("dropout") == std::string::npos)
+          return op.bytes;
+    return -1.0;
+  };
+  const double rows = 2.0 * 2048 * 256, slice = 1024.0 / 2 * 256;
+  EXPECT_DOUBLE_EQ(backward_bytes({"stack=none"}), 2 * rows + (2 * 2 + 2 * 2) * slice);
+  // fp32 main gradients (the stack's memory.fp32_gradients, Megatron-LM's default under bf16): g = 4.
+  EXPECT_DOUBLE_EQ(backward_bytes({"stack=" + source_path("hardware/stacks/megatron-lm-2022.yaml")}),
+                   2 * rows + (2 * 2 + 2 * 4) * slice);
+}
+
 // The GPU cannot run ahead of the host: a run of n kernels takes at least n * launch + (its share of) per_layer;
 // with CUDA graphs, one graph launch.
 TEST(HostOverheads, LaunchFloors)
