@@ -44,6 +44,12 @@ class GpuSections : public SystemSections {
   {
     const auto& s = *r.scenario;
     row("software stack", s.stack.given() ? s.stack.name + " (" + s.stack.file + ")" : "none (no corrections)");
+    // The kernel choices the scenario or its stack made, so that a reader sees what was timed.
+    std::string kernels = std::string("attention ") + (s.training.flash_attention ? "fused" : "unfused") +
+                          ", loss " + stack::to_string(s.training.cross_entropy);
+    if (s.training.precision == "fp8")
+      kernels += std::string(", fp8 ") + stack::to_string(s.training.fp8_recipe) + " scaling";
+    row("kernels", kernels);
   }
 
   void memory_section(std::ostream& out, const RunReport& r, const Row& row) const override

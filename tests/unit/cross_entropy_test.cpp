@@ -3,9 +3,12 @@
 // vocabulary 1024 (padded to 1024 with tp 2), micro batch 4, sequence 512, tp 2: 4 * 512 * 1024 / 2 logits per rank.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "model/transformer.hpp"
 #include "parallel/plan.hpp"
 #include "scenario/scenario_spec.hpp"
+#include "run_json.hpp"
 #include "test_paths.hpp"
 
 namespace {
@@ -71,6 +74,23 @@ TEST(CrossEntropy, StackSetsTheDefaultTheScenarioOverridesIt)
   const std::string stack = "stack=" + source_path("tests/unit/data/stack-kernels.yaml");
   EXPECT_DOUBLE_EQ(loss_bytes({stack}).forward, 6 * kLogits);
   EXPECT_DOUBLE_EQ(loss_bytes({stack, "training.cross_entropy=unfused"}).forward, 38 * kLogits);
+}
+
+// The report says which kernels were timed: the JSON plan and the table's "kernels" row.
+TEST(CrossEntropy, ReportNamesTheKernelChoices)
+{
+  if (dtsim::test::dtsim_binary().empty())
+    GTEST_SKIP() << "DTSIM_BINARY is not set or not an executable";
+  const std::string h100 = " --set hardware=../hardware/dgx-h100.yaml --set training.precision=fp8";
+  auto j = dtsim::test::run_json("scenarios/tiny.yaml", h100 + " --set training.cross_entropy=fused-te");
+  EXPECT_EQ(j.at("plan").at("cross_entropy"), "fused-te");
+  EXPECT_EQ(j.at("plan").at("fp8_recipe"), "delayed");
+  EXPECT_EQ(j.at("plan").at("flash_attention"), true);  // the H100 default stack runs cuDNN fused attention
+  auto table = dtsim::test::run_capture("'" + dtsim::test::dtsim_binary() + "' run '" +
+                                        source_path("scenarios/tiny.yaml") + "'" + h100 +
+                                        " --set training.fp8_recipe=current");
+  ASSERT_EQ(table.rc, 0);
+  EXPECT_NE(table.out.find("attention fused, loss unfused, fp8 current scaling"), std::string::npos) << table.out;
 }
 
 }  // namespace
