@@ -636,31 +636,32 @@ namespace {
 /// The loss over `logits` vocabulary-parallel logit elements of e bytes, by its kernels: bytes read and written per
 /// element, forward and backward, counted from each implementation's operations (the max and sum all-reduces
 /// across TP are a few bytes per token and left out).
-Item cross_entropy_item(CrossEntropy kernel, int e, double logits)
+Item cross_entropy_item(CrossEntropyKernel kernel, int e, double logits)
 {
-  // PyTorch's .float() copies 16-bit logits (read e, write 4) and returns fp32 ones as they are.
+  // PyTorch's .float() copies 16-bit logits (read e, write 4) and returns fp32 ones as they are; its backward casts
+  // the gradient back the same way (read 4, write e).
   const double to_fp32 = e == 4 ? 0.0 : double(e) + 4;
   switch (kernel) {
-    case CrossEntropy::FusedTe:
+    case CrossEntropyKernel::FusedTe:
       // Transformer Engine's Triton kernels (transformer_engine/pytorch/triton/cross_entropy.py, TE 2.9): forward,
       // online_softmax_kernel reads the logits for each row's max and sum, cross_entropy_kernel reads them again and
       // overwrites them with the gradient (3e); backward, element_mul_kernel scales that gradient in place by the
       // per-token output gradient (2e).
       return mem_item("cross_entropy", 3.0 * e * logits, 2.0 * e * logits);
-    case CrossEntropy::FusedNative:
+    case CrossEntropyKernel::FusedNative:
       // Megatron-Core's fused_vocab_parallel_cross_entropy (megatron/core/fusions/fused_cross_entropy.py,
       // core_r0.8.0), its functions compiled by torch.compile: the fp32 copy and its max (e + 4), subtract, exp and
       // sum in place (4 + 4), normalise in place (4 + 4); backward scales the probabilities in place and writes the
       // 16-bit gradient (4 + 4 + e).
       return mem_item("cross_entropy", (to_fp32 + 16) * logits, (8.0 + e) * logits);
-    case CrossEntropy::Unfused:
+    case CrossEntropyKernel::Unfused:
       break;
   }
   // Megatron-LM's vocab_parallel_cross_entropy (megatron/core/tensor_parallel/cross_entropy.py; mpu/cross_entropy.py
   // in 2021), one PyTorch kernel per operation: the fp32 copy, max (4), subtract in place (4 + 4), exp in place
   // (4 + 4), sum (4), normalise in place (4 + 4); backward, the gradient scaled in place (4 + 4) and cast back to the
-  // logits' e bytes by .float()'s backward (4 + e).
-  return mem_item("cross_entropy", (to_fp32 + 32) * logits, (8 + (e == 4 ? 0.0 : 4.0 + e)) * logits);
+  // logits' e bytes by .float()'s backward (the copy's bytes again).
+  return mem_item("cross_entropy", (to_fp32 + 32) * logits, (8 + to_fp32) * logits);
 }
 }  // namespace
 

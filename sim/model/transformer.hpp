@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "model/cross_entropy_kernel.hpp"
 #include "model/model_spec.hpp"
 #include "model/ops.hpp"
 
@@ -16,9 +17,6 @@ struct PassProgram {
   std::vector<Segment> backward;
   std::vector<Op> selective_recompute;  ///< the attention core, re-run before backward under selective recompute
 };
-
-/// The kernels of the language-model loss (see stack::CrossEntropyKernel, which the scenario maps to it).
-enum class CrossEntropy { Unfused, FusedNative, FusedTe };
 
 struct Shape {
   int64_t micro_batch = 1;  ///< b
@@ -52,7 +50,7 @@ struct Shape {
   /// weight-gradient GEMMs (parallel.tp_async_allreduce).
   bool tp_async_allreduce = false;
   /// The kernels of the loss over the logits (training.cross_entropy).
-  CrossEntropy cross_entropy = CrossEntropy::Unfused;
+  CrossEntropyKernel cross_entropy = CrossEntropyKernel::Unfused;
   /// Bytes per element of the gradients the framework accumulates into (main_grad: 4 when it keeps them in fp32).
   int gradient_bytes = 2;
 };

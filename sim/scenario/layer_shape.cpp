@@ -2,18 +2,6 @@
 
 namespace dtsim::scenario {
 
-namespace {
-model::CrossEntropy loss_kernels(stack::CrossEntropyKernel k)
-{
-  switch (k) {
-    case stack::CrossEntropyKernel::FusedTe: return model::CrossEntropy::FusedTe;
-    case stack::CrossEntropyKernel::FusedNative: return model::CrossEntropy::FusedNative;
-    case stack::CrossEntropyKernel::Unfused: break;
-  }
-  return model::CrossEntropy::Unfused;
-}
-}  // namespace
-
 model::Shape layer_shape(const ScenarioSpec& s)
 {
   const int elem = s.training.precision == "fp32" ? 4 : 2;
@@ -24,7 +12,7 @@ model::Shape layer_shape(const ScenarioSpec& s)
   shape.tp_comm_overlap = s.parallel.tp_overlap;
   shape.tp_async_allreduce = s.parallel.tp_async_allreduce;
   shape.fp8_current_scaling = s.training.fp8_recipe == stack::Fp8Recipe::Current;
-  shape.cross_entropy = loss_kernels(s.training.cross_entropy);
+  shape.cross_entropy = s.training.cross_entropy;
   // Transformer Engine casts the weights to fp8 on the first microbatch of a step and reuses the cast copy for the
   // others (the is_first_microbatch argument of its modules, which Megatron-LM passes): one cast per step.
   shape.fp8_weight_cast_share = 1.0 / double(std::max<int64_t>(1, s.microbatches));

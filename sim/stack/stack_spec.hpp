@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "model/cross_entropy_kernel.hpp"
+
 namespace dtsim::stack {
 
 /// The attention kernel the stack runs when the scenario uses fused attention (training.flash_attention).
@@ -18,12 +20,8 @@ enum class AttentionKernel { Unfused, FlashAttention2, FlashAttention3, CuDnn };
 /// (per-tensor) scaling computes each tensor's amax before casting it, one more pass over the tensor.
 enum class Fp8Recipe { Delayed, Current };
 
-/// The language-model loss over the vocabulary-parallel logits. Unfused: Megatron-LM's vocab_parallel_cross_entropy,
-/// one PyTorch kernel per operation on an fp32 copy of the logits. FusedNative: Megatron-Core's
-/// fused_vocab_parallel_cross_entropy (cross_entropy_loss_fusion, the "native" implementation: the same operations
-/// compiled into three forward kernels and one backward). FusedTe: Transformer Engine's parallel_cross_entropy
-/// (cross_entropy_fusion_impl "te", a Triton kernel): the 16-bit logits read twice and overwritten by their gradient.
-enum class CrossEntropyKernel { Unfused, FusedNative, FusedTe };
+/// The loss's kernels (model/cross_entropy_kernel.hpp): one enum for the stack, the scenario and the model.
+using CrossEntropyKernel = model::CrossEntropyKernel;
 
 /// Host-side time per launch, per layer and per microbatch (Python, the framework's dispatcher, the CUDA driver).
 /// A GPU stalls on it only when its kernels are shorter than the host takes to launch them.
