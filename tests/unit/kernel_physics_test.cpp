@@ -164,7 +164,8 @@ TEST(EmbeddingBackward, DenseGradientAddedIntoTheMainGradient)
   auto backward_bytes = [](std::vector<std::string> sets) {
     auto s = tiny(sets);
     dtsim::model::Transformer t(s.model);
-    const auto* op = find(t.embedding(dtsim::parallel::derive_plan(s).shape).backward, "embedding.bwd");
+    const auto pass = t.embedding(dtsim::parallel::derive_plan(s).shape);
+    const auto* op = find(pass.backward, "embedding.bwd");
     return op ? op->bytes : -1.0;
   };
   const double rows = 2.0 * 2048 * 256, slice = 1024.0 / 2 * 256;
