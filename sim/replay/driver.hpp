@@ -242,9 +242,16 @@ class Driver {
   bool overlap_group(const Lane& l, size_t& end) const { return overlap_group_at(*l.steps, l.step, end); }
   /// Share of the GPU's SMs a collective's kernels hold while they run beside compute in an overlap group.
   double overlap_sm_share(const Step& st) const;
+  /// Share of the GPU's SMs an NCCL collective's kernels hold from their launch to their end (0 without
+  /// device.sm_count): the compute beside them runs on the rest.
+  double nccl_sm_share() const;
+  /// Whether data-parallel kernels may hold SMs while the device's next run of steps runs: a collective in flight
+  /// or queued, or, in a pair, one the other lane may issue meanwhile. Such a run is not merged into activities
+  /// that hold communication time (TP collectives, latencies), which the SMs' share would slow as well.
+  bool dp_kernels_beside(const Device& d) const;
   /// Folded with closed-form TP collectives (tp_exclusive_), outside a pair: an overlap group's timeline is known in
   /// advance (a pair's other lane may take the GPU when the group's compute ends).
-  bool closed_form_groups(const Device& d) const { return !full_ && tp_exclusive_ && !d.paired; }
+  bool closed_form_groups(const Device& d) const { return !full_ && tp_exclusive_ && !d.paired && !dp_kernels_beside(d); }
   /// That timeline for steps [begin, end) (one compute step, TP collectives): while collective i (closed-form time
   /// c_i) runs, its kernels hold a share s_i of the GPU and the compute runs at 1 - s_i; after the last one, at full
   /// speed. Returns the group's length; `compute_end`: when its compute ends, from the group's start.
@@ -283,7 +290,7 @@ class Driver {
   void enqueue_dp(size_t di, DpOp op);
   // NCCL runs a communicator's collectives one at a time, in order.
   void pump_dp(size_t di);
-  void dp_op_done(size_t di, const DpOp& op, double t0);
+  void dp_op_done(size_t di, const DpOp& op, double t0, Activities::Occupation* kernels);
   Phases dp_phases(const Device& d, collectives::Kind kind, double bytes, bool expert);
   /// Queues the gradients' collectives of `total` bytes (non-expert) and `experts` bytes (expert).
   void enqueue_gradients(size_t di, double total, double experts);

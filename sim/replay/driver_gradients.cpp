@@ -140,8 +140,13 @@ void Driver::pump_dp(size_t di)
   const int64_t seq = d.dp_seq++;
   double t0 = Activities::now();
   Phases phases = dp_phases(d, op.kind, op.bytes, op.expert);
+  // Its kernels hold their SMs from launch to end, waiting for the group's other members included: the compute
+  // that runs meanwhile (the backward beside the gradient buckets, the forward beside the parameter gathers) runs
+  // on the rest.
+  const double share = nccl_sm_share();
+  Activities::Occupation* kernels = share > 0 ? acts_.occupy(gpu_host(d.id), share) : nullptr;
   if (!full_) {
-    run_phases(phases, 0, [this, di, op, t0]() { dp_op_done(di, op, t0); });
+    run_phases(phases, 0, [this, di, op, t0, kernels]() { dp_op_done(di, op, t0, kernels); });
     return;
   }
   // Full: the group's members join; the collective starts when the last one arrives. Every device issues the
@@ -150,11 +155,13 @@ void Driver::pump_dp(size_t di)
                         (op.expert ? expert_dp_index(d.coord) : d.coord.tp * s_.parallel.ep);
   const int64_t members = op.expert ? s_.parallel.expert_ranks() / s_.parallel.ep : s_.parallel.dp_cp();
   run_joined({op.expert ? kExpertDpGroup : kDpGroup, group, seq}, members, di, phases,
-             [this, di, op, t0]() { dp_op_done(di, op, t0); });
+             [this, di, op, t0, kernels]() { dp_op_done(di, op, t0, kernels); });
 }
 
-void Driver::dp_op_done(size_t di, const DpOp& op, double t0)
+void Driver::dp_op_done(size_t di, const DpOp& op, double t0, Activities::Occupation* kernels)
 {
+  if (kernels != nullptr)
+    acts_.release(kernels);
   static const std::string gradients = "gradient all-reduce", scatter = "gradient reduce-scatter",
                            gather = "parameter all-gather";
   Device& d = devices_[di];

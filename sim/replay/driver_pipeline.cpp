@@ -152,9 +152,10 @@ double Driver::merged_tp_time(const Device& d, const Step& st)
 
 void Driver::run_merged(size_t di, int lane, double t0)
 {
-  if (!full_ && !tp_exclusive_ && !s_.parallel.tp_overlap && !devices_[di].paired && run_sequence(di, lane, t0))
-    return;
   Device& d = devices_[di];
+  const bool beside = dp_kernels_beside(d);
+  if (!full_ && !tp_exclusive_ && !s_.parallel.tp_overlap && !d.paired && !beside && run_sequence(di, lane, t0))
+    return;
   const auto& steps = *d.lanes[size_t(lane)].steps;
   const size_t begin = d.lanes[size_t(lane)].step;
   size_t end = begin;
@@ -182,11 +183,11 @@ void Driver::run_merged(size_t di, int lane, double t0)
       break;  // run_step handles them
     if (s_.parallel.tp_overlap && st.kind == Step::Kind::TpCollective)  // run_step groups it with its GEMMs
       break;
-    if (st.kind == Step::Kind::TpCollective && (!tp_exclusive_ || !after_kernel)) {
+    if (st.kind == Step::Kind::TpCollective && (!tp_exclusive_ || !after_kernel || beside)) {
       // It runs as flows (full fidelity: once its group has joined). Folded, its first latency delay is spent at
       // the end of the run: it saves an activity and changes no time (the device waits either way). Not in a
       // pair, whose other lane may take the GPU in between.
-      if (!full_ && after_kernel && !s_.parallel.tp_overlap && !d.paired) {
+      if (!full_ && after_kernel && !s_.parallel.tp_overlap && !d.paired && !beside) {
         Phases next = tp_phases(d, st);
         prepaid = next->empty() ? 0.0 : phase_delay(next->front());
       }
@@ -577,9 +578,6 @@ namespace {
 // get_default_config): the ring-exchange all-gathers take 1 SM; the pipelined and bulk reduce-scatters take 16,
 // which the GEMM beside them gives up (set_sm_margin).
 constexpr double kOverlapAllGatherSms = 1, kOverlapReduceScatterSms = 16;
-// An NCCL collective beside a kernel: NCCL runs one CTA per channel, each holding an SM to itself, and uses 16 SMs on
-// a DGX (NVIDIA/nccl#689, the maintainer's answer). The same 16 as userbuffers' reduce-scatters, a separate fact.
-constexpr double kNcclCollectiveSms = 16;
 }  // namespace
 
 bool Driver::merges_group(const Device& d, const std::vector<Step>& steps, size_t begin, size_t end) const
@@ -596,11 +594,27 @@ bool Driver::merges_group(const Device& d, const std::vector<Step>& steps, size_
 
 double Driver::overlap_sm_share(const Step& st) const
 {
-  const double sms = st.beside_next                                       ? kNcclCollectiveSms
-                     : st.collective == model::TpCollective::ReduceScatter ? kOverlapReduceScatterSms
-                                                                           : kOverlapAllGatherSms;
+  if (st.beside_next)
+    return nccl_sm_share();
+  const double sms =
+      st.collective == model::TpCollective::ReduceScatter ? kOverlapReduceScatterSms : kOverlapAllGatherSms;
   // A device without its SM count (device.sm_count, required by tp_overlap only) loses nothing to it.
   return s_.hardware.device.sm_count > 0 ? sms / double(s_.hardware.device.sm_count) : 0.0;
+}
+
+bool Driver::dp_kernels_beside(const Device& d) const
+{
+  if (nccl_sm_share() == 0)
+    return false;
+  return d.dp_busy || !d.dp_queue.empty() || (d.paired && s_.parallel.dp_cp() > 1);
+}
+
+double Driver::nccl_sm_share() const
+{
+  // NCCL runs one CTA per channel, each holding an SM to itself, and uses 16 SMs on a DGX (NVIDIA/nccl#689, the
+  // maintainer's answer). The same 16 as userbuffers' reduce-scatters, a separate fact.
+  constexpr double kNcclCollectiveSms = 16;
+  return s_.hardware.device.sm_count > 0 ? kNcclCollectiveSms / double(s_.hardware.device.sm_count) : 0.0;
 }
 
 bool Driver::overlap_group_at(const std::vector<Step>& steps, size_t at, size_t& end) const
