@@ -249,9 +249,13 @@ class Driver {
   /// or queued, or, in a pair, one the other lane may issue meanwhile. Such a run is not merged into activities
   /// that hold communication time (TP collectives, latencies), which the SMs' share would slow as well.
   bool dp_kernels_beside(const Device& d) const;
-  /// Folded with closed-form TP collectives (tp_exclusive_), outside a pair: an overlap group's timeline is known in
-  /// advance (a pair's other lane may take the GPU when the group's compute ends).
-  bool closed_form_groups(const Device& d) const { return !full_ && tp_exclusive_ && !d.paired && !dp_kernels_beside(d); }
+  /// Folded with closed-form TP collectives (tp_exclusive_), outside a pair and with no data-parallel kernels
+  /// beside it: an overlap group's timeline is known in advance (a pair's other lane may take the GPU when the
+  /// group's compute ends).
+  bool closed_form_groups(const Device& d) const
+  {
+    return !full_ && tp_exclusive_ && !d.paired && !dp_kernels_beside(d);
+  }
   /// That timeline for steps [begin, end) (one compute step, TP collectives): while collective i (closed-form time
   /// c_i) runs, its kernels hold a share s_i of the GPU and the compute runs at 1 - s_i; after the last one, at full
   /// speed. Returns the group's length; `compute_end`: when its compute ends, from the group's start.
