@@ -245,6 +245,8 @@ class Driver {
   /// Share of the GPU's SMs an NCCL collective's kernels hold from their launch to their end (0 without
   /// device.sm_count): the compute beside them runs on the rest.
   double nccl_sm_share() const;
+  /// The share of the GPU that `sms` streaming multiprocessors are (at most all of it; 0 without device.sm_count).
+  double sm_share(double sms) const;
   /// Whether data-parallel kernels may hold SMs while the device's next run of steps runs: a collective in flight
   /// or queued, or, in a pair, one the other lane may issue meanwhile. Such a run is not merged into activities
   /// that hold communication time (TP collectives, latencies), which the SMs' share would slow as well.

@@ -25,8 +25,8 @@ void Driver::ep_collective(size_t di, int lane, const Step& st, double t0)
   // and NVLink", arXiv 2412.19437, Sec. 3.2.2). Alone, the GPU waits for it anyway.
   constexpr double kAllToAllSms = 20;
   Activities::Occupation* kernels = nullptr;
-  if (d.paired && s_.hardware.device.sm_count > 0)
-    kernels = acts_.occupy(gpu_host(d.id), std::min(1.0, kAllToAllSms / double(s_.hardware.device.sm_count)));
+  if (d.paired && sm_share(kAllToAllSms) > 0)
+    kernels = acts_.occupy(gpu_host(d.id), sm_share(kAllToAllSms));
   auto done = [this, di, lane, t0, &st, kernels]() {
     Device& w = devices_[di];
     const double now = Activities::now();

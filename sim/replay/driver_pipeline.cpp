@@ -596,10 +596,14 @@ double Driver::overlap_sm_share(const Step& st) const
 {
   if (st.beside_next)
     return nccl_sm_share();
-  const double sms =
-      st.collective == model::TpCollective::ReduceScatter ? kOverlapReduceScatterSms : kOverlapAllGatherSms;
-  // A device without its SM count (device.sm_count, required by tp_overlap only) loses nothing to it.
-  return s_.hardware.device.sm_count > 0 ? sms / double(s_.hardware.device.sm_count) : 0.0;
+  return sm_share(st.collective == model::TpCollective::ReduceScatter ? kOverlapReduceScatterSms
+                                                                       : kOverlapAllGatherSms);
+}
+
+double Driver::sm_share(double sms) const
+{
+  // A device without its SM count (device.sm_count, required by tp_overlap only) loses nothing to them.
+  return s_.hardware.device.sm_count > 0 ? std::min(1.0, sms / double(s_.hardware.device.sm_count)) : 0.0;
 }
 
 bool Driver::dp_kernels_beside(const Device& d) const
@@ -614,7 +618,7 @@ double Driver::nccl_sm_share() const
   // NCCL runs one CTA per channel, each holding an SM to itself, and uses 16 SMs on a DGX (NVIDIA/nccl#689, the
   // maintainer's answer). The same 16 as userbuffers' reduce-scatters, a separate fact.
   constexpr double kNcclCollectiveSms = 16;
-  return s_.hardware.device.sm_count > 0 ? kNcclCollectiveSms / double(s_.hardware.device.sm_count) : 0.0;
+  return sm_share(kNcclCollectiveSms);
 }
 
 bool Driver::overlap_group_at(const std::vector<Step>& steps, size_t at, size_t& end) const
