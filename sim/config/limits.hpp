@@ -73,8 +73,10 @@ inline constexpr IntRange kLatentRank{0, int64_t(1) << 20};
 /// Devices per node (one NVLink domain): 4,096; the largest announced is 576 (NVL576).
 inline constexpr IntRange kNodeDevices{1, 4096};
 inline constexpr IntRange kNvSwitchGeneration{0, 10};
-/// Streaming multiprocessors per device: 4,096 (H100: 132, MI300X: 304 compute units).
-inline constexpr IntRange kSmCount{1, 4096};
+/// Streaming multiprocessors per device: 4,096 (H100: 132, MI300X: 304 compute units); at least 21, so that the
+/// SMs the replay takes from the compute beside communication kernels (16 for an NCCL collective, 20 for an
+/// expert all-to-all: sim/replay) leave it some.
+inline constexpr IntRange kSmCount{21, 4096};
 /// Fat-tree levels: 1 to 3, the topologies the platform builds (docs/yaml-reference.md).
 inline constexpr IntRange kTopologyLevels{1, 3};
 /// Switch ports: 2 to 4,096 (the largest switch ASICs have 512 ports).
