@@ -123,8 +123,7 @@ void Activities::exec(sg4::Host* host, double seconds, std::function<void()> don
   const HostResource& hr = host_resource(host);
   const double flops = std::max(seconds, 0.0) * platform::kHostSpeed;
   if (claim(hr.use)) {
-    const Occupation* o = uses_[hr.use.front()].occupation;
-    start_solo(h, host, nullptr, nullptr, hr.use, hr.speed * (o != nullptr ? 1.0 - o->share : 1.0), flops);
+    start_solo(h, host, nullptr, nullptr, hr.use, exec_rate(uses_[hr.use.front()], hr.speed), flops);
   } else {
     start_exec(host, flops, h, &hr.use);
   }
@@ -153,18 +152,31 @@ Activities::Occupation* Activities::occupy(sg4::Host* host, double share)
       ++i;
   Occupation* o = take(occupations_, occupations_free_);
   *o = Occupation{host, &hr, share, nullptr};
-  if (use.simgrid == 0 && use.occupation == nullptr && share < 1.0) {
-    // Nothing on the host but, at most, a kernel timed alone: the occupation is that kernel's rate.
-    use.occupation = o;
+  if (use.simgrid == 0 && share < 1.0) {
+    // Nothing on the host but, at most, a kernel timed alone and other occupations: they are that kernel's rate.
+    use.occupations.push_back(o);
     if (Solo* s = running_solo(use))
-      set_solo_rate(s, hr.speed * (1.0 - share));
+      set_solo_rate(s, exec_rate(use, hr.speed));
     return o;
   }
-  if (use.occupation != nullptr)
-    materialize(use.occupation);
+  while (!use.occupations.empty())
+    materialize(use.occupations.back());
   claim(hr.use);  // the exec it shares with becomes SimGrid's
   materialize(o);
   return o;
+}
+
+double Activities::exec_rate(const Use& use, double speed)
+{
+  if (use.occupations.empty())
+    return speed;
+  if (use.occupations.size() == 1)
+    return speed * (1.0 - use.occupations.front()->share);
+  // SimGrid shares a host in proportion to priorities: the exec's 1 against each occupation's s / (1 - s).
+  double weights = 1.0;
+  for (const Occupation* o : use.occupations)
+    weights += o->share / (1.0 - o->share);
+  return speed / weights;
 }
 
 // The occupation as a SimGrid exec: enough work never to finish before release(); its end dispatches nothing.
@@ -173,8 +185,9 @@ Activities::Occupation* Activities::occupy(sg4::Host* host, double share)
 void Activities::materialize(Occupation* o)
 {
   Use& use = uses_[o->resource->use.front()];
-  if (use.occupation == o)
-    use.occupation = nullptr;
+  auto it = std::find(use.occupations.begin(), use.occupations.end(), o);
+  if (it != use.occupations.end())
+    use.occupations.erase(it);
   sync_simgrid();
   ++simgrid_in_flight_;
   count_on(&o->resource->use, 1);
@@ -189,9 +202,9 @@ void Activities::release(Occupation* o)
 {
   if (o->exec == nullptr) {
     Use& use = uses_[o->resource->use.front()];
-    use.occupation = nullptr;
+    use.occupations.erase(std::find(use.occupations.begin(), use.occupations.end(), o));
     if (Solo* s = running_solo(use))
-      set_solo_rate(s, o->resource->speed);
+      set_solo_rate(s, exec_rate(use, o->resource->speed));
   } else {
     // SimGrid 3.32 keeps a cancelled actor-less exec's share of the host until the host's next completion
     // (checked on a two-exec example): drop its priority to nothing first, so that its share ends now.
@@ -269,8 +282,8 @@ bool Activities::claim(const Resources& resources)
         ++i;  // ends now: its timer is due
       }
     }
-    if (busy && use.occupation != nullptr)  // three on one host: SimGrid shares them
-      materialize(use.occupation);
+    while (busy && !use.occupations.empty())  // another exec on the host: SimGrid shares them all
+      materialize(use.occupations.back());
     free = free && !busy;
   }
   return free;
@@ -365,7 +378,7 @@ void Activities::continue_sequence(Sequence* q, size_t from)
     bool free = true;
     for (size_t r : q->resources) {
       const Use& use = uses_[r];
-      free = free && use.simgrid == 0 && use.occupation == nullptr && running_solo(use) == nullptr;
+      free = free && use.simgrid == 0 && use.occupations.empty() && running_solo(use) == nullptr;
     }
     if (free) {
       count_ += int64_t(n - from);  // as each would count itself

@@ -55,8 +55,9 @@ class Activities {
             std::function<void()> done);
   /// Takes `share` (0..1) of `host`'s speed from one other exec running there, until release(): that exec gets
   /// the rest. Calls nothing when released. While the host runs at most one exec timed alone and nothing else,
-  /// the occupation is only that exec's rate (1 - share of the host's speed), which its timer follows; SimGrid
-  /// sees it only when a third activity comes.
+  /// occupations are only that exec's rate, which its timer follows: 1 - share for one, and for several what
+  /// SimGrid's sharing by priority gives it (occupation i has priority s_i / (1 - s_i) against the exec's 1);
+  /// SimGrid sees them only when another exec comes.
   Occupation* occupy(simgrid::s4u::Host* host, double share);
   void release(Occupation* occupation);
   /// Waits `seconds` without using any resource: an own event, not an activity of a model, so the
@@ -91,7 +92,7 @@ class Activities {
   struct Use {
     int64_t simgrid = 0;
     std::vector<Solo*> solo;
-    Occupation* occupation = nullptr;  // a host's occupation that SimGrid does not see (at most one)
+    std::vector<Occupation*> occupations;  // a host's occupations that SimGrid does not see (rates only)
   };
   using Resources = std::vector<size_t>;
   struct Handler {
@@ -105,7 +106,7 @@ class Activities {
     simgrid::s4u::Host* host = nullptr;
     simgrid::s4u::Host *a = nullptr, *b = nullptr;
     const Resources* resources = nullptr;
-    double rate = 0;  // the host's speed (flops/s), less an occupation's share, or the narrowest link (bytes/s)
+    double rate = 0;  // the host's speed (flops/s), less its occupations' shares, or the narrowest link (bytes/s)
     double ends = 0;
     size_t timer = 0;  // its end, an own event's slot (schedule_end)
     Sequence* sequence = nullptr;  // the rest of a sequence, timed as one (its resources: all those it uses)
@@ -187,6 +188,8 @@ class Activities {
   void end_solo(Solo* s);
   void forget_solo(Solo* s);
   void materialize(Occupation* o);
+  /// The speed an exec alone on `use`'s host gets beside the occupations SimGrid does not see.
+  static double exec_rate(const Use& use, double speed);
   /// Runs `q` from segment `from`: as one timer when all it uses is free, else that segment alone, then again.
   void continue_sequence(Sequence* q, size_t from);
   /// Another activity starts on a resource of `s` (the rest of a sequence): its running segment goes on alone.

@@ -119,6 +119,22 @@ TEST(Activities, OccupiedHostJoinedByAThirdActivity)
   EXPECT_NEAR(first, 0.8 + 2 * second_left + 0.15, 1e-9);
 }
 
+TEST(Activities, TwoOccupationsOfAKernelTimedAlone)
+{
+  Activities acts;
+  auto h = star(1);
+  double end = -1;
+  acts.run([&]() {
+    // A one-second kernel (a data-parallel collective's SMs and a TP-overlap collective's, say): a quarter of the
+    // host taken from 0.2 to 0.8, half of it from 0.4 to 0.6. By priority (1 against 1/3 and 1) the kernel gets
+    // 3/7 of the host while both run, 3/4 while one does: 0.2 + 0.15 + 0.6/7 + 0.15 done by 0.8, the rest alone.
+    acts.exec(h[0], 1.0, [&]() { end = Activities::now(); });
+    occupy_between(acts, h[0], 0.25, 0.2, 0.8);
+    occupy_between(acts, h[0], 0.5, 0.4, 0.6);
+  });
+  EXPECT_NEAR(end, 0.8 + (1.0 - 0.2 - 0.15 - 0.6 / 7 - 0.15), 1e-12);
+}
+
 
 // Own events set from inside SimGrid's loop, earlier than its next event, must run at their dates, and SimGrid's
 // clock must catch up with own events before it starts an activity.
