@@ -538,7 +538,11 @@ size_t Activities::at(double date, std::function<void()> fn)
     free_slots_.pop_back();
     slots_[slot].fn = std::move(fn);
   }
-  events_.push_back({date, seq_++, slot});
+  // Written in place: a temporary Event copied into the vector stalled on its own stores (perf: a third of at()).
+  Event& e = events_.emplace_back();
+  e.date = date;
+  e.seq = seq_++;
+  e.slot = slot;
   sift_up(events_.size() - 1);
   // Set from inside SimGrid's loop before where it stops: the loop gives control back at the end of its round.
   if (in_simgrid_ && !syncing_ && (simgrid_until_ < 0 || date < simgrid_until_))
