@@ -170,7 +170,7 @@ double Activities::exec_rate(const Use& use, double speed)
 {
   if (use.occupations.empty())
     return speed;
-  if (use.occupations.size() == 1)
+  if (use.occupations.size() == 1)  // the same rate as the general form, to the last bit as before it
     return speed * (1.0 - use.occupations.front()->share);
   // SimGrid shares a host in proportion to priorities: the exec's 1 against each occupation's s / (1 - s).
   double weights = 1.0;
