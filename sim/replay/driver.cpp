@@ -458,6 +458,27 @@ void Driver::run_phases(Phases phases, size_t i, std::function<void()> done, boo
     done();
     return;
   }
+  // One flow per phase (a ring or a tree folded onto its busiest member, most collectives of a folded replay): the
+  // phases are one sequence, a single timer while their links carry nothing else, with the dates of the phases run
+  // one after the other.
+  bool one_flow = true;
+  for (size_t k = i; k < phases->size() && one_flow; ++k)
+    one_flow = (*phases)[k].flows.size() <= 1;
+  if (one_flow) {
+    std::vector<Activities::Segment> segments;
+    for (size_t k = i; k < phases->size(); ++k) {
+      const auto& ph = (*phases)[k];
+      const double delay = k == i && delay_paid ? 0.0 : phase_delay(ph);
+      if (delay > 0)
+        segments.push_back({Activities::Segment::Kind::Delay, nullptr, nullptr, delay, 0.0});
+      if (!ph.flows.empty())
+        segments.push_back(flow_segment(ph.flows.front().src, ph.flows.front().dst, ph.flows.front().bytes));
+    }
+    if (segments.size() >= 2) {
+      acts_.sequence(std::move(segments), [done = std::move(done)](const std::vector<double>&) { done(); });
+      return;
+    }
+  }
   const auto& ph = (*phases)[i];
   auto start_flows = [this, phases, i, done]() {
     const auto& ph = (*phases)[i];
