@@ -144,20 +144,18 @@ class Activities {
     double date = 0;
     uint64_t seq = 0;  // ties run in the order they were set, as SimGrid's timers did
     size_t slot = 0;   // its function in slots_
-    /// Runs after `o`: the queue keeps its events latest first.
-    bool after(const Event& o) const { return date != o.date ? date > o.date : seq > o.seq; }
+    bool before(const Event& o) const { return date != o.date ? date < o.date : seq < o.seq; }
   };
   /// Runs `fn` at `date` (not before now); returns its slot, for cancel().
   size_t at(double date, std::function<void()> fn);
   /// Takes a pending event out of the queue (a solo whose end moves or which SimGrid takes over).
   void cancel(size_t slot);
-  // The queue is a vector sorted latest first, so that the next event is popped from its back; an event is placed by
-  // binary search, and a cancelled one found the same way leaves it at once instead of waiting to be popped (a
-  // third of the events of a tp_overlap replay were cancelled ones). It holds tens of events: moving them costs
-  // less than a binary heap's unpredictable comparisons on every pop (17% of a full-space search's samples).
-  std::vector<Event>::iterator position(const Event& e);
-  /// Takes event `it` out of the queue and frees its slot.
-  Event take_event(std::vector<Event>::iterator it);
+  // The queue is a binary heap that knows where each event sits, so that a cancelled event leaves it at once
+  // instead of waiting there to be popped (a third of the events of a tp_overlap replay were cancelled ones).
+  void place(size_t i, const Event& e);
+  void sift_up(size_t i);
+  void sift_down(size_t i);
+  Event pop_event(size_t i);
   /// Pops the next own event and runs it (nothing if it was cancelled).
   void run_next_event();
   /// Brings SimGrid's clock to now() before an activity of its starts or changes (its clock stays behind while
@@ -217,11 +215,11 @@ class Activities {
   int64_t simgrid_in_flight_ = 0;  // SimGrid execs and comms started and not ended, occupiers until released
 
   static double now_;
-  std::vector<Event> events_;  // sorted latest first: the next event is the last
+  std::vector<Event> events_;  // a min-heap by (date, seq)
+  static constexpr size_t kNotQueued = SIZE_MAX;
   struct Slot {
     std::function<void()> fn;
-    Event event;          // its event, while queued
-    bool queued = false;
+    size_t heap_index = kNotQueued;  // where its event sits in events_
   };
   std::vector<Slot> slots_;
   std::vector<size_t> free_slots_;
