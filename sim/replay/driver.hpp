@@ -369,6 +369,10 @@ class Driver {
   std::vector<std::vector<std::vector<double>>> bucket_at_;  // [stage][chunk][gradient index], see setup_buckets
   std::map<std::pair<int64_t, int64_t>, std::vector<collectives::Flow>> pipeline_copies_;  // (src, dst) -> copies
   std::unordered_map<const Step*, double> merged_tp_time_;  // closed-form TP time per step (run_merged)
+  struct GroupTime {
+    double length = 0, compute_end = 0;
+  };
+  std::unordered_map<const Step*, GroupTime> closed_form_group_;  // closed_form_overlap per group, by its first step
   size_t done_count_ = 0;
   replay::Trace trace_;
 };

@@ -682,6 +682,13 @@ void Driver::overlapped_comm(size_t di, int lane, const Step& st, std::function<
 double Driver::closed_form_overlap(const Device& d, const std::vector<Step>& steps, size_t begin, size_t end,
                                    double& compute_end)
 {
+  // Kept per group (folded: each stage has its own steps), as merged_tp_time keeps each collective's: run_merged
+  // asks once to build its run and once to book it, on every microbatch.
+  auto [it, fresh] = closed_form_group_.try_emplace(&steps[begin]);
+  if (!fresh) {
+    compute_end = it->second.compute_end;
+    return it->second.length;
+  }
   double remaining = 0, t = 0;
   compute_end = -1;
   for (size_t k = begin; k < end; ++k)
@@ -703,7 +710,8 @@ double Driver::closed_form_overlap(const Device& d, const std::vector<Step>& ste
   }
   if (compute_end < 0)
     compute_end = t + remaining;
-  return std::max(t, compute_end);
+  it->second = {std::max(t, compute_end), compute_end};
+  return it->second.length;
 }
 
 void Driver::finish_overlap_group(size_t di, int lane, size_t begin, size_t end, size_t compute, double t0,
