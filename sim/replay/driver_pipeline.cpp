@@ -231,7 +231,7 @@ void Driver::run_merged(size_t di, int lane, double t0)
           d.b.recompute_s += busy;
         d.b.exposed_tp_comm_s += x - busy;
         trace_.add(d.id, 0, c.label, t, t + busy);
-        for (size_t i = k; i < group_end; ++i)
+        for (size_t i = k; i < group_end && trace_.on(); ++i)
           if (i != compute)
             trace_.add(d.id, 1, (*ln.steps)[i].label + " (overlapped)", t, t + length);
         t += x;
@@ -732,7 +732,7 @@ void Driver::finish_overlap_group(size_t di, int lane, size_t begin, size_t end,
     d.free_t = now;
   }
   trace_.add(d.id, 0, c.label, t0, t0 + busy);
-  for (size_t k = begin; k < end; ++k)
+  for (size_t k = begin; k < end && trace_.on(); ++k)
     if (k != compute)
       trace_.add(d.id, 1, (*ln.steps)[k].label + " (overlapped)", t0, now);
   ln.step = end;

@@ -54,6 +54,8 @@ class Trace {
     if (on_)
       events_.push_back({device, track, name, t0, t1});
   }
+  /// Whether events are kept: callers that build a name for add() ask first.
+  bool on() const { return on_; }
   std::vector<TraceEvent> take() { return std::move(events_); }
 
  private:
