@@ -304,8 +304,7 @@ void Activities::set_solo_rate(Solo* s, double rate)
   const double left = (s->ends - t) * s->rate;
   s->rate = rate;
   s->ends = t + left / rate;
-  cancel(s->timer);
-  schedule_end(s);
+  reschedule(s->timer, s->ends);
 }
 
 void Activities::start_solo(Handler* h, sg4::Host* host, sg4::Host* a, sg4::Host* b, const Resources& resources,
@@ -544,10 +543,30 @@ size_t Activities::at(double date, std::function<void()> fn)
   e.seq = seq_++;
   e.slot = slot;
   sift_up(events_.size() - 1);
+  hand_back_before(date);
+  return slot;
+}
+
+void Activities::reschedule(size_t slot, double date)
+{
+  const size_t i = slots_[slot].heap_index;
+  // A new sequence number, as cancelling it and setting it again would give it: the same order of events.
+  Event e = events_[i];
+  e.date = date;
+  e.seq = seq_++;
+  place(i, e);
+  if (i > 0 && e.before(events_[(i - 1) / 2]))
+    sift_up(i);
+  else
+    sift_down(i);
+  hand_back_before(date);
+}
+
+void Activities::hand_back_before(double date)
+{
   // Set from inside SimGrid's loop before where it stops: the loop gives control back at the end of its round.
   if (in_simgrid_ && !syncing_ && (simgrid_until_ < 0 || date < simgrid_until_))
     stop_requests_.insert(nullptr);
-  return slot;
 }
 
 void Activities::place(size_t i, const Event& e)

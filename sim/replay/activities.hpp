@@ -148,8 +148,12 @@ class Activities {
   };
   /// Runs `fn` at `date` (not before now); returns its slot, for cancel().
   size_t at(double date, std::function<void()> fn);
-  /// Takes a pending event out of the queue (a solo whose end moves or which SimGrid takes over).
+  /// Takes a pending event out of the queue (a solo which SimGrid takes over).
   void cancel(size_t slot);
+  /// Moves a pending event to `date` (a solo whose rate changes), in the order cancel() then at() would give it.
+  void reschedule(size_t slot, double date);
+  /// An event set for `date` from inside SimGrid's loop, before where that loop stops, makes it hand back.
+  void hand_back_before(double date);
   // The queue is a binary heap that knows where each event sits, so that a cancelled event leaves it at once
   // instead of waiting there to be popped (a third of the events of a tp_overlap replay were cancelled ones).
   void place(size_t i, const Event& e);

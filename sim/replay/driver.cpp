@@ -466,6 +466,7 @@ void Driver::run_phases(Phases phases, size_t i, std::function<void()> done, boo
     one_flow = (*phases)[k].flows.size() <= 1;
   if (one_flow) {
     std::vector<Activities::Segment> segments;
+    segments.reserve(2 * (phases->size() - i));
     for (size_t k = i; k < phases->size(); ++k) {
       const auto& ph = (*phases)[k];
       const double delay = k == i && delay_paid ? 0.0 : phase_delay(ph);
