@@ -555,10 +555,7 @@ void Activities::reschedule(size_t slot, double date)
   e.date = date;
   e.seq = seq_++;
   place(i, e);
-  if (i > 0 && e.before(events_[(i - 1) / 2]))
-    sift_up(i);
-  else
-    sift_down(i);
+  resift(i);
   hand_back_before(date);
 }
 
@@ -600,6 +597,15 @@ void Activities::sift_down(size_t i)
   place(i, e);
 }
 
+// Event i has just been written over: up or down to where the heap's order puts it.
+void Activities::resift(size_t i)
+{
+  if (i > 0 && events_[i].before(events_[(i - 1) / 2]))
+    sift_up(i);
+  else
+    sift_down(i);
+}
+
 // Takes event i out of the heap and frees its slot.
 Activities::Event Activities::pop_event(size_t i)
 {
@@ -608,10 +614,7 @@ Activities::Event Activities::pop_event(size_t i)
   events_.pop_back();
   if (i < events_.size()) {
     place(i, last);
-    if (i > 0 && last.before(events_[(i - 1) / 2]))
-      sift_up(i);
-    else
-      sift_down(i);
+    resift(i);
   }
   slots_[e.slot].heap_index = kNotQueued;
   free_slots_.push_back(e.slot);

@@ -159,6 +159,7 @@ class Activities {
   void place(size_t i, const Event& e);
   void sift_up(size_t i);
   void sift_down(size_t i);
+  void resift(size_t i);
   Event pop_event(size_t i);
   /// Pops the next own event and runs it (nothing if it was cancelled).
   void run_next_event();
