@@ -452,6 +452,27 @@ double Driver::phase_delay(const collectives::Phase& ph) const
   return ph.latency_s;
 }
 
+bool Driver::one_flow_phases(const std::vector<collectives::Phase>& phases, size_t from)
+{
+  for (size_t k = from; k < phases.size(); ++k)
+    if (phases[k].flows.size() > 1)
+      return false;
+  return true;
+}
+
+void Driver::append_phase_segments(const std::vector<collectives::Phase>& phases, size_t from, bool first_delay_paid,
+                                   std::vector<Activities::Segment>& segments)
+{
+  for (size_t k = from; k < phases.size(); ++k) {
+    const auto& ph = phases[k];
+    const double delay = k == from && first_delay_paid ? 0.0 : phase_delay(ph);
+    if (delay > 0)
+      segments.push_back({Activities::Segment::Kind::Delay, nullptr, nullptr, delay, 0.0});
+    if (!ph.flows.empty())
+      segments.push_back(flow_segment(ph.flows.front().src, ph.flows.front().dst, ph.flows.front().bytes));
+  }
+}
+
 void Driver::run_phases(Phases phases, size_t i, std::function<void()> done, bool delay_paid)
 {
   if (i >= phases->size()) {
@@ -461,20 +482,9 @@ void Driver::run_phases(Phases phases, size_t i, std::function<void()> done, boo
   // One flow per phase (a ring or a tree folded onto its busiest member, most collectives of a folded replay): the
   // phases are one sequence, a single timer while their links carry nothing else, with the dates of the phases run
   // one after the other.
-  bool one_flow = true;
-  for (size_t k = i; k < phases->size() && one_flow; ++k)
-    one_flow = (*phases)[k].flows.size() <= 1;
-  if (one_flow) {
+  if (one_flow_phases(*phases, i)) {
     std::vector<Activities::Segment> segments;
-    segments.reserve(2 * (phases->size() - i));
-    for (size_t k = i; k < phases->size(); ++k) {
-      const auto& ph = (*phases)[k];
-      const double delay = k == i && delay_paid ? 0.0 : phase_delay(ph);
-      if (delay > 0)
-        segments.push_back({Activities::Segment::Kind::Delay, nullptr, nullptr, delay, 0.0});
-      if (!ph.flows.empty())
-        segments.push_back(flow_segment(ph.flows.front().src, ph.flows.front().dst, ph.flows.front().bytes));
-    }
+    append_phase_segments(*phases, i, delay_paid, segments);
     if (segments.size() >= 2) {
       acts_.sequence(std::move(segments), [done = std::move(done)](const std::vector<double>&) { done(); });
       return;

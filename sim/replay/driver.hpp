@@ -160,6 +160,12 @@ class Driver {
   // first phase's delay was already spent (folded into the kernel before it).
   void run_phases(Phases phases, size_t i, std::function<void()> done, bool delay_paid = false);
   double phase_delay(const collectives::Phase& ph) const;
+  /// Whether every phase from `from` on has at most one flow (they can then run as one Activities::sequence).
+  static bool one_flow_phases(const std::vector<collectives::Phase>& phases, size_t from);
+  /// Appends phases[from..] as segments, each phase its latency delay (the first one's skipped if already paid)
+  /// then its one flow; phases with one flow at most (one_flow_phases).
+  void append_phase_segments(const std::vector<collectives::Phase>& phases, size_t from, bool first_delay_paid,
+                             std::vector<Activities::Segment>& segments);
   /// Adds the flows of `more` to those of `into`, phase by phase (concurrent groups of one collective).
   static void merge_phases(std::vector<collectives::Phase>& into, std::vector<collectives::Phase> more);
   /// Full fidelity: the key of a lane's collective on a group (each lane counts its own collectives).

@@ -301,23 +301,13 @@ bool Driver::run_sequence(size_t di, int lane, double t0)
     if (st.kind == Step::Kind::TpCollective) {
       const bool after_kernel = pending && kernels_first < end && steps[end - 1].kind == Step::Kind::Compute;
       Phases phases = tp_phases(d, st);
-      bool one_flow = true;
-      for (const auto& ph : *phases)
-        one_flow = one_flow && ph.flows.size() <= 1;
       const double prepaid = after_kernel && !phases->empty() ? phase_delay(phases->front()) : 0.0;
-      if (!one_flow) {
+      if (!one_flow_phases(*phases, 0)) {
         prepaid_at_break = prepaid;
         break;
       }
       flush_kernels(prepaid);
-      for (size_t i = 0; i < phases->size(); ++i) {
-        const auto& ph = (*phases)[i];
-        const double delay = i == 0 && prepaid > 0 ? 0.0 : phase_delay(ph);
-        if (delay > 0)
-          segments.push_back({Segment::Kind::Delay, nullptr, nullptr, delay, 0.0});
-        if (!ph.flows.empty())
-          segments.push_back(flow_segment(ph.flows.front().src, ph.flows.front().dst, ph.flows.front().bytes));
-      }
+      append_phase_segments(*phases, 0, prepaid > 0, segments);
       items.push_back({end, end + 1, true, segments.size(), 0.0});
       any_collective = true;
       continue;
