@@ -28,19 +28,14 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-enum class Kind { Run, Sweep, Search };
+using Case = BenchCase;
+using Kind = BenchCase::Kind;
 
-struct Case {
-  std::string name;
-  std::string what;
-  Kind kind = Kind::Run;
-  std::string scenario;            // relative to the root
-  std::vector<std::string> sets;   // run and search: --set overrides; sweep: --vary lists
-};
+}  // namespace
 
 // The cases of issue 6: the GPT-3 175B and Megatron 1T steps (1F1B and interleaved), a wafer step, a 1,000-point
 // sweep and the 1,024-GPU GPT-3 plan search; `tiny` is for the test of this command.
-std::vector<Case> builtin_cases()
+std::vector<BenchCase> bench_cases()
 {
   // Interleaving: 2 model chunks per stage (GPT-3: 96 layers / 16 stages = 6 per stage; 1T: 128 / 64 = 2).
   const std::vector<std::string> interleaved = {"schedule=interleaved-1f1b", "parallel.vpp=2"};
@@ -65,6 +60,28 @@ std::vector<Case> builtin_cases()
       {"tiny", "tiny GPT on 16 A100 (for tests)", Kind::Run, "scenarios/tiny.yaml", {}},
   };
 }
+
+std::vector<std::string> bench_record_command(const BenchCase& c)
+{
+  const char* flag = c.kind == Kind::Sweep ? "--vary" : "--set";
+  std::vector<std::string> args = {c.kind == Kind::Run ? "run" : c.kind == Kind::Sweep ? "sweep" : "search",
+                                   c.scenario};
+  for (const auto& s : c.sets) {
+    args.push_back(flag);
+    args.push_back(s);
+  }
+  if (c.kind == Kind::Sweep)
+    for (const char* a : {"--out", "{out}", "--quiet"})
+      args.push_back(a);
+  else
+    for (const char* a : {"--format", "json"})
+      args.push_back(a);
+  if (c.kind == Kind::Search)
+    args.push_back("--quiet");
+  return args;
+}
+
+namespace {
 
 std::string join_path(const std::string& root, const std::string& rel)
 {
@@ -254,7 +271,7 @@ void print_json(std::ostream& out, const std::vector<Result>& results, double lo
 
 int bench(std::ostream& out, std::ostream& log, const BenchOptions& o)
 {
-  auto all = builtin_cases();
+  auto all = bench_cases();
   if (o.list) {
     for (const auto& c : all)
       out << c.name << "  " << c.what << "\n";

@@ -9,6 +9,23 @@
 
 namespace dtsim::app {
 
+/// One benchmark case: a step (`run`), a sweep or a plan search of a shipped scenario.
+struct BenchCase {
+  enum class Kind { Run, Sweep, Search };
+  std::string name;
+  std::string what;
+  Kind kind = Kind::Run;
+  std::string scenario;            ///< relative to the repository root
+  std::vector<std::string> sets;   ///< run and search: --set overrides; sweep: --vary lists
+};
+
+/// The built-in cases, in the order `dtsim bench` runs them.
+std::vector<BenchCase> bench_cases();
+
+/// The `dtsim` arguments that print (run, search) or write (sweep, to `{out}.jsonl`, `{out}` standing for a fresh
+/// prefix) the case's record: what the golden records (tests/golden/) keep of each case.
+std::vector<std::string> bench_record_command(const BenchCase& c);
+
 struct BenchOptions {
   std::vector<std::string> cases;  ///< case names; empty: every case but `tiny`
   std::string root;                ///< directory holding scenarios/ (the repository root); empty: found (see --root)
