@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/load.hpp"
-#include "app/child_process.hpp"
+#include "core/child_process.hpp"
 #include "app/search.hpp"
 #include "app/simulate.hpp"
 #include "app/sweep.hpp"

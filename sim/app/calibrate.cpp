@@ -12,13 +12,14 @@
 #include <sstream>
 
 #include "app/load.hpp"
-#include "app/child_process.hpp"
+#include "core/child_process.hpp"
 #include "app/plot.hpp"
 #include "app/simulate.hpp"
 #include "config/input_file.hpp"
 #include "core/diagnostics.hpp"
 #include "core/version.hpp"
 #include "scenario/scenario_spec.hpp"
+#include "systems/system_kinds.hpp"
 #include "stack/stack_yaml.hpp"
 
 namespace dtsim::app {
@@ -421,10 +422,11 @@ int calibrate(std::ostream& out, std::ostream& err, const CalibrateOptions& o)
     specs.push_back(load_for_simulation(r.scenario, r.sets));
   for (const auto& r : checks)
     specs.push_back(load_for_simulation(r.scenario, r.sets));
-  for (size_t i = 0; i < specs.size(); ++i)
-    if (specs[i].hardware.wafer_scale)
-      fail((i < runs.size() ? runs[i] : checks[i - runs.size()]).where, "scenario",
-           "calibrates GPU software stacks; wafer-scale systems are calibrated through wafer.core_gemm (scripts/calibrate_wafer.py)");
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const std::string why_not = systems::system_kind(specs[i]).why_no_stack_calibration();
+    if (!why_not.empty())
+      fail((i < runs.size() ? runs[i] : checks[i - runs.size()]).where, "scenario", why_not);
+  }
   const stack::StackSpec base = specs.front().stack;
 
   // The factors: --fit, else one per run up to two, the compute factor first.

@@ -9,11 +9,11 @@
 #include <nlohmann/json.hpp>
 
 #include "app/load.hpp"
-#include "app/child_process.hpp"
+#include "core/child_process.hpp"
 #include "app/compare_verdict.hpp"
 #include "app/progress.hpp"
 #include "app/simulate.hpp"
-#include "app/system_backend.hpp"
+#include "systems/system_kinds.hpp"
 #include "config/units.hpp"
 #include "core/version.hpp"
 #include "model/transformer.hpp"
@@ -48,7 +48,7 @@ std::vector<double> measure(const scenario::ScenarioSpec& s)
   v[kCapacity] = r.memory.capacity_bytes;
   v[kPower] = d.power_W;
   v[kEnergy] = d.energy_J;
-  v[kMode] = double(int(r.wafer_mode));
+  v[kMode] = double(systems::system_kind(s).execution_code(r));
   const auto terms = compare_terms(r.replay.average);
   for (int k = 0; k < kTerms; ++k)
     v[size_t(kTermFirst + k)] = r.simulated ? terms[size_t(k)] : 0.0;
@@ -65,7 +65,7 @@ struct Burden {
 Burden burden_of(const scenario::ScenarioSpec& s, int jobs, bool quiet)
 {
   Burden b;
-  PlanChoices choices = backend_for(s).plan_choices(s);
+  systems::PlanChoices choices = systems::system_kind(s).plan_choices(s);
   b.candidates = choices.candidates;
   b.invalid = choices.invalid;
   b.not_fitting = choices.not_fitting;
@@ -150,11 +150,12 @@ int compare(std::ostream& out, const CompareOptions& o)
     j["micro_batch"] = s.training.micro_batch;
     if (s.training.micro_batch_auto)
       j["micro_batch_reason"] = s.training.micro_batch_reason;
-    const SystemBackend& backend = backend_for(s);
-    j["plan"] = backend.describe_plan(s);
+    const systems::SystemKind& kind = systems::system_kind(s);
+    j["plan"] = kind.describe_plan(s);
     j["hardware"] = s.hardware.name;
     j["devices"] = s.devices;
-    j["wafer_scale"] = s.hardware.wafer_scale;
+    j["kind"] = kind.name();
+    j["devices_in_words"] = kind.count_devices(s.devices);
     const auto& r = results[i];
     const bool ok = r && (*r)[kSimulated] > 0;
     simulated += ok;
@@ -166,7 +167,7 @@ int compare(std::ostream& out, const CompareOptions& o)
     if (ok) {
       const auto& v = *r;
       j["step_time_s"] = v[kStep];
-      const auto iv = backend.step_interval(s, v[kStep]);
+      const auto iv = kind.step_interval(s, v[kStep]);
       j["step_time_interval_s"] = iv.known ? json::array({iv.low_s, iv.high_s}) : json(nullptr);
       j["step_time_interval_basis"] = iv.basis;
       j["samples_per_s"] = v[kSamples];
@@ -183,8 +184,8 @@ int compare(std::ostream& out, const CompareOptions& o)
       j["power_w"] = v[kPower];
       j["energy_per_step_j"] = v[kEnergy];
       j["energy_per_sample_j"] = v[kEnergy] / double(s.training.global_batch);
-      if (s.hardware.wafer_scale)
-        j["wafer_mode"] = scenario::to_string(scenario::WaferMode(int(v[kMode])));
+      if (const std::string execution = kind.execution_name(int(v[kMode])); !execution.empty())
+        j["execution"] = execution;
       side.step_s = v[kStep];
       side.terms.assign(v.begin() + kTermFirst, v.begin() + kTermFirst + kTerms);
     }
@@ -228,12 +229,9 @@ int compare(std::ostream& out, const CompareOptions& o)
     return std::to_string(j["global_batch"].get<int64_t>()) + " x " + std::to_string(j["seq_len"].get<int64_t>());
   });
   add("hardware", [](const json& j) { return j["hardware"].get<std::string>(); });
-  add("devices", [](const json& j) {
-    const int64_t n = j["devices"].get<int64_t>();
-    return std::to_string(n) + (j["wafer_scale"].get<bool>() ? (n == 1 ? " system" : " systems") : (n == 1 ? " GPU" : " GPUs"));
-  });
+  add("devices", [](const json& j) { return j["devices_in_words"].get<std::string>(); });
   add("plan", [](const json& j) { return j["plan"].get<std::string>(); });
-  add("execution", [](const json& j) { return j.contains("wafer_mode") ? j["wafer_mode"].get<std::string>() : "-"; });
+  add("execution", [](const json& j) { return j.contains("execution") ? j["execution"].get<std::string>() : "-"; });
   add("step time (s)", [&](const json& j) { return cell(j, "step_time_s", "%.3f"); });
   add("step-time interval (s)", [&](const json& j) -> std::string {
     if (!j.contains("step_time_interval_s"))

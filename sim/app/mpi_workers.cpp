@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "app/child_process.hpp"
+#include "core/child_process.hpp"
 
 namespace dtsim::app {
 

@@ -15,6 +15,7 @@
 #include "core/version.hpp"
 #include "parallel/plan_space.hpp"
 #include "report/run_report.hpp"
+#include "systems/system_kinds.hpp"
 
 namespace dtsim::app {
 
@@ -70,11 +71,10 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
 {
   // The scenario is checked as it is written (with --set), whatever --devices says.
   auto base = load_for_simulation(o.scenario, o.sets);
-  if (base.hardware.wafer_scale) {
+  const std::string why_not = systems::system_kind(base).why_no_plan_search();
+  if (!why_not.empty()) {
     Diagnostics diag;  // (a ConfigError built from a braced list trips GCC 12's -Wmaybe-uninitialized)
-    diag.add({o.scenario, 0, 0}, "hardware",
-             "a wafer-scale system has no parallel plan to search (its systems are purely data parallel); use dtsim "
-             "run or dtsim compare");
+    diag.add({o.scenario, 0, 0}, "hardware", why_not);
     diag.throw_if_any();
   }
   const int64_t scenario_devices = base.devices;

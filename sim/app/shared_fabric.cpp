@@ -5,11 +5,11 @@
 #include <ostream>
 #include <set>
 
-#include "app/child_process.hpp"
-#include "app/gpu_step.hpp"
+#include "core/child_process.hpp"
+#include "systems/gpu_cluster/gpu_step.hpp"
 #include "app/load.hpp"
 #include "app/simulate.hpp"
-#include "app/system_backend.hpp"
+#include "systems/system_kinds.hpp"
 #include "core/diagnostics.hpp"
 #include "platform/fabric_layout.hpp"
 #include "replay/shared_fabric.hpp"
@@ -63,12 +63,12 @@ Jobs load_jobs(const SharedFabricOptions& o)
   const auto& first = jobs.specs.front();
   for (const auto& s : jobs.specs) {
     const Origin at = s.where.count("hardware") ? s.where.at("hardware") : Origin{s.file, 0, 0};
-    if (s.hardware.wafer_scale) {
-      diag.add(at, "hardware", "expected a GPU cluster for a job on a shared fabric, got the wafer-scale system " +
-                                   s.hardware.name + " (a wafer-scale system has no switch fabric to share)");
+    const std::string why_not = systems::system_kind(s).why_no_shared_fabric(s);
+    if (!why_not.empty()) {
+      diag.add(at, "hardware", why_not);
       continue;
     }
-    if (&s == &first || first.hardware.wafer_scale)
+    if (&s == &first || !systems::system_kind(first).why_no_shared_fabric(first).empty())
       continue;
     const std::string why = cluster_difference(first.hardware, s.hardware);
     if (!why.empty())
@@ -147,11 +147,11 @@ replay::Breakdown take(const std::vector<double>& v, size_t at)
 std::vector<double> replay_jobs(const Jobs& jobs, const std::vector<size_t>& which, int64_t min_steps,
                                 const std::vector<double>& start_s = {})
 {
-  std::vector<GpuStep> steps;
+  std::vector<systems::GpuStep> steps;
   steps.reserve(which.size());
   std::vector<replay::SharedJob> shared;
   for (size_t j : which) {
-    steps.push_back(prepare_gpu_step(jobs.specs[j], parallel::derive_plan(jobs.specs[j])));
+    steps.push_back(systems::prepare_gpu_step(jobs.specs[j], parallel::derive_plan(jobs.specs[j])));
     shared.push_back({&jobs.specs[j], steps.back().program.get(), &steps.back().schedule, jobs.placements[j],
                       start_s.empty() ? 0.0 : start_s[j]});
   }
@@ -192,7 +192,7 @@ int validate_shared_fabric(std::ostream& out, std::ostream& err, const SharedFab
   if (const int code = check_fits(jobs, err); code != 0)
     return code;
   for (size_t j = 0; j < jobs.specs.size(); ++j)
-    out << jobs.specs[j].file << ": ok (" << backend_for(jobs.specs[j]).summary(jobs.specs[j]) << ")\n";
+    out << jobs.specs[j].file << ": ok (" << systems::system_kind(jobs.specs[j]).summary(jobs.specs[j]) << ")\n";
   out << jobs.specs.size() << " jobs on " << jobs.cluster_nodes << " nodes, placement " << o.placement << ": ok\n";
   return 0;
 }
@@ -237,7 +237,8 @@ int run_shared_fabric(std::ostream& out, std::ostream& err, const SharedFabricOp
   for (size_t j = 0; j < n; ++j) {
     auto& job = r.jobs[j];
     job.spec = &jobs.specs[j];
-    job.summary = backend_for(jobs.specs[j]).summary(jobs.specs[j]);
+    job.sections = &systems::system_kind(jobs.specs[j]).sections();
+    job.summary = systems::system_kind(jobs.specs[j]).summary(jobs.specs[j]);
     for (int64_t k = 0; k < jobs.placements[j].nodes(); ++k)
       job.nodes.push_back(jobs.placements[j].node_of(k * jobs.placements[j].devices_per_node()));
     const auto& alone = *results[j];

@@ -17,6 +17,7 @@
 #include "core/diagnostics.hpp"
 #include "core/version.hpp"
 #include "scenario/scenario_spec.hpp"
+#include "systems/system_kinds.hpp"
 
 namespace dtsim::app {
 
@@ -224,16 +225,7 @@ ScenarioInputs scenario_inputs(const std::string& path)
   in.summary.header = {"input", "value"};
   add("model", m.name + ": " + std::to_string(m.layers) + " layers, hidden " + std::to_string(m.hidden) + ", " +
                    std::to_string(m.heads) + " heads, vocabulary " + std::to_string(m.vocab));
-  if (s.hardware.wafer_scale) {
-    add("hardware", s.hardware.name + " (" + std::to_string(s.devices) + " x " + s.hardware.wafer.name + ")");
-  } else {
-    add("hardware", s.hardware.name);
-    add("devices", std::to_string(s.devices) + " x " + s.hardware.device.name);
-    add("plan", "tp " + std::to_string(s.parallel.tp) + ", pp " + std::to_string(s.parallel.pp) + ", dp " +
-                    std::to_string(s.parallel.dp) + ", " + scenario::to_string(s.schedule) +
-                    (s.parallel.vpp > 1 ? " (" + std::to_string(s.parallel.vpp) + " chunks)" : "") +
-                    (s.parallel.sp ? ", sequence parallel" : ""));
-  }
+  systems::system_kind(s).input_rows(s, add);
   add("batch", "global " + std::to_string(s.training.global_batch) + ", micro " +
                    std::to_string(s.training.micro_batch) + ", sequence " + std::to_string(s.training.seq_len) +
                    ", " + s.training.precision + ", recomputation " + scenario::describe_recompute(s.training));

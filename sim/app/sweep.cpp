@@ -23,7 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "app/child_process.hpp"
+#include "core/child_process.hpp"
 #include "app/derived_inputs.hpp"
 #include "app/mpi_workers.hpp"
 #include "app/progress.hpp"

@@ -23,7 +23,7 @@
 #include "config/suggest.hpp"
 #include "app/sweep.hpp"
 #include "app/simulate.hpp"
-#include "app/system_backend.hpp"
+#include "systems/system_kinds.hpp"
 #include "core/diagnostics.hpp"
 #include "core/version.hpp"
 #include "scenario/scenario_spec.hpp"
@@ -151,7 +151,7 @@ int validate(const RunOptions& o)
     dtsim::report::print_table(std::cout, fit);
     return does_not_fit(fit);
   }
-  std::cout << o.scenario << ": ok (" << dtsim::app::backend_for(spec).summary(spec) << ")\n";
+  std::cout << o.scenario << ": ok (" << dtsim::systems::system_kind(spec).summary(spec) << ")\n";
   return 0;
 }
 
@@ -368,7 +368,7 @@ int main(int argc, char** argv)
       return dtsim::app::compare(std::cout, co);
     }
     if (*exp_cmd) {
-      dtsim::app::explain(std::cout, dtsim::app::load_for_simulation(eo.scenario, eo.sets));
+      dtsim::systems::explain(std::cout, dtsim::app::load_for_simulation(eo.scenario, eo.sets));
       return 0;
     }
     return validate(vo);

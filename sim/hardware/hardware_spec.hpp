@@ -112,10 +112,17 @@ struct SwarmXSpec {
   double latency_per_level_s = 0;
 };
 
+/// The kinds of system a hardware file can describe (its `kind` key). Each is a wing under sim/systems/, registered
+/// under this name in sim/systems/system_kinds.cpp; a test holds the two lists equal.
+inline const char* const kGpuCluster = "gpu-cluster";        ///< GPUs in nodes on a switched fabric
+inline const char* const kCerebrasWafer = "cerebras-wafer";  ///< Cerebras wafer-scale systems, MemoryX and SwarmX
+
 struct HardwareSpec {
   std::string file;
   std::string name;
-  bool wafer_scale = false;  ///< a wafer-scale system (wafer, memoryx, swarmx) instead of a GPU cluster
+  std::string kind;  ///< kGpuCluster or kCerebrasWafer
+  /// kind == kCerebrasWafer: the readers of the inputs (below the wings) still branch on it.
+  bool wafer_scale = false;
   DeviceSpec device;
   NodeSpec node;
   NetworkSpec network;

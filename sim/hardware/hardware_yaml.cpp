@@ -79,7 +79,6 @@ static std::map<std::string, double> read_peaks(MapReader& parent)
 // A wafer-scale system: the wafer, its weight store (MemoryX) and its broadcast/reduce tree (SwarmX).
 static void read_wafer_system(MapReader& root, HardwareSpec& hw)
 {
-  hw.wafer_scale = true;
   MapReader w = root.map("wafer", true);
   auto& wf = hw.wafer;
   wf.name = w.string("name", true).value_or("");
@@ -159,7 +158,14 @@ static HardwareSpec parse_hardware(const std::string& path, Diagnostics& diag, c
   root.accept({"description"});
   if (auto st = root.string("default_stack", false))
     hw.default_stack = file.resolve(*st);
-  if (root.has("wafer")) {
+  hw.kind = root.choice("kind", {kGpuCluster, kCerebrasWafer}, true).value_or("");
+  if (hw.kind.empty()) {  // the sections to read depend on it: the missing or unknown kind is the one error
+    root.accept({"device", "node", "network", "collectives", "wafer", "memoryx", "swarmx"});
+    root.finish();
+    return hw;
+  }
+  hw.wafer_scale = hw.kind == kCerebrasWafer;
+  if (hw.wafer_scale) {
     read_wafer_system(root, hw);
     return hw;
   }

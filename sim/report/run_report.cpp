@@ -94,12 +94,7 @@ void print_json(std::ostream& out, const RunReport& r)
                {"fidelity", scenario::to_string(s.fidelity)}};
   if (s.model.experts > 0)
     j["plan"]["expert_tp"] = s.parallel.etp();
-  if (!s.hardware.wafer_scale) {
-    j["plan"]["flash_attention"] = s.training.flash_attention;
-    j["plan"]["cross_entropy"] = stack::to_string(s.training.cross_entropy);
-    if (s.training.precision == "fp8")
-      j["plan"]["fp8_recipe"] = stack::to_string(s.training.fp8_recipe);
-  }
+  r.sections->plan_json(j["plan"], r);
   if (s.training.recompute_layers > 0)
     j["plan"]["recompute_layers"] = s.training.recompute_layers;
   if (s.training.micro_batch_auto)

@@ -11,14 +11,19 @@
 #include "replay/step_program.hpp"
 #include "report/system_sections.hpp"
 #include "scenario/scenario_spec.hpp"
-#include "wafer/wafer_program.hpp"
 
 namespace dtsim::report {
 
+/// What a kind of system keeps of a run beyond the common report (a wafer's execution mode and on-wafer memory);
+/// only that kind's code reads it.
+struct SystemDetail {
+  virtual ~SystemDetail() = default;
+};
+
 struct RunReport {
   const scenario::ScenarioSpec* scenario = nullptr;
-  /// How this kind of system prints its own parts (set by the backend that simulated it).
-  const SystemSections* sections = &gpu_sections();
+  /// How this kind of system prints its own parts (set by the kind that checked or simulated it).
+  const SystemSections* sections = nullptr;
   parallel::MemoryReport memory;
   double total_params = 0;
   bool simulated = false;  ///< false when the plan does not fit (nothing was simulated)
@@ -27,13 +32,9 @@ struct RunReport {
   std::shared_ptr<const replay::StepProgram> program;
   double model_flops = 0, hardware_flops = 0;  ///< per step, all devices
   double wall_s = 0;                           ///< simulator's own wall time
-  /// Wafer-scale systems: the execution mode simulated, how it was chosen, and where the model lives.
-  bool wafer = false;
-  scenario::WaferMode wafer_mode = scenario::WaferMode::WeightStreaming;
-  std::string wafer_mode_reason;
-  wafer::WaferMemory wafer_memory;
-  bool fits() const { return wafer ? wafer_memory.fits() : memory.fits(); }
+  std::shared_ptr<SystemDetail> detail;  ///< the kind's own part, where it has one
   std::string why_not_fitting;  ///< when it does not fit
+  bool fits() const { return why_not_fitting.empty(); }
 };
 
 /// Step metrics derived from a report (zeros when nothing was simulated).

@@ -135,12 +135,12 @@ void print_shared_json(std::ostream& out, const SharedFabricReport& r)
                     {"leaves", job.leaves},
                     {"leaves_shared", job.leaves_shared},
                     {"start_s", r.start_s.empty() ? 0.0 : r.start_s[size_t(&job - r.jobs.data())]},
-                    {"alone", {{"step_time_s", job.alone_s}, {"breakdown", breakdown_json(job.alone, gpu_sections())}}},
+                    {"alone", {{"step_time_s", job.alone_s}, {"breakdown", breakdown_json(job.alone, *job.sections)}}},
                     {"shared",
                      {{"step_time_s", job.shared_s()},
                       {"steps_s", job.shared_steps_s},
                       {"steps_run", job.steps_run},
-                      {"breakdown", breakdown_json(job.shared, gpu_sections())}}},
+                      {"breakdown", breakdown_json(job.shared, *job.sections)}}},
                     {"slowdown", job.alone_s > 0 ? job.shared_s() / job.alone_s - 1 : 0.0}});
   j["shared_fabric"]["jobs"] = jobs;
   out << j.dump(2) << "\n";

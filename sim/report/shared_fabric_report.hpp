@@ -7,12 +7,14 @@
 #include <vector>
 
 #include "replay/replay.hpp"
+#include "report/system_sections.hpp"
 #include "scenario/scenario_spec.hpp"
 
 namespace dtsim::report {
 
 struct SharedJobReport {
   const scenario::ScenarioSpec* spec = nullptr;
+  const SystemSections* sections = nullptr;  ///< its kind's (a GPU cluster's: jobs share a switch fabric)
   std::string summary;          ///< model, devices and plan in words
   std::vector<int64_t> nodes;   ///< cluster nodes the job runs on
   int64_t leaves = 0;           ///< leaf switches its NICs are on

@@ -1,8 +1,8 @@
 #pragma once
 /// The parts of a run report that differ between kinds of system: the rows saying where the model runs, the memory
 /// section, the names of some breakdown terms, the system's own JSON section and the trace's names. Each kind
-/// supplies one (gpu_sections.cpp; wafer_sections.cpp for Cerebras CS-2 class systems) and sets it in the report it
-/// simulates, so that run_report.cpp prints any kind without asking which it is.
+/// supplies one (sim/systems/*/report_sections.cpp) and sets it in the report it simulates, so that run_report.cpp
+/// prints any kind without asking which it is.
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
@@ -26,6 +26,8 @@ class SystemSections {
   virtual ~SystemSections() = default;
   /// Rows after "hardware": the devices or systems, then the parallel plan or the execution mode.
   virtual void placement_rows(const RunReport& r, const Row& row) const = 0;
+  /// Keys of the JSON report's plan that only this kind has (its kernels' choices), after the common ones.
+  virtual void plan_json(nlohmann::ordered_json& plan, const RunReport& r) const = 0;
   /// Rows after "training" (the software stack, where the system has one).
   virtual void software_rows(const RunReport& r, const Row& row) const = 0;
   /// The memory section, its heading included.
@@ -48,8 +50,5 @@ class SystemSections {
 
 /// A step's breakdown as the JSON report writes it (stable keys; the system's own terms from `sections`).
 nlohmann::ordered_json breakdown_json(const replay::Breakdown& b, const SystemSections& sections);
-
-const SystemSections& gpu_sections();
-const SystemSections& wafer_sections();
 
 }  // namespace dtsim::report

@@ -2,6 +2,7 @@
 // without the simulation.
 #include <gtest/gtest.h>
 
+#include "systems/cerebras_wafer/wafer_run.hpp"
 #include "app/simulate.hpp"
 #include "test_paths.hpp"
 
@@ -33,7 +34,8 @@ TEST(CheckFit, WaferPlanThatFits)
   const auto s = dtsim::scenario::load_scenario(source_path("scenarios/wafer/gpt2-small-cs2.yaml"), {});
   const auto r = dtsim::app::check_fit(s);
   EXPECT_EQ(r.why_not_fitting, "");
-  EXPECT_TRUE(r.wafer);
+  EXPECT_STREQ(dtsim::systems::wafer_run(r).memory.why_not().c_str(), "");
+  EXPECT_EQ(r.sections, &dtsim::systems::cerebras_wafer_sections());
 }
 
 }  // namespace

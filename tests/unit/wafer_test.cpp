@@ -30,6 +30,7 @@
 #include "report/run_report.hpp"
 #include "scenario/scenario_spec.hpp"
 #include "test_paths.hpp"
+#include "systems/cerebras_wafer/wafer_run.hpp"
 #include "wafer/wafer_program.hpp"
 
 using dtsim::parallel::derive_plan;
@@ -391,7 +392,7 @@ TEST(WaferFit, LayerPipelinedRefusesGptNeox20b)
   EXPECT_FALSE(r.fits());
   const double params = 20554567680.0;  // Hugging Face model card of EleutherAI/gpt-neox-20b
   EXPECT_DOUBLE_EQ(r.total_params, params);
-  EXPECT_DOUBLE_EQ(r.wafer_memory.sram_weights, 16 * params);
+  EXPECT_DOUBLE_EQ(dtsim::systems::wafer_run(r).memory.sram_weights, 16 * params);
   EXPECT_GT(16 * params, s.hardware.wafer.sram_bytes);
   EXPECT_NE(r.why_not_fitting.find("SRAM"), std::string::npos) << r.why_not_fitting;
   std::printf("[fit] layer-pipelined gpt-neox-20b: %s\n", r.why_not_fitting.c_str());
@@ -440,14 +441,15 @@ TEST(WaferAuto, PicksWeightStreamingForGptNeox20b)
   auto s = load(kNeox);
   ASSERT_EQ(s.wafer_mode, WaferMode::Auto);
   auto r = dtsim::app::simulate(s, false);
-  EXPECT_EQ(r.wafer_mode, WaferMode::WeightStreaming);
-  EXPECT_FALSE(r.wafer_mode_reason.empty());
-  EXPECT_NE(r.wafer_mode_reason.find("layer-pipelined"), std::string::npos) << r.wafer_mode_reason;
+  const auto& w = dtsim::systems::wafer_run(r);
+  EXPECT_EQ(w.mode, WaferMode::WeightStreaming);
+  EXPECT_FALSE(w.mode_reason.empty());
+  EXPECT_NE(w.mode_reason.find("layer-pipelined"), std::string::npos) << w.mode_reason;
   EXPECT_TRUE(r.fits());
   ASSERT_TRUE(r.simulated);
   EXPECT_GT(r.replay.step_time_s, 0.0);
-  std::printf("[auto] gpt-neox-20b: %s, step %.6g s (%s)\n", dtsim::scenario::to_string(r.wafer_mode),
-              r.replay.step_time_s, r.wafer_mode_reason.c_str());
+  std::printf("[auto] gpt-neox-20b: %s, step %.6g s (%s)\n", dtsim::scenario::to_string(w.mode),
+              r.replay.step_time_s, w.mode_reason.c_str());
 }
 
 // The small model fits both ways (layer-pipelined: 16 B x 60M parameters = 1 GB of SRAM): auto simulates both

@@ -4,31 +4,41 @@
 // wafer's GEMM model is fitted on three runs only (docs/wafer.md).
 #include <ostream>
 
+#include <stdexcept>
+
 #include "config/units.hpp"
 #include "report/run_report.hpp"
+#include "systems/cerebras_wafer/wafer_run.hpp"
 
-namespace dtsim::report {
+namespace dtsim::systems {
 
 namespace {
 
 using config::Dimension;
 using config::format_quantity;
+using report::Part;
+using report::Row;
+using report::RunReport;
 
-class WaferSections : public SystemSections {
+class WaferSections : public report::SystemSections {
  public:
   void placement_rows(const RunReport& r, const Row& row) const override
   {
     const auto& s = *r.scenario;
     row("systems", std::to_string(s.devices) + " x " + s.hardware.wafer.name +
                        (s.devices > 1 ? ", data parallel through SwarmX" : ""));
-    row("execution", std::string(scenario::to_string(r.wafer_mode)) + " (" + r.wafer_mode_reason + ")");
+    const WaferRun& w = wafer_run(r);
+    row("execution", std::string(scenario::to_string(w.mode)) + " (" + w.mode_reason + ")");
   }
+
+  // The wafer's kernels are the compiler's: no attention, loss or fp8 choices to report.
+  void plan_json(nlohmann::ordered_json&, const RunReport&) const override {}
 
   void software_rows(const RunReport&, const Row&) const override {}
 
   void memory_section(std::ostream& out, const RunReport& r, const Row& row) const override
   {
-    const auto& w = r.wafer_memory;
+    const auto& w = wafer_run(r).memory;
     out << "\nMemory\n";
     row("on-wafer SRAM", format_quantity(w.sram_total(), Dimension::Bytes) + " of " +
                              format_quantity(w.sram_capacity, Dimension::Bytes) + " (weights and states " +
@@ -60,9 +70,10 @@ class WaferSections : public SystemSections {
   void json_section(nlohmann::ordered_json& j, const RunReport& r) const override
   {
     const auto& s = *r.scenario;
-    const auto& w = r.wafer_memory;
-    j["wafer"] = {{"mode", scenario::to_string(r.wafer_mode)},
-                  {"mode_reason", r.wafer_mode_reason},
+    const WaferRun& run = wafer_run(r);
+    const auto& w = run.memory;
+    j["wafer"] = {{"mode", scenario::to_string(run.mode)},
+                  {"mode_reason", run.mode_reason},
                   {"systems", s.parallel.dp},
                   {"sram_bytes", w.sram_total()},
                   {"sram_capacity_bytes", w.sram_capacity},
@@ -83,16 +94,23 @@ class WaferSections : public SystemSections {
   {
     if (device < 0)
       return "MemoryX";
-    return (r.wafer_mode == scenario::WaferMode::LayerPipelined ? "region " : "system ") + std::to_string(device);
+    return (wafer_run(r).mode == scenario::WaferMode::LayerPipelined ? "region " : "system ") + std::to_string(device);
   }
 };
 
 }  // namespace
 
-const SystemSections& wafer_sections()
+const WaferRun& wafer_run(const report::RunReport& r)
+{
+  if (const auto* w = dynamic_cast<const WaferRun*>(r.detail.get()))
+    return *w;
+  throw std::logic_error("a report without the wafer wing's part was given to the wafer wing");
+}
+
+const report::SystemSections& cerebras_wafer_sections()
 {
   static const WaferSections sections;
   return sections;
 }
 
-}  // namespace dtsim::report
+}  // namespace dtsim::systems

@@ -1,4 +1,4 @@
-#include "app/child_process.hpp"
+#include "core/child_process.hpp"
 
 #include <poll.h>
 
@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-namespace dtsim::app {
+namespace dtsim {
 
 namespace {
 
@@ -135,4 +135,4 @@ std::vector<std::optional<std::vector<double>>> run_in_children(
   return results;
 }
 
-}  // namespace dtsim::app
+}  // namespace dtsim

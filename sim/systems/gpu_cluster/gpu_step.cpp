@@ -1,9 +1,9 @@
-#include "app/gpu_step.hpp"
+#include "systems/gpu_cluster/gpu_step.hpp"
 
 #include "hardware/compute_model.hpp"
 #include "model/transformer.hpp"
 
-namespace dtsim::app {
+namespace dtsim::systems {
 
 GpuStep prepare_gpu_step(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan)
 {
@@ -15,4 +15,4 @@ GpuStep prepare_gpu_step(const scenario::ScenarioSpec& s, const parallel::Derive
   return step;
 }
 
-}  // namespace dtsim::app
+}  // namespace dtsim::systems

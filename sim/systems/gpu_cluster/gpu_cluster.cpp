@@ -1,9 +1,9 @@
 // A GPU cluster under hybrid data, tensor, pipeline, context and expert parallelism: the step program of every
 // kernel and collective, ordered by the pipeline schedule and replayed on the cluster's platform.
+#include "systems/gpu_cluster/gpu_cluster.hpp"
+
 #include <memory>
 
-#include "app/gpu_step.hpp"
-#include "app/system_backend.hpp"
 #include "config/units.hpp"
 #include "hardware/compute_model.hpp"
 #include "model/transformer.hpp"
@@ -12,18 +12,46 @@
 #include "parallel/schedule.hpp"
 #include "replay/step_program.hpp"
 #include "report/explain.hpp"
+#include "systems/gpu_cluster/gpu_step.hpp"
 
-namespace dtsim::app {
+namespace dtsim::systems {
 
 namespace {
 
-class GpuClusterBackend : public SystemBackend {
+class GpuCluster : public SystemKind {
  public:
+  const char* name() const override { return hardware::kGpuCluster; }
+
+  // Every choice is the scenario's or its stack's (the reader fills them in): nothing left to a compiler.
+  void complete(scenario::ScenarioSpec&) const override {}
+
+  const report::SystemSections& sections() const override { return gpu_cluster_sections(); }
+
+  std::string count_devices(int64_t n) const override { return std::to_string(n) + (n == 1 ? " GPU" : " GPUs"); }
+
+  void input_rows(const scenario::ScenarioSpec& s, const InputRow& row) const override
+  {
+    row("hardware", s.hardware.name);
+    row("devices", std::to_string(s.devices) + " x " + s.hardware.device.name);
+    row("plan", "tp " + std::to_string(s.parallel.tp) + ", pp " + std::to_string(s.parallel.pp) + ", dp " +
+                    std::to_string(s.parallel.dp) + ", " + scenario::to_string(s.schedule) +
+                    (s.parallel.vpp > 1 ? " (" + std::to_string(s.parallel.vpp) + " chunks)" : "") +
+                    (s.parallel.sp ? ", sequence parallel" : ""));
+  }
+
+  int execution_code(const report::RunReport&) const override { return -1; }
+  std::string execution_name(int) const override { return ""; }
+
+  std::string why_no_plan_search() const override { return ""; }
+  std::string why_no_stack_calibration() const override { return ""; }
+  std::string why_no_shared_fabric(const scenario::ScenarioSpec&) const override { return ""; }
+
   // Parameters and the memory of every stage; why_not_fitting says why the plan does not fit, if it does not.
   report::RunReport check_fit(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan) const override
   {
     report::RunReport r;
     r.scenario = &s;
+    r.sections = &gpu_cluster_sections();
     model::Transformer t(s.model);
     r.total_params = t.total_params(plan.shape.seq);
     r.memory = parallel::estimate_memory(s, plan, t);
@@ -86,10 +114,10 @@ class GpuClusterBackend : public SystemBackend {
 
 }  // namespace
 
-const SystemBackend& gpu_cluster_backend()
+const SystemKind& gpu_cluster()
 {
-  static const GpuClusterBackend backend;
-  return backend;
+  static const GpuCluster kind;
+  return kind;
 }
 
-}  // namespace dtsim::app
+}  // namespace dtsim::systems

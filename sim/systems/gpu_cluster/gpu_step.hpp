@@ -8,7 +8,7 @@
 #include "replay/step_program.hpp"
 #include "scenario/scenario_spec.hpp"
 
-namespace dtsim::app {
+namespace dtsim::systems {
 
 struct GpuStep {
   std::shared_ptr<const replay::StepProgram> program;
@@ -17,4 +17,4 @@ struct GpuStep {
 
 GpuStep prepare_gpu_step(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan);
 
-}  // namespace dtsim::app
+}  // namespace dtsim::systems

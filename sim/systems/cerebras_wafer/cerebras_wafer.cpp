@@ -1,37 +1,44 @@
 // A wafer-scale system (Cerebras CS-2 class): weight streaming from MemoryX through SwarmX, or the whole model
 // resident on the wafer (layer pipelined); auto keeps the modes that fit and simulates the faster. The physics is in
 // sim/wafer/ (wafer_program, wafer_platform, weight_streaming, layer_pipeline); this file puts it behind the
-// SystemBackend interface.
+// SystemKind interface.
+#include "systems/cerebras_wafer/cerebras_wafer.hpp"
+
 #include <cstdio>
+#include <memory>
 #include <ostream>
 
-#include "app/child_process.hpp"
-#include "app/system_backend.hpp"
+#include "core/child_process.hpp"
 #include "model/transformer.hpp"
+#include "systems/cerebras_wafer/wafer_run.hpp"
+#include "wafer/micro_batch.hpp"
 #include "wafer/wafer_program.hpp"
 #include "wafer/wafer_replay.hpp"
 
-namespace dtsim::app {
+namespace dtsim::systems {
 
 namespace {
 
 using scenario::WaferMode;
 
+WaferRun& wafer_part(report::RunReport& r) { return static_cast<WaferRun&>(*r.detail); }
+
 // Fills the memory part of a wafer report for one mode.
 void set_wafer_memory(report::RunReport& r, const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan,
                       const model::Transformer& t, WaferMode mode)
 {
-  r.wafer_mode = mode;
-  r.wafer_memory = wafer::wafer_memory(s, plan, t, mode);
+  WaferRun& w = wafer_part(r);
+  w.mode = mode;
+  w.memory = wafer::wafer_memory(s, plan, t, mode);
   parallel::StageMemory sm;
   sm.params = t.total_params(plan.shape.seq);
-  sm.weights_bytes = r.wafer_memory.sram_weights;
-  sm.activations_bytes = r.wafer_memory.sram_activations;
+  sm.weights_bytes = w.memory.sram_weights;
+  sm.activations_bytes = w.memory.sram_activations;
   sm.microbatches_in_flight = 1;
   r.memory.stages = {sm};
-  r.memory.capacity_bytes = r.wafer_memory.sram_capacity;
+  r.memory.capacity_bytes = w.memory.sram_capacity;
   r.memory.peak_stage = 0;
-  r.why_not_fitting = r.wafer_memory.why_not();
+  r.why_not_fitting = w.memory.why_not();
 }
 
 // A wafer-scale system up to the simulation: FLOPs, and the memory of the mode to simulate (under auto, of the
@@ -41,13 +48,13 @@ report::RunReport wafer_fit(const scenario::ScenarioSpec& s, const parallel::Der
 {
   report::RunReport r;
   r.scenario = &s;
-  r.wafer = true;
-  r.sections = &report::wafer_sections();
+  r.sections = &cerebras_wafer_sections();
+  r.detail = std::make_shared<WaferRun>();
   r.total_params = t.total_params(plan.shape.seq);
   r.model_flops = program.model_flops;
   r.hardware_flops = program.hardware_flops;
   if (s.wafer_mode != WaferMode::Auto) {
-    r.wafer_mode_reason = "set in the scenario";
+    wafer_part(r).mode_reason = "set in the scenario";
     set_wafer_memory(r, s, plan, t, s.wafer_mode);
     return r;
   }
@@ -62,12 +69,12 @@ report::RunReport wafer_fit(const scenario::ScenarioSpec& s, const parallel::Der
   }
   if (fitting.empty()) {
     set_wafer_memory(r, s, plan, t, WaferMode::WeightStreaming);
-    r.wafer_mode_reason = "auto: " + why;
+    wafer_part(r).mode_reason = "auto: " + why;
     r.why_not_fitting = why;
     return r;
   }
   set_wafer_memory(r, s, plan, t, fitting.front());
-  r.wafer_mode_reason = fitting.size() == 2 ? "auto: both modes fit" : "auto: the only mode that fits; " + why;
+  wafer_part(r).mode_reason = fitting.size() == 2 ? "auto: both modes fit" : "auto: the only mode that fits; " + why;
   return r;
 }
 
@@ -79,7 +86,7 @@ report::RunReport simulate_wafer(const scenario::ScenarioSpec& s, const parallel
   report::RunReport r = wafer_fit(s, plan, t, program);
   if (!r.why_not_fitting.empty())
     return r;
-  WaferMode mode = r.wafer_mode;
+  WaferMode mode = wafer_part(r).mode;
   if (s.wafer_mode == WaferMode::Auto && wafer::wafer_memory(s, plan, t, WaferMode::LayerPipelined).fits() &&
       wafer::wafer_memory(s, plan, t, WaferMode::WeightStreaming).fits()) {
     // Both modes fit: each is simulated in a child process and the faster one wins.
@@ -95,7 +102,7 @@ report::RunReport simulate_wafer(const scenario::ScenarioSpec& s, const parallel
     char buf[256];
     std::snprintf(buf, sizeof buf, "auto: both modes fit; weight-streaming %.4g s, layer-pipelined %.4g s per step",
                   times[0], times[1]);
-    r.wafer_mode_reason = buf;
+    wafer_part(r).mode_reason = buf;
     set_wafer_memory(r, s, plan, t, mode);
   }
   r.replay = wafer::run_wafer_replay(s, program, mode, record_trace);
@@ -138,8 +145,43 @@ void print_wafer_explain(std::ostream& out, const scenario::ScenarioSpec& s, con
   out << line;
 }
 
-class WaferScaleBackend : public SystemBackend {
+class CerebrasWafer : public SystemKind {
  public:
+  const char* name() const override { return hardware::kCerebrasWafer; }
+
+  // The largest micro batch that fits, as the Cerebras compiler picks it, where the scenario leaves it to it.
+  void complete(scenario::ScenarioSpec& s) const override { wafer::resolve_micro_batch(s); }
+
+  const report::SystemSections& sections() const override { return cerebras_wafer_sections(); }
+
+  std::string count_devices(int64_t n) const override { return std::to_string(n) + (n == 1 ? " system" : " systems"); }
+
+  void input_rows(const scenario::ScenarioSpec& s, const InputRow& row) const override
+  {
+    row("hardware", s.hardware.name + " (" + std::to_string(s.devices) + " x " + s.hardware.wafer.name + ")");
+  }
+
+  int execution_code(const report::RunReport& r) const override { return int(wafer_run(r).mode); }
+  std::string execution_name(int code) const override { return scenario::to_string(WaferMode(code)); }
+
+  std::string why_no_plan_search() const override
+  {
+    return "a wafer-scale system has no parallel plan to search (its systems are purely data parallel); use dtsim "
+           "run or dtsim compare";
+  }
+
+  std::string why_no_stack_calibration() const override
+  {
+    return "calibrates GPU software stacks; wafer-scale systems are calibrated through wafer.core_gemm "
+           "(scripts/calibrate_wafer.py)";
+  }
+
+  std::string why_no_shared_fabric(const scenario::ScenarioSpec& s) const override
+  {
+    return "expected a GPU cluster for a job on a shared fabric, got the wafer-scale system " + s.hardware.name +
+           " (a wafer-scale system has no switch fabric to share)";
+  }
+
   report::RunReport check_fit(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan) const override
   {
     model::Transformer t(s.model);
@@ -204,10 +246,10 @@ class WaferScaleBackend : public SystemBackend {
 
 }  // namespace
 
-const SystemBackend& wafer_scale_backend()
+const SystemKind& cerebras_wafer()
 {
-  static const WaferScaleBackend backend;
-  return backend;
+  static const CerebrasWafer kind;
+  return kind;
 }
 
-}  // namespace dtsim::app
+}  // namespace dtsim::systems

@@ -6,7 +6,7 @@
 #include <optional>
 #include <vector>
 
-namespace dtsim::app {
+namespace dtsim {
 
 /// Runs `work` in a child process and returns what it returned, or nothing when the child failed (an exception,
 /// a crash). The child's stdout is flushed first so that nothing is printed twice.
@@ -28,4 +28,4 @@ std::vector<std::optional<std::vector<double>>> run_in_children(
     const std::vector<std::function<std::vector<double>()>>& jobs, int workers,
     const std::function<void(size_t)>& on_done = {});
 
-}  // namespace dtsim::app
+}  // namespace dtsim

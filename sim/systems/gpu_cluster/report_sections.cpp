@@ -6,10 +6,15 @@
 #include "config/units.hpp"
 #include "report/run_report.hpp"
 #include "stack/interval.hpp"
+#include "systems/gpu_cluster/gpu_cluster.hpp"
 
-namespace dtsim::report {
+namespace dtsim::systems {
 
 namespace {
+
+using report::Part;
+using report::Row;
+using report::RunReport;
 
 using config::Dimension;
 using config::format_quantity;
@@ -21,7 +26,7 @@ std::string num(const char* fmt, double v)
   return b;
 }
 
-class GpuSections : public SystemSections {
+class GpuSections : public report::SystemSections {
  public:
   void placement_rows(const RunReport& r, const Row& row) const override
   {
@@ -38,6 +43,16 @@ class GpuSections : public SystemSections {
                     (s.parallel.experts_whole() && s.model.experts > 0 ? " (experts whole)" : "") +
                     (s.parallel.zero > 0 ? ", ZeRO-" + std::to_string(s.parallel.zero) : "") + ", " +
                     scenario::to_string(s.schedule));
+  }
+
+  // The kernels the stack or the scenario chose: attention, the loss, the fp8 recipe.
+  void plan_json(nlohmann::ordered_json& plan, const RunReport& r) const override
+  {
+    const auto& s = *r.scenario;
+    plan["flash_attention"] = s.training.flash_attention;
+    plan["cross_entropy"] = stack::to_string(s.training.cross_entropy);
+    if (s.training.precision == "fp8")
+      plan["fp8_recipe"] = stack::to_string(s.training.fp8_recipe);
   }
 
   void software_rows(const RunReport& r, const Row& row) const override
@@ -101,10 +116,10 @@ class GpuSections : public SystemSections {
 
 }  // namespace
 
-const SystemSections& gpu_sections()
+const report::SystemSections& gpu_cluster_sections()
 {
   static const GpuSections sections;
   return sections;
 }
 
-}  // namespace dtsim::report
+}  // namespace dtsim::systems
