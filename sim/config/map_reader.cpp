@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <stdexcept>
 
 #include "config/suggest.hpp"
 
@@ -317,6 +318,63 @@ void MapReader::finish()
     diag_->add(file_->origin(it->first, path_of(key)), path_of(key),
                "unknown key '" + key + "'" + (hint.empty() ? "" : "; did you mean '" + hint + "'?") +
                    " (allowed: " + join_list(allowed) + ")");
+  }
+}
+
+static const Key& of_type(const Key& k, KeyType t)
+{
+  if (k.type != t)
+    throw std::logic_error("key '" + k.name + "' is declared as another type than it is read as");
+  return k;
+}
+
+std::optional<int64_t> MapReader::integer(const Key& k)
+{
+  return integer(k.name, of_type(k, KeyType::Integer).required(), k.int_range);
+}
+
+std::optional<double> MapReader::quantity(const Key& k)
+{
+  return quantity(k.name, of_type(k, KeyType::Quantity).dimension, k.required(), k.quantity_range);
+}
+
+std::optional<double> MapReader::number(const Key& k)
+{
+  return number(k.name, of_type(k, KeyType::Number).required(), k.lo, k.hi);
+}
+
+std::optional<std::string> MapReader::string(const Key& k) { return string(k.name, of_type(k, KeyType::String).required()); }
+
+std::optional<std::string> MapReader::choice(const Key& k)
+{
+  auto v = choice(k.name, of_type(k, KeyType::Choice).choices, k.required());
+  if (!v && !k.default_choice.empty() && !has(k.name))
+    return k.default_choice;
+  return v;
+}
+
+std::optional<std::vector<int64_t>> MapReader::integer_list(const Key& k)
+{
+  return integer_list(k.name, of_type(k, KeyType::IntegerList).required(), k.int_range);
+}
+
+std::optional<std::vector<double>> MapReader::number_list(const Key& k)
+{
+  return number_list(k.name, of_type(k, KeyType::NumberList).required(), k.lo, k.hi);
+}
+
+std::optional<bool> MapReader::boolean(const Key& k) { return boolean(k.name, of_type(k, KeyType::Boolean).required()); }
+
+MapReader MapReader::map(const Key& k) { return map(k.name, of_type(k, KeyType::Section).required()); }
+
+double MapReader::value(const Key& k)
+{
+  const double absent = k.default_value.value_or(0.0);
+  switch (k.type) {
+    case KeyType::Integer: return double(integer(k).value_or(int64_t(absent)));
+    case KeyType::Number: return number(k).value_or(absent);
+    case KeyType::Quantity: return quantity(k).value_or(absent);
+    default: throw std::logic_error("key '" + k.name + "' is not numeric");
   }
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "config/key.hpp"
 #include "config/limits.hpp"
 #include "config/units.hpp"
 #include "config/yaml_file.hpp"
@@ -38,6 +39,21 @@ class MapReader {
   std::optional<bool> boolean(const std::string& key, bool required);
   /// A nested mapping (invalid reader when absent or not a mapping; the error is recorded when required).
   MapReader map(const std::string& key, bool required);
+
+  /// The same reads through a key's declaration (config/key.hpp): its name, presence and limits. A declaration of
+  /// another type is a programming error (std::logic_error).
+  std::optional<int64_t> integer(const Key& k);
+  std::optional<double> quantity(const Key& k);
+  std::optional<double> number(const Key& k);
+  std::optional<std::string> string(const Key& k);
+  /// Absent: the key's default choice, if it has one.
+  std::optional<std::string> choice(const Key& k);
+  std::optional<std::vector<double>> number_list(const Key& k);
+  std::optional<std::vector<int64_t>> integer_list(const Key& k);
+  std::optional<bool> boolean(const Key& k);
+  MapReader map(const Key& k);
+  /// A numeric key's value: what the file gives, else its default (0 when it has none, or after an error).
+  double value(const Key& k);
 
   /// Marks keys as known without reading them (accepted and ignored).
   void accept(const std::vector<std::string>& keys);

@@ -7,6 +7,7 @@
 #include "model/model_yaml.hpp"
 #include "scenario/layer_partition.hpp"
 #include "scenario/scenario_spec.hpp"
+#include "scenario/scenario_keys.hpp"
 #include "scenario/schedule_registry.hpp"
 #include "stack/stack_yaml.hpp"
 
@@ -15,6 +16,7 @@ namespace dtsim::scenario {
 using config::Dimension;
 using config::MapReader;
 namespace limits = config::limits;
+namespace k = keys;
 
 const char* to_string(Schedule s) { return schedule_def(s).name; }
 
@@ -340,42 +342,38 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   const size_t errors_before_values = diag.items().size();
   auto remember = [&](MapReader& r, const std::string& key) { s.where[r.path_of(key)] = r.where(key); };
 
-  s.name = root.string("name", false).value_or(s.name);
-  s.description = root.string("description", false).value_or("");
-  auto model_path = root.string("model", true);
-  auto hw_path = root.string("hardware", true);
-  auto stack_path = root.string("stack", false);
-  remember(root, "model");
-  remember(root, "hardware");
-  remember(root, "stack");
-  s.devices = root.integer("devices", true, limits::kDevices).value_or(1);
-  remember(root, "devices");
+  s.name = root.string(k::kName).value_or(s.name);
+  s.description = root.string(k::kDescription).value_or("");
+  auto model_path = root.string(k::kModel);
+  auto hw_path = root.string(k::kHardware);
+  auto stack_path = root.string(k::kStack);
+  for (const config::Key* key : {&k::kModel, &k::kHardware, &k::kStack, &k::kDevices})
+    remember(root, key->name);
+  s.devices = int64_t(root.value(k::kDevices));
 
-  MapReader par = root.map("parallel", false);  // all of its keys have defaults
-  s.parallel.tp = par.integer("tp", false, limits::kPlanSize).value_or(1);
-  s.parallel.pp = par.integer("pp", false, limits::kPlanSize).value_or(1);
-  s.parallel.vpp = par.integer("vpp", false, limits::kVirtualStages).value_or(1);
-  auto dp = par.integer("dp", false, limits::kPlanSize);
-  s.parallel.sp = par.boolean("sp", false).value_or(false);
+  MapReader par = root.map(k::kParallel);  // all of its keys have defaults
+  s.parallel.tp = int64_t(par.value(k::kTp));
+  s.parallel.pp = int64_t(par.value(k::kPp));
+  s.parallel.vpp = int64_t(par.value(k::kVpp));
+  auto dp = par.integer(k::kDp);
+  s.parallel.sp = par.boolean(k::kSp).value_or(false);
   // The overlap switches default to the stack's choice (resolved once the stack is loaded, below).
-  const auto dp_overlap = par.boolean("dp_overlap", false), pp_overlap = par.boolean("pp_overlap", false);
-  const auto tp_overlap = par.boolean("tp_overlap", false);
-  const auto tp_async_allreduce = par.boolean("tp_async_allreduce", false);
-  s.parallel.dp_bucket_bytes =
-      par.quantity("dp_bucket", Dimension::Bytes, false, limits::kBucket).value_or(25.0 * 1048576);
-  s.parallel.stage_layers =
-      par.integer_list("stage_layers", false, limits::kChunkLayers).value_or(std::vector<int64_t>{});
-  s.parallel.zero = int(par.integer("zero", false, limits::kZeroStage).value_or(0));
-  s.parallel.ep = par.integer("ep", false, limits::kPlanSize).value_or(1);
-  s.parallel.expert_tp = par.integer("expert_tp", false, limits::kPlanSize).value_or(0);
-  const auto param_gather_overlap = par.boolean("param_gather_overlap", false);
-  s.parallel.ep_overlap = par.boolean("ep_overlap", false);
-  s.parallel.cp = par.integer("cp", false, limits::kPlanSize).value_or(1);
-  for (const char* k : {"tp", "pp", "vpp", "dp", "sp", "zero", "stage_layers", "tp_overlap", "ep", "cp", "param_gather_overlap",
-                        "expert_tp"})
-    remember(par, k);
-  if (par.has("ep_overlap"))  // check_plan refuses it given true where nothing pairs
-    remember(par, "ep_overlap");
+  const auto dp_overlap = par.boolean(k::kDpOverlap), pp_overlap = par.boolean(k::kPpOverlap);
+  const auto tp_overlap = par.boolean(k::kTpOverlap);
+  const auto tp_async_allreduce = par.boolean(k::kTpAsyncAllreduce);
+  s.parallel.dp_bucket_bytes = par.value(k::kDpBucket);
+  s.parallel.stage_layers = par.integer_list(k::kStageLayers).value_or(std::vector<int64_t>{});
+  s.parallel.zero = int(par.value(k::kZero));
+  s.parallel.ep = int64_t(par.value(k::kEp));
+  s.parallel.expert_tp = int64_t(par.value(k::kExpertTp));  // 0: not given, tp
+  const auto param_gather_overlap = par.boolean(k::kParamGatherOverlap);
+  s.parallel.ep_overlap = par.boolean(k::kEpOverlap);
+  s.parallel.cp = int64_t(par.value(k::kCp));
+  for (const config::Key* key : {&k::kTp, &k::kPp, &k::kVpp, &k::kDp, &k::kSp, &k::kZero, &k::kStageLayers,
+                                 &k::kTpOverlap, &k::kEp, &k::kCp, &k::kParamGatherOverlap, &k::kExpertTp})
+    remember(par, key->name);
+  if (par.has(k::kEpOverlap.name))  // check_plan refuses it given true where nothing pairs
+    remember(par, k::kEpOverlap.name);
   par.finish();
   const bool sizes_ok = diag.items().size() == errors_before_values;
   if (dp) {
@@ -392,46 +390,47 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
     s.parallel.dp = 0;
   }
 
-  auto sched = root.choice("schedule", schedule_names(), false).value_or("1f1b");
+  auto sched = root.choice(k::kSchedule).value_or(k::kSchedule.default_choice);
   const ScheduleDef* named = find_schedule(sched);
   s.schedule = named ? named->id : Schedule::OneFOneB;  // unknown: reported
-  remember(root, "schedule");
+  remember(root, k::kSchedule.name);
 
-  MapReader tr = root.map("training", true);
-  s.training.global_batch = tr.integer("global_batch", true, limits::kGlobalBatch).value_or(1);
+  MapReader tr = root.map(k::kTraining);
+  s.training.global_batch = int64_t(tr.value(k::kGlobalBatch));
   // micro_batch: an integer, or `auto` (also the default on wafer-scale hardware, checked once it is loaded).
-  const bool micro_batch_given = tr.has("micro_batch");
-  const bool micro_batch_auto = micro_batch_given && tr.string("micro_batch", false).value_or("") == "auto";
+  const bool micro_batch_given = tr.has(k::kMicroBatch.name);
+  const bool micro_batch_auto =
+      micro_batch_given && tr.string(k::kMicroBatch.name, false).value_or("") == "auto";
   if (micro_batch_given && !micro_batch_auto)
-    s.training.micro_batch = tr.integer("micro_batch", false, limits::kMicroBatch).value_or(1);
-  s.training.seq_len = tr.integer("seq_len", true, limits::kSeqLen).value_or(1);
-  s.training.precision = tr.choice("precision", {"bf16", "fp16", "fp8", "fp32"}, false).value_or("bf16");
-  auto rc = tr.choice("recompute", {"none", "selective", "full"}, false).value_or("none");
+    s.training.micro_batch = tr.integer(k::kMicroBatch).value_or(1);
+  s.training.seq_len = int64_t(tr.value(k::kSeqLen));
+  s.training.precision = tr.choice(k::kPrecision).value_or(k::kPrecision.default_choice);
+  auto rc = tr.choice(k::kRecompute).value_or(k::kRecompute.default_choice);
   s.training.recompute = rc == "none" ? Recompute::None : rc == "selective" ? Recompute::Selective : Recompute::Full;
-  s.training.recompute_layers = tr.integer("recompute_layers", false, limits::kLayers).value_or(0);
-  s.training.grad_accumulation_fusion = tr.boolean("grad_accumulation_fusion", false).value_or(true);
-  s.training.expert_imbalance = tr.number("expert_imbalance", false, 1.0, 1e6).value_or(1.0);
-  s.training.expert_capacity_factor = tr.number("expert_capacity_factor", false, 1.0, 1e6).value_or(0);
-  const auto flash_attention = tr.boolean("flash_attention", false);
-  const auto fp8_recipe = tr.choice("fp8_recipe", stack::fp8_recipe_names(), false);
-  const auto cross_entropy = tr.choice("cross_entropy", stack::cross_entropy_names(), false);
-  for (const char* k :
-       {"global_batch", "micro_batch", "seq_len", "precision", "recompute", "recompute_layers", "expert_imbalance",
-        "expert_capacity_factor", "flash_attention", "fp8_recipe", "cross_entropy"})
-    remember(tr, k);
+  s.training.recompute_layers = int64_t(tr.value(k::kRecomputeLayers));
+  s.training.grad_accumulation_fusion = tr.boolean(k::kGradAccumulationFusion).value_or(true);
+  s.training.expert_imbalance = tr.value(k::kExpertImbalance);
+  s.training.expert_capacity_factor = tr.value(k::kExpertCapacityFactor);
+  const auto flash_attention = tr.boolean(k::kFlashAttention);
+  const auto fp8_recipe = tr.choice(k::kFp8Recipe);
+  const auto cross_entropy = tr.choice(k::kCrossEntropy);
+  for (const config::Key* key : {&k::kGlobalBatch, &k::kMicroBatch, &k::kSeqLen, &k::kPrecision, &k::kRecompute,
+                                 &k::kRecomputeLayers, &k::kExpertImbalance, &k::kExpertCapacityFactor,
+                                 &k::kFlashAttention, &k::kFp8Recipe, &k::kCrossEntropy})
+    remember(tr, key->name);
   tr.finish();
 
-  MapReader wafer = root.map("wafer", false);
-  auto wm = wafer.choice("mode", {"auto", "weight-streaming", "layer-pipelined"}, false).value_or("auto");
+  MapReader wafer = root.map(k::kWafer);
+  auto wm = wafer.choice(k::kWaferMode).value_or(k::kWaferMode.default_choice);
   s.wafer_mode = wm == "weight-streaming"  ? WaferMode::WeightStreaming
                  : wm == "layer-pipelined" ? WaferMode::LayerPipelined
                                            : WaferMode::Auto;
-  if (root.has("wafer"))
-    s.where["wafer"] = root.where("wafer");
+  if (root.has(k::kWafer.name))
+    s.where[k::kWafer.name] = root.where(k::kWafer.name);
   wafer.finish();
 
-  MapReader sim = root.map("simulation", false);
-  auto fid = sim.choice("fidelity", {"folded", "full"}, false).value_or("folded");
+  MapReader sim = root.map(k::kSimulation);
+  auto fid = sim.choice(k::kFidelity).value_or(k::kFidelity.default_choice);
   s.fidelity = fid == "full" ? Fidelity::Full : Fidelity::Folded;
   sim.finish();
   root.finish();

@@ -1,0 +1,238 @@
+#include "scenario/scenario_keys.hpp"
+
+#include "scenario/schedule_registry.hpp"
+#include "stack/stack_spec.hpp"
+
+namespace dtsim::scenario::keys {
+
+using config::Dimension;
+using config::Presence;
+namespace limits = config::limits;
+constexpr Presence kRequired = Presence::Required;
+constexpr Presence kOptional = Presence::Optional;
+
+const Key kName = Key::string("name", kOptional, "the file name", "shown in reports");
+const Key kDescription = Key::string("description", kOptional, "none", "free text");
+const Key kModel = Key::string("model", kRequired, "", "model file (YAML or Hugging Face config.json)");
+const Key kHardware = Key::string("hardware", kRequired, "", "hardware file");
+const Key kStack =
+    Key::string("stack", kOptional, "the hardware file's `default_stack`",
+                "the software stack (hardware/stacks/*.yaml, relative to the scenario); `none`: no stack at all");
+const Key kDevices =
+    Key::integer("devices", limits::kDevices, kRequired, "", "devices used; must equal dp * tp * pp (see Ranges)")
+        .defaults_to(1);
+const Key kParallel =
+    Key::section("parallel", kOptional, "the parallel plan; may be left out: tp 1, pp 1, dp = devices");
+const Key kTp = Key::integer("tp", limits::kPlanSize, kOptional, "",
+                             "tensor-parallel size; divides heads, KV heads, hidden and intermediate sizes")
+                    .defaults_to(1);
+const Key kPp =
+    Key::integer("pp", limits::kPlanSize, kOptional, "", "pipeline stages; pp * vpp divides the layer count")
+        .defaults_to(1);
+const Key kVpp = Key::integer("vpp", limits::kVirtualStages, kOptional, "",
+                              "model chunks per stage; >= 2 only with `interleaved-1f1b`")
+                     .defaults_to(1);
+const Key kDp = Key::integer("dp", limits::kPlanSize, kOptional, "devices / (tp * pp * cp)", "data-parallel size");
+const Key kSp =
+    Key::boolean("sp", kOptional, "false", "sequence parallelism (reduce-scatter + all-gather instead of all-reduce)");
+const Key kDpOverlap =
+    Key::boolean("dp_overlap", kOptional, "the stack's `overlap.dp_overlap`, else true",
+                 "gradient all-reduce in buckets overlapped with backward (PyTorch DDP); false: one all-reduce "
+                 "after backward (Megatron's local DDP)");
+const Key kDpBucket = Key::quantity("dp_bucket", Dimension::Bytes, limits::kBucket, kOptional, "",
+                                    "bucket size (PyTorch DDP's bucket_cap_mb default)")
+                          .defaults_to(25.0 * 1048576);
+const Key kPpOverlap =
+    Key::boolean("pp_overlap", kOptional, "the stack's `overlap.pp_overlap`, else false",
+                 "pipeline sends and receives overlap computation; false: Megatron-LM's default, each stage posts "
+                 "its sends and receives in one batch between units and waits for all of them (a transfer starts "
+                 "when both sides have posted it)");
+const Key kExpertTp =
+    Key::integer("expert_tp", limits::kPlanSize, kOptional, "tp",
+                 "expert tensor parallelism (Megatron-Core's `--expert-tensor-parallel-size`): `tp`, each expert's"
+                 " matrices split over the TP ranks, which all-gather the routed tokens before the experts and "
+                 "reduce-scatter them after; or 1, each expert whole on every rank: the expert-parallel group "
+                 "takes `ep` consecutive ranks of the stage, TP ranks first (tp divides ep, and ep divides tp * dp"
+                 " * cp), each rank dispatches its own sequence-parallel tokens (needs `sp: true`) and no TP "
+                 "collective runs around the experts; the ranks holding the same experts are the tp * dp * cp / ep"
+                 " others. Megatron-Bridge's MoE recipes use 1");
+const Key kEpOverlap =
+    Key::boolean("ep_overlap", kOptional, "true under `dualpipe`, false under `interleaved-1f1b`",
+                 "under a schedule that pairs a forward and a backward chunk (`dualpipe`'s F&B; "
+                 "`interleaved-1f1b`'s steady state, Megatron-Core's combined 1F1B with `--overlap-moe-expert-"
+                 "parallel-comm`, off by default there): the pair runs as one, its kernels taking the GPU one "
+                 "chunk at a time while the other chunk's expert all-to-alls (and its ZeRO-3 gathers) are in "
+                 "flight; TP collectives stay in their chunk's compute stream; the pair starts once both of its "
+                 "inputs have arrived (with blocking exchanges: its group's); an all-to-all beside the other "
+                 "chunk's kernels takes 20 of `device.sm_count` SMs from them (DeepSeek-V3 report, Sec. 3.2.2). "
+                 "false: the chunks run one after the other. `true` under a schedule without pairs is refused");
+const Key kParamGatherOverlap = Key::boolean(
+    "param_gather_overlap", kOptional, "the stack's `overlap.param_gather_overlap` under zero 1 and 2, else false",
+    "ZeRO 1 and 2: the all-gather of the updated parameters runs at the start of the next step, every"
+    " gather issued at once in the order the first microbatch's forward needs them, each layer "
+    "waiting for its own parameters (Megatron-LM's `--overlap-param-gather`, off by default) instead "
+    "of after the optimizer. Simulated in the steady state: the step starts with the previous step's "
+    "gathers");
+const Key kStageLayers =
+    Key::integer_list("stage_layers", limits::kChunkLayers, kOptional, "an even split",
+                      "layers of each pipeline stage, or of each model chunk with vpp > 1 (pp * vpp entries, in chunk *"
+                      " pp + stage order), summing to the model's layers; for published runs that give the first and "
+                      "last stages fewer layers to balance the embedding and the head. Without it, pp * vpp must divide"
+                      " the layers. `dtsim search` keeps it only for the scenario's own pp and vpp");
+const Key kTpAsyncAllreduce =
+    Key::boolean("tp_async_allreduce", kOptional, "the stack's `overlap.tp_async_allreduce`, else true",
+                 "without sequence parallelism, a column-parallel layer's input-gradient all-reduce runs beside "
+                 "its weight-gradient GEMM (Megatron-LM's asynchronous all-reduce, default since late 2021; "
+                 "Transformer Engine's `Linear`); false: after both GEMMs (Megatron-LM 2021, Megatron-DeepSpeed) "
+                 "(docs/parallelism.md)");
+const Key kTpOverlap =
+    Key::boolean("tp_overlap", kOptional,
+                 "the stack's `overlap.tp_overlap` where sp is on and the device gives `sm_count`, else false",
+                 "tensor-parallel communication overlapped with the GEMMs next to it (Megatron-LM's `--tp-comm-"
+                 "overlap` with Transformer Engine, off by default); needs `sp: true`. Each all-gather runs beside"
+                 " the compute step that consumes it and each reduce-scatter beside the one that produces it, one "
+                 "collective at a time on the TP communicator; the step goes on when both the GPU and the "
+                 "collectives are done. While a collective runs, the compute beside it gives up the SMs of its "
+                 "kernels (Transformer Engine's defaults: 1 for an all-gather, 16 for a reduce-scatter, of "
+                 "`device.sm_count`), which the hardware file must then give (docs/parallelism.md)");
+const Key kEp =
+    Key::integer("ep", limits::kPlanSize, kOptional, "",
+                 "expert parallelism for models with `num_local_experts`: each layer's experts are split over ep "
+                 "ranks carved out of the data-parallel ranks (with `cp` > 1, of the dp * cp ranks, cp ranks "
+                 "first; ep divides dp * cp and the expert count), Megatron-Core style. With tp > 1 it needs `sp: "
+                 "true`. Per MoE layer and microbatch: the router scores the rank's own tokens, an all-to-all over"
+                 " the ep group sends the top-k copies to their experts (and one brings them back, in forward and "
+                 "in backward), the TP ranks all-gather/reduce-scatter the routed tokens around the expert GEMMs "
+                 "(one grouped GEMM per local expert set). Expert gradients are reduced (and, with ZeRO, their "
+                 "states and under ZeRO-3 their weights sharded and gathered) over the dp * cp / ep ranks that "
+                 "hold the same experts")
+        .defaults_to(1);
+const Key kCp =
+    Key::integer("cp", limits::kPlanSize, kOptional, "",
+                 "context parallelism: each sequence split over cp ranks (2 * cp must divide `seq_len`, Megatron's"
+                 " load-balanced causal split); dp * tp * pp * cp = devices, and dp is derived as devices / (tp * "
+                 "pp * cp) when left out. The cp ranks sit between tp and dp (Megatron's order); gradients are "
+                 "reduced and ZeRO shards over dp * cp ranks. Per layer, keys and values go round the cp ring (a "
+                 "ring all-gather in forward; gather plus reduce of their gradients, an all-reduce's traffic, in "
+                 "backward), overlapped with the attention block next to it; what the attention does not hide is "
+                 "`exposed_cp_comm_s`. With `ep` > 1 the expert-parallel ranks are carved out of the dp * cp ranks"
+                 " (Megatron-Core)")
+        .defaults_to(1);
+const Key kZero =
+    Key::integer("zero", limits::kZeroStage, kOptional, "",
+                 "ZeRO stage over the data-parallel group (needs dp > 1). 1: optimizer states sharded (Megatron-"
+                 "LM's distributed optimizer): gradients reduce-scattered instead of all-reduced, each rank "
+                 "updates 1/dp of the parameters, then the updated 16-bit parameters are all-gathered. 2: "
+                 "gradients sharded too, so they are reduce-scattered on every microbatch, not only the last. 3: "
+                 "weights sharded too (FSDP): each layer's parameters are all-gathered before its forward and "
+                 "again before its backward, the next layer's gather prefetched; nothing gathered after the "
+                 "optimizer. All on the same data-parallel communicator, one collective at a time")
+        .defaults_to(0);
+const Key kSchedule =
+    Key::choice("schedule", schedule_names(), kOptional, "",
+                "pipeline schedule; interleaved needs microbatches per pipeline to be a multiple of pp; zb-h1 and"
+                " zb-h2 (zero bubble, Qi et al. 2024) split each backward into input and weight gradients; "
+                "dualpipe (DeepSeek-V3) feeds microbatches from both ends, needs an even pp and an even count of "
+                "at least 2 pp microbatches per pipeline, and holds two copies of the layers "
+                "(docs/parallelism.md). The names, options, stage orders and held activations come from one "
+                "registry (sim/scenario/schedule_registry.hpp)")
+        .defaults_to("1f1b");
+const Key kTraining = Key::section("training", kRequired, "the batch, the sequence, the precision and the kernels");
+const Key kGlobalBatch =
+    Key::integer("global_batch", limits::kGlobalBatch, kRequired, "", "samples per step; multiple of dp * micro_batch")
+        .defaults_to(1);
+const Key kMicroBatch =
+    Key::integer("micro_batch", limits::kMicroBatch, kOptional,
+                 "required on GPU clusters; `auto` on wafer-scale hardware",
+                 "samples per microbatch; `auto` (wafer-scale only): the largest divisor of each system's batch "
+                 "that fits in on-wafer SRAM, as the Cerebras compiler picks it (docs/wafer.md)")
+        .or_auto();
+const Key kSeqLen =
+    Key::integer("seq_len", limits::kSeqLen, kRequired, "", "tokens per sample; at most max_position_embeddings")
+        .defaults_to(1);
+const Key kExpertImbalance =
+    Key::number("expert_imbalance", 1.0, 1e6, kOptional, "",
+                "models with experts: tokens routed to the busiest expert relative to the mean. The busiest "
+                "expert-parallel rank (that expert and its experts / ep - 1 neighbours at the mean) then gets 1 +"
+                " (imbalance - 1) * ep / experts times the mean tokens, which lengthens its expert GEMMs, "
+                "activations and all-to-alls (the step waits for it; every rank is modelled as that rank); a rank"
+                " holding every expert sees no imbalance")
+        .defaults_to(1.0);
+const Key kExpertCapacityFactor =
+    Key::number("expert_capacity_factor", 1.0, 1e6, kOptional, "none (dropless)",
+                "models with experts: each expert takes at most this many times the mean tokens and drops the "
+                "rest before dispatch (Megatron-Core's `--moe-expert-capacity-factor`): the busiest expert's load"
+                " is min(imbalance, capacity factor), in its GEMMs, activations and all-to-alls. Padding to "
+                "capacity is not modelled")
+        .defaults_to(0);
+const Key kFlashAttention =
+    Key::boolean("flash_attention", kOptional, "true when the stack names a fused attention kernel, else false",
+                 "fused attention (FlashAttention, Dao et al. 2022): the scores, softmax and dropout never reach "
+                 "memory (no 5as/(ht) activation term, no softmax and dropout kernels); the kernel is timed as its"
+                 " GEMMs, and backward recomputes the scores (one more GEMM, counted in hardware FLOPs). Off: the "
+                 "unfused attention of Megatron-LM 2021-2022, which the Megatron and Korthikanti validations use");
+const Key kPrecision =
+    Key::choice("precision", {"bf16", "fp16", "fp8", "fp32"}, kOptional, "",
+                "compute precision; needs a `peak_flops` entry. fp8 (Transformer Engine style, H100): the linear "
+                "layers' GEMMs (QKV, projection, MLP, experts) take 1-byte inputs and run at the fp8 peak with "
+                "the GEMM efficiency curve fitted on bf16 (an assumption); attention, router and logits GEMMs run"
+                " at the bf16 peak (a bf16 entry is required); activations keep the linear layers' inputs in fp8;"
+                " an fp8 copy of the weights (1 B/param) is held besides the bf16 weights; gradients, optimizer "
+                "states and communication stay as in bf16. MFU is reported against the peak of the chosen "
+                "precision")
+        .defaults_to("bf16");
+const Key kRecompute = Key::choice("recompute", {"none", "selective", "full"}, kOptional, "",
+                                   "activation recomputation (Korthikanti et al. 2022)")
+                           .defaults_to("none");
+const Key kRecomputeLayers =
+    Key::integer("recompute_layers", limits::kLayers, kOptional, "all layers",
+                 "with `recompute: full`, recompute only the first N layers of each model chunk and keep every "
+                 "activation of the others (Megatron-LM's `--recompute-method block --recompute-num-layers N`); at"
+                 " most the layers of the largest chunk. Memory: a recomputed layer keeps its input, the others "
+                 "all of Korthikanti's per-layer activations; time and hardware FLOPs: one forward per recomputed "
+                 "layer. where full recomputation fits, `dtsim search` recomputes only the fewest layers per chunk"
+                 " that fit (recomputing more only adds time)")
+        .defaults_to(0);
+const Key kFp8Recipe = Key::choice(
+    "fp8_recipe", stack::fp8_recipe_names(), kOptional, "the stack's `kernels.fp8_recipe` (delayed without one)",
+    "fp8 only: Transformer Engine's scaling recipe; current scaling reads each cast tensor once more "
+    "for its amax, and the layernorm in front of QKV and fc1 then writes 16-bit (its fp8 cast stays "
+    "separate)");
+const Key kCrossEntropy =
+    Key::choice("cross_entropy", stack::cross_entropy_names(), kOptional,
+                "the stack's `kernels.cross_entropy` (unfused without one)",
+                "the kernels of the loss over the vocabulary-parallel logits, in bytes per logit forward / "
+                "backward (16-bit logits): `unfused`, Megatron-LM's vocab_parallel_cross_entropy, one PyTorch "
+                "kernel per operation on an fp32 copy, 38 / 14; `fused-native`, Megatron-Core's "
+                "`cross_entropy_loss_fusion` (native), 22 / 10; `fused-te`, Transformer Engine's Triton "
+                "parallel_cross_entropy (`cross_entropy_fusion_impl: te`), 6 / 4");
+const Key kGradAccumulationFusion =
+    Key::boolean("grad_accumulation_fusion", kOptional, "true",
+                 "weight-gradient GEMMs accumulate into the fp32 main gradients; false: a separate accumulation "
+                 "kernel per microbatch (Megatron-LM with fp16 gradients)");
+const Key kSimulation = Key::section("simulation", kOptional, "how the step is simulated");
+const Key kFidelity = Key::choice("fidelity", {"folded", "full"}, kOptional, "",
+                                  "one device per stage (one system on wafer-scale hardware), or every device")
+                          .defaults_to("folded");
+const Key kWafer = Key::section("wafer", kOptional, "wafer-scale hardware only");
+const Key kWaferMode =
+    Key::choice("mode", {"auto", "weight-streaming", "layer-pipelined"}, kOptional, "",
+                "wafer-scale hardware only: how the model runs (docs/wafer.md); auto keeps the modes that fit and"
+                " simulates the faster")
+        .defaults_to("auto");
+
+std::vector<config::KeyGroup> groups()
+{
+  return {{"", {&kName, &kDescription, &kModel, &kHardware, &kStack, &kDevices}},
+          {"parallel",
+           {&kTp, &kPp, &kDp, &kVpp, &kSp, &kDpOverlap, &kDpBucket, &kPpOverlap, &kExpertTp, &kEpOverlap,
+            &kParamGatherOverlap, &kStageLayers, &kTpAsyncAllreduce, &kTpOverlap, &kEp, &kCp, &kZero}},
+          {"", {&kSchedule}},
+          {"training",
+           {&kGlobalBatch, &kMicroBatch, &kSeqLen, &kExpertImbalance, &kExpertCapacityFactor, &kFlashAttention,
+            &kPrecision, &kRecompute, &kRecomputeLayers, &kFp8Recipe, &kCrossEntropy, &kGradAccumulationFusion}},
+          {"simulation", {&kFidelity}},
+          {"wafer", {&kWaferMode}}};
+}
+
+}  // namespace dtsim::scenario::keys

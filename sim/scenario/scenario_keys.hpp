@@ -1,0 +1,24 @@
+#pragma once
+/// Every key of a scenario file (scenarios/*.yaml), declared once (config/key.hpp): scenario_yaml.cpp reads through
+/// these declarations, and docs/yaml-reference.md's scenario table is generated from them.
+#include <vector>
+
+#include "config/key.hpp"
+
+namespace dtsim::scenario::keys {
+
+using config::Key;
+
+extern const Key kName, kDescription, kModel, kHardware, kStack, kDevices;
+extern const Key kParallel, kTp, kPp, kVpp, kDp, kSp, kDpOverlap, kDpBucket, kPpOverlap, kExpertTp, kEpOverlap;
+extern const Key kParamGatherOverlap, kStageLayers, kTpAsyncAllreduce, kTpOverlap, kEp, kCp, kZero;
+extern const Key kSchedule;
+extern const Key kTraining, kGlobalBatch, kMicroBatch, kSeqLen, kExpertImbalance, kExpertCapacityFactor;
+extern const Key kFlashAttention, kPrecision, kRecompute, kRecomputeLayers, kFp8Recipe, kCrossEntropy;
+extern const Key kGradAccumulationFusion;
+extern const Key kSimulation, kFidelity, kWafer, kWaferMode;
+
+/// The keys grouped by mapping, for the reference.
+std::vector<config::KeyGroup> groups();
+
+}  // namespace dtsim::scenario::keys

@@ -1,0 +1,94 @@
+#include "stack/stack_keys.hpp"
+
+#include "stack/stack_spec.hpp"
+
+namespace dtsim::stack::keys {
+
+using config::Dimension;
+using config::Presence;
+namespace limits = config::limits;
+constexpr Presence kRequired = Presence::Required;
+constexpr Presence kOptional = Presence::Optional;
+
+const Key kName = Key::string("name", kRequired, "", "what the stack is, in reports");
+const Key kFramework = Key::string("framework", kOptional, "", "the framework it describes");
+const Key kVersion = Key::string("version", kOptional, "", "the framework's version");
+const Key kDescription = Key::string("description", kOptional, "", "free text, not read");
+
+const Key kKernels = Key::section("kernels", kOptional, "the kernels the framework runs");
+const Key kAttention = Key::choice("attention", {"unfused", "flash-attention-2", "flash-attention-3", "cudnn"},
+                                   kOptional, "", "the fused attention kernel; when not `unfused`, "
+                                   "`training.flash_attention` defaults to true").defaults_to("unfused");
+const Key kFp8Recipe = Key::choice("fp8_recipe", fp8_recipe_names(), kOptional, "",
+                                   "Transformer Engine's scaling (current adds an amax pass): the default of "
+                                   "`training.fp8_recipe`").defaults_to("delayed");
+const Key kCrossEntropy = Key::choice("cross_entropy", cross_entropy_names(), kOptional, "",
+                                      "the loss kernels: the default of `training.cross_entropy`")
+                              .defaults_to("unfused");
+const Key kCudaGraphs = Key::boolean("cuda_graphs", kOptional, "false", "true: no per-kernel host launch");
+
+const Key kHost = Key::section("host", kOptional, "host time: a run of kernels takes at least its launches");
+const Key kLaunch = Key::quantity("launch", Dimension::Time, limits::kLatency, kOptional, "", "per kernel launch")
+                        .defaults_to(0);
+const Key kPerLayer = Key::quantity("per_layer", Dimension::Time, limits::kLatency, kOptional, "", "per layer")
+                          .defaults_to(0);
+const Key kPerMicrobatch = Key::quantity("per_microbatch", Dimension::Time, limits::kLatency, kOptional, "",
+                                         "per microbatch").defaults_to(0);
+
+const Key kMemory = Key::section("memory", kOptional, "what the framework holds beside the model");
+const Key kCudaContext = Key::quantity("cuda_context", Dimension::Bytes, limits::kReserved, kOptional, "",
+                                       "the CUDA context and library handles, on every device").defaults_to(0);
+const Key kNcclBuffers = Key::quantity("nccl_buffers", Dimension::Bytes, limits::kReserved, kOptional, "",
+                                       "NCCL buffers per communicator; a rank joins one communicator per parallel "
+                                       "group of more than one rank (tp, cp, pp, dp, and with experts ep and the "
+                                       "experts' data-parallel group); the report prints the count").defaults_to(0);
+const Key kFragmentation = Key::number("fragmentation", 0.0, 0.5, kOptional, "",
+                                       "fraction of the device memory the caching allocator cannot hand out; a plan "
+                                       "fits when its peak is at most capacity * (1 - fragmentation)").defaults_to(0);
+const Key kFp32Gradients = Key::boolean("fp32_gradients", kOptional, "false",
+                                        "true: gradients are held and reduced over the data-parallel group in fp32 "
+                                        "(Megatron-LM's main_grad under bf16): 4 bytes per gradient in memory and in "
+                                        "the reduce-scatter / all-reduce");
+
+const Key kOverlap = Key::section("overlap", kOptional, "defaults of the scenario's `parallel.*` switches it does "
+                                                        "not set");
+const Key kTpOverlap = Key::boolean("tp_overlap", kOptional, "the scenario's default", "`parallel.tp_overlap`");
+const Key kDpOverlap = Key::boolean("dp_overlap", kOptional, "the scenario's default", "`parallel.dp_overlap`");
+const Key kPpOverlap = Key::boolean("pp_overlap", kOptional, "the scenario's default", "`parallel.pp_overlap`");
+const Key kParamGatherOverlap = Key::boolean("param_gather_overlap", kOptional, "the scenario's default",
+                                             "`parallel.param_gather_overlap`");
+const Key kTpAsyncAllreduce = Key::boolean("tp_async_allreduce", kOptional, "the scenario's default",
+                                           "`parallel.tp_async_allreduce`");
+
+// Factors multiply modelled speeds: 0.5 halves a throughput, 2 doubles it. Outside [0.05, 20] a factor no longer
+// corrects a model, it replaces it.
+const Key kFactors = Key::section("factors", kOptional, "efficiency factors fitted by `dtsim calibrate`");
+const Key kCompute = Key::number("compute", 0.05, 20, kOptional, "", "multiplier of GEMM and attention throughput")
+                         .defaults_to(1.0);
+const Key kMemoryFactor = Key::number("memory", 0.05, 20, kOptional, "",
+                                      "multiplier of memory-bound kernels' throughput").defaults_to(1.0);
+const Key kCommunication = Key::number("communication", 0.05, 20, kOptional, "", "multiplier of link throughput")
+                               .defaults_to(1.0);
+const Key kStepOverhead = Key::quantity("step_overhead", Dimension::Time, limits::kStepOverhead, kOptional, "",
+                                        "time added once per step").defaults_to(0);
+
+const Key kCalibration = Key::section("calibration", kOptional, "written by `dtsim calibrate`");
+const Key kCalibrationRuns = Key::integer("runs", limits::kCalibrationRuns, kOptional, "", "the runs fitted")
+                                 .defaults_to(0);
+const Key kHeldoutErrors = Key::number_list("heldout_errors", -0.99, 100, kOptional, "none",
+                                            "relative step-time errors (simulated / measured - 1) of runs the fit did "
+                                            "not see; they give the 90% interval `step_time_s * exp(+-1.645 * "
+                                            "RMS(log(1 + e)))`");
+
+std::vector<config::KeyGroup> groups()
+{
+  return {{"", {&kName, &kFramework, &kVersion, &kDescription}},
+          {"kernels", {&kAttention, &kFp8Recipe, &kCrossEntropy, &kCudaGraphs}},
+          {"host", {&kLaunch, &kPerLayer, &kPerMicrobatch}},
+          {"memory", {&kCudaContext, &kNcclBuffers, &kFragmentation, &kFp32Gradients}},
+          {"overlap", {&kTpOverlap, &kDpOverlap, &kPpOverlap, &kParamGatherOverlap, &kTpAsyncAllreduce}},
+          {"factors", {&kCompute, &kMemoryFactor, &kCommunication, &kStepOverhead}},
+          {"calibration", {&kCalibrationRuns, &kHeldoutErrors}}};
+}
+
+}  // namespace dtsim::stack::keys
