@@ -12,6 +12,7 @@
 
 #include "config/key.hpp"
 #include "hardware/hardware_keys.hpp"
+#include "model/model_keys.hpp"
 #include "scenario/scenario_keys.hpp"
 #include "stack/stack_keys.hpp"
 
@@ -26,6 +27,7 @@ const std::map<std::string, Groups>& tables()
       {"hardware", hw::root_groups},
       {"hardware-gpu-cluster", hw::gpu_cluster_groups},
       {"hardware-cerebras-wafer", hw::cerebras_wafer_groups},
+      {"model", dtsim::model::keys::groups},
       {"scenario", dtsim::scenario::keys::groups},
       {"stack", dtsim::stack::keys::groups},
   };

@@ -122,6 +122,13 @@ Key Key::or_auto() const
   return k;
 }
 
+Key Key::also_named(std::vector<std::string> names) const
+{
+  Key k = *this;
+  k.aliases = std::move(names);
+  return k;
+}
+
 namespace {
 
 const char* dimension_name(Dimension d)
@@ -190,8 +197,10 @@ std::string key_table(const std::vector<KeyGroup>& groups)
     for (const Key* k : group.keys) {
       if (k->type == KeyType::Section)
         continue;
-      const std::string path = group.path.empty() ? k->name : group.path + "." + k->name;
-      out << "| `" << path << "` | " << type_text(*k) << " | " << absent_text(*k) << " | "
+      std::string path = "`" + (group.path.empty() ? k->name : group.path + "." + k->name) + "`";
+      for (const auto& a : k->aliases)
+        path += " or `" + a + "`";
+      out << "| " << path << " | " << type_text(*k) << " | " << absent_text(*k) << " | "
           << k->doc << " |\n";
     }
   return out.str();

@@ -30,6 +30,7 @@ struct Key {
   std::optional<double> default_value;    ///< Integer, Number, Quantity: the value an absent key takes (SI units)
   std::string default_choice;             ///< Choice: the choice an absent key takes ("": none)
   bool auto_allowed = false;              ///< Integer: `auto` is accepted too (its reader decides what it means)
+  std::vector<std::string> aliases;       ///< other names a file may give it instead (older Hugging Face configs)
   std::string doc;
 
   /// The value an absent numeric key takes; the reference shows it where `absent` says nothing else.
@@ -38,6 +39,8 @@ struct Key {
   Key defaults_to(std::string choice) const;
   /// An Integer key that also takes `auto`.
   Key or_auto() const;
+  /// The key under other names as well.
+  Key also_named(std::vector<std::string> names) const;
 
   bool required() const { return presence == Presence::Required; }
 

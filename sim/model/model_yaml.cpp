@@ -5,19 +5,13 @@
 
 #include "config/map_reader.hpp"
 #include "config/suggest.hpp"
+#include "model/model_keys.hpp"
 
 namespace dtsim::model {
 
 using config::MapReader;
-namespace limits = config::limits;
 
 namespace {
-
-// Older Hugging Face configs (GPT-2, GPT-J) name the same things differently.
-const std::vector<std::pair<std::string, std::string>> kAliases = {
-    {"hidden_size", "n_embd"},          {"num_hidden_layers", "n_layer"},
-    {"num_attention_heads", "n_head"},  {"max_position_embeddings", "n_positions"},
-    {"intermediate_size", "n_inner"},   {"hidden_act", "activation_function"}};
 
 // Metadata that Hugging Face configs carry and that does not change the cost of a training step.
 const std::vector<std::string> kIgnoredHfKeys = {
@@ -43,9 +37,6 @@ const std::vector<std::pair<std::string, std::string>> kUnmodelledTypes = {
 // them would load without its experts.
 const std::vector<std::string> kUnreadExpertKeys = {"num_shared_experts", "moe_num_experts", "moe_num_shared_experts"};
 
-// The names of the routed expert count in the configs dtsim reads: Mixtral, Qwen-MoE, DeepSeek.
-const std::vector<std::string> kExpertCountKeys = {"num_local_experts", "num_experts", "n_routed_experts"};
-
 // Keys of DeepSeek configs that do not change the cost of a training step as dtsim models it: routing details
 // (scoring function, bias-based balancing, scaling), the auxiliary loss, the inference-time ep_size and fp8 weight
 // format, and the multi-token-prediction module, which dtsim does not model (docs/parallelism.md).
@@ -53,16 +44,6 @@ const std::vector<std::string> kIgnoredMoeKeys = {
     "aux_loss_alpha", "seq_aux", "norm_topk_prob", "routed_scaling_factor", "scoring_func", "topk_method", "ep_size",
     "quantization_config", "num_nextn_predict_layers", "auto_map", "max_window_layers", "use_sliding_window",
     "use_qk_norm", "qk_layernorm", "moe_router_dtype"};
-
-// The keys load_model reads, for "did you mean" on the other keys of a config.json.
-const std::vector<std::string> kReadKeys = {
-    "model_type", "hidden_act", "hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size",
-    "max_position_embeddings", "intermediate_size", "num_key_value_heads", "head_dim", "num_local_experts",
-    "num_experts_per_tok", "tie_word_embeddings", "n_embd", "n_layer", "n_head", "n_positions", "n_inner",
-    "activation_function", "num_experts", "n_routed_experts", "moe_intermediate_size", "n_shared_experts",
-    "shared_expert_intermediate_size", "first_k_dense_replace", "moe_layer_freq", "decoder_sparse_step",
-    "mlp_only_layers", "n_group", "topk_group", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
-    "qk_rope_head_dim", "v_head_dim"};
 
 // A config.json may hold keys dtsim does not read; those it cannot ignore (the experts of a model type it does
 // not model) are errors, and those one typo away from a key it reads are warnings.
@@ -79,25 +60,24 @@ void check_hf_keys(MapReader& m, const std::string& model_type)
                    "num_local_experts, num_experts or n_routed_experts, their width as moe_intermediate_size and "
                    "shared experts as n_shared_experts or shared_expert_intermediate_size; without them the model "
                    "would load without its experts");
-    else if (const std::string hint = config::near_miss(key, kReadKeys); !hint.empty())
+    else if (const std::string hint = config::near_miss(key, keys::read_names()); !hint.empty())
       warn({m.where(key), m.path_of(key),
             "unknown key '" + key + "' (ignored, as a config.json may hold keys dtsim does not read); did you mean '" +
                 hint + "'?"});
   }
 }
 
-// Reads `key` or its alias; a model file may use either, not both.
-std::optional<int64_t> read_int(MapReader& m, const std::string& key, bool required, config::IntRange range)
+// Reads the key under its name or its alias (older Hugging Face configs, GPT-2 and GPT-J, name the same things
+// differently); given both, the alias is read.
+std::optional<int64_t> read_int(MapReader& m, const config::Key& key)
 {
-  for (const auto& [canonical, alias] : kAliases)
-    if (canonical == key && m.has(alias)) {
-      m.accept({key});
-      return m.integer(alias, required, range);
+  for (const auto& alias : key.aliases)
+    if (m.has(alias)) {
+      m.accept({key.name});
+      return m.integer(alias, key.required(), key.int_range);
     }
-  for (const auto& [canonical, alias] : kAliases)
-    if (canonical == key)
-      m.accept({alias});
-  return m.integer(key, required, range);
+  m.accept(key.aliases);
+  return m.integer(key);
 }
 
 // A Hugging Face config.json is named by the repository it came from (`_name_or_path`: "meta-llama/Meta-Llama-3-8B"
@@ -124,34 +104,37 @@ std::string model_name(const std::string& path, const config::YamlFile& file)
 // The experts of a mixture-of-experts model under any of the names Mixtral, Qwen-MoE and DeepSeek configs use.
 void read_experts(MapReader& m, ModelSpec& s, const std::string& model_type)
 {
+  // The routed experts under any of the names Mixtral, Qwen-MoE and DeepSeek configs use, one of them.
+  std::vector<std::string> names = {keys::kRoutedExperts.name};
+  names.insert(names.end(), keys::kRoutedExperts.aliases.begin(), keys::kRoutedExperts.aliases.end());
   std::string given;
-  for (const auto& key : kExpertCountKeys)
+  for (const auto& key : names)
     if (m.has(key)) {
       if (!given.empty())
         m.error(key, "expected one name for the routed experts, got both " + given + " and " + key);
       given = key;
-      s.experts = m.integer(key, false, limits::kExperts).value_or(0);
+      s.experts = m.integer(key, false, keys::kRoutedExperts.int_range).value_or(0);
     }
-  s.experts_per_token = m.integer("num_experts_per_tok", false, limits::kExperts).value_or(0);
-  s.expert_ffn = m.integer("moe_intermediate_size", false, limits::kFfnWidth).value_or(0);
-  if (auto shared = m.integer("n_shared_experts", false, limits::kExperts))
+  s.experts_per_token = m.integer(keys::kExpertsPerToken).value_or(0);
+  s.expert_ffn = m.integer(keys::kMoeIntermediateSize).value_or(0);
+  if (auto shared = m.integer(keys::kSharedExperts))
     s.shared_ffn = *shared * (s.expert_ffn > 0 ? s.expert_ffn : s.ffn);
-  if (auto width = m.integer("shared_expert_intermediate_size", false, limits::kFfnWidth)) {
+  if (auto width = m.integer(keys::kSharedExpertWidth)) {
     s.shared_ffn = *width;
     s.shared_expert_gate = model_type == "qwen2_moe";  // Qwen2MoeSparseMoeBlock.shared_expert_gate: h -> 1
   }
-  s.dense_layers = m.integer("first_k_dense_replace", false, limits::kDenseLayers).value_or(0);
-  s.expert_groups = m.integer("n_group", false, limits::kExperts).value_or(0);
-  s.groups_per_token = m.integer("topk_group", false, limits::kExperts).value_or(0);
+  s.dense_layers = m.integer(keys::kFirstKDenseReplace).value_or(0);
+  s.expert_groups = m.integer(keys::kNGroup).value_or(0);
+  s.groups_per_token = m.integer(keys::kTopkGroup).value_or(0);
   // Experts in every layer past the dense ones is what dtsim models; other layouts are refused.
-  for (const std::string key : {"moe_layer_freq", "decoder_sparse_step"})
-    if (auto every = m.integer(key, false, limits::kLayers); every && *every != 1)
-      m.error(key, "expected 1 (experts in every layer after first_k_dense_replace, the layout dtsim models), got " +
-                       std::to_string(*every));
-  if (m.has("mlp_only_layers")) {
-    auto dense = m.integer_list("mlp_only_layers", false, limits::kDenseLayers);
+  for (const config::Key* key : {&keys::kMoeLayerFreq, &keys::kDecoderSparseStep})
+    if (auto every = m.integer(*key); every && *every != 1)
+      m.error(key->name, "expected 1 (experts in every layer after first_k_dense_replace, the layout dtsim models), "
+                         "got " + std::to_string(*every));
+  if (m.has(keys::kMlpOnlyLayers.name)) {
+    auto dense = m.integer_list(keys::kMlpOnlyLayers);
     if (dense && !dense->empty())
-      m.error("mlp_only_layers", "expected an empty list (dense layers are modelled only as the first "
+      m.error(keys::kMlpOnlyLayers.name, "expected an empty list (dense layers are modelled only as the first "
                                  "first_k_dense_replace layers), got " + std::to_string(dense->size()) + " layers");
   }
 }
@@ -159,19 +142,20 @@ void read_experts(MapReader& m, ModelSpec& s, const std::string& model_type)
 // Multi-head latent attention (DeepSeek-V2/V3): q_lora_rank may be null (no query latent).
 void read_mla(MapReader& m, ModelSpec& s)
 {
-  if (!m.has("kv_lora_rank")) {
-    m.accept({"q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"});
+  if (!m.has(keys::kKvLoraRank.name)) {
+    m.accept({keys::kQLoraRank.name, keys::kQkNopeHeadDim.name, keys::kQkRopeHeadDim.name, keys::kVHeadDim.name});
     return;
   }
   auto& a = s.mla;
-  a.kv_lora_rank = m.integer("kv_lora_rank", true, limits::kWidth).value_or(0);
-  if (m.has("q_lora_rank") && m.file().root()["q_lora_rank"].IsNull())
-    m.accept({"q_lora_rank"});
+  // Given, kv_lora_rank brings the three head widths (declared required) with it.
+  a.kv_lora_rank = m.integer(keys::kKvLoraRank.name, true, keys::kKvLoraRank.int_range).value_or(0);
+  if (m.has(keys::kQLoraRank.name) && m.file().root()[keys::kQLoraRank.name].IsNull())
+    m.accept({keys::kQLoraRank.name});
   else
-    a.q_lora_rank = m.integer("q_lora_rank", false, limits::kLatentRank).value_or(0);
-  a.qk_nope_head_dim = m.integer("qk_nope_head_dim", true, limits::kWidth).value_or(0);
-  a.qk_rope_head_dim = m.integer("qk_rope_head_dim", true, limits::kWidth).value_or(0);
-  a.v_head_dim = m.integer("v_head_dim", true, limits::kWidth).value_or(0);
+    a.q_lora_rank = m.integer(keys::kQLoraRank).value_or(0);
+  a.qk_nope_head_dim = m.integer(keys::kQkNopeHeadDim).value_or(0);
+  a.qk_rope_head_dim = m.integer(keys::kQkRopeHeadDim).value_or(0);
+  a.v_head_dim = m.integer(keys::kVHeadDim).value_or(0);
 }
 
 }  // namespace
@@ -189,32 +173,35 @@ ModelSpec load_model(const std::string& path, Diagnostics& diag, const std::vect
   const bool json = std::filesystem::path(path).extension() == ".json";
   s.name = model_name(path, file);
 
-  std::string model_type = m.string("model_type", false).value_or("");
+  std::string model_type = m.string(keys::kModelType).value_or("");
   std::string act;
-  if (m.has("activation_function") && !m.has("hidden_act")) {
-    act = m.string("activation_function", false).value_or("");
-    m.accept({"hidden_act"});
+  const std::string& act_alias = keys::kHiddenAct.aliases.front();
+  if (m.has(act_alias) && !m.has(keys::kHiddenAct.name)) {
+    act = m.string(act_alias, false).value_or("");
+    m.accept({keys::kHiddenAct.name});
   } else {
-    act = m.string("hidden_act", false).value_or("");
-    m.accept({"activation_function"});
+    act = m.string(keys::kHiddenAct).value_or("");
+    m.accept({act_alias});
   }
-  s.hidden = read_int(m, "hidden_size", true, limits::kWidth).value_or(0);
-  s.layers = read_int(m, "num_hidden_layers", true, limits::kLayers).value_or(0);
-  s.heads = read_int(m, "num_attention_heads", true, limits::kHeads).value_or(0);
-  s.vocab = read_int(m, "vocab_size", true, limits::kVocab).value_or(0);
-  s.max_positions = read_int(m, "max_position_embeddings", true, limits::kPositions).value_or(0);
+  s.hidden = read_int(m, keys::kHiddenSize).value_or(0);
+  s.layers = read_int(m, keys::kNumHiddenLayers).value_or(0);
+  s.heads = read_int(m, keys::kNumAttentionHeads).value_or(0);
+  s.vocab = read_int(m, keys::kVocabSize).value_or(0);
+  s.max_positions = read_int(m, keys::kMaxPositionEmbeddings).value_or(0);
   // GPT-2 configs write n_inner: null for "4 * hidden".
-  bool ffn_null = (m.has("n_inner") && file.root()["n_inner"].IsNull()) ||
-                  (m.has("intermediate_size") && file.root()["intermediate_size"].IsNull());
-  auto ffn = ffn_null ? std::nullopt : read_int(m, "intermediate_size", false, limits::kFfnWidth);
+  const config::Key& ffn_key = keys::kIntermediateSize;
+  bool ffn_null = false;
+  for (const std::string& name : {ffn_key.name, ffn_key.aliases.front()})
+    ffn_null = ffn_null || (m.has(name) && file.root()[name].IsNull());
+  auto ffn = ffn_null ? std::nullopt : read_int(m, ffn_key);
   if (ffn_null)
-    m.accept({"n_inner", "intermediate_size"});
+    m.accept({ffn_key.aliases.front(), ffn_key.name});
   s.ffn = ffn.value_or(4 * s.hidden);
-  s.kv_heads = m.integer("num_key_value_heads", false, limits::kHeads).value_or(s.heads);
-  auto head_dim = m.integer("head_dim", false, limits::kWidth);
+  s.kv_heads = m.integer(keys::kNumKeyValueHeads).value_or(s.heads);
+  auto head_dim = m.integer(keys::kHeadDim);
   read_experts(m, s, model_type);
   read_mla(m, s);
-  auto tied = m.boolean("tie_word_embeddings", false);
+  auto tied = m.boolean(keys::kTieWordEmbeddings);
   m.accept(kIgnoredHfKeys);
   m.accept(kIgnoredMoeKeys);
 
