@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Fits the wafer's GEMM model (wafer.core_gemm in hardware/cerebras-cs2.yaml and cerebras-cs3.yaml; the model is
-sim/wafer/core_gemm.hpp) on the published runs of shared/reference/published_runs.md section 4.
+sim/systems/cerebras_wafer/core_gemm.hpp) on the published runs of shared/reference/published_runs.md section 4.
 
 A GEMM runs at max_efficiency * v / (v + half_length) of peak, v its reduction elements per core. A step's compute
 time is then  M + C0 / max_efficiency + C1 * half_length / max_efficiency,  with M the memory-bound kernels, C0 the

@@ -15,22 +15,27 @@
 #include "model/model_keys.hpp"
 #include "scenario/scenario_keys.hpp"
 #include "stack/stack_keys.hpp"
+#include "systems/system_kinds.hpp"
 
 namespace {
 
 using Groups = std::function<std::vector<dtsim::config::KeyGroup>()>;
 
+// Every table: the inputs' own, and each kind of system's hardware sections (`hardware-KIND`).
 const std::map<std::string, Groups>& tables()
 {
   namespace hw = dtsim::hardware::keys;
-  static const std::map<std::string, Groups> t = {
+  static const std::map<std::string, Groups> t = [] {
+    std::map<std::string, Groups> made = {
       {"hardware", hw::root_groups},
-      {"hardware-gpu-cluster", hw::gpu_cluster_groups},
-      {"hardware-cerebras-wafer", hw::cerebras_wafer_groups},
       {"model", dtsim::model::keys::groups},
       {"scenario", dtsim::scenario::keys::groups},
       {"stack", dtsim::stack::keys::groups},
-  };
+    };
+    for (const auto* kind : dtsim::systems::system_kinds())
+      made[std::string("hardware-") + kind->name()] = [kind] { return kind->key_groups(); };
+    return made;
+  }();
   return t;
 }
 
@@ -67,6 +72,7 @@ std::string regenerate(const std::string& doc, std::string& unknown)
 
 int main(int argc, char** argv)
 {
+  dtsim::systems::install();
   if (argc != 3 || (std::string(argv[1]) != "write" && std::string(argv[1]) != "check")) {
     std::cerr << "usage: dtsim_docs write|check docs/yaml-reference.md\n";
     return 2;

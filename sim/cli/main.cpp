@@ -200,6 +200,7 @@ constexpr int64_t kMaxSearchDevices = 1048576;
 
 int main(int argc, char** argv)
 {
+  dtsim::systems::install();
   CLI::App app{"dtsim: discrete-event simulation of one training step of a transformer on a GPU cluster"};
   app.set_version_flag("--version", std::string("dtsim ") + dtsim::kVersion);
   app.require_subcommand(1);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "app/load.hpp"
+#include "systems/system_kinds.hpp"
 #include "app/simulate.hpp"
 
 namespace {
@@ -74,6 +75,7 @@ Measured simulate_in_child(const std::string& scenario)
 
 int main(int argc, char** argv)
 {
+  dtsim::systems::install();
   if (argc < 2) {
     std::cerr << "usage: dtsim_validation TABLE.csv [--row-bound 0.10] [--mean-bound 0.05] [--csv FILE]\n";
     return 2;

@@ -1,10 +1,13 @@
 #pragma once
-/// Hardware description of a GPU cluster in SI units (seconds, bytes, bytes/s, FLOP/s, watts), as parsed and
+/// Hardware description in SI units (seconds, bytes, bytes/s, FLOP/s, watts), as parsed and
 /// checked from hardware/*.yaml. Runtime code reads only these structs, never YAML.
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
+
+#include "hardware/system_hardware.hpp"
 
 namespace dtsim::hardware {
 
@@ -73,70 +76,27 @@ struct NetworkSpec {
   double oversubscription = 1;  ///< down/up bandwidth ratio at every switch level
 };
 
-/// A wafer-scale processor (Cerebras WSE class). The simulator sees it as a grid of tiles, each holding an equal
-/// share of the cores, SRAM and compute; neighbouring tiles are joined by mesh links whose bandwidth is the tile
-/// edge's share of the fabric bandwidth.
-struct WaferSpec {
-  std::string name;
-  int64_t cores = 0;
-  double sram_bytes = 0;
-  double sram_bw_Bps = 0;
-  double fabric_bw_Bps = 0;                  ///< aggregate over all cores and directions
-  std::map<std::string, double> peak_flops;  ///< per precision, whole wafer
-  /// GEMM utilisation on the core array (sim/wafer/core_gemm.hpp): the fraction of peak approached by GEMMs that
-  /// give each core long reductions, and the reduction length per core at which a GEMM reaches half of it (fitted).
-  double gemm_max_efficiency = 1.0;
-  double gemm_half_length = 0;
-  int mesh_rows = 1, mesh_cols = 1;          ///< tiles of the simulation grid
-  double hop_latency_s = 0;                  ///< per mesh hop
-  double io_bw_Bps = 0;                      ///< off-wafer I/O, each direction
-  double io_latency_s = 0;
-  double power_W = 0;                        ///< per system
-  int64_t tiles() const { return int64_t(mesh_rows) * mesh_cols; }
-  /// One direction of a link between two neighbouring tiles: the cores along a tile edge times each core's
-  /// share of the fabric bandwidth (four directions per core).
-  double tile_link_bw_Bps() const;
-};
-
-/// External weight store that streams weights to the wafers and runs the optimizer (Cerebras MemoryX).
-struct MemoryXSpec {
-  double capacity_bytes = 0;
-  double bandwidth_Bps = 0;         ///< towards the systems, each direction
-  double update_bandwidth_Bps = 0;  ///< memory bandwidth of the optimizer update
-};
-
-/// Broadcast/reduce tree between MemoryX and the systems (Cerebras SwarmX).
-struct SwarmXSpec {
-  double port_bw_Bps = 0;  ///< each tree link, each direction
-  int fan_out = 2;
-  double latency_per_level_s = 0;
-};
-
-/// The kinds of system a hardware file can describe (its `kind` key). Each is a wing under sim/systems/, registered
-/// under this name in sim/systems/system_kinds.cpp; a test holds the two lists equal.
-inline const char* const kGpuCluster = "gpu-cluster";        ///< GPUs in nodes on a switched fabric
-inline const char* const kCerebrasWafer = "cerebras-wafer";  ///< Cerebras wafer-scale systems, MemoryX and SwarmX
-
+/// A hardware file as read: its name, its kind of system and what that kind's wing read of it. A GPU cluster's
+/// sections are the fields below (device, node, network, collectives); every other kind keeps its own in `system`
+/// (the Cerebras wafer's: sim/systems/cerebras_wafer/wafer_hardware.hpp).
 struct HardwareSpec {
   std::string file;
   std::string name;
-  std::string kind;  ///< kGpuCluster or kCerebrasWafer
-  /// kind == kCerebrasWafer: the readers of the inputs (below the wings) still branch on it.
-  bool wafer_scale = false;
-  DeviceSpec device;
-  NodeSpec node;
-  NetworkSpec network;
-  WaferSpec wafer;
-  MemoryXSpec memoryx;
-  SwarmXSpec swarmx;
+  std::string kind;  ///< the file's `kind`: the name its wing is registered under (sim/systems/system_kinds.cpp)
   /// The software stack a scenario on this hardware uses unless it names its own (hardware/stacks/*.yaml, resolved
   /// against the hardware file's folder); empty: none.
   std::string default_stack;
+  // A GPU cluster's sections.
+  DeviceSpec device;
+  NodeSpec node;
+  NetworkSpec network;
   CollectiveForce collectives;  ///< collectives: {algorithm, protocol}
+  /// The sections of a kind other than a GPU cluster, as its wing read them.
+  std::shared_ptr<const SystemHardware> system;
   /// Peak FLOP/s of one device (a GPU, or a whole wafer) at a precision; 0 when the precision is unknown.
   double peak_flops(const std::string& precision) const;
-  double device_memory_bytes() const { return wafer_scale ? wafer.sram_bytes : device.memory_bytes; }
-  double device_power_W() const { return wafer_scale ? wafer.power_W : device.power_W; }
+  double device_memory_bytes() const { return system ? system->device_memory_bytes() : device.memory_bytes; }
+  double device_power_W() const { return system ? system->device_power_W() : device.power_W; }
 };
 
 }  // namespace dtsim::hardware

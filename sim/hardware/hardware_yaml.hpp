@@ -1,4 +1,5 @@
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,9 @@ namespace dtsim::hardware {
 /// Reads the optional `collectives: {algorithm, protocol}` map of a hardware or stack file (names from
 /// collectives/algorithm_registry.hpp).
 CollectiveForce read_collective_force(config::MapReader& parent);
+
+/// Reads a device's `peak_flops` mapping (a GPU's or a wafer's): at least one precision.
+std::map<std::string, double> read_peak_flops(config::MapReader& parent);
 
 HardwareSpec load_hardware(const std::string& path, Diagnostics& diag, const std::vector<std::string>& sets = {});
 

@@ -1,5 +1,7 @@
 #include "scenario/layer_shape.hpp"
 
+#include "scenario/scenario_rules.hpp"
+
 namespace dtsim::scenario {
 
 model::Shape layer_shape(const ScenarioSpec& s)
@@ -18,8 +20,8 @@ model::Shape layer_shape(const ScenarioSpec& s)
   shape.fp8_weight_cast_share = 1.0 / double(std::max<int64_t>(1, s.microbatches));
   // Megatron-LM pads the vocabulary to a multiple of make_vocab_size_divisible_by (default 128) times the TP size,
   // so that every TP rank holds a whole, GEMM-friendly slice of the output matrix (_vocab_size_with_padding in
-  // megatron/training/tokenizer/tokenizer.py). Wafer-scale systems do not run Megatron-LM: their vocabulary is kept.
-  if (!s.hardware.wafer_scale) {
+  // megatron/training/tokenizer/tokenizer.py). Other frameworks (the wafer's) keep the vocabulary.
+  if (scenario_rules(s).pads_vocabulary()) {
     const int64_t multiple = 128 * s.parallel.tp;
     shape.padded_vocab = (s.model.vocab + multiple - 1) / multiple * multiple;
   }

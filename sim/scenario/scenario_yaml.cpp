@@ -8,6 +8,7 @@
 #include "scenario/layer_partition.hpp"
 #include "scenario/scenario_spec.hpp"
 #include "scenario/scenario_keys.hpp"
+#include "scenario/scenario_rules.hpp"
 #include "scenario/schedule_registry.hpp"
 #include "stack/stack_yaml.hpp"
 
@@ -168,25 +169,8 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
     diag.add(at("training.precision"), "training.precision",
              "expected a precision with a peak_flops entry in " + s.hardware.file + ", got '" +
                  s.training.precision + "'");
-  if (hardware_ok && s.hardware.wafer_scale) {
-    // Several wafer-scale systems are purely data parallel through SwarmX: one model replica per system.
-    for (const auto& [key, v] : {std::pair<const char*, int64_t>{"parallel.tp", p.tp}, {"parallel.pp", p.pp},
-                                 {"parallel.vpp", p.vpp}, {"parallel.ep", p.ep},
-                                 {"parallel.cp", p.cp}})
-      if (v != 1)
-        diag.add(at(key), key,
-                 std::string("expected 1 on wafer-scale hardware (") + s.hardware.file +
-                     "): several systems are purely data parallel through SwarmX, got " + str(v));
-    if (s.parallel.sp)
-      diag.add(at("parallel.sp"), "parallel.sp", "expected false on wafer-scale hardware, got true");
-    if (p.zero != 0)
-      diag.add(at("parallel.zero"), "parallel.zero",
-               "expected 0 on wafer-scale hardware: weights and optimizer states live in MemoryX, got " +
-                   str(p.zero));
-  } else if (hardware_ok && s.where.count("wafer")) {
-    diag.add(at("wafer"), "wafer",
-             "the wafer section applies to wafer-scale hardware only; " + s.hardware.file + " is a GPU cluster");
-  }
+  if (hardware_ok)
+    scenario_rules(s).check_plan(s, at, diag);
   if (p.expert_tp != 0 && p.expert_tp != 1 && p.expert_tp != p.tp)
     diag.add(at("parallel.expert_tp"), "parallel.expert_tp",
              "expected 1 (experts whole on every rank) or tp (" + str(p.tp) + "), got " + str(p.expert_tp));
@@ -211,10 +195,6 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
     diag.add(at("parallel.tp_overlap"), "parallel.tp_overlap",
              "expected parallel.sp: true with tp_overlap (Megatron-LM overlaps the all-gathers and reduce-scatters of "
              "sequence parallelism), got sp false");
-  if (p.tp_overlap && hardware_ok && !s.hardware.wafer_scale && s.hardware.device.sm_count == 0)
-    diag.add(at("parallel.tp_overlap"), "parallel.tp_overlap",
-             "expected device.sm_count in " + s.hardware.file +
-                 ": the overlapped communication kernels take streaming multiprocessors from the GEMMs beside them");
   if (p.zero > 0 && p.dp_cp() == 1)
     diag.add(at("parallel.zero"), "parallel.zero",
              "expected zero 0 with dp = 1: ZeRO shards over the data-parallel group and there is nothing to shard "
@@ -462,20 +442,15 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
     s.stack = load_referenced<stack::StackSpec>(s.hardware.default_stack, root.where("hardware"),
                                                 "hardware (its default_stack)", stack::load_stack, diag);
   }
-  if (diag.items().size() == before && s.stack.given() && hardware_ok && s.hardware.wafer_scale)
-    diag.add(root.where("stack"), "stack",
-             "a software stack describes GPU software; wafer-scale hardware (" + s.hardware.file +
-                 ") takes its calibration from wafer.core_gemm");
-  // The largest micro batch that fits is what the Cerebras compiler picks; on a GPU cluster it must be given.
-  if (hardware_ok && s.hardware.wafer_scale) {
-    s.training.micro_batch_auto = micro_batch_auto || !micro_batch_given;
-  } else if (hardware_ok && micro_batch_auto) {
-    diag.add(tr.where("micro_batch"), "training.micro_batch",
-             "expected an integer >= 1 on a GPU cluster (" + s.hardware.file +
-                 "): auto, the largest micro batch that fits, is chosen on wafer-scale hardware only, got auto");
-  } else if (hardware_ok && !micro_batch_given && tr.valid()) {
-    diag.add(tr.where_self(), "training.micro_batch", "missing required key 'micro_batch' (expected an integer >= 1)");
+  if (diag.items().size() == before && s.stack.given() && hardware_ok) {
+    if (const std::string why = scenario_rules(s).why_no_stack(s); !why.empty())
+      diag.add(root.where("stack"), "stack", why);
   }
+  if (hardware_ok)
+    scenario_rules(s).take_micro_batch(
+        s, {micro_batch_given, micro_batch_auto, micro_batch_given ? tr.where("micro_batch") : tr.where_self(),
+            tr.valid()},
+        diag);
   const auto& ov = s.stack.overlap;
   s.parallel.dp_overlap = dp_overlap.value_or(ov.dp_overlap.value_or(true));
   s.parallel.pp_overlap = pp_overlap.value_or(ov.pp_overlap.value_or(false));

@@ -9,9 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "hardware/hardware_kind.hpp"
 #include "parallel/plan.hpp"
 #include "report/run_report.hpp"
 #include "report/system_sections.hpp"
+#include "scenario/scenario_rules.hpp"
 #include "scenario/scenario_spec.hpp"
 #include "stack/interval.hpp"
 
@@ -27,7 +29,9 @@ struct PlanChoices {
 /// Adds one "label: value" row of a table of inputs.
 using InputRow = std::function<void(const std::string& label, const std::string& value)>;
 
-class SystemKind {
+/// A wing reads its kind's hardware sections (hardware::HardwareKind) and sets its rules on scenarios
+/// (scenario::ScenarioRules), registered for the readers by systems::install(); the rest is below.
+class SystemKind : public hardware::HardwareKind, public scenario::ScenarioRules {
  public:
   virtual ~SystemKind() = default;
 

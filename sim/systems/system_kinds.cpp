@@ -17,6 +17,14 @@ const std::vector<const SystemKind*>& system_kinds()
   return kinds;
 }
 
+void install()
+{
+  for (const SystemKind* k : system_kinds()) {
+    hardware::register_hardware_kind(k->name(), *k);
+    scenario::register_scenario_rules(k->name(), *k);
+  }
+}
+
 const SystemKind* find_system_kind(const std::string& name)
 {
   for (const SystemKind* k : system_kinds())

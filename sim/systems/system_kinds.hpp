@@ -9,6 +9,10 @@
 
 namespace dtsim::systems {
 
+/// Registers every kind's hardware reader and scenario rules for the input readers (hardware::HardwareKind,
+/// scenario::ScenarioRules). Every program calls it once before reading inputs.
+void install();
+
 /// Every registered kind, in the order of the registry.
 const std::vector<const SystemKind*>& system_kinds();
 
@@ -16,7 +20,7 @@ const std::vector<const SystemKind*>& system_kinds();
 const SystemKind* find_system_kind(const std::string& name);
 
 /// The kind of the scenario's hardware. Throws std::logic_error for a kind the registry lacks (the hardware reader
-/// accepts only registered names, and a test holds the two lists equal).
+/// accepts only registered names).
 const SystemKind& system_kind(const scenario::ScenarioSpec& s);
 
 /// `dtsim explain` of a loaded scenario, on its kind.

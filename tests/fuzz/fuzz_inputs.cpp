@@ -20,6 +20,7 @@
 
 #include "core/diagnostics.hpp"
 #include "load_any.hpp"
+#include "systems/system_kinds.hpp"
 
 namespace {
 
@@ -50,6 +51,12 @@ const std::string& input_path()
 
 
 }  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***)
+{
+  dtsim::systems::install();
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {

@@ -40,6 +40,7 @@ ScenarioSpec gpt3_175b(int64_t dp = 1, int zero = 0)
   s.training.precision = "bf16";
   s.training.recompute = Recompute::Selective;
   s.microbatches = 8;
+  s.hardware.kind = "gpu-cluster";  // its rules: Megatron-LM pads the vocabulary
   s.hardware.device.memory_bytes = 80.0 * GiB;
   return s;
 }

@@ -42,6 +42,7 @@ ScenarioSpec gpt3_spec(int64_t tp, bool sp, int64_t pp = 1, int64_t microbatches
   s.training.global_batch = microbatches;
   s.training.precision = "bf16";
   s.microbatches = microbatches;
+  s.hardware.kind = "gpu-cluster";  // its rules: Megatron-LM pads the vocabulary
   s.hardware.device.memory_bytes = 80.0 * 1073741824.0;
   return s;
 }

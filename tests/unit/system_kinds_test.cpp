@@ -8,7 +8,9 @@
 #include "app/load.hpp"
 #include "core/diagnostics.hpp"
 #include "hardware/hardware_yaml.hpp"
+#include "hardware/hardware_kind.hpp"
 #include "systems/cerebras_wafer/cerebras_wafer.hpp"
+#include "systems/cerebras_wafer/wafer_hardware.hpp"
 #include "systems/cerebras_wafer/wafer_run.hpp"
 #include "systems/gpu_cluster/gpu_cluster.hpp"
 #include "systems/system_kinds.hpp"
@@ -29,15 +31,27 @@ TEST(SystemKinds, EachHardwareGetsTheWingItsKindNames)
   EXPECT_EQ(&systems::system_kind(wafer), &systems::cerebras_wafer());
 }
 
-TEST(SystemKinds, TheRegistryHoldsEveryKindTheHardwareReaderAccepts)
+TEST(SystemKinds, EachWingReadsItsOwnHardwareAndSetsItsOwnRules)
 {
   std::vector<std::string> names;
   for (const auto* k : systems::system_kinds())
     names.push_back(k->name());
-  EXPECT_EQ(names, (std::vector<std::string>{dtsim::hardware::kGpuCluster, dtsim::hardware::kCerebrasWafer}));
-  for (const auto& n : names)
-    EXPECT_EQ(systems::find_system_kind(n)->name(), n);
+  EXPECT_EQ(names, (std::vector<std::string>{"gpu-cluster", "cerebras-wafer"}));
+  // systems::install (run by the tests' main, as by every program) registered each wing for the readers.
+  EXPECT_EQ(dtsim::hardware::hardware_kind_names(), names);
+  for (const auto* k : systems::system_kinds()) {
+    EXPECT_EQ(systems::find_system_kind(k->name()), k);
+    EXPECT_EQ(dtsim::hardware::find_hardware_kind(k->name()), k);
+  }
   EXPECT_EQ(systems::find_system_kind("tpu-pod"), nullptr);
+  // The wafer's sections are the wafer wing's: a GPU cluster's hardware has none.
+  auto gpu = dtsim::app::load_for_simulation(source_path("scenarios/tiny.yaml"), {});
+  auto wafer = dtsim::app::load_for_simulation(source_path("scenarios/wafer/gpt-neox-20b-cs2.yaml"), {});
+  EXPECT_EQ(gpu.hardware.system, nullptr);
+  EXPECT_THROW(systems::wafer_hardware(gpu.hardware), std::logic_error);
+  EXPECT_EQ(systems::wafer_hardware(wafer.hardware).wafer.name, "WSE-2");
+  EXPECT_TRUE(systems::gpu_cluster().pads_vocabulary());
+  EXPECT_FALSE(systems::cerebras_wafer().pads_vocabulary());
 }
 
 TEST(SystemKinds, AHardwareFileWithoutItsKindIsRefusedWithTheKinds)

@@ -16,8 +16,9 @@
 #include "model/transformer.hpp"
 #include "scenario/scenario_spec.hpp"
 #include "test_paths.hpp"
-#include "wafer/core_gemm.hpp"
-#include "wafer/wafer_program.hpp"
+#include "systems/cerebras_wafer/wafer_hardware.hpp"
+#include "systems/cerebras_wafer/core_gemm.hpp"
+#include "systems/cerebras_wafer/wafer_program.hpp"
 
 using dtsim::model::Op;
 using dtsim::wafer::core_gemm_efficiency;
@@ -36,9 +37,9 @@ Op gemm(double batch, double m, double n, double k)
   return o;
 }
 
-dtsim::hardware::WaferSpec wafer(int64_t cores, double max_eff, double half)
+dtsim::systems::WaferSpec wafer(int64_t cores, double max_eff, double half)
 {
-  dtsim::hardware::WaferSpec w;
+  dtsim::systems::WaferSpec w;
   w.cores = cores;
   w.gemm_max_efficiency = max_eff;
   w.gemm_half_length = half;
@@ -126,7 +127,7 @@ TEST(CoreGemm, SmallGptLayerByHand)
 {
   auto s = load("tests/unit/data/wafer/small-cs2.yaml",
                 {"hardware.wafer.core_gemm.max_efficiency=0.5", "hardware.wafer.core_gemm.half_length=100"});
-  ASSERT_DOUBLE_EQ(s.hardware.wafer.gemm_half_length, 100.0);
+  ASSERT_DOUBLE_EQ(dtsim::systems::wafer_hardware(s.hardware).wafer.gemm_half_length, 100.0);
   auto plan = dtsim::parallel::derive_plan(s);
   dtsim::model::Transformer t(s.model);
   auto layer = t.layer(plan.shape);
@@ -141,7 +142,7 @@ TEST(CoreGemm, SmallGptLayerByHand)
       for (const auto& [name, eff] : expected)
         if (op.name == name) {
           SCOPED_TRACE(name);
-          EXPECT_NEAR(core_gemm_efficiency(op, s.hardware.wafer), eff, 1e-12);
+          EXPECT_NEAR(core_gemm_efficiency(op, dtsim::systems::wafer_hardware(s.hardware).wafer), eff, 1e-12);
           ++found;
         }
   EXPECT_EQ(found, 6);

@@ -18,7 +18,7 @@
 #include "core/diagnostics.hpp"
 #include "scenario/scenario_spec.hpp"
 #include "test_paths.hpp"
-#include "wafer/micro_batch.hpp"
+#include "systems/cerebras_wafer/micro_batch.hpp"
 
 namespace {
 

@@ -30,8 +30,9 @@
 #include "report/run_report.hpp"
 #include "scenario/scenario_spec.hpp"
 #include "test_paths.hpp"
+#include "systems/cerebras_wafer/wafer_hardware.hpp"
 #include "systems/cerebras_wafer/wafer_run.hpp"
-#include "wafer/wafer_program.hpp"
+#include "systems/cerebras_wafer/wafer_program.hpp"
 
 using dtsim::parallel::derive_plan;
 
@@ -90,7 +91,7 @@ double layer_bwd_mem_bytes(double b)
 // Activation exchange between units: the b*s*h activations are laid out by row of tiles; each of the `rows` rows
 // sends (cols-1)/cols of its share end to end along its (cols-1) east links. One link carries the tile edge's
 // share of the fabric: fabric/(4*cores) per core port times sqrt(cores per tile) cores along an edge.
-double exchange_s(const dtsim::hardware::WaferSpec& w, double b)
+double exchange_s(const dtsim::systems::WaferSpec& w, double b)
 {
   const double rows = w.mesh_rows, cols = w.mesh_cols;
   const double link = w.fabric_bw_Bps / (4.0 * double(w.cores)) * std::sqrt(double(w.cores) / (rows * cols));
@@ -131,28 +132,28 @@ TEST(WaferHardware, Cs2FileInSiUnits)
 {
   auto s = load(kSmall);
   const auto& h = s.hardware;
-  ASSERT_TRUE(h.wafer_scale);
+  ASSERT_EQ(h.kind, "cerebras-wafer");
   EXPECT_DOUBLE_EQ(h.peak_flops("fp16"), 7.5e15);
-  EXPECT_DOUBLE_EQ(h.wafer.gemm_max_efficiency, 0.1677);  // the test copy: shape-independent GEMMs
-  EXPECT_DOUBLE_EQ(h.wafer.gemm_half_length, 0.0);
-  EXPECT_DOUBLE_EQ(h.wafer.sram_bytes, 40e9);
-  EXPECT_DOUBLE_EQ(h.wafer.sram_bw_Bps, 20e15);
-  EXPECT_DOUBLE_EQ(h.wafer.fabric_bw_Bps, 220e15 / 8);
-  EXPECT_EQ(h.wafer.cores, 850000);
-  EXPECT_EQ(h.wafer.mesh_rows, 8);
-  EXPECT_EQ(h.wafer.mesh_cols, 8);
-  EXPECT_DOUBLE_EQ(h.wafer.hop_latency_s, 100e-9);
-  EXPECT_DOUBLE_EQ(h.wafer.io_bw_Bps, 1.2e12 / 8);
-  EXPECT_DOUBLE_EQ(h.wafer.io_latency_s, 2e-6);
-  EXPECT_DOUBLE_EQ(h.memoryx.capacity_bytes, 12e12);
-  EXPECT_DOUBLE_EQ(h.memoryx.bandwidth_Bps, 1.2e12 / 8);
-  EXPECT_DOUBLE_EQ(h.memoryx.update_bandwidth_Bps, 400e9);
-  EXPECT_DOUBLE_EQ(h.swarmx.port_bw_Bps, 1.2e12 / 8);
-  EXPECT_EQ(h.swarmx.fan_out, 16);
+  EXPECT_DOUBLE_EQ(dtsim::systems::wafer_hardware(h).wafer.gemm_max_efficiency, 0.1677);  // the test copy: shape-independent GEMMs
+  EXPECT_DOUBLE_EQ(dtsim::systems::wafer_hardware(h).wafer.gemm_half_length, 0.0);
+  EXPECT_DOUBLE_EQ(dtsim::systems::wafer_hardware(h).wafer.sram_bytes, 40e9);
+  EXPECT_DOUBLE_EQ(dtsim::systems::wafer_hardware(h).wafer.sram_bw_Bps, 20e15);
+  EXPECT_DOUBLE_EQ(dtsim::systems::wafer_hardware(h).wafer.fabric_bw_Bps, 220e15 / 8);
+  EXPECT_EQ(dtsim::systems::wafer_hardware(h).wafer.cores, 850000);
+  EXPECT_EQ(dtsim::systems::wafer_hardware(h).wafer.mesh_rows, 8);
+  EXPECT_EQ(dtsim::systems::wafer_hardware(h).wafer.mesh_cols, 8);
+  EXPECT_DOUBLE_EQ(dtsim::systems::wafer_hardware(h).wafer.hop_latency_s, 100e-9);
+  EXPECT_DOUBLE_EQ(dtsim::systems::wafer_hardware(h).wafer.io_bw_Bps, 1.2e12 / 8);
+  EXPECT_DOUBLE_EQ(dtsim::systems::wafer_hardware(h).wafer.io_latency_s, 2e-6);
+  EXPECT_DOUBLE_EQ(dtsim::systems::wafer_hardware(h).memoryx.capacity_bytes, 12e12);
+  EXPECT_DOUBLE_EQ(dtsim::systems::wafer_hardware(h).memoryx.bandwidth_Bps, 1.2e12 / 8);
+  EXPECT_DOUBLE_EQ(dtsim::systems::wafer_hardware(h).memoryx.update_bandwidth_Bps, 400e9);
+  EXPECT_DOUBLE_EQ(dtsim::systems::wafer_hardware(h).swarmx.port_bw_Bps, 1.2e12 / 8);
+  EXPECT_EQ(dtsim::systems::wafer_hardware(h).swarmx.fan_out, 16);
   // Each variant changes one quantity only.
-  EXPECT_DOUBLE_EQ(load(kSmall, {hw("cs2-io-10gbps.yaml")}).hardware.wafer.io_bw_Bps, 10e9 / 8);
-  EXPECT_DOUBLE_EQ(load(kSmall, {hw("cs2-swarmx-1gbps.yaml")}).hardware.swarmx.port_bw_Bps, 1e9 / 8);
-  EXPECT_DOUBLE_EQ(load(kSmall, {hw("cs2-fabric-220tbps.yaml")}).hardware.wafer.fabric_bw_Bps, 220e12 / 8);
+  EXPECT_DOUBLE_EQ(dtsim::systems::wafer_hardware(load(kSmall, {hw("cs2-io-10gbps.yaml")}).hardware).wafer.io_bw_Bps, 10e9 / 8);
+  EXPECT_DOUBLE_EQ(dtsim::systems::wafer_hardware(load(kSmall, {hw("cs2-swarmx-1gbps.yaml")}).hardware).swarmx.port_bw_Bps, 1e9 / 8);
+  EXPECT_DOUBLE_EQ(dtsim::systems::wafer_hardware(load(kSmall, {hw("cs2-fabric-220tbps.yaml")}).hardware).wafer.fabric_bw_Bps, 220e12 / 8);
 }
 
 // ---- 1. the per-unit program ----------------------------------------------------------------------------------
@@ -170,8 +171,8 @@ TEST(WaferProgram, SmallGptUnitsByHand)
   EXPECT_EQ(p.passes, 1);
   EXPECT_EQ(p.pass_batch, int64_t(kB));
 
-  const double rate = s.hardware.peak_flops("fp16") * s.hardware.wafer.gemm_max_efficiency;
-  const double sram = s.hardware.wafer.sram_bw_Bps;
+  const double rate = s.hardware.peak_flops("fp16") * dtsim::systems::wafer_hardware(s.hardware).wafer.gemm_max_efficiency;
+  const double sram = dtsim::systems::wafer_hardware(s.hardware).wafer.sram_bw_Bps;
   const double flops = layer_fwd_flops(kB);
   const double gemm_f = flops / rate, mem_f = layer_fwd_mem_bytes(kB) / sram, mem_b = layer_bwd_mem_bytes(kB) / sram;
   for (int l = 1; l <= int(kLayers); ++l) {
@@ -227,7 +228,7 @@ TEST(WaferStreaming, ComputeBoundStepByHand)
   auto s = load(kSmall);
   auto r = dtsim::app::simulate(s, false);
   ASSERT_TRUE(r.simulated) << r.why_not_fitting;
-  const auto& w = s.hardware.wafer;
+  const auto& w = dtsim::systems::wafer_hardware(s.hardware).wafer;
   const double rate = s.hardware.peak_flops("fp16") * w.gemm_max_efficiency, sram = w.sram_bw_Bps;
   const double io = w.io_bw_Bps, lat = w.io_latency_s + w.mesh_rows * w.hop_latency_s;
   auto load_s = [&](double params) { return 2 * params / io + lat; };
@@ -238,7 +239,7 @@ TEST(WaferStreaming, ComputeBoundStepByHand)
   const double compute = kLayers * (layer_f + layer_b) + head_fb;
   const double startup = load_s(embedding_params()) + load_s(layer_params());
   const double exchanges = (2 * kLayers - 1) * exchange_s(w, kB);
-  const double upd = s.hardware.memoryx.update_bandwidth_Bps;
+  const double upd = dtsim::systems::wafer_hardware(s.hardware).memoryx.update_bandwidth_Bps;
   const double tail = 2 * (layer_params() + embedding_params()) / io +
                       (layer_params() + embedding_params()) * 28 / upd;
   const double hand = startup + compute + exchanges + tail;
@@ -267,11 +268,11 @@ TEST(WaferStreaming, ComputeBoundStepByHand)
 TEST(WaferStreaming, StreamingBoundStepByHand)
 {
   auto s = load(kSmall, {hw("cs2-io-10gbps.yaml")});
-  ASSERT_DOUBLE_EQ(s.hardware.memoryx.bandwidth_Bps, 1.2e12 / 8);  // unchanged
-  ASSERT_DOUBLE_EQ(s.hardware.swarmx.port_bw_Bps, 1.2e12 / 8);     // unchanged
+  ASSERT_DOUBLE_EQ(dtsim::systems::wafer_hardware(s.hardware).memoryx.bandwidth_Bps, 1.2e12 / 8);  // unchanged
+  ASSERT_DOUBLE_EQ(dtsim::systems::wafer_hardware(s.hardware).swarmx.port_bw_Bps, 1.2e12 / 8);     // unchanged
   auto r = dtsim::app::simulate(s, false);
   ASSERT_TRUE(r.simulated) << r.why_not_fitting;
-  const auto& w = s.hardware.wafer;
+  const auto& w = dtsim::systems::wafer_hardware(s.hardware).wafer;
   const double rate = s.hardware.peak_flops("fp16") * w.gemm_max_efficiency, sram = w.sram_bw_Bps;
   const double io = w.io_bw_Bps, lat = w.io_latency_s + w.mesh_rows * w.hop_latency_s;
   const double streamed = 2 * (2 * embedding_params() + 2 * kLayers * layer_params() + head_params());
@@ -279,7 +280,7 @@ TEST(WaferStreaming, StreamingBoundStepByHand)
   const double t_in = streamed / io + loads * lat;
   const double layer_f = layer_fwd_flops(kB) / rate + layer_fwd_mem_bytes(kB) / sram;
   const double layer_b = 2 * layer_fwd_flops(kB) / rate + layer_bwd_mem_bytes(kB) / sram;
-  const double upd = s.hardware.memoryx.update_bandwidth_Bps;
+  const double upd = dtsim::systems::wafer_hardware(s.hardware).memoryx.update_bandwidth_Bps;
   const double hand = t_in + layer_b + 2 * layer_params() / io + embedding_params() * 28 / upd;
   const double step = r.replay.step_time_s;
   const double exposed = r.replay.average.exposed_weight_streaming_s;
@@ -368,14 +369,14 @@ TEST(WaferWhatIf, FabricBandwidth)
   const double base = step_of(kSmall, {});
   const double slow = step_of(kSmall, {hw("cs2-fabric-220tbps.yaml")});
   const double fast = step_of(kSmall, {hw("cs2-fabric-2200pbps.yaml")});
-  dtsim::hardware::WaferSpec slow_w = s.hardware.wafer;
+  dtsim::systems::WaferSpec slow_w = dtsim::systems::wafer_hardware(s.hardware).wafer;
   slow_w.fabric_bw_Bps /= 1000;
   const double x_slow = exchange_s(slow_w, kB);
   std::printf("[what-if] base %.6g s; fabric /1000 %.6g s (%.2fx; one exchange %.4g s by hand); fabric x10 %.6g s "
               "(%+.3f%%)\n",
               base, slow, slow / base, x_slow, fast, 100 * (fast / base - 1));
   EXPECT_GT(slow, 2 * base);
-  EXPECT_GT(slow, base + (2 * kLayers - 1) * (x_slow - exchange_s(s.hardware.wafer, kB)) * 0.98);
+  EXPECT_GT(slow, base + (2 * kLayers - 1) * (x_slow - exchange_s(dtsim::systems::wafer_hardware(s.hardware).wafer, kB)) * 0.98);
   EXPECT_LT(rel_diff(fast, base), 0.01);
   EXPECT_LE(fast, base * (1 + 1e-9));
 }
@@ -393,7 +394,7 @@ TEST(WaferFit, LayerPipelinedRefusesGptNeox20b)
   const double params = 20554567680.0;  // Hugging Face model card of EleutherAI/gpt-neox-20b
   EXPECT_DOUBLE_EQ(r.total_params, params);
   EXPECT_DOUBLE_EQ(dtsim::systems::wafer_run(r).memory.sram_weights, 16 * params);
-  EXPECT_GT(16 * params, s.hardware.wafer.sram_bytes);
+  EXPECT_GT(16 * params, dtsim::systems::wafer_hardware(s.hardware).wafer.sram_bytes);
   EXPECT_NE(r.why_not_fitting.find("SRAM"), std::string::npos) << r.why_not_fitting;
   std::printf("[fit] layer-pipelined gpt-neox-20b: %s\n", r.why_not_fitting.c_str());
 }

@@ -10,10 +10,11 @@
 
 #include "core/child_process.hpp"
 #include "model/transformer.hpp"
+#include "systems/cerebras_wafer/wafer_hardware.hpp"
 #include "systems/cerebras_wafer/wafer_run.hpp"
-#include "wafer/micro_batch.hpp"
-#include "wafer/wafer_program.hpp"
-#include "wafer/wafer_replay.hpp"
+#include "systems/cerebras_wafer/micro_batch.hpp"
+#include "systems/cerebras_wafer/wafer_program.hpp"
+#include "systems/cerebras_wafer/wafer_replay.hpp"
 
 namespace dtsim::systems {
 
@@ -115,10 +116,10 @@ void print_wafer_explain(std::ostream& out, const scenario::ScenarioSpec& s, con
 {
   model::Transformer t(s.model);
   auto p = wafer::build_wafer_program(s, plan, t);
-  out << "Units of one pass of " << p.pass_batch << " samples on one " << s.hardware.wafer.name << " ("
+  out << "Units of one pass of " << p.pass_batch << " samples on one " << wafer_hardware(s.hardware).wafer.name << " ("
       << s.model.name << ", sequence " << plan.shape.seq << ", " << plan.precision.name << ", GEMMs at up to "
-      << s.hardware.wafer.gemm_max_efficiency * 100 << "% of peak, half of it at "
-      << s.hardware.wafer.gemm_half_length << " reduction elements per core)\n";
+      << wafer_hardware(s.hardware).wafer.gemm_max_efficiency * 100 << "% of peak, half of it at "
+      << wafer_hardware(s.hardware).wafer.gemm_half_length << " reduction elements per core)\n";
   char line[256];
   std::snprintf(line, sizeof line, "  %-12s %10s %12s %10s %10s %12s %12s\n", "unit", "params (M)", "weights (MB)",
                 "fwd (ms)", "bwd (ms)", "recomp (ms)", "out (MB)");
@@ -147,7 +148,50 @@ void print_wafer_explain(std::ostream& out, const scenario::ScenarioSpec& s, con
 
 class CerebrasWafer : public SystemKind {
  public:
-  const char* name() const override { return hardware::kCerebrasWafer; }
+  const char* name() const override { return "cerebras-wafer"; }
+
+  void read_sections(config::MapReader& root, hardware::HardwareSpec& hw) const override
+  {
+    read_wafer_hardware(root, hw);
+  }
+
+  void check(hardware::HardwareSpec&, const hardware::HardwareSpec&, Diagnostics&) const override {}
+
+  std::vector<config::KeyGroup> key_groups() const override { return wafer_hardware_key_groups(); }
+
+  // Several wafer-scale systems are purely data parallel through SwarmX: one model replica per system.
+  void check_plan(const scenario::ScenarioSpec& s, const scenario::KeyOrigin& at, Diagnostics& diag) const override
+  {
+    const auto& p = s.parallel;
+    for (const auto& [key, v] : {std::pair<const char*, int64_t>{"parallel.tp", p.tp}, {"parallel.pp", p.pp},
+                                 {"parallel.vpp", p.vpp}, {"parallel.ep", p.ep}, {"parallel.cp", p.cp}})
+      if (v != 1)
+        diag.add(at(key), key,
+                 std::string("expected 1 on wafer-scale hardware (") + s.hardware.file +
+                     "): several systems are purely data parallel through SwarmX, got " + std::to_string(v));
+    if (p.sp)
+      diag.add(at("parallel.sp"), "parallel.sp", "expected false on wafer-scale hardware, got true");
+    if (p.zero != 0)
+      diag.add(at("parallel.zero"), "parallel.zero",
+               "expected 0 on wafer-scale hardware: weights and optimizer states live in MemoryX, got " +
+                   std::to_string(p.zero));
+  }
+
+  std::string why_no_stack(const scenario::ScenarioSpec& s) const override
+  {
+    return "a software stack describes GPU software; wafer-scale hardware (" + s.hardware.file +
+           ") takes its calibration from wafer.core_gemm";
+  }
+
+  // Left out or `auto`, the micro batch is the Cerebras compiler's: the largest that fits (complete()).
+  void take_micro_batch(scenario::ScenarioSpec& s, const scenario::MicroBatchGiven& given,
+                        Diagnostics&) const override
+  {
+    s.training.micro_batch_auto = given.is_auto || !given.given;
+  }
+
+  // The Cerebras model zoo keeps the vocabulary as the model gives it.
+  bool pads_vocabulary() const override { return false; }
 
   // The largest micro batch that fits, as the Cerebras compiler picks it, where the scenario leaves it to it.
   void complete(scenario::ScenarioSpec& s) const override { wafer::resolve_micro_batch(s); }
@@ -158,7 +202,7 @@ class CerebrasWafer : public SystemKind {
 
   void input_rows(const scenario::ScenarioSpec& s, const InputRow& row) const override
   {
-    row("hardware", s.hardware.name + " (" + std::to_string(s.devices) + " x " + s.hardware.wafer.name + ")");
+    row("hardware", s.hardware.name + " (" + std::to_string(s.devices) + " x " + wafer_hardware(s.hardware).wafer.name + ")");
   }
 
   int execution_code(const report::RunReport& r) const override { return int(wafer_run(r).mode); }
@@ -201,7 +245,7 @@ class CerebrasWafer : public SystemKind {
 
   std::string summary(const scenario::ScenarioSpec& s) const override
   {
-    return s.model.name + " on " + std::to_string(s.devices) + " x " + s.hardware.wafer.name + ", " +
+    return s.model.name + " on " + std::to_string(s.devices) + " x " + wafer_hardware(s.hardware).wafer.name + ", " +
            std::to_string(s.microbatches) + " passes of " + std::to_string(s.training.micro_batch) +
            " samples per system, mode " + scenario::to_string(s.wafer_mode) +
            (s.training.micro_batch_auto ? "; micro batch " + s.training.micro_batch_reason : "");

@@ -6,6 +6,7 @@
 
 #include <stdexcept>
 
+#include "systems/cerebras_wafer/wafer_hardware.hpp"
 #include "config/units.hpp"
 #include "report/run_report.hpp"
 #include "systems/cerebras_wafer/wafer_run.hpp"
@@ -25,7 +26,7 @@ class WaferSections : public report::SystemSections {
   void placement_rows(const RunReport& r, const Row& row) const override
   {
     const auto& s = *r.scenario;
-    row("systems", std::to_string(s.devices) + " x " + s.hardware.wafer.name +
+    row("systems", std::to_string(s.devices) + " x " + wafer_hardware(s.hardware).wafer.name +
                        (s.devices > 1 ? ", data parallel through SwarmX" : ""));
     const WaferRun& w = wafer_run(r);
     row("execution", std::string(scenario::to_string(w.mode)) + " (" + w.mode_reason + ")");

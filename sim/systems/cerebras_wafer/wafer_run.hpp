@@ -5,7 +5,7 @@
 
 #include "report/run_report.hpp"
 #include "scenario/scenario_spec.hpp"
-#include "wafer/wafer_program.hpp"
+#include "systems/cerebras_wafer/wafer_program.hpp"
 
 namespace dtsim::systems {
 

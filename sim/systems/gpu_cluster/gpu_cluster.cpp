@@ -12,6 +12,7 @@
 #include "parallel/schedule.hpp"
 #include "replay/step_program.hpp"
 #include "report/explain.hpp"
+#include "systems/gpu_cluster/gpu_hardware.hpp"
 #include "systems/gpu_cluster/gpu_step.hpp"
 
 namespace dtsim::systems {
@@ -20,7 +21,47 @@ namespace {
 
 class GpuCluster : public SystemKind {
  public:
-  const char* name() const override { return hardware::kGpuCluster; }
+  const char* name() const override { return "gpu-cluster"; }
+
+  void read_sections(config::MapReader& root, hardware::HardwareSpec& hw) const override
+  {
+    read_gpu_hardware(root, hw);
+  }
+
+  void check(hardware::HardwareSpec& hw, const hardware::HardwareSpec& file, Diagnostics& diag) const override
+  {
+    check_gpu_hardware(hw, file, diag);
+  }
+
+  std::vector<config::KeyGroup> key_groups() const override { return gpu_hardware_key_groups(); }
+
+  void check_plan(const scenario::ScenarioSpec& s, const scenario::KeyOrigin& at, Diagnostics& diag) const override
+  {
+    if (s.where.count("wafer"))
+      diag.add(at("wafer"), "wafer",
+               "the wafer section applies to wafer-scale hardware only; " + s.hardware.file + " is a GPU cluster");
+    if (s.parallel.tp_overlap && s.hardware.device.sm_count == 0)
+      diag.add(at("parallel.tp_overlap"), "parallel.tp_overlap",
+               "expected device.sm_count in " + s.hardware.file +
+                   ": the overlapped communication kernels take streaming multiprocessors from the GEMMs beside them");
+  }
+
+  std::string why_no_stack(const scenario::ScenarioSpec&) const override { return ""; }
+
+  // The framework's micro batch is the scenario's: it must be given, as an integer.
+  void take_micro_batch(scenario::ScenarioSpec& s, const scenario::MicroBatchGiven& given,
+                        Diagnostics& diag) const override
+  {
+    if (given.is_auto)
+      diag.add(given.where, "training.micro_batch",
+               "expected an integer >= 1 on a GPU cluster (" + s.hardware.file +
+                   "): auto, the largest micro batch that fits, is chosen on wafer-scale hardware only, got auto");
+    else if (!given.given && given.section_read)
+      diag.add(given.where, "training.micro_batch", "missing required key 'micro_batch' (expected an integer >= 1)");
+  }
+
+  // Megatron-LM and the frameworks built on it pad the vocabulary (tokenizer.py, _vocab_size_with_padding).
+  bool pads_vocabulary() const override { return true; }
 
   // Every choice is the scenario's or its stack's (the reader fills them in): nothing left to a compiler.
   void complete(scenario::ScenarioSpec&) const override {}

@@ -1,9 +1,10 @@
-#include "wafer/wafer_platform.hpp"
+#include "systems/cerebras_wafer/wafer_platform.hpp"
 
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/s4u.hpp>
 
 #include "platform/cluster_platform.hpp"
+#include "systems/cerebras_wafer/wafer_hardware.hpp"
 
 namespace dtsim::wafer {
 
@@ -28,9 +29,9 @@ void add_both(sg4::NetZone* z, sg4::Host* a, sg4::Host* b, const std::vector<sg4
 }  // namespace
 
 WaferPlatform::WaferPlatform(const hardware::HardwareSpec& hw, int64_t systems)
-    : rows_(hw.wafer.mesh_rows), cols_(hw.wafer.mesh_cols)
+    : rows_(systems::wafer_hardware(hw).wafer.mesh_rows), cols_(systems::wafer_hardware(hw).wafer.mesh_cols)
 {
-  const auto& w = hw.wafer;
+  const auto& w = systems::wafer_hardware(hw).wafer;
   const double speed = platform::kHostSpeed;
   // The top zone holds zones only (SimGrid 3.32 numbers a zone's netpoints per zone: hosts and child zones side
   // by side in one star zone collide). Its children: the tree (MemoryX, SwarmX) and one zone per
@@ -55,7 +56,7 @@ WaferPlatform::WaferPlatform(const hardware::HardwareSpec& hw, int64_t systems)
   };
   std::vector<Node> switches;
   std::vector<int64_t> parent(size_t(systems), -1);  // -1: MemoryX
-  const int f = std::max(2, hw.swarmx.fan_out);
+  const int f = std::max(2, systems::wafer_hardware(hw).swarmx.fan_out);
   // parents of the current level, built bottom-up
   std::vector<int64_t> current;
   for (int64_t s = 0; s < systems; ++s)
@@ -88,10 +89,10 @@ WaferPlatform::WaferPlatform(const hardware::HardwareSpec& hw, int64_t systems)
   for (size_t i = 0; i < switches.size(); ++i) {
     auto& n = switches[i];
     const bool under_memoryx = switch_parent[i].second < 0;
-    double bw = under_memoryx ? hw.memoryx.bandwidth_Bps : hw.swarmx.port_bw_Bps;
+    double bw = under_memoryx ? systems::wafer_hardware(hw).memoryx.bandwidth_Bps : systems::wafer_hardware(hw).swarmx.port_bw_Bps;
     n.up = root->create_host("swarmx" + std::to_string(i) + "-up", speed)->seal();
     n.edge = root->create_split_duplex_link("swarmx" + std::to_string(i) + "-edge", bw)
-                 ->set_latency(hw.swarmx.latency_per_level_s)
+                 ->set_latency(systems::wafer_hardware(hw).swarmx.latency_per_level_s)
                  ->seal();
     ++links_;
     root->add_route(n.up->get_netpoint(), nullptr, nullptr, nullptr, {{n.edge, Dir::UP}}, true);
@@ -152,9 +153,9 @@ WaferPlatform::WaferPlatform(const hardware::HardwareSpec& hw, int64_t systems)
     z->seal();
     sg4::Host* p = parent[size_t(s)] < 0 ? memoryx_ : switches[size_t(parent[size_t(s)])].down;
     // One system talks to MemoryX directly; several through SwarmX ports.
-    double leaf_bw = parent[size_t(s)] < 0 ? hw.memoryx.bandwidth_Bps : hw.swarmx.port_bw_Bps;
+    double leaf_bw = parent[size_t(s)] < 0 ? systems::wafer_hardware(hw).memoryx.bandwidth_Bps : systems::wafer_hardware(hw).swarmx.port_bw_Bps;
     auto* leaf = top->create_split_duplex_link(sys + "-leaf", leaf_bw)
-                     ->set_latency(parent[size_t(s)] < 0 ? w.io_latency_s : hw.swarmx.latency_per_level_s)
+                     ->set_latency(parent[size_t(s)] < 0 ? w.io_latency_s : systems::wafer_hardware(hw).swarmx.latency_per_level_s)
                      ->seal();
     ++links_;
     top->add_route(z->get_netpoint(), nullptr, gw->get_netpoint(), nullptr, {{leaf, Dir::UP}}, true);

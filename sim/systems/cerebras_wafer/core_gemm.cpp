@@ -1,4 +1,4 @@
-#include "wafer/core_gemm.hpp"
+#include "systems/cerebras_wafer/core_gemm.hpp"
 
 #include <algorithm>
 
@@ -12,7 +12,7 @@ double reduction_per_core(const model::Op& gemm, double cores)
   return gemm.k * std::min(1.0, rows / cores);
 }
 
-double core_gemm_efficiency(const model::Op& gemm, const hardware::WaferSpec& w)
+double core_gemm_efficiency(const model::Op& gemm, const systems::WaferSpec& w)
 {
   const double v = reduction_per_core(gemm, double(w.cores));
   return w.gemm_max_efficiency * v / (v + w.gemm_half_length);

@@ -1,5 +1,6 @@
 // Layer-pipelined execution of one training step (see wafer_replay.hpp).
-#include "wafer/layer_pipeline.hpp"
+#include "systems/cerebras_wafer/wafer_hardware.hpp"
+#include "systems/cerebras_wafer/layer_pipeline.hpp"
 
 #include <algorithm>
 #include <numeric>
@@ -182,7 +183,7 @@ void LayerPipeline::sync_and_update(size_t g)
     State& st = st_[g];
     const double t1 = Activities::now();
     st.b.exposed_dp_comm_s += t1 - t0;
-    const auto& w = s_.hardware.wafer;
+    const auto& w = systems::wafer_hardware(s_.hardware).wafer;
     const double sram_share = w.sram_bw_Bps * double(regions_[g].tiles) / double(pf_.rows() * pf_.cols());
     acts_.exec(host_of(g, false), params * p_.optimizer_bytes_per_param / sram_share, [this, g, t1]() {
       State& st = st_[g];

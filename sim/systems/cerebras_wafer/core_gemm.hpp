@@ -14,7 +14,7 @@
 ///   v = k * min(1, batch * m / cores),   efficiency = max_efficiency * v / (v + half_length)
 ///
 /// max_efficiency and half_length are fitted on published runs (scripts/calibrate_wafer.py, hardware files).
-#include "hardware/hardware_spec.hpp"
+#include "systems/cerebras_wafer/wafer_hardware.hpp"
 #include "model/ops.hpp"
 
 namespace dtsim::wafer {
@@ -23,6 +23,6 @@ namespace dtsim::wafer {
 double reduction_per_core(const model::Op& gemm, double cores);
 
 /// Fraction of the wafer's peak at which `gemm` runs on wafer `w`.
-double core_gemm_efficiency(const model::Op& gemm, const hardware::WaferSpec& w);
+double core_gemm_efficiency(const model::Op& gemm, const systems::WaferSpec& w);
 
 }  // namespace dtsim::wafer

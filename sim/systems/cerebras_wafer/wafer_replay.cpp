@@ -1,10 +1,10 @@
-#include "wafer/wafer_replay.hpp"
+#include "systems/cerebras_wafer/wafer_replay.hpp"
 
 #include "core/diagnostics.hpp"
 #include "replay/activities.hpp"
-#include "wafer/layer_pipeline.hpp"
-#include "wafer/wafer_platform.hpp"
-#include "wafer/weight_streaming.hpp"
+#include "systems/cerebras_wafer/layer_pipeline.hpp"
+#include "systems/cerebras_wafer/wafer_platform.hpp"
+#include "systems/cerebras_wafer/weight_streaming.hpp"
 
 namespace dtsim::wafer {
 

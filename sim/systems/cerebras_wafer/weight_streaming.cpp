@@ -1,5 +1,6 @@
 // Weight-streaming execution of one training step (see wafer_replay.hpp).
-#include "wafer/weight_streaming.hpp"
+#include "systems/cerebras_wafer/wafer_hardware.hpp"
+#include "systems/cerebras_wafer/weight_streaming.hpp"
 
 #include <algorithm>
 
@@ -221,7 +222,7 @@ void WeightStreaming::stream_gradients(size_t si, size_t k)
       }
       const WaferUnit& u = p_.units[size_t(w.unit)];
       const double t1 = Activities::now();
-      acts_.exec(pf_.memoryx(), u.params * p_.optimizer_bytes_per_param / s_.hardware.memoryx.update_bandwidth_Bps,
+      acts_.exec(pf_.memoryx(), u.params * p_.optimizer_bytes_per_param / systems::wafer_hardware(s_.hardware).memoryx.update_bandwidth_Bps,
                  [this, t1]() {
                    static const std::string label = "optimizer (MemoryX)";
                    trace_.add(-1, 0, label, t1, Activities::now());

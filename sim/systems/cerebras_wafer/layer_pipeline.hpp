@@ -7,8 +7,8 @@
 #include "replay/activities.hpp"
 #include "replay/replay.hpp"
 #include "scenario/scenario_spec.hpp"
-#include "wafer/wafer_platform.hpp"
-#include "wafer/wafer_program.hpp"
+#include "systems/cerebras_wafer/wafer_platform.hpp"
+#include "systems/cerebras_wafer/wafer_program.hpp"
 
 namespace dtsim::wafer {
 

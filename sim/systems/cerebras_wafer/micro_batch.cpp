@@ -1,9 +1,10 @@
-#include "wafer/micro_batch.hpp"
+#include "systems/cerebras_wafer/micro_batch.hpp"
 
 #include "config/units.hpp"
 #include "model/transformer.hpp"
 #include "parallel/plan.hpp"
-#include "wafer/wafer_program.hpp"
+#include "systems/cerebras_wafer/wafer_hardware.hpp"
+#include "systems/cerebras_wafer/wafer_program.hpp"
 
 namespace dtsim::wafer {
 
@@ -43,7 +44,7 @@ MicroBatchChoice choose_micro_batch(const scenario::ScenarioSpec& s)
   MicroBatchChoice c;
   c.sized_for = s.wafer_mode == WaferMode::LayerPipelined ? WaferMode::LayerPipelined : WaferMode::WeightStreaming;
   c.system_batch = s.training.global_batch / s.parallel.dp;
-  c.capacity_bytes = s.hardware.wafer.sram_bytes;
+  c.capacity_bytes = systems::wafer_hardware(s.hardware).wafer.sram_bytes;
   c.sram_bytes = sram_needed(s, 1, c.sized_for);
   c.fits = c.sram_bytes <= c.capacity_bytes;
   if (!c.fits)

@@ -9,7 +9,7 @@
 ///    crossing the mesh between neighbouring regions; several systems sum gradients through SwarmX at the end.
 #include "replay/replay.hpp"
 #include "scenario/scenario_spec.hpp"
-#include "wafer/wafer_program.hpp"
+#include "systems/cerebras_wafer/wafer_program.hpp"
 
 namespace dtsim::wafer {
 

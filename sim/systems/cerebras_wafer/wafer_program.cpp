@@ -1,10 +1,11 @@
-#include "wafer/wafer_program.hpp"
+#include "systems/cerebras_wafer/wafer_program.hpp"
 
 #include <algorithm>
 
 #include "config/units.hpp"
 #include "parallel/memory.hpp"
-#include "wafer/core_gemm.hpp"
+#include "systems/cerebras_wafer/core_gemm.hpp"
+#include "systems/cerebras_wafer/wafer_hardware.hpp"
 
 namespace dtsim::wafer {
 
@@ -21,7 +22,7 @@ struct Cost {
 
 Cost cost(const std::vector<model::Op>& ops, const scenario::ScenarioSpec& s)
 {
-  const auto& w = s.hardware.wafer;
+  const auto& w = systems::wafer_hardware(s.hardware).wafer;
   const double peak = s.hardware.peak_flops(s.training.precision);
   Cost c;
   for (const auto& op : ops) {
@@ -95,7 +96,7 @@ WaferMemory wafer_memory(const scenario::ScenarioSpec& s, const parallel::Derive
   const double params = t.total_params(plan.shape.seq);
   const double sbh = double(plan.tokens_per_microbatch) * double(spec.hidden);
   const int e = plan.precision.activation_bytes;
-  m.sram_capacity = s.hardware.wafer.sram_bytes;
+  m.sram_capacity = systems::wafer_hardware(s.hardware).wafer.sram_bytes;
   // Activations kept on the wafer for one pass, as on a GPU without tensor parallelism (Korthikanti et al. 2022),
   // except that the wafer never holds whole attention-score matrices or whole logits: attention and the loss
   // are computed block by block as the data flows through (assumed, docs/wafer.md).
@@ -113,7 +114,7 @@ WaferMemory wafer_memory(const scenario::ScenarioSpec& s, const parallel::Derive
     // Weight streaming: two layers' weights (the one computing, the one arriving) and one layer's gradients.
     const double layer = t.layer_params() * 2;
     m.sram_weights = 3 * layer;
-    m.memoryx_capacity = s.hardware.memoryx.capacity_bytes;
+    m.memoryx_capacity = systems::wafer_hardware(s.hardware).memoryx.capacity_bytes;
     m.memoryx_weights = params * 2;
     m.memoryx_gradients = params * 2;
     m.memoryx_optimizer = params * 12;

@@ -1,0 +1,200 @@
+#include "systems/gpu_cluster/gpu_hardware.hpp"
+
+#include "hardware/hardware_keys.hpp"
+#include "hardware/hardware_yaml.hpp"
+
+namespace dtsim::systems {
+
+using config::MapReader;
+using hardware::CollectiveForce;
+using hardware::DeviceSpec;
+using hardware::GemmEfficiency;
+using hardware::HardwareSpec;
+using hardware::LinkSpec;
+using hardware::Topology;
+
+namespace {
+
+using config::Dimension;
+using config::Key;
+using config::Presence;
+namespace limits = config::limits;
+constexpr Presence kRequired = Presence::Required;
+constexpr Presence kOptional = Presence::Optional;
+
+// The keys, declared once.
+const Key kDevice = Key::section("device", kRequired, "one GPU");
+const Key kDeviceName = Key::string("name", kRequired, "", "the GPU's name");
+const Key kMemory = Key::quantity("memory", Dimension::Bytes, limits::kCapacity, kRequired, "", "device memory");
+const Key kMemoryBandwidth = Key::quantity("memory_bandwidth", Dimension::Bandwidth, limits::kBandwidth, kRequired,
+                                           "", "peak memory bandwidth");
+const Key kPower = Key::quantity("power", Dimension::Power, limits::kPower, kOptional, "not given (no energy)",
+                                 "board power (TDP)");
+const Key kSmCount = Key::integer("sm_count", limits::kSmCount, kOptional, "not given",
+                                  "streaming multiprocessors; needed by `parallel.tp_overlap`; communication kernels "
+                                  "take 16 of them (NCCL) or 20 (an expert all-to-all) from the compute beside them");
+const Key kEfficiency = Key::section("efficiency", kRequired, "what the device achieves of its peaks");
+const Key kGemm = Key::section("gemm", kRequired, "GEMM efficiency against shape (docs/calibration.md)");
+const Key kGemmFp8 = Key::section("gemm_fp8", kOptional,
+                                  "the same for fp8 GEMMs at the fp8 peak; absent: fp8 GEMMs use `gemm`");
+const Key kGemmMax = Key::number("max", 0.01, 1.0, kRequired, "", "the fraction of peak large GEMMs approach")
+                         .defaults_to(1.0);
+const Key kGemmHalfArea = Key::number("half_area", 0, 1e12, kRequired, "",
+                                      "output elements at which the fill factor is 1/2");
+const Key kGemmAreaExponent = Key::number("area_exponent", 0.1, 10, kOptional, "",
+                                          "how sharply the fill factor saturates").defaults_to(1);
+const Key kGemmHalfK = Key::number("half_k", 0, 1e6, kRequired, "",
+                                   "reduction depth at which the depth factor is 1/2");
+const Key kMemoryEfficiency = Key::number("memory", 0.01, 1.0, kRequired, "",
+                                          "achieved fraction of memory bandwidth for streaming kernels")
+                                  .defaults_to(1.0);
+const Key kKernelMinTime = Key::quantity("kernel_min_time", Dimension::Time, limits::kLatency, kRequired, "",
+                                         "shortest time any kernel takes (launch and tail)");
+const Key kNode = Key::section("node", kRequired, "a host and its NVLink domain");
+const Key kNodeDevices = Key::integer("devices", limits::kNodeDevices, kRequired, "", "devices per node")
+                             .defaults_to(1);
+const Key kNvlink = Key::section("nvlink", kRequired, "each device's link to the node switch (NVSwitch)");
+const Key kNvSwitchGeneration = Key::integer("nvswitch_generation", limits::kNvSwitchGeneration, kOptional,
+                                             "0: not known",
+                                             "3 and later reduce in the switch (NVLink SHARP): NCCL's `nvls` and "
+                                             "`nvls_tree` algorithms; 2: A100, 3: H100, 4: B200");
+const Key kLinkBandwidth = Key::quantity("bandwidth", Dimension::Bandwidth, limits::kBandwidth, kRequired, "",
+                                         "datasheet bandwidth, per direction");
+const Key kLinkLatency = Key::quantity("latency", Dimension::Time, limits::kLatency, kRequired, "",
+                                       "one-way latency: between two devices (NVLink), end to end across the "
+                                       "fabric (NIC)");
+const Key kLinkGoodput = Key::quantity("goodput", Dimension::Bandwidth, limits::kBandwidth, kOptional,
+                                       "the bandwidth",
+                                       "the data rate copies achieve on the link (a measured or sourced fact, "
+                                       "docs/calibration.md \"Collectives\"): the rate the platform's links run at");
+const Key kNetwork = Key::section("network", kRequired, "the NICs and the switch fabric between nodes");
+const Key kNicsPerNode = Key::integer("nics_per_node", limits::kNodeDevices, kRequired, "",
+                                      "compute NICs per node, a divisor of node.devices; device i uses NIC i % n")
+                             .defaults_to(1);
+const Key kNic = Key::section("nic", kRequired, "one NIC, per direction");
+const Key kTopology = Key::section("topology", kRequired, "the switch fabric");
+const Key kTopologyType = Key::choice("type", {"fat-tree", "rail-optimized"}, kRequired, "",
+                                      "leaf switches group NICs by node order, or by rail");
+const Key kLevels = Key::integer("levels", limits::kTopologyLevels, kRequired, "", "switch levels (1: one switch)")
+                        .defaults_to(1);
+const Key kSwitchRadix = Key::integer("switch_radix", limits::kSwitchRadix, kRequired, "",
+                                      "ports per switch (half down, half up)").defaults_to(2);
+const Key kOversubscription = Key::number("oversubscription", 1.0, 64.0, kOptional, "",
+                                          "down/up bandwidth ratio at every switch level").defaults_to(1.0);
+LinkSpec read_link(MapReader m)
+{
+  LinkSpec l;
+  l.bw_Bps = m.value(kLinkBandwidth);
+  l.latency_s = m.value(kLinkLatency);
+  l.goodput_Bps = m.quantity(kLinkGoodput).value_or(l.bw_Bps);
+  m.finish();
+  return l;
+}
+
+GemmEfficiency read_gemm(MapReader m)
+{
+  GemmEfficiency g;
+  g.max = m.value(kGemmMax);
+  g.half_area = m.value(kGemmHalfArea);
+  g.area_exponent = m.value(kGemmAreaExponent);
+  g.half_k = m.value(kGemmHalfK);
+  m.finish();
+  return g;
+}
+
+DeviceSpec read_device(MapReader m)
+{
+  DeviceSpec d;
+  d.name = m.string(kDeviceName).value_or("");
+  d.peak_flops = hardware::read_peak_flops(m);
+  d.memory_bytes = m.value(kMemory);
+  d.memory_bw_Bps = m.value(kMemoryBandwidth);
+  d.power_W = m.value(kPower);
+  d.sm_count = int64_t(m.value(kSmCount));
+  MapReader eff = m.map(kEfficiency);
+  d.gemm = read_gemm(eff.map(kGemm));
+  if (eff.has(kGemmFp8.name)) {
+    d.has_gemm_fp8 = true;
+    d.gemm_fp8 = read_gemm(eff.map(kGemmFp8));
+  }
+  d.memory_efficiency = eff.value(kMemoryEfficiency);
+  d.kernel_min_s = eff.value(kKernelMinTime);
+  eff.finish();
+  m.finish();
+  return d;
+}
+
+}  // namespace
+
+void read_gpu_hardware(MapReader& root, HardwareSpec& hw)
+{
+  hw.device = read_device(root.map(kDevice));
+
+  MapReader node = root.map(kNode);
+  const auto node_devices = node.integer(kNodeDevices);
+  hw.node.devices = static_cast<int>(node_devices.value_or(1));
+  hw.node.nvlink = read_link(node.map(kNvlink));
+  hw.node.nvswitch_generation = static_cast<int>(node.value(kNvSwitchGeneration));
+  node.finish();
+
+  MapReader net = root.map(kNetwork);
+  const auto nics = net.integer(kNicsPerNode);
+  hw.network.nics_per_node = static_cast<int>(nics.value_or(1));
+  hw.network.nic = read_link(net.map(kNic));
+  MapReader topo = net.map(kTopology);
+  auto type = topo.choice(kTopologyType);
+  hw.network.topology = type && *type == "rail-optimized" ? Topology::RailOptimized : Topology::FatTree;
+  hw.network.levels = static_cast<int>(topo.value(kLevels));
+  hw.network.switch_radix = static_cast<int>(topo.value(kSwitchRadix));
+  hw.network.oversubscription = topo.value(kOversubscription);
+  topo.finish();
+  net.finish();
+  hw.collectives = hardware::read_collective_force(root);
+  root.finish();
+
+  // Compared only when both were read: a default must not cause a follow-on error.
+  if (node_devices && nics && *nics > *node_devices)
+    root.diag().add(net.where(kNicsPerNode.name), "network.nics_per_node",
+                    "expected at most node.devices (" + std::to_string(hw.node.devices) + ") NICs, got " +
+                        std::to_string(hw.network.nics_per_node));
+  else if (node_devices && nics && *node_devices % *nics != 0)
+    root.diag().add(net.where(kNicsPerNode.name), "network.nics_per_node",
+                    "expected a divisor of node.devices (" + std::to_string(hw.node.devices) + "), got " +
+                        std::to_string(hw.network.nics_per_node));
+}
+
+void check_gpu_hardware(HardwareSpec& hw, const HardwareSpec& file, Diagnostics& diag)
+{
+  // A what-if on a link's bandwidth (--set / --vary) that leaves its goodput alone keeps the measured ratio of
+  // the two: a faster link of the same kind loses the same share to its protocol.
+  auto follow = [](LinkSpec& l, const LinkSpec& f) {
+    if (l.bw_Bps != f.bw_Bps && l.goodput_Bps == f.goodput_Bps && f.bw_Bps > 0)
+      l.goodput_Bps = f.goodput_Bps * l.bw_Bps / f.bw_Bps;
+  };
+  follow(hw.node.nvlink, file.node.nvlink);
+  follow(hw.network.nic, file.network.nic);
+  for (auto [l, key] : {std::pair<const LinkSpec*, const char*>{&hw.node.nvlink, "node.nvlink.goodput"},
+                        {&hw.network.nic, "network.nic.goodput"}})
+    if (l->goodput_Bps > l->bw_Bps && l->bw_Bps > 0)
+      diag.add({hw.file, 0, 0}, key, "expected at most the link's bandwidth");
+}
+
+std::vector<config::KeyGroup> gpu_hardware_key_groups()
+{
+  const std::vector<const Key*> link = {&kLinkBandwidth, &kLinkLatency, &kLinkGoodput};
+  const std::vector<const Key*> gemm = {&kGemmMax, &kGemmHalfArea, &kGemmAreaExponent, &kGemmHalfK};
+  namespace hk = hardware::keys;
+  return {{"device", {&kDeviceName, &kMemory, &kMemoryBandwidth, &kPower, &kSmCount}},
+          {"device.peak_flops", hk::peak_flops_key_list()},
+          {"device.efficiency", {&kMemoryEfficiency, &kKernelMinTime}},
+          {"device.efficiency.gemm", gemm},
+          {"device.efficiency.gemm_fp8", gemm},
+          {"node", {&kNodeDevices, &kNvSwitchGeneration}},
+          {"node.nvlink", link},
+          {"network", {&kNicsPerNode}},
+          {"network.nic", link},
+          {"network.topology", {&kTopologyType, &kLevels, &kSwitchRadix, &kOversubscription}},
+          {"collectives", {&hk::kCollectiveAlgorithm, &hk::kCollectiveProtocol}}};
+}
+
+}  // namespace dtsim::systems
