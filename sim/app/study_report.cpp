@@ -230,7 +230,7 @@ ScenarioInputs scenario_inputs(const std::string& path)
     add("hardware", s.hardware.name);
     add("devices", std::to_string(s.devices) + " x " + s.hardware.device.name);
     add("plan", "tp " + std::to_string(s.parallel.tp) + ", pp " + std::to_string(s.parallel.pp) + ", dp " +
-                    std::to_string(s.parallel.dp) + ", " + scenario::to_string(s.schedule) +
+                    std::to_string(s.parallel.dp) + ", " + s.schedule +
                     (s.parallel.vpp > 1 ? " (" + std::to_string(s.parallel.vpp) + " chunks)" : "") +
                     (s.parallel.sp ? ", sequence parallel" : ""));
   }

@@ -37,7 +37,7 @@ class GpuSections : public SystemSections {
                     (s.parallel.ep > 1 ? ", ep " + std::to_string(s.parallel.ep) : "") +
                     (s.parallel.experts_whole() && s.model.experts > 0 ? " (experts whole)" : "") +
                     (s.parallel.zero > 0 ? ", ZeRO-" + std::to_string(s.parallel.zero) : "") + ", " +
-                    scenario::to_string(s.schedule));
+                    s.schedule);
   }
 
   void software_rows(const RunReport& r, const Row& row) const override
