@@ -14,6 +14,8 @@
 
 namespace dtsim::scenario {
 
+/// The schedule a scenario runs when it names none (the `schedule` key's default, docs/yaml-reference.md).
+inline constexpr const char* kDefaultSchedule = "1f1b";
 enum class Recompute { None, Selective, Full };
 enum class Fidelity { Folded, Full };
 /// Execution of a model on a wafer-scale system.
@@ -124,7 +126,7 @@ struct ScenarioSpec {
   ParallelSpec parallel;
   /// The pipeline schedule: the name of its entry in the catalog (scenario/schedule_registry.hpp, checked by the
   /// YAML reader).
-  std::string schedule = "1f1b";
+  std::string schedule = kDefaultSchedule;
   TrainingSpec training;
   Fidelity fidelity = Fidelity::Folded;
   WaferMode wafer_mode = WaferMode::Auto;  ///< wafer-scale hardware only

@@ -390,8 +390,8 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
     s.parallel.dp = 0;
   }
 
-  auto sched = root.choice("schedule", schedule_names(), false).value_or("1f1b");
-  s.schedule = find_schedule(sched) ? sched : "1f1b";  // unknown: reported
+  auto sched = root.choice("schedule", schedule_names(), false).value_or(kDefaultSchedule);
+  s.schedule = find_schedule(sched) ? sched : kDefaultSchedule;  // unknown: reported
   remember(root, "schedule");
 
   MapReader tr = root.map("training", true);
