@@ -60,7 +60,7 @@ bool move_to_devices(scenario::ScenarioSpec& s, int64_t devices)
   s.parallel.tp = s.parallel.pp = s.parallel.vpp = s.parallel.cp = s.parallel.ep = 1;
   s.parallel.dp = devices;
   s.parallel.stage_layers.clear();
-  s.schedule = scenario::Schedule::OneFOneB;
+  s.schedule = scenario::kDefaultSchedule;
   scenario::check_plan(s);  // sets the microbatches where the batch divides; the search prunes what does not
   return false;
 }

@@ -27,6 +27,7 @@
 #include "core/diagnostics.hpp"
 #include "core/version.hpp"
 #include "scenario/scenario_spec.hpp"
+#include "scenario/schedule_registry.hpp"
 
 namespace {
 
@@ -210,8 +211,11 @@ int main(int argc, char** argv)
   run_cmd->add_option("more", ro.more, "More scenarios: jobs sharing the cluster's fabric (with --shared-fabric)");
   run_cmd->add_option("--set", ro.sets, "Override a scenario key, e.g. --set parallel.tp=8 (repeatable)");
   run_cmd->add_option("--format", ro.format, "Output format")->check(CLI::IsMember({"table", "json"}));
-  {  // the collective registry's names, as the YAML check takes them (collectives.algorithm / protocol)
-    std::string foot = "Collectives (hardware or stack key collectives: {algorithm, protocol}; auto: NCCL's choice):\n";
+  {  // the catalogs' names, as the YAML check takes them (schedule; collectives.algorithm / protocol)
+    std::string foot = "Schedules (scenario key schedule):\n";
+    for (const auto& d : dtsim::scenario::schedule_registry())
+      foot += std::string("  ") + d.name + ": " + d.summary + "\n";
+    foot += "Collectives (hardware or stack key collectives: {algorithm, protocol}; auto: NCCL's choice):\n";
     for (const auto& a : dtsim::collectives::algorithms())
       foot += std::string("  ") + a.name + ": " + a.summary + "\n";
     for (const auto& p : dtsim::collectives::protocols())

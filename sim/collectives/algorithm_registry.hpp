@@ -1,12 +1,14 @@
 #pragma once
-/// Collectives as NCCL runs them: one table of algorithms (ring, double binary tree, NVLink SHARP, NVLS tree) and
-/// one of protocols (LL, LL128, Simple), with NCCL's cost model: a latency per (algorithm, protocol) and a
-/// bandwidth that is a fraction of the links' goodput. The YAML checks, the CLI help and docs/yaml-reference.md
-/// list their names from these tables.
+/// Collectives as NCCL runs them: a catalog of algorithms (ring, double binary tree, NVLink SHARP, NVLS tree), one
+/// file per algorithm in collectives/algorithms/ registered by one line of algorithm_registry.cpp, and a table of
+/// protocols (LL, LL128, Simple), with NCCL's cost model: a latency per (algorithm, protocol) and a bandwidth that
+/// is a fraction of the links' goodput. The YAML checks, the CLI help and docs/yaml-reference.md list their names
+/// from these tables; adding an algorithm is adding a file and its line (docs/architecture.md, "Catalogs").
 ///
 /// Every constant is read from NCCL's tuner (NVIDIA/nccl, src/graph/tuning.cc at commit 5067397c, June 2026;
 /// `baseLatencies`, `hwLatencies`, `llMaxBws`, `nvlsEfficiency` and the "model refinements" of ncclTopoTuneModel),
 /// see docs/calibration.md, "Collectives". Times are in seconds, sizes in bytes, bandwidths in bytes/s.
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -18,11 +20,11 @@ namespace dtsim::collectives {
 /// `bytes` is what one rank holds before the exchange, its own share included. It is not in the registry.
 enum class Kind { AllReduce, ReduceScatter, AllGather, AllToAll };
 
-/// NCCL's algorithms that dtsim models.
-enum class Algorithm { Ring, Tree, Nvls, NvlsTree };
 /// NCCL's protocols: LL (8-byte stores with a flag, low latency), LL128 (128-byte lines with a flag), Simple
 /// (bulk copies with memory fences between steps).
 enum class Protocol { LL, LL128, Simple };
+/// One value per protocol, indexed by Protocol: a column of NCCL's tuner tables.
+using PerProtocol = std::array<double, 3>;
 
 /// The shape of a collective's group and the links it runs on.
 struct GroupShape {
@@ -42,20 +44,50 @@ struct CollectiveChoice {
   std::string protocol;   ///< "" or "auto"
 };
 
+/// One flow of a collective: `bytes` from device `src` to device `dst`.
+struct Flow {
+  int64_t src = 0, dst = 0;  ///< device indices
+  double bytes = 0;
+};
+
+/// A group's members on each of its nodes, nodes in ascending order, members in group order.
+using MembersByNode = std::vector<std::vector<int64_t>>;
+
+/// What an algorithm costs NCCL's model, before the protocol's fraction of goodput.
+struct AlgorithmCost {
+  double latency_us = 0;  ///< NCCL's latency for the whole collective, route latency included
+  /// Bytes the busiest NVLink and the busiest NIC carry per byte of the tensor, each way.
+  double nvlink_factor = 0, nic_factor = 0;
+};
+
+/// An algorithm's entry: its names and what it does, as NCCL's tuner models it and as flows on the links. Only
+/// `nics_at_goodput` and `ll_capped_s` have defaults (the ring's); an entry sets every other field.
 struct AlgorithmDef {
-  Algorithm id;
-  const char* name;     ///< the YAML value
-  const char* summary;  ///< one line, for help and docs
-  const char* applies;  ///< where NCCL can run it
+  const char* name = "";     ///< the YAML value
+  const char* summary = "";  ///< one line, for help and docs
+  const char* applies = "";  ///< where NCCL can run it
+  /// Whether NCCL can run it with `p` for this collective on this group (asked only of groups of two or more
+  /// members, for every kind but AllToAll).
+  bool (*applicable)(Protocol p, Kind kind, const GroupShape& g) = nullptr;
+  /// Achieved fraction of the links' goodput under `p` (1 for Simple on a ring).
+  double (*bandwidth_fraction)(Protocol p, const GroupShape& g) = nullptr;
+  /// Whether that fraction leaves the NICs at their goodput (NVLS tree: it applies to the in-switch part only).
+  bool nics_at_goodput = false;
+  /// Latency and bytes per link of the collective on this group (assumes applicable()).
+  AlgorithmCost (*cost)(Protocol p, Kind kind, const GroupShape& g) = nullptr;
+  /// The time LL's bus-bandwidth cap allows (NCCL llMaxBws), from `bus_s`, the time at the cap of a ring
+  /// all-reduce's bus bytes on `ranks` members.
+  double (*ll_capped_s)(double bus_s, int64_t ranks) = [](double bus_s, int64_t) { return bus_s; };
+  /// Appends to `flows` the flows that load every link as the algorithm does: `nvlink_bytes` over the busiest
+  /// NVLink and `nic_bytes` over the busiest NIC, each way. `group` is in ring order.
+  void (*lay_flows)(const std::vector<int64_t>& group, const MembersByNode& by_node, const GroupShape& g,
+                    double nvlink_bytes, double nic_bytes, std::vector<Flow>& flows) = nullptr;
 };
 
 struct ProtocolDef {
   Protocol id;
   const char* name;
   const char* summary;
-  double base_latency_us[4];  ///< per algorithm (Ring, Tree, Nvls, NvlsTree): NCCL baseLatencies
-  double nvlink_step_us[4];   ///< per step within a node: NCCL hwLatencies[NVLINK]
-  double net_step_us[4];      ///< per step across nodes: NCCL hwLatencies[NET]
 };
 
 /// The registries, in documentation order.
@@ -64,15 +96,16 @@ const std::vector<ProtocolDef>& protocols();
 /// Valid YAML values: "auto" then every registry name.
 std::vector<std::string> algorithm_choices();
 std::vector<std::string> protocol_choices();
-const AlgorithmDef& algorithm_def(Algorithm a);
+/// The algorithm named `name`, or nullptr.
+const AlgorithmDef* find_algorithm(const std::string& name);
 const ProtocolDef& protocol_def(Protocol p);
 
 /// Whether NCCL can run `a` with `p` for this collective on this group.
-bool applicable(Algorithm a, Protocol p, Kind kind, const GroupShape& g);
+bool applicable(const AlgorithmDef& a, Protocol p, Kind kind, const GroupShape& g);
 
 /// The model's prediction for one candidate (NCCL's ncclTopoGetAlgoTime shape: latency + bytes / bandwidth).
 struct Prediction {
-  Algorithm algorithm = Algorithm::Ring;
+  const AlgorithmDef* algorithm = nullptr;  ///< an entry of algorithms()
   Protocol protocol = Protocol::Simple;
   double latency_s = 0;  ///< whole collective, route latency included
   /// Bytes a busiest link carries per byte of the tensor (the algorithm's traffic), over the protocol's and the
@@ -82,14 +115,11 @@ struct Prediction {
 };
 
 /// The prediction for one algorithm and protocol (assumes applicable()).
-Prediction predict(Algorithm a, Protocol p, Kind kind, double bytes, const GroupShape& g);
+Prediction predict(const AlgorithmDef& a, Protocol p, Kind kind, double bytes, const GroupShape& g);
 
 /// NCCL's choice: the applicable candidate with the lowest predicted time, among those `forced` allows. A forced
 /// algorithm that cannot run this collective on this group falls back to the ring (as NCCL's per-function
 /// NCCL_ALGO lists do: ring is the one algorithm every collective has).
 Prediction choose(Kind kind, double bytes, const GroupShape& g, const CollectiveChoice& forced);
-
-/// Achieved fraction of the links' goodput for a protocol under an algorithm (1 for Simple on a ring).
-double bandwidth_fraction(Algorithm a, Protocol p, const GroupShape& g);
 
 }  // namespace dtsim::collectives

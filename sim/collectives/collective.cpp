@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <iterator>
 #include <map>
 
 namespace dtsim::collectives {
@@ -55,35 +54,6 @@ GroupShape group_shape(const std::vector<int64_t>& group, const parallel::Placem
   return g;
 }
 
-namespace {
-
-// The two trees over nodes 0..N-1: heap numbering, the second mirrored. Calls fn(child, parent) per tree link.
-template <class Fn>
-void for_each_tree_link(int64_t nodes, Fn fn)
-{
-  for (int tree = 0; tree < 2; ++tree)
-    for (int64_t p = 1; p < nodes; ++p) {
-      int64_t child = p, parent = (p - 1) / 2;
-      if (tree == 1) {
-        child = nodes - 1 - child;
-        parent = nodes - 1 - parent;
-      }
-      fn(child, parent);
-    }
-}
-
-int64_t max_degree(int64_t nodes)
-{
-  std::vector<int64_t> deg(size_t(nodes), 0);
-  for_each_tree_link(nodes, [&](int64_t c, int64_t p) {
-    ++deg[size_t(c)];
-    ++deg[size_t(p)];
-  });
-  return nodes > 0 ? *std::max_element(deg.begin(), deg.end()) : 0;
-}
-
-}  // namespace
-
 std::vector<Phase> plan_collective(Kind kind, double bytes, const std::vector<int64_t>& group,
                                    const parallel::Placement& placement, const Fabric& fabric,
                                    double inter_node_scale)
@@ -116,59 +86,13 @@ std::vector<Phase> plan_collective(Kind kind, double bytes, const std::vector<in
   const double nic_s = g.nic_Bps > 0 ? nic_bytes / g.nic_Bps : 0.0;
   const bool nic_bound = g.nodes > 1 && (nic_s >= nvl_s || nvl_bytes <= 0);
   ph.latency_s = std::max(0.0, pr.latency_s - (nic_bound ? fabric.nic_latency_s : fabric.nvlink_latency_s));
-  auto ring_flows = [&](const std::vector<int64_t>& ring, double each) {
-    for (size_t i = 0; i < ring.size(); ++i)
-      ph.flows.push_back({ring[i], ring[(i + 1) % ring.size()], each});
-  };
-  std::map<int64_t, std::vector<int64_t>> by_node;  // members per node, in group order
+  std::map<int64_t, std::vector<int64_t>> members_of_node;  // in group order
   for (int64_t d : group)
-    by_node[placement.node_of(d)].push_back(d);
-  const int64_t k = g.per_node();
-  auto tree_flows = [&]() {  // each tree link, each local rank's NIC: half the tensor / k each way
-    std::vector<const std::vector<int64_t>*> nodes;
-    for (const auto& [node, members] : by_node)
-      nodes.push_back(&members);
-    const double each = nic_bytes / double(max_degree(g.nodes));
-    for_each_tree_link(g.nodes, [&](int64_t c, int64_t p) {
-      for (int64_t l = 0; l < k; ++l) {
-        ph.flows.push_back({(*nodes[size_t(c)])[size_t(l)], (*nodes[size_t(p)])[size_t(l)], each});
-        ph.flows.push_back({(*nodes[size_t(p)])[size_t(l)], (*nodes[size_t(c)])[size_t(l)], each});
-      }
-    });
-  };
-  switch (pr.algorithm) {
-    case Algorithm::Ring:
-      if (g.nodes == 1 || !g.uniform || k == 1) {
-        ring_flows(group, std::max(nvl_bytes, nic_bytes));
-        break;
-      }
-      // k channels: within a node l -> l + 1 carries k - 1 of them, local rank l's NIC carries one to the next
-      // node's local rank l.
-      for (auto it = by_node.begin(); it != by_node.end(); ++it) {
-        auto next = std::next(it) == by_node.end() ? by_node.begin() : std::next(it);
-        ring_flows(it->second, nvl_bytes);
-        for (int64_t l = 0; l < k; ++l)
-          ph.flows.push_back({it->second[size_t(l)], next->second[size_t(l)], nic_bytes});
-      }
-      break;
-    case Algorithm::Tree:
-      for (const auto& [node, members] : by_node)  // the chain: reduce up, broadcast down
-        for (size_t l = 0; l + 1 < members.size(); ++l) {
-          ph.flows.push_back({members[l], members[l + 1], nvl_bytes / 2});
-          ph.flows.push_back({members[l + 1], members[l], nvl_bytes / 2});
-        }
-      if (g.nodes > 1)
-        tree_flows();
-      break;
-    case Algorithm::Nvls:  // each device's link carries S(1 + 1/n) each way: a ring of flows loads them alike
-      ring_flows(group, nvl_bytes);
-      break;
-    case Algorithm::NvlsTree:
-      for (const auto& [node, members] : by_node)
-        ring_flows(members, nvl_bytes);
-      tree_flows();
-      break;
-  }
+    members_of_node[placement.node_of(d)].push_back(d);
+  MembersByNode by_node;
+  for (auto& [node, members] : members_of_node)
+    by_node.push_back(std::move(members));
+  pr.algorithm->lay_flows(group, by_node, g, nvl_bytes, nic_bytes, ph.flows);
   phases.push_back(std::move(ph));
   return phases;
 }

@@ -30,15 +30,10 @@ struct Fabric {
   CollectiveChoice choice;
 };
 
-struct Flow {
-  int64_t src = 0, dst = 0;  ///< device indices
-  double bytes = 0;
-};
-
 struct Phase {
   double latency_s = 0;     ///< delay before the flows start
   bool inter_node = false;  ///< whether some flows cross the NICs
-  Algorithm algorithm = Algorithm::Ring;
+  const AlgorithmDef* algorithm = nullptr;  ///< the registry's entry (none for an all-to-all)
   Protocol protocol = Protocol::Simple;
   std::vector<Flow> flows;
 };

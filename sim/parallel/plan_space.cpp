@@ -12,7 +12,6 @@
 namespace dtsim::parallel {
 
 using scenario::Recompute;
-using scenario::Schedule;
 
 PlanDimensions PlanDimensions::wide(const scenario::ScenarioSpec& base)
 {
@@ -85,7 +84,7 @@ std::string describe_plan(const scenario::ScenarioSpec& s)
   std::snprintf(b, sizeof b, "tp %lld pp %lld dp %lld%s%s%s mb %lld %s %s", (long long)p.tp, (long long)p.pp,
                 (long long)p.dp, p.vpp > 1 ? (" vpp " + std::to_string(p.vpp)).c_str() : "", p.sp ? " sp" : "",
                 extra.c_str(), (long long)s.training.micro_batch, recompute.c_str(),
-                scenario::to_string(s.schedule));
+                s.schedule.c_str());
   return b;
 }
 
@@ -95,15 +94,15 @@ std::string describe_plan(const scenario::ScenarioSpec& s)
 // pp.
 namespace {
 
-std::vector<Schedule> searched_schedules(bool chunked, int64_t pp, bool also_on_request)
+std::vector<std::string> searched_schedules(bool chunked, int64_t pp, bool also_on_request)
 {
-  std::vector<Schedule> out;
+  std::vector<std::string> out;
   for (bool by_default : {true, false})
     for (const auto& d : scenario::schedule_registry())
       if (d.chunked == chunked && d.searched_by_default == by_default &&
           (by_default || (also_on_request && pp > 1)) && (!d.splits_backward || pp > 1) &&
           (!d.two_directions || pp % 2 == 0))
-        out.push_back(d.id);
+        out.push_back(d.name);
   return out;
 }
 
@@ -199,8 +198,8 @@ PlanSpace enumerate_plans(const scenario::ScenarioSpec& base, const PlanDimensio
               for (int64_t vpp : dims.chunks) {
                 if (vpp > 1 && pp < 2)
                   continue;
-                const std::vector<Schedule> schedules = searched_schedules(vpp > 1, pp, dims.gpipe);
-                for (Schedule sc : schedules) {
+                const std::vector<std::string> schedules = searched_schedules(vpp > 1, pp, dims.gpipe);
+                for (const std::string& sc : schedules) {
                   scenario::ScenarioSpec s = base;
                   s.parallel.tp = tp;
                   s.parallel.pp = pp;

@@ -10,9 +10,9 @@
 
 namespace dtsim::parallel {
 
-PipelineSchedule build_schedule(scenario::Schedule kind, int64_t p, int64_t v, int64_t microbatches)
+PipelineSchedule build_schedule(const std::string& schedule_name, int64_t p, int64_t v, int64_t microbatches)
 {
-  const auto& def = scenario::schedule_def(kind);
+  const auto& def = scenario::schedule_def(schedule_name);
   PipelineSchedule s;
   s.stages = p;
   s.chunks = v;

@@ -67,7 +67,8 @@ struct PipelineSchedule {
 /// Builds the schedule for `stages` pipeline stages, `chunks` model chunks per stage and `microbatches`
 /// microbatches per step, each stage running its units in the order of the schedule's registry entry
 /// (scenario/schedule_registry.hpp).
-PipelineSchedule build_schedule(scenario::Schedule kind, int64_t stages, int64_t chunks, int64_t microbatches);
+PipelineSchedule build_schedule(const std::string& schedule_name, int64_t stages, int64_t chunks,
+                                int64_t microbatches);
 
 /// True when the graph has no cycle (a schedule that could deadlock would have one).
 bool is_acyclic(const PipelineSchedule& s);

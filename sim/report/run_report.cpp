@@ -87,7 +87,7 @@ void print_json(std::ostream& out, const RunReport& r)
                {"pp", s.parallel.pp},          {"vpp", s.parallel.vpp},
                {"sp", s.parallel.sp},          {"zero", s.parallel.zero},
                {"ep", s.parallel.ep},          {"cp", s.parallel.cp},
-               {"schedule", scenario::to_string(s.schedule)},
+               {"schedule", s.schedule},
                {"micro_batch", s.training.micro_batch}, {"microbatches", s.microbatches},
                {"global_batch", s.training.global_batch}, {"seq_len", s.training.seq_len},
                {"precision", s.training.precision}, {"recompute", scenario::to_string(s.training.recompute)},

@@ -1,5 +1,6 @@
 #include "scenario/scenario_keys.hpp"
 
+#include "scenario/scenario_spec.hpp"
 #include "scenario/schedule_registry.hpp"
 #include "stack/stack_spec.hpp"
 
@@ -136,7 +137,7 @@ const Key kSchedule =
                 "at least 2 pp microbatches per pipeline, and holds two copies of the layers "
                 "(docs/parallelism.md). The names, options, stage orders and held activations come from one "
                 "registry (sim/scenario/schedule_registry.hpp)")
-        .defaults_to("1f1b");
+        .defaults_to(kDefaultSchedule);
 const Key kTraining = Key::section("training", kRequired, "the batch, the sequence, the precision and the kernels");
 const Key kGlobalBatch =
     Key::integer("global_batch", limits::kGlobalBatch, kRequired, "", "samples per step; multiple of dp * micro_batch")

@@ -14,7 +14,8 @@
 
 namespace dtsim::scenario {
 
-enum class Schedule { GPipe, OneFOneB, Interleaved, ZbH1, ZbH2, DualPipe };
+/// The schedule a scenario runs when it names none (the `schedule` key's default, docs/yaml-reference.md).
+inline constexpr const char* kDefaultSchedule = "1f1b";
 enum class Recompute { None, Selective, Full };
 enum class Fidelity { Folded, Full };
 /// Execution of a model on a wafer-scale system.
@@ -123,7 +124,9 @@ struct ScenarioSpec {
   stack::StackSpec stack;
   int64_t devices = 1;
   ParallelSpec parallel;
-  Schedule schedule = Schedule::OneFOneB;
+  /// The pipeline schedule: the name of its entry in the catalog (scenario/schedule_registry.hpp, checked by the
+  /// YAML reader).
+  std::string schedule = kDefaultSchedule;
   TrainingSpec training;
   Fidelity fidelity = Fidelity::Folded;
   WaferMode wafer_mode = WaferMode::Auto;  ///< wafer-scale hardware only
@@ -131,7 +134,6 @@ struct ScenarioSpec {
   std::map<std::string, Origin> where;  ///< origin of each scenario key, for cross-file messages
 };
 
-const char* to_string(Schedule s);
 const char* to_string(Recompute r);
 /// "full", or "full (first 2 layers per chunk)" under training.recompute_layers.
 std::string describe_recompute(const TrainingSpec& t);

@@ -19,8 +19,6 @@ using config::MapReader;
 namespace limits = config::limits;
 namespace k = keys;
 
-const char* to_string(Schedule s) { return schedule_def(s).name; }
-
 const char* to_string(Recompute r)
 {
   switch (r) {
@@ -251,7 +249,7 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
   } else if (p.vpp != 1) {
     diag.add(at("parallel.vpp"), "parallel.vpp",
              "expected 1 unless schedule is " + chunked_schedule_names() + ", got " + str(p.vpp) +
-                 " with schedule " + to_string(s.schedule));
+                 " with schedule " + s.schedule);
   }
   // DualPipe's reference implementation asserts an even number of stages and an even count of at least 2 pp
   // microbatches (deepseek-ai/DualPipe, DualPipe.step): half go each way, and its steps need that many.
@@ -371,8 +369,7 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   }
 
   auto sched = root.choice(k::kSchedule).value_or(k::kSchedule.default_choice);
-  const ScheduleDef* named = find_schedule(sched);
-  s.schedule = named ? named->id : Schedule::OneFOneB;  // unknown: reported
+  s.schedule = find_schedule(sched) ? sched : kDefaultSchedule;  // unknown: reported
   remember(root, k::kSchedule.name);
 
   MapReader tr = root.map(k::kTraining);

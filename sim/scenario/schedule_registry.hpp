@@ -1,14 +1,13 @@
 #pragma once
-/// Pipeline schedules as a registry, in the style of SimGrid's named model tables: one entry per schedule says
-/// its YAML name, which options it takes, the order in which each stage runs its units, and the microbatches whose
-/// activations a stage holds at its peak. The YAML check (scenario_yaml.cpp), the plan space, the memory model,
-/// the replay's dependency graph (parallel/schedule.cpp) and docs/yaml-reference.md read it; adding a schedule is
-/// adding an entry.
+/// Pipeline schedules as a catalog, in the style of SimGrid's named model tables: one file per schedule in
+/// scenario/schedules/ defines its entry (its YAML name, which options it takes, the order in which each stage runs
+/// its units, and the microbatches whose activations a stage holds at its peak), and schedule_registry.cpp lists
+/// each entry in one line. The YAML check (scenario_yaml.cpp), the plan space, the memory model, the replay's
+/// dependency graph (parallel/schedule.cpp) and docs/yaml-reference.md read it; adding a schedule is adding a file
+/// and its line (docs/architecture.md, "Catalogs").
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include "scenario/scenario_spec.hpp"
 
 namespace dtsim::scenario {
 
@@ -34,46 +33,46 @@ struct StageUnit {
   bool beside_previous = false;
 };
 
+/// A schedule's entry. The flags default to false, so that an entry names only what it does.
 struct ScheduleDef {
-  Schedule id;
-  const char* name;     ///< the value of `schedule:` in a scenario
-  const char* summary;  ///< one line for the docs and the search's output
+  const char* name = "";     ///< the value of `schedule:` in a scenario
+  const char* summary = "";  ///< one line for `dtsim run --help`
   /// Takes model chunks: parallel.vpp >= 2 and pp >= 2 are required, and the microbatches per pipeline must be a
   /// multiple of pp (Megatron-LM's interleaved schedule groups microbatches by pp). A schedule that does not take
   /// them requires vpp 1.
-  bool chunked;
+  bool chunked = false;
   /// `dtsim search` tries it without being asked (GPipe is tried only with --gpipe: it never beats 1F1B in time
   /// and holds every microbatch's activations).
-  bool searched_by_default;
+  bool searched_by_default = false;
   /// Runs backward passes as two units, input gradients (B) then weight gradients (W), where its order says so
   /// (see BackwardPart); a schedule that does not never does.
-  bool splits_backward;
+  bool splits_backward = false;
   /// Needs asynchronous pipeline transfers (parallel.pp_overlap): its W passes run while transfers are in flight,
   /// which Megatron-LM's blocking exchange would hold up.
-  bool needs_async_p2p;
+  bool needs_async_p2p = false;
   /// Feeds microbatches from both ends (DualPipe): every stage holds two chunks, chunk 0 the stage's own layers for
   /// the half of the microbatches that go down the stages, chunk 1 the layers of stage pp - 1 - i (a second copy)
   /// for the half that come up. `parallel.vpp` stays 1; the microbatches per pipeline must be even and at least
   /// 2 pp, and pp even. Its order numbers each direction's microbatches from 0 to m / 2 - 1.
-  bool two_directions;
+  bool two_directions = false;
   /// Some of its units run beside the one before them (StageUnit::beside_previous): parallel.ep_overlap applies.
-  bool pairs_units;
+  bool pairs_units = false;
   /// parallel.ep_overlap's default: on for DualPipe (its reference runs every F&B overlapped), off for interleaved
   /// 1F1B (Megatron-Core's --overlap-moe-expert-parallel-comm is off by default).
-  bool pairs_by_default;
+  bool pairs_by_default = false;
   /// Microbatches (of one chunk) whose activations `stage` holds at its peak. Under a split backward a
   /// microbatch's activations are counted whole until its W unit has run (W needs only the inputs of the layers
   /// with parameters: an upper bound).
-  int64_t (*in_flight)(int64_t stage, int64_t pp, int64_t vpp, int64_t microbatches);
+  int64_t (*in_flight)(int64_t stage, int64_t pp, int64_t vpp, int64_t microbatches) = nullptr;
   /// The units each stage runs, in order, indexed by stage (all at once: a list-scheduled order, zb-h2's, comes
   /// out of one pass over every stage).
-  std::vector<std::vector<StageUnit>> (*stage_orders)(int64_t pp, int64_t vpp, int64_t microbatches);
+  std::vector<std::vector<StageUnit>> (*stage_orders)(int64_t pp, int64_t vpp, int64_t microbatches) = nullptr;
 };
 
 /// Every schedule, in the order the YAML check lists them.
 const std::vector<ScheduleDef>& schedule_registry();
-/// The entry of `id`.
-const ScheduleDef& schedule_def(Schedule id);
+/// The entry named `name` (ScenarioSpec::schedule, checked by the YAML reader); an unknown name is a bug.
+const ScheduleDef& schedule_def(const std::string& name);
 /// The entry named `name`, or nullptr.
 const ScheduleDef* find_schedule(const std::string& name);
 /// The names, in registry order.

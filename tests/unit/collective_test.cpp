@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 #include "app/simulate.hpp"
 #include "collectives/collective.hpp"
@@ -24,7 +26,7 @@ using dtsim::parallel::derive_plan;
 
 namespace {
 
-using dtsim::collectives::Algorithm;
+using dtsim::collectives::AlgorithmDef;
 using dtsim::collectives::Fabric;
 using dtsim::collectives::GroupShape;
 using dtsim::collectives::Kind;
@@ -36,6 +38,15 @@ using dtsim::test::source_path;
 
 constexpr double S = 64.0 * 1048576;  // tensor size in bytes
 constexpr double kUs = 1e-6;
+
+// The registry's entry named `name` (throws, failing the test, when there is none).
+const AlgorithmDef& algorithm(const std::string& name)
+{
+  const AlgorithmDef* a = dtsim::collectives::find_algorithm(name);
+  if (!a)
+    throw std::invalid_argument("no collective algorithm '" + name + "' in the registry");
+  return *a;
+}
 
 // DGX A100-like links (hardware/dgx-a100-80gb.yaml): NVLink goodput 240 GB/s, HDR 24 GB/s, one NIC per GPU.
 Fabric a100(const std::string& algorithm = "ring", const std::string& protocol = "simple")
@@ -137,7 +148,7 @@ TEST(PlanCollective, TreeAcrossFourNodes)
   auto group = pl.dp_group(0, 0);
   auto phases = plan_collective(Kind::AllReduce, S, group, pl, a100("tree"));
   ASSERT_EQ(phases.size(), 1u);
-  EXPECT_EQ(phases[0].algorithm, Algorithm::Tree);
+  EXPECT_STREQ(phases[0].algorithm->name, "tree");
   EXPECT_NEAR(phases[0].latency_s, (8.4 + 2 * (1 * 4.0 + 2 * 14.0) - 5) * kUs, 1e-12);
   // per node: 1 chain link (2 flows), the trees: 3 + 3 links over 4 nodes x 2 local ranks x 2 directions
   ASSERT_EQ(phases[0].flows.size(), 4u * 2 + 6u * 2 * 2);
@@ -167,7 +178,7 @@ TEST(PlanCollective, NvlsLoadsEachLinkWithSPlusAShare)
   Placement pl(1, 8, 1, 8);
   auto phases = plan_collective(Kind::AllReduce, S, pl.tp_group(0, 0), pl, h100("nvls"));
   ASSERT_EQ(phases.size(), 1u);
-  EXPECT_EQ(phases[0].algorithm, Algorithm::Nvls);
+  EXPECT_STREQ(phases[0].algorithm->name, "nvls");
   EXPECT_NEAR(phases[0].latency_s, (25 - 2) * kUs, 1e-12);
   ASSERT_EQ(phases[0].flows.size(), 8u);
   for (const auto& f : phases[0].flows)
@@ -192,26 +203,26 @@ TEST(ClosedForm, EachAlgorithmAndProtocol)
   using dtsim::collectives::predict;
   const Fabric a = a100(), h = h100("auto");
   // ring, one node of 8 A100: base + 2(n-1) steps, 1.75 S over the link at the protocol's fraction
-  EXPECT_DOUBLE_EQ(predict(Algorithm::Ring, Protocol::Simple, Kind::AllReduce, S, shape(8, 1, a)).time_s,
+  EXPECT_DOUBLE_EQ(predict(algorithm("ring"), Protocol::Simple, Kind::AllReduce, S, shape(8, 1, a)).time_s,
                    (8.4 + 14 * 3.4) * kUs + 1.75 * S / 240e9);
-  EXPECT_DOUBLE_EQ(predict(Algorithm::Ring, Protocol::LL128, Kind::AllReduce, S, shape(8, 1, a)).time_s,
+  EXPECT_DOUBLE_EQ(predict(algorithm("ring"), Protocol::LL128, Kind::AllReduce, S, shape(8, 1, a)).time_s,
                    (14.0 + 14 * 1.9) * kUs + 1.75 * S / (0.92 * 240e9));
   // LL: half the link, but never above llMaxBw (87.7 GB/s bus bandwidth on Ampere)
-  EXPECT_DOUBLE_EQ(predict(Algorithm::Ring, Protocol::LL, Kind::AllReduce, S, shape(8, 1, a)).time_s,
+  EXPECT_DOUBLE_EQ(predict(algorithm("ring"), Protocol::LL, Kind::AllReduce, S, shape(8, 1, a)).time_s,
                    (6.6 + 14 * 0.6) * kUs + 1.75 * S / 87.7e9);
-  EXPECT_DOUBLE_EQ(predict(Algorithm::Ring, Protocol::Simple, Kind::ReduceScatter, S, shape(8, 1, a)).time_s,
+  EXPECT_DOUBLE_EQ(predict(algorithm("ring"), Protocol::Simple, Kind::ReduceScatter, S, shape(8, 1, a)).time_s,
                    (8.4 + 7 * 3.4) * kUs + 0.875 * S / 240e9);
   // ring across 2 nodes of 8: 30 steps, 2 across; each NIC carries one of 8 channels
-  EXPECT_DOUBLE_EQ(predict(Algorithm::Ring, Protocol::Simple, Kind::AllReduce, S, shape(16, 2, a)).time_s,
+  EXPECT_DOUBLE_EQ(predict(algorithm("ring"), Protocol::Simple, Kind::AllReduce, S, shape(16, 2, a)).time_s,
                    (8.4 + 28 * 3.4 + 2 * 14.0) * 1.4 * kUs + 1.875 / 8 * S / 24e9);
   // tree across 4 nodes of 8: 2((k-1) intra + log2 N inter); the NVLink chain (2 S at 0.92) is the slower link
-  EXPECT_DOUBLE_EQ(predict(Algorithm::Tree, Protocol::Simple, Kind::AllReduce, S, shape(32, 4, a)).time_s,
+  EXPECT_DOUBLE_EQ(predict(algorithm("tree"), Protocol::Simple, Kind::AllReduce, S, shape(32, 4, a)).time_s,
                    (8.4 + 2 * (7 * 4.0 + 2 * 14)) * kUs + std::max(2 * S / (0.92 * 240e9), 1.5 / 8 * S / (0.92 * 24e9)));
   // NVLS, one H100 node: 25 us, S(1 + 1/8) at 0.85 of the link
-  EXPECT_DOUBLE_EQ(predict(Algorithm::Nvls, Protocol::Simple, Kind::AllReduce, S, shape(8, 1, h)).time_s,
+  EXPECT_DOUBLE_EQ(predict(algorithm("nvls"), Protocol::Simple, Kind::AllReduce, S, shape(8, 1, h)).time_s,
                    25 * kUs + 1.125 * S / (0.85 * 370.8e9));
   // NVLS tree, 2 H100 nodes: 25 + 2 x 1 x 20.9 us
-  EXPECT_DOUBLE_EQ(predict(Algorithm::NvlsTree, Protocol::Simple, Kind::AllReduce, S, shape(16, 2, h)).time_s,
+  EXPECT_DOUBLE_EQ(predict(algorithm("nvls_tree"), Protocol::Simple, Kind::AllReduce, S, shape(16, 2, h)).time_s,
                    (25 + 2 * 20.9) * kUs + std::max(1.125 * S / (0.85 * 370.8e9), 2 * 0.5 / 8 * S / 48.5e9));
 }
 
@@ -221,24 +232,45 @@ TEST(Selection, NcclPicksTheFastestCandidate)
   const Fabric h = h100("auto", "auto");
   // small messages: LL; large: NVLS on an NVSwitch-3 node, the ring on an NVSwitch-2 node
   EXPECT_EQ(choose(Kind::AllReduce, 4096, shape(8, 1, h), h.choice).protocol, Protocol::LL);
-  EXPECT_EQ(choose(Kind::AllReduce, 1 << 30, shape(8, 1, h), h.choice).algorithm, Algorithm::Nvls);
+  EXPECT_STREQ(choose(Kind::AllReduce, 1 << 30, shape(8, 1, h), h.choice).algorithm->name, "nvls");
   const Fabric a = a100("auto", "auto");
   auto big = choose(Kind::AllReduce, 1 << 30, shape(8, 1, a), a.choice);
-  EXPECT_EQ(big.algorithm, Algorithm::Ring);
+  EXPECT_STREQ(big.algorithm->name, "ring");
   EXPECT_EQ(big.protocol, Protocol::Simple);
   // reduce-scatter has only the ring
-  EXPECT_EQ(choose(Kind::ReduceScatter, 1 << 30, shape(8, 1, h), h.choice).algorithm, Algorithm::Ring);
+  EXPECT_STREQ(choose(Kind::ReduceScatter, 1 << 30, shape(8, 1, h), h.choice).algorithm->name, "ring");
   // forced: NVLS where it cannot run (NVSwitch 2) falls back to the ring
-  EXPECT_EQ(choose(Kind::AllReduce, 1 << 30, shape(8, 1, a), {"nvls", ""}).algorithm, Algorithm::Ring);
+  EXPECT_STREQ(choose(Kind::AllReduce, 1 << 30, shape(8, 1, a), {"nvls", ""}).algorithm->name, "ring");
   auto forced = choose(Kind::AllReduce, 1 << 30, shape(8, 1, h), {"ring", "ll128"});
-  EXPECT_EQ(forced.algorithm, Algorithm::Ring);
+  EXPECT_STREQ(forced.algorithm->name, "ring");
   EXPECT_EQ(forced.protocol, Protocol::LL128);
+}
+
+// The catalog holds one file per algorithm, named after it: the registry lists each file's entry (a file without its
+// registry line fails here), and nothing else; each name resolves to its entry, which describes itself.
+TEST(Registry, ListsEveryFileOfTheCatalog)
+{
+  std::set<std::string> files;
+  for (const auto& f : std::filesystem::directory_iterator(source_path("sim/collectives/algorithms")))
+    files.insert(f.path().stem().string());
+  std::set<std::string> registered;
+  for (const auto& a : dtsim::collectives::algorithms()) {
+    EXPECT_TRUE(registered.insert(a.name).second) << a.name << " registered twice";
+    EXPECT_EQ(&algorithm(a.name), &a);
+    EXPECT_NE(std::string(a.summary), "") << a.name;
+    EXPECT_NE(std::string(a.applies), "") << a.name;
+    EXPECT_TRUE(a.applicable && a.bandwidth_fraction && a.cost && a.ll_capped_s && a.lay_flows) << a.name;
+  }
+  EXPECT_EQ(registered, files);
+  EXPECT_EQ(dtsim::collectives::find_algorithm("rign"), nullptr);
 }
 
 TEST(Registry, NamesForYamlAndDocs)
 {
-  EXPECT_EQ(dtsim::collectives::algorithm_choices(),
-            (std::vector<std::string>{"auto", "ring", "tree", "nvls", "nvls_tree"}));
+  std::vector<std::string> names{"auto"};
+  for (const auto& a : dtsim::collectives::algorithms())
+    names.push_back(a.name);
+  EXPECT_EQ(dtsim::collectives::algorithm_choices(), names);
   EXPECT_EQ(dtsim::collectives::protocol_choices(), (std::vector<std::string>{"auto", "ll", "ll128", "simple"}));
   // The hardware and stack files' keys offer the registry's names, and the reference's table is made from the keys
   // (docs.yaml_reference_is_current).

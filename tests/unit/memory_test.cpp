@@ -19,14 +19,13 @@ using dtsim::parallel::estimate_memory;
 using dtsim::parallel::layer_activation_bytes;
 using dtsim::scenario::Recompute;
 using dtsim::scenario::ScenarioSpec;
-using dtsim::scenario::Schedule;
 using dtsim::test::load_model_or_throw;
 using dtsim::test::rel_diff;
 using dtsim::test::source_path;
 
 // GPT-3 175B (f = 4h, a = 96, h = 12288), s = 2048, b = 1, bf16, on 80 GiB devices.
 ScenarioSpec gpt3_spec(int64_t tp, bool sp, int64_t pp = 1, int64_t microbatches = 1,
-                       Schedule schedule = Schedule::OneFOneB, int64_t vpp = 1)
+                       const std::string& schedule = "1f1b", int64_t vpp = 1)
 {
   ScenarioSpec s;
   s.model = load_model_or_throw("models/gpt3-175b.yaml");
@@ -131,8 +130,8 @@ TEST(ActivationMemory, MicrobatchesInFlightPerSchedule)
   const int64_t p = 8;
   for (int64_t m : {4, 8, 32}) {
     SCOPED_TRACE("m " + std::to_string(m));
-    auto one = gpt3_spec(8, true, p, m, Schedule::OneFOneB);
-    auto gp = gpt3_spec(8, true, p, m, Schedule::GPipe);
+    auto one = gpt3_spec(8, true, p, m, "1f1b");
+    auto gp = gpt3_spec(8, true, p, m, "gpipe");
     dtsim::model::Transformer tr(one.model);
     auto r1 = estimate_memory(one, derive_plan(one), tr), rg = estimate_memory(gp, derive_plan(gp), tr);
     EXPECT_EQ(r1.stages[0].microbatches_in_flight, std::min(p, m));
@@ -158,7 +157,7 @@ TEST(ActivationMemory, FirstStageHoldsLLayersUnder1F1B)
 TEST(ActivationMemory, InterleavedFirstStageFactor)
 {
   const int64_t t = 8, p = 8, v = 2, m = 32;  // 96 layers = 8 stages x 2 chunks x 6 layers
-  auto s = gpt3_spec(t, true, p, m, Schedule::Interleaved, v);
+  auto s = gpt3_spec(t, true, p, m, "interleaved-1f1b", v);
   s.training.recompute = Recompute::Selective;
   dtsim::model::Transformer tr(s.model);
   auto r = estimate_memory(s, derive_plan(s), tr);

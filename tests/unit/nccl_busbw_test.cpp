@@ -44,7 +44,7 @@ double busbw(const System& sys, double bytes, std::string* what = nullptr)
   g.nic_Bps = sys.nic_Bps;
   const Prediction p = choose(Kind::AllReduce, bytes, g, {});
   if (what)
-    *what = std::string(algorithm_def(p.algorithm).name) + "/" + protocol_def(p.protocol).name;
+    *what = std::string(p.algorithm->name) + "/" + protocol_def(p.protocol).name;
   return bytes / p.time_s * 2.0 * double(sys.ranks - 1) / double(sys.ranks);
 }
 

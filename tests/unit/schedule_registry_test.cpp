@@ -1,9 +1,11 @@
-// The schedule registry (scenario/schedule_registry.hpp): every entry's stage orders run each unit of the stage
-// exactly once, the activations it declares held match the warm-up of its order, and the names the YAML check
-// accepts are the registry's, listed in docs/yaml-reference.md.
+// The schedule registry (scenario/schedule_registry.hpp): it registers every file of the catalog
+// (scenario/schedules/), every entry's stage orders run each unit of the stage exactly once, the activations it
+// declares held match the warm-up of its order, and the names the YAML check accepts are the registry's, listed in
+// docs/yaml-reference.md.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -112,15 +114,15 @@ TEST(ScheduleRegistry, DeclaredActivationsMatchTheOrder)
       const int64_t declared = d.in_flight(st, p, v, m);
       SCOPED_TRACE(std::string(d.name) + " stage " + std::to_string(st));
       EXPECT_EQ(declared, peak);
-      if (d.id == dtsim::scenario::Schedule::ZbH1) {
+      if (d.name == std::string("zb-h1")) {
         EXPECT_EQ(declared, p);
       }
-      if (d.id == dtsim::scenario::Schedule::ZbH2) {
+      if (d.name == std::string("zb-h2")) {
         EXPECT_EQ(declared, 2 * p - 1);
       }
       // DualPipe: pp + 1 chunk activations (deepseek-ai/DualPipe README, "Pipeline Bubbles and Memory Usage"), on the
       // stages nearest the middle, which hold the most.
-      if (d.id == dtsim::scenario::Schedule::DualPipe) {
+      if (d.name == std::string("dualpipe")) {
         EXPECT_LE(declared, p + 1);
       }
     }
@@ -131,7 +133,7 @@ TEST(ScheduleRegistry, DeclaredActivationsMatchTheOrder)
 // on pipelines of other depths and microbatch counts, fewer microbatches than the bound included.
 TEST(ScheduleRegistry, ZbH2DeclaredActivationsHoldOnOtherShapes)
 {
-  const auto& d = dtsim::scenario::schedule_def(dtsim::scenario::Schedule::ZbH2);
+  const auto& d = dtsim::scenario::schedule_def("zb-h2");
   for (auto [p, m] : {std::pair<int64_t, int64_t>{2, 3}, {3, 7}, {4, 5}, {8, 3}, {8, 24}, {16, 64}}) {
     const auto orders = d.stage_orders(p, 1, m);
     for (int64_t st = 0; st < p; ++st) {
@@ -146,12 +148,34 @@ TEST(ScheduleRegistry, NamesAreFoundAndDocumented)
 {
   for (const auto& name : dtsim::scenario::schedule_names()) {
     ASSERT_NE(dtsim::scenario::find_schedule(name), nullptr);
-    EXPECT_STREQ(dtsim::scenario::to_string(dtsim::scenario::find_schedule(name)->id), name.c_str());
+    EXPECT_STREQ(dtsim::scenario::schedule_def(name).name, name.c_str());
   }
   EXPECT_EQ(dtsim::scenario::find_schedule("1fb1"), nullptr);
+  EXPECT_THROW(dtsim::scenario::schedule_def("1fb1"), dtsim::InternalError);
   // The scenario's `schedule` key offers the registry's names, and the reference's table is made from the key
   // (docs.yaml_reference_is_current).
   EXPECT_EQ(dtsim::scenario::keys::kSchedule.choices, dtsim::scenario::schedule_names());
+}
+
+// The catalog holds one file per schedule, named after it ('_' for '-'): the registry lists each file's entry (a
+// file without its registry line fails here), and nothing else.
+TEST(ScheduleRegistry, ListsEveryFileOfTheCatalog)
+{
+  std::set<std::string> files;
+  for (const auto& f : std::filesystem::directory_iterator(dtsim::test::source_path("sim/scenario/schedules"))) {
+    std::string name = f.path().stem().string();
+    std::replace(name.begin(), name.end(), '_', '-');
+    files.insert(name);
+  }
+  std::set<std::string> registered;
+  for (const auto& d : schedule_registry()) {
+    EXPECT_TRUE(registered.insert(d.name).second) << d.name << " registered twice";
+    EXPECT_NE(std::string(d.summary), "") << d.name;
+    EXPECT_TRUE(d.in_flight && d.stage_orders) << d.name;
+  }
+  EXPECT_EQ(registered, files);
+  for (const auto& name : files)
+    EXPECT_NE(dtsim::scenario::find_schedule(name), nullptr) << name;
 }
 
 }  // namespace

@@ -20,7 +20,6 @@ namespace {
 using dtsim::parallel::build_schedule;
 using dtsim::parallel::is_acyclic;
 using dtsim::parallel::PipelineSchedule;
-using dtsim::scenario::Schedule;
 using dtsim::test::rel_diff;
 using dtsim::test::source_path;
 
@@ -36,12 +35,11 @@ int64_t forwards_before_first_backward(const PipelineSchedule& s, int64_t stage)
   return n;
 }
 
-void check_structure(Schedule kind, int64_t p, int64_t v, int64_t m)
+void check_structure(const std::string& schedule, int64_t p, int64_t v, int64_t m)
 {
-  SCOPED_TRACE(std::string(dtsim::scenario::to_string(kind)) + " p " + std::to_string(p) + " v " +
-               std::to_string(v) + " m " + std::to_string(m));
-  auto s = build_schedule(kind, p, v, m);
-  const int64_t passes = dtsim::scenario::schedule_def(kind).splits_backward ? 3 : 2;  // F, B (and W)
+  SCOPED_TRACE(schedule + " p " + std::to_string(p) + " v " + std::to_string(v) + " m " + std::to_string(m));
+  auto s = build_schedule(schedule, p, v, m);
+  const int64_t passes = dtsim::scenario::schedule_def(schedule).splits_backward ? 3 : 2;  // F, B (and W)
   ASSERT_EQ(s.order.size(), size_t(p));
   EXPECT_EQ(int64_t(boost::num_vertices(s.graph)), passes * m * v * p);
   EXPECT_TRUE(is_acyclic(s));
@@ -66,22 +64,22 @@ TEST(ScheduleStructure, EveryUnitOnceAndAcyclic)
 {
   for (int64_t p : {1, 2, 4, 8})
     for (int64_t m : {1, 3, 8, 16}) {
-      check_structure(Schedule::GPipe, p, 1, m);
-      check_structure(Schedule::OneFOneB, p, 1, m);
-      check_structure(Schedule::ZbH1, p, 1, m);
-      check_structure(Schedule::ZbH2, p, 1, m);
+      check_structure("gpipe", p, 1, m);
+      check_structure("1f1b", p, 1, m);
+      check_structure("zb-h1", p, 1, m);
+      check_structure("zb-h2", p, 1, m);
     }
   for (int64_t p : {2, 4})
     for (int64_t v : {2, 3, 4})
       for (int64_t m : {p, 2 * p, 4 * p})
-        check_structure(Schedule::Interleaved, p, v, m);
+        check_structure("interleaved-1f1b", p, v, m);
 }
 
 // GPipe: all forwards, then all backwards.
 TEST(ScheduleStructure, GPipeRunsAllForwardsFirst)
 {
   const int64_t p = 4, m = 8;
-  auto s = build_schedule(Schedule::GPipe, p, 1, m);
+  auto s = build_schedule("gpipe", p, 1, m);
   for (int64_t st = 0; st < p; ++st)
     EXPECT_EQ(forwards_before_first_backward(s, st), m);
 }
@@ -93,7 +91,7 @@ TEST(ScheduleStructure, OneFOneBWarmup)
   for (int64_t p : {2, 4, 8})
     for (int64_t m : {2, 4, 8, 16})
       for (int64_t st = 0; st < p; ++st) {
-        auto s = build_schedule(Schedule::OneFOneB, p, 1, m);
+        auto s = build_schedule("1f1b", p, 1, m);
         const int64_t warmup = std::min(p - st - 1, m);
         const int64_t expected = warmup < m ? warmup + 1 : m;
         EXPECT_EQ(forwards_before_first_backward(s, st), expected) << "p " << p << " m " << m << " stage " << st;
@@ -117,7 +115,7 @@ TEST(ScheduleStructure, InterleavedWarmupAndChunkOrder)
   for (int64_t p : {2, 4})
     for (int64_t v : {2, 4})
       for (int64_t m : {p, 2 * p, 4 * p}) {
-        auto s = build_schedule(Schedule::Interleaved, p, v, m);
+        auto s = build_schedule("interleaved-1f1b", p, v, m);
         for (int64_t st = 0; st < p; ++st) {
           const int64_t warmup = std::min((p - st - 1) * 2 + (v - 1) * p, m * v);
           const int64_t expected = warmup < m * v ? warmup + 1 : m * v;
@@ -144,7 +142,7 @@ TEST(ScheduleStructure, InterleavedWarmupAndChunkOrder)
         }
       }
   // The first stage of p = 4, v = 2 warms up with (4-0-1)*2 + (2-1)*4 = 10 forward chunks.
-  auto s = build_schedule(Schedule::Interleaved, 4, 2, 8);
+  auto s = build_schedule("interleaved-1f1b", 4, 2, 8);
   EXPECT_EQ(forwards_before_first_backward(s, 0), 11);
 }
 
@@ -199,7 +197,7 @@ void check_bubble(const std::vector<std::string>& overrides)
     EXPECT_LT(rel_diff(b.total(), r.step_time_s), 1e-9);
   }
   std::printf("[bubble] %s p=%lld v=%lld m=%lld: step %.9g s (expected %.9g), bubble fraction %.6f (expected %.6f)\n",
-              dtsim::scenario::to_string(spec.schedule), (long long)p, (long long)v, (long long)m, r.step_time_s,
+              spec.schedule.c_str(), (long long)p, (long long)v, (long long)m, r.step_time_s,
               expected, (r.per_stage[0].bubble_s + r.per_stage[0].exposed_pp_comm_s) / ideal,
               double(p - 1) / double(v * m));
 }

@@ -75,7 +75,7 @@ class GpuCluster : public SystemKind {
     row("hardware", s.hardware.name);
     row("devices", std::to_string(s.devices) + " x " + s.hardware.device.name);
     row("plan", "tp " + std::to_string(s.parallel.tp) + ", pp " + std::to_string(s.parallel.pp) + ", dp " +
-                    std::to_string(s.parallel.dp) + ", " + scenario::to_string(s.schedule) +
+                    std::to_string(s.parallel.dp) + ", " + s.schedule +
                     (s.parallel.vpp > 1 ? " (" + std::to_string(s.parallel.vpp) + " chunks)" : "") +
                     (s.parallel.sp ? ", sequence parallel" : ""));
   }

@@ -42,7 +42,7 @@ class GpuSections : public report::SystemSections {
                     (s.parallel.ep > 1 ? ", ep " + std::to_string(s.parallel.ep) : "") +
                     (s.parallel.experts_whole() && s.model.experts > 0 ? " (experts whole)" : "") +
                     (s.parallel.zero > 0 ? ", ZeRO-" + std::to_string(s.parallel.zero) : "") + ", " +
-                    scenario::to_string(s.schedule));
+                    s.schedule);
   }
 
   // The kernels the stack or the scenario chose: attention, the loss, the fp8 recipe.

@@ -1,0 +1,49 @@
+#pragma once
+/// Building blocks that the algorithms of collectives/algorithms/ share: NCCL's double binary tree over nodes,
+/// rings of flows, the traffic of a ring, and what NVLink SHARP needs of a node.
+#include <cstdint>
+#include <vector>
+
+#include "collectives/algorithm_registry.hpp"
+
+namespace dtsim::collectives {
+
+/// floor(log2(v)) for v >= 1 (0 for v <= 1).
+int log2i(int64_t v);
+
+/// Bytes each rank of a ring of `n` sends, per byte of the tensor: 2 (n - 1) / n for an all-reduce, (n - 1) / n for
+/// a reduce-scatter or an all-gather.
+double ring_volume(Kind kind, int64_t n);
+
+/// The two trees over nodes 0..N-1: heap numbering, the second mirrored. Calls fn(child, parent) per tree link.
+template <class Fn>
+void for_each_tree_link(int64_t nodes, Fn fn)
+{
+  for (int tree = 0; tree < 2; ++tree)
+    for (int64_t p = 1; p < nodes; ++p) {
+      int64_t child = p, parent = (p - 1) / 2;
+      if (tree == 1) {
+        child = nodes - 1 - child;
+        parent = nodes - 1 - parent;
+      }
+      fn(child, parent);
+    }
+}
+
+/// Links of one node in the two trees, the most of any node: each tree link carries half the tensor each way.
+int64_t max_tree_degree(int64_t nodes);
+
+/// A flow of `each` bytes from every member of `ring` to the next, the last to the first.
+void ring_flows(const std::vector<int64_t>& ring, double each, std::vector<Flow>& flows);
+
+/// The two trees across the nodes of `by_node`: each tree link, each local rank's NIC, both ways, `nic_bytes` over
+/// the busiest node's links.
+void tree_flows(const MembersByNode& by_node, const GroupShape& g, double nic_bytes, std::vector<Flow>& flows);
+
+/// Whether the nodes' NVSwitch reduces and multicasts (NVLink SHARP: NVSwitch generation 3, Hopper, or later).
+bool nvls_node(const GroupShape& g);
+
+/// NCCL nvlsEfficiency (tuning.cc): Hopper 0.85, Blackwell 0.74; NVSwitch 3 ships with Hopper, 4 with Blackwell.
+double nvls_efficiency(const GroupShape& g);
+
+}  // namespace dtsim::collectives

@@ -1,0 +1,58 @@
+// NCCL's NVLS tree: NVLink SHARP within each node, the double binary tree across nodes.
+#include <algorithm>
+
+#include "collectives/algorithm_parts.hpp"
+
+namespace dtsim::collectives {
+
+namespace {
+
+// NCCL's tuner, NVIDIA/nccl src/graph/tuning.cc at 5067397c (ncclTunerConstantsDefaults), NVLSTree column: Simple
+// only (ncclTopoTuneModel skips LL and LL128 for it), baseLatencies 0, hwLatencies[NVLINK] 25 us,
+// hwLatencies[NET] 20.9 us.
+constexpr double kNvlinkStepUs = 25;
+constexpr double kNetStepUs = 20.9;
+
+bool nvls_tree_applicable(Protocol p, Kind kind, const GroupShape& g)
+{
+  return p == Protocol::Simple && kind == Kind::AllReduce && g.nodes > 1 && g.uniform && g.per_node() >= 2 &&
+         nvls_node(g);
+}
+
+double nvls_tree_fraction(Protocol, const GroupShape& g) { return nvls_efficiency(g); }
+
+AlgorithmCost nvls_tree_cost(Protocol, Kind, const GroupShape& g)
+{
+  AlgorithmCost c;
+  const int64_t N = std::max<int64_t>(1, g.nodes), k = g.per_node();
+  c.latency_us = kNvlinkStepUs + 2 * double(log2i(N)) * kNetStepUs;
+  c.nvlink_factor = 1.0 + 1.0 / double(k);
+  c.nic_factor = 0.5 * double(max_tree_degree(N)) / double(k);
+  return c;
+}
+
+void nvls_tree_lay_flows(const std::vector<int64_t>&, const MembersByNode& by_node, const GroupShape& g,
+                         double nvlink_bytes, double nic_bytes, std::vector<Flow>& flows)
+{
+  for (const auto& members : by_node)
+    ring_flows(members, nvlink_bytes, flows);
+  tree_flows(by_node, g, nic_bytes, flows);
+}
+
+}  // namespace
+
+AlgorithmDef nvls_tree_algorithm()
+{
+  AlgorithmDef a;
+  a.name = "nvls_tree";
+  a.summary = "NVLink SHARP within each node, double binary tree across nodes (NCCL NVLS tree)";
+  a.applies = "all-reduce across nodes of NVSwitch generation 3 or later, two or more members per node";
+  a.applicable = nvls_tree_applicable;
+  a.bandwidth_fraction = nvls_tree_fraction;
+  a.nics_at_goodput = true;  // the protocol's fraction applies to the in-switch part only
+  a.cost = nvls_tree_cost;
+  a.lay_flows = nvls_tree_lay_flows;
+  return a;
+}
+
+}  // namespace dtsim::collectives

@@ -1,0 +1,92 @@
+// NCCL's ring: through every member; across nodes each node's NICs carry one channel each.
+#include <algorithm>
+
+#include "collectives/algorithm_parts.hpp"
+
+namespace dtsim::collectives {
+
+namespace {
+
+// NCCL's tuner, NVIDIA/nccl src/graph/tuning.cc at 5067397c (ncclTunerConstantsDefaults), Ring column, in
+// microseconds per protocol (LL, LL128, Simple): baseLatencies, hwLatencies[NVLINK], hwLatencies[NET]; with one
+// member per node the inter-node step is the tree's, hwLatencies[NET][Tree].
+constexpr PerProtocol kBaseLatencyUs{6.6, 14.0, 8.4};
+constexpr PerProtocol kNvlinkStepUs{0.6, 1.9, 3.4};
+constexpr PerProtocol kNetStepUs{2.7, 4.0, 14.0};
+constexpr PerProtocol kTreeNetStepUs{5.0, 8.5, 14.0};
+
+bool ring_applicable(Protocol, Kind, const GroupShape&) { return true; }
+
+// tuning.cc, "Various model refinements": ring LL busBw * .5, ring LL128 * 0.92 (120/128).
+double ring_fraction(Protocol p, const GroupShape&)
+{
+  return p == Protocol::LL ? 0.5 : p == Protocol::LL128 ? 0.92 : 1.0;
+}
+
+AlgorithmCost ring_cost(Protocol p, Kind kind, const GroupShape& g)
+{
+  AlgorithmCost c;
+  const size_t pi = size_t(p);
+  const int64_t n = g.ranks, N = std::max<int64_t>(1, g.nodes), k = g.per_node();
+  // Latency: (nsteps - nInterSteps) * intra + nInterSteps * inter; across nodes the intra step is at least
+  // the network post overhead (1 us on Intel CPUs, x 3 for Simple: getNetOverhead), with one member per node
+  // the inter step is the tree's, and Simple all-reduce across nodes is x 1.4 ("plateau effect of ring",
+  // ncclTopoGetAlgoTime, compute capability 8.0 and later).
+  c.latency_us = kBaseLatencyUs[pi];
+  const int64_t steps = kind == Kind::AllReduce ? 2 * (n - 1) : n - 1;
+  const int64_t inter_steps = N == 1 ? 0 : kind == Kind::AllReduce ? 2 * (N - 1) : N - 1;
+  double intra = kNvlinkStepUs[pi];
+  if (N > 1)
+    intra = std::max(intra, p == Protocol::Simple ? 3.0 : 1.0);
+  const double inter = k > 1 ? kNetStepUs[pi] : kTreeNetStepUs[pi];
+  c.latency_us += double(steps - inter_steps) * intra + double(inter_steps) * inter;
+  if (p == Protocol::Simple && N > 1 && kind == Kind::AllReduce)
+    c.latency_us *= 1.4;
+  const double v = ring_volume(kind, n);
+  if (N == 1) {
+    c.nvlink_factor = v;
+  } else if (!g.uniform) {  // one ring in group order: some edges on NVLink, some across the fabric
+    c.nvlink_factor = v;
+    c.nic_factor = v;
+  } else {  // every node's k NICs carry one channel each, the other k - 1 channels stay on NVLink
+    c.nvlink_factor = v * double(k - 1) / double(k);
+    c.nic_factor = v / double(k);
+  }
+  return c;
+}
+
+void ring_lay_flows(const std::vector<int64_t>& group, const MembersByNode& by_node, const GroupShape& g,
+                    double nvlink_bytes, double nic_bytes, std::vector<Flow>& flows)
+{
+  const int64_t k = g.per_node();
+  if (g.nodes == 1 || !g.uniform || k == 1) {
+    ring_flows(group, std::max(nvlink_bytes, nic_bytes), flows);
+    return;
+  }
+  // k channels: within a node l -> l + 1 carries k - 1 of them, local rank l's NIC carries one to the next
+  // node's local rank l.
+  for (size_t i = 0; i < by_node.size(); ++i) {
+    const auto& members = by_node[i];
+    const auto& next = by_node[(i + 1) % by_node.size()];
+    ring_flows(members, nvlink_bytes, flows);
+    for (int64_t l = 0; l < k; ++l)
+      flows.push_back({members[size_t(l)], next[size_t(l)], nic_bytes});
+  }
+}
+
+}  // namespace
+
+AlgorithmDef ring_algorithm()
+{
+  AlgorithmDef a;
+  a.name = "ring";
+  a.summary = "ring through every member; across nodes each node's NICs carry one channel each (NCCL ring)";
+  a.applies = "every all-reduce, reduce-scatter and all-gather";
+  a.applicable = ring_applicable;
+  a.bandwidth_fraction = ring_fraction;
+  a.cost = ring_cost;
+  a.lay_flows = ring_lay_flows;
+  return a;
+}
+
+}  // namespace dtsim::collectives
