@@ -6,15 +6,12 @@
 
 namespace dtsim::replay {
 
-Driver::Driver(Activities& acts, const scenario::ScenarioSpec& s, const StepProgram& prog,
-               const parallel::PipelineSchedule& sched, bool trace, const ClusterSlot* slot)
-    : acts_(acts), s_(s), prog_(prog), sched_(sched),
-      placement_(slot ? slot->placement
-                      : parallel::Placement(s.parallel.dp_cp(), s.parallel.tp, s.parallel.pp, s.hardware.node.devices)),
+Driver::Driver(Activities& acts, const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan,
+               const StepProgram& prog, const parallel::PipelineSchedule& sched, bool trace, const ClusterSlot* slot)
+    : acts_(acts), s_(s), plan_(plan), prog_(prog), sched_(sched), placement_(slot ? slot->placement : plan.placement),
       layout_(s.hardware, placement_), fabric_(collectives::fabric_of(s)), trace_(trace)
 {
   full_ = s.fidelity == scenario::Fidelity::Full;
-  pairs_ = s.parallel.pairs_units(scenario::schedule_def(s.schedule).pairs_by_default);
   start_t_ = slot ? slot->start_t : 0.0;
   const int64_t units = int64_t(boost::num_vertices(sched.graph));
   recv_from_.assign(size_t(units), -1);
@@ -35,7 +32,7 @@ Driver::Driver(Activities& acts, const scenario::ScenarioSpec& s, const StepProg
       Device dev;
       dev.id = d;
       dev.coord = c;
-      dev.replica = full_ ? c.dp * s.parallel.tp + c.tp : 0;
+      dev.replica = full_ ? c.dp * plan.groups.tp + c.tp : 0;
       dev.free_t = start_t_;
       index_of_[d] = devices_.size();
       devices_.push_back(std::move(dev));
@@ -45,7 +42,7 @@ Driver::Driver(Activities& acts, const scenario::ScenarioSpec& s, const StepProg
     own_platform_ = std::make_unique<platform::ClusterPlatform>(s.hardware, placement_, needed_devices());
     platform_ = own_platform_.get();
   }
-  const int64_t replicas = full_ ? s.parallel.dp_cp() * s.parallel.tp : 1;
+  const int64_t replicas = full_ ? plan.groups.dense_dp * plan.groups.tp : 1;
   arrivals_.assign(size_t(replicas * units), Arrival{});
   transfers_.assign(size_t(replicas * units), Transfer{});
   setup_buckets();
@@ -58,29 +55,29 @@ Driver::Driver(Activities& acts, const scenario::ScenarioSpec& s, const StepProg
 // per node (no intra-node phase).
 bool Driver::nvlink_exclusive_to_tp() const
 {
-  const auto& p = s_.parallel;
+  const auto& p = plan_.groups;
   if (p.tp > s_.hardware.node.devices)
     return false;
   for (int64_t st = 0; st < p.pp; ++st) {
-    auto group = placement_.tp_group(st, 0);
+    auto group = plan_.tp_group(st, 0);
     if (placement_.node_of(group.front()) != placement_.node_of(group.back()))
       return false;
     if (st + 1 < p.pp && layout_.same_node(placement_.device({st, 0, 0}), placement_.device({st + 1, 0, 0})))
       return false;
     if (p.cp > 1) {  // nor the context-parallel ring
-      auto cpg = placement_.rank_group(st, 0, 0, p.cp);
+      auto cpg = plan_.cp_group(st, 0, 0);
       for (size_t i = 1; i < cpg.size(); ++i)
         if (layout_.same_node(cpg[0], cpg[i]))
           return false;
     }
     if (p.ep > 1) {  // expert all-to-alls must not share the representative's NVLink links either
-      auto epg = ep_group(st, 0, 0);
+      auto epg = plan_.ep_group(st, 0, 0);
       for (size_t i = 1; i < epg.size(); ++i)
         if (layout_.same_node(epg[0], epg[i]))
           return false;
     }
     if (p.dp > 1) {
-      auto dpg = placement_.dp_group(st, 0);
+      auto dpg = plan_.dp_group(st, 0);
       for (size_t i = 1; i < dpg.size(); ++i)
         if (layout_.same_node(dpg[i - 1], dpg[i]))
           return false;
@@ -94,7 +91,7 @@ bool Driver::nvlink_exclusive_to_tp() const
 
 void Driver::start()
 {
-  if (s_.parallel.param_gather_overlap)
+  if (plan_.comm.param_gather_overlap)
     for (size_t i = 0; i < devices_.size(); ++i) {
       issue_refresh_gathers(i);
       pump_dp(i);
@@ -118,8 +115,8 @@ ReplayResult Driver::finish()
   ReplayResult r;
   for (const auto& d : devices_)
     r.step_time_s = std::max(r.step_time_s, d.done_t - start_t_);
-  std::vector<bool> seen(size_t(s_.parallel.pp), false);
-  r.per_stage.resize(size_t(s_.parallel.pp));
+  std::vector<bool> seen(size_t(plan_.groups.pp), false);
+  r.per_stage.resize(size_t(plan_.groups.pp));
   for (auto& d : devices_) {
     d.b.bubble_s += r.step_time_s - (d.done_t - start_t_);  // finished early: waits for the slowest device
     r.average += d.b;
@@ -162,7 +159,7 @@ Activities::Segment Driver::flow_segment(int64_t src, int64_t dst, double bytes)
 
 collectives::Flow Driver::copy_of(const collectives::Flow& f, int64_t dp_shift, int64_t tp_shift) const
 {
-  const int64_t dp = s_.parallel.dp_cp(), tp = s_.parallel.tp;
+  const int64_t dp = plan_.groups.dense_dp, tp = plan_.groups.tp;
   const auto a = placement_.coord(f.src), b = placement_.coord(f.dst);
   return {placement_.device({a.stage, (a.dp + dp_shift) % dp, (a.tp + tp_shift) % tp}),
           placement_.device({b.stage, (b.dp + dp_shift) % dp, (b.tp + tp_shift) % tp}), f.bytes};
@@ -173,7 +170,7 @@ std::vector<collectives::Flow> Driver::shared_copies(const collectives::Flow& f,
   std::vector<collectives::Flow> out;
   if (full_ || !layout_.has_shared_links())
     return out;
-  const int64_t dp = s_.parallel.dp_cp(), tp = s_.parallel.tp;
+  const int64_t dp = plan_.groups.dense_dp, tp = plan_.groups.tp;
   for (int64_t sd = 0; sd < dp; sd += dp_step > 0 ? dp_step : dp)
     for (int64_t st = 0; st < (tp_ranks ? tp : 1); ++st) {
       if (sd == 0 && st == 0)
@@ -203,7 +200,7 @@ bool Driver::copies_alike(const std::vector<collectives::Flow>& flows, int64_t d
 // (an all-to-all: so many peers in its node, so many across) may map onto another member's in another order.
 bool Driver::check_copies_alike(const std::vector<collectives::Flow>& flows, int64_t dp_step, bool tp_ranks) const
 {
-  const int64_t dp = s_.parallel.dp_cp(), tp = s_.parallel.tp;
+  const int64_t dp = plan_.groups.dense_dp, tp = plan_.groups.tp;
   const bool shared = layout_.has_shared_links();
   std::map<int64_t, int64_t> load;  // flows of the whole set on each shared link
   if (shared)
@@ -242,7 +239,7 @@ bool Driver::check_copies_alike(const std::vector<collectives::Flow>& flows, int
 
 std::vector<char> Driver::needed_devices() const
 {
-  const auto& p = s_.parallel;
+  const auto& p = plan_.groups;
   if (full_ || layout_.has_shared_links())
     return {};
   std::vector<char> need(size_t(placement_.devices()), 0);
@@ -251,17 +248,17 @@ std::vector<char> Driver::needed_devices() const
       need[size_t(d)] = 1;
   };
   for (int64_t st = 0; st < p.pp; ++st) {
-    mark(placement_.tp_group(st, 0));  // the representative, its TP group, and the other stages' representatives
+    mark(plan_.tp_group(st, 0));  // the representative, its TP group, and the other stages' representatives
     for (int64_t r = 0; r < p.tp && p.cp > 1; ++r)
-      mark(placement_.rank_group(st, 0, r, p.cp));
+      mark(plan_.cp_group(st, 0, r));
     for (int64_t r = 0; r < p.tp && p.ep > 1; ++r)
-      mark(ep_group(st, 0, r));
+      mark(plan_.ep_group(st, 0, r));
     // Data parallel: which flows fold_onto keeps depends on the algorithm and the protocol (their bytes per link),
     // not on the size, so every pair NCCL may choose covers every collective of the step.
     for (bool expert : {false, true}) {
       if (expert && p.ep <= 1)
         continue;
-      const auto group = expert ? expert_dp_group(st, 0, 0) : placement_.dp_group(st, 0);
+      const auto group = expert ? plan_.expert_dp_group(st, 0, 0) : plan_.dp_group(st, 0);
       bool all = false;
       for (auto kind : {collectives::Kind::AllReduce, collectives::Kind::ReduceScatter, collectives::Kind::AllGather})
         for (const auto& a : collectives::algorithms())
@@ -278,9 +275,9 @@ std::vector<char> Driver::needed_devices() const
                 mark({f.src, f.dst});
           }
       for (int64_t r = 0; r < p.tp && all && !expert; ++r)  // dp_phases runs every TP rank's groups
-        mark(placement_.dp_group(st, r));
+        mark(plan_.dp_group(st, r));
       if (all && expert)
-        for (const auto& g : expert_dp_groups(st))
+        for (const auto& g : plan_.expert_dp_groups(st))
           mark(g);
     }
   }
@@ -291,7 +288,7 @@ std::string Driver::folding_asymmetry() const
 {
   if (full_)
     return "";
-  const auto& p = s_.parallel;
+  const auto& p = plan_.groups;
   const std::string exact = "; simulation.fidelity: full replays every device and is exact";
   // Pipeline transfers: every pair of stages that exchanges activations.
   std::set<std::pair<int64_t, int64_t>> pairs;
@@ -323,9 +320,9 @@ std::string Driver::folding_asymmetry() const
       if (size <= 1)
         continue;
       std::vector<collectives::Flow> flows;
-      const bool across = experts && experts_across_tp();  // one group holds every TP rank
+      const bool across = experts && plan_.groups.experts_across_tp();  // one group holds every TP rank
       for (int64_t r = 0; r < (across ? 1 : p.tp); ++r) {
-        auto g = experts ? ep_group(st, 0, r) : placement_.rank_group(st, 0, r, size);
+        auto g = experts ? plan_.ep_group(st, 0, r) : plan_.cp_group(st, 0, r);
         auto more = ring_flows(g);
         if (experts)  // every pair exchanges tokens
           for (int64_t x : g)
@@ -334,11 +331,11 @@ std::string Driver::folding_asymmetry() const
                 more.push_back({x, y, 1.0});
         flows.insert(flows.end(), more.begin(), more.end());
       }
-      if (!copies_alike(flows, across ? ep_dp_step() : size, false))
+      if (!copies_alike(flows, across ? plan_.ep_dp_step() : size, false))
         return "folding may be approximate: the " + std::string(what) + " groups of stage " + std::to_string(st) +
                " take routes that differ from group to group" + exact;
     }
-    auto tp_flows = ring_flows(placement_.tp_group(st, 0));
+    auto tp_flows = ring_flows(plan_.tp_group(st, 0));
     if (!copies_alike(tp_flows, 1, false))
       return "folding may be approximate: the tensor-parallel groups of stage " + std::to_string(st) +
              " take routes that differ from group to group" + exact;
@@ -363,7 +360,7 @@ bool Driver::fold_onto(std::vector<collectives::Phase>& phases, int64_t device, 
     return false;
   std::vector<std::vector<collectives::Flow>> folded;
   const auto rep = placement_.coord(device);
-  const int64_t dp = s_.parallel.dp_cp(), tp = s_.parallel.tp;
+  const int64_t dp = plan_.groups.dense_dp, tp = plan_.groups.tp;
   // A flow's kind and size, for comparing members' patterns.
   auto pattern = [&](const std::vector<collectives::Flow>& flows) {
     std::vector<std::pair<bool, double>> out;
@@ -533,9 +530,9 @@ Driver::Phases Driver::rank_group_phases(const Device& d, collectives::Kind kind
 {
   // Full fidelity: one plan per group and TP rank; folded: one per stage (the representative's group, with the
   // groups of the other TP ranks where it does not fold).
-  const int64_t group_key = full_ ? (d.coord.dp / size) * s_.parallel.tp + d.coord.tp : int64_t(-1);
+  const int64_t group_key = full_ ? (d.coord.dp / size) * plan_.groups.tp + d.coord.tp : int64_t(-1);
   std::vector<std::vector<int64_t>> groups;  // the representative's (TP rank 0) first
-  for (int64_t r = 0; r < s_.parallel.tp; ++r)
+  for (int64_t r = 0; r < plan_.groups.tp; ++r)
     if (!full_ || r == d.coord.tp)
       groups.push_back(placement_.rank_group(d.coord.stage, d.coord.dp, r, size));
   return group_phases(d, {d.coord.stage, group_key, int(kind), bytes, size}, groups, size, kind, bytes,

@@ -13,6 +13,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "collectives/collective.hpp"
+#include "parallel/plan.hpp"
 #include "platform/cluster_platform.hpp"
 #include "replay/activities.hpp"
 #include "replay/replay.hpp"
@@ -33,7 +34,7 @@ class Driver {
  public:
   /// Without `slot`, the job has the cluster to itself and the driver builds its platform; with one, the platform
   /// is shared and attached (attach) before start().
-  Driver(Activities& acts, const scenario::ScenarioSpec& s, const StepProgram& prog,
+  Driver(Activities& acts, const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan, const StepProgram& prog,
          const parallel::PipelineSchedule& sched, bool trace, const ClusterSlot* slot = nullptr);
   /// The cluster devices (Placement::cluster_device) whose hosts the replay touches.
   std::vector<int64_t> needed_cluster_devices() const;
@@ -306,28 +307,8 @@ class Driver {
   Phases dp_phases(const Device& d, collectives::Kind kind, double bytes, bool expert);
   /// Queues the gradients' collectives of `total` bytes (non-expert) and `experts` bytes (expert).
   void enqueue_gradients(size_t di, double total, double experts);
-  bool experts_replicated() const { return s_.parallel.expert_ranks() / s_.parallel.ep > 1; }
-  // ---- expert groups (driver_experts.cpp) -------------------------------------------------------------------
-  /// Experts whole on every TP rank (parallel.expert_tp 1, tp > 1): the expert groups span the TP ranks.
-  bool experts_across_tp() const { return s_.parallel.experts_whole(); }
-  /// The expert-parallel group of the rank (stage, dp, tp), and the ranks holding the same experts.
-  std::vector<int64_t> ep_group(int64_t stage, int64_t dp, int64_t tp) const;
-  std::vector<int64_t> expert_dp_group(int64_t stage, int64_t dp, int64_t tp) const;
-  /// Every expert-data-parallel group of a stage (all TP ranks).
-  std::vector<std::vector<int64_t>> expert_dp_groups(int64_t stage) const;
-  /// The rank's index among the stage's expert ranks (its data-parallel index, or TP ranks first when the groups
-  /// span them): ep_group takes ep consecutive ones, expert_dp_group every ep-th.
-  int64_t expert_rank(const parallel::Coord& c) const
-  {
-    return experts_across_tp() ? c.dp * s_.parallel.tp + c.tp : c.dp;
-  }
-  /// Data-parallel indices from one expert-parallel group to the next: ep, or ep / tp when the groups span TP ranks.
-  int64_t ep_dp_step() const { return experts_across_tp() ? s_.parallel.ep / s_.parallel.tp : s_.parallel.ep; }
-  /// The index, within its stage, of the rank's expert-data-parallel group (the ranks holding its experts).
-  int64_t expert_dp_index(const parallel::Coord& c) const
-  {
-    return experts_across_tp() ? expert_rank(c) % s_.parallel.ep : c.tp * s_.parallel.ep + c.dp % s_.parallel.ep;
-  }
+  /// Whether expert parameters are held by more than one rank (their gradients and gathers have a group to go over).
+  bool experts_replicated() const { return plan_.groups.expert_dp > 1; }
   // ZeRO-3: waits at a ParamGather step until its all-gather is done; the next one is prefetched.
   bool param_gather_ready(size_t di, int lane);
   void issue_gather(size_t di, UnitId unit, size_t step, const Step& st);
@@ -343,7 +324,8 @@ class Driver {
   void finish_device(size_t di);
 
   Activities& acts_;
-  const scenario::ScenarioSpec& s_;
+  const scenario::ScenarioSpec& s_;  ///< the hardware, the model and the fidelity: the plan holds the rest
+  const parallel::DerivedPlan& plan_;
   const StepProgram& prog_;
   const parallel::PipelineSchedule& sched_;
   parallel::Placement placement_;
@@ -355,7 +337,6 @@ class Driver {
   std::function<void()> on_done_;
   collectives::Fabric fabric_;  ///< the links collectives run on and what the hardware or stack forces
   bool full_ = false;
-  bool pairs_ = false;  ///< parallel.ep_overlap, or the schedule's default: pairs run as pairs (pair_next)
   bool tp_exclusive_ = false;  // see tp_exclusive_time
   std::string folding_note_;   // see folding_asymmetry
   mutable std::map<std::vector<int64_t>, bool> alike_;  // copies_alike's answers: (dp_step, tp_ranks, flows...)

@@ -5,7 +5,7 @@ namespace dtsim::replay {
 // ---- data parallel -------------------------------------------------------------------------------------
 void Driver::setup_buckets()
 {
-  const int64_t pp = s_.parallel.pp, v = int64_t(prog_.gradients.at(0).size());  // chunks per stage
+  const int64_t pp = plan_.groups.pp, v = int64_t(prog_.gradients.at(0).size());  // chunks per stage
   bucket_at_.assign(size_t(pp), std::vector<std::vector<double>>(size_t(v)));
   for (int64_t st = 0; st < pp; ++st)
     for (int64_t c = 0; c < v; ++c) {
@@ -22,7 +22,7 @@ void Driver::setup_buckets()
       for (size_t i = 0; i < g.size(); ++i) {
         const int kind = grads.is_expert(i) ? 1 : 0;
         acc[kind] += g[i];
-        if (acc[kind] >= s_.parallel.dp_bucket_bytes || int(i) == last[kind]) {
+        if (acc[kind] >= plan_.comm.dp_bucket_bytes || int(i) == last[kind]) {
           at[i] = acc[kind];
           acc[kind] = 0;
         }
@@ -32,20 +32,20 @@ void Driver::setup_buckets()
 
 bool Driver::reduces_gradients(const parallel::Unit& u) const
 {
-  return s_.parallel.dp_cp() > 1 && (s_.parallel.zero >= 2 || u.microbatch == sched_.microbatches - 1);
+  return plan_.groups.dense_dp > 1 && (plan_.comm.zero >= 2 || u.microbatch == sched_.microbatches - 1);
 }
 
 collectives::Kind Driver::gradient_collective() const
 {
   // ZeRO shards the optimizer: each rank needs the reduced gradients of its own shard only.
-  return s_.parallel.zero >= 1 ? collectives::Kind::ReduceScatter : collectives::Kind::AllReduce;
+  return plan_.comm.zero >= 1 ? collectives::Kind::ReduceScatter : collectives::Kind::AllReduce;
 }
 
 void Driver::grad_ready(size_t di, int lane, int index)
 {
   Device& d = devices_[di];
   const auto& u = sched_.graph[d.lanes[size_t(lane)].unit];
-  if (!s_.parallel.dp_overlap || !reduces_gradients(u))
+  if (!plan_.comm.dp_overlap || !reduces_gradients(u))
     return;
   double bytes = bucket_at_[size_t(d.coord.stage)][size_t(u.chunk)][size_t(index)];
   const bool is_expert = prog_.gradients[size_t(d.coord.stage)][size_t(u.chunk)].is_expert(size_t(index));
@@ -68,7 +68,7 @@ void Driver::on_backward_unit_done(size_t di, int lane)
   // replicated ones once the whole backward is over (on_backward_done).
   Device& d = devices_[di];
   const auto& u = sched_.graph[d.lanes[size_t(lane)].unit];
-  if (s_.parallel.dp_overlap || s_.parallel.zero < 2 || !u.makes_gradients() || !reduces_gradients(u))
+  if (plan_.comm.dp_overlap || plan_.comm.zero < 2 || !u.makes_gradients() || !reduces_gradients(u))
     return;
   const auto& g = prog_.gradients[size_t(d.coord.stage)][size_t(u.chunk)];
   enqueue_gradients(di, g.sum(false), g.sum(true));
@@ -83,7 +83,7 @@ void Driver::enqueue_dp(size_t di, DpOp op)
 Driver::Phases Driver::dp_phases(const Device& d, collectives::Kind kind, double bytes, bool expert)
 {
   // Full fidelity: one plan per group (expert groups: expert_dp_index); folded: one per stage.
-  const int64_t group_key = !full_ ? int64_t(-1) : expert ? expert_dp_index(d.coord) : d.coord.tp * s_.parallel.ep;
+  const int64_t group_key = !full_ ? int64_t(-1) : expert ? plan_.expert_dp_index(d.coord) : d.coord.tp * plan_.groups.ep;
   auto key = std::make_tuple(d.coord.stage, group_key, int(kind), bytes, expert);
   auto it = dp_plans_.find(key);
   if (it != dp_plans_.end())
@@ -93,7 +93,7 @@ Driver::Phases Driver::dp_phases(const Device& d, collectives::Kind kind, double
   if (!full_) {
     phases = collectives::plan_collective(
         kind, bytes,
-        expert ? expert_dp_group(d.coord.stage, d.coord.dp, d.coord.tp) : placement_.dp_group(d.coord.stage, d.coord.tp),
+        expert ? plan_.expert_dp_group(d.coord.stage, d.coord.dp, d.coord.tp) : plan_.dp_group(d.coord.stage, d.coord.tp),
         placement_, fabric_);
     if (fold_onto(phases, d.id, 0)) {
       auto ptr = std::make_shared<const std::vector<collectives::Phase>>(std::move(phases));
@@ -107,18 +107,18 @@ Driver::Phases Driver::dp_phases(const Device& d, collectives::Kind kind, double
   if (full_)
     ranks.push_back(d.coord.tp);
   else
-    for (int64_t r = 0; r < s_.parallel.tp; ++r)
+    for (int64_t r = 0; r < plan_.groups.tp; ++r)
       ranks.push_back(r);
   // Expert gradients go over the expert-data-parallel groups; folded, all of them (one per expert-parallel rank)
   // run at once, as they do in the cluster.
   std::vector<std::vector<int64_t>> groups;
   if (expert && full_)
-    groups.push_back(expert_dp_group(d.coord.stage, d.coord.dp, d.coord.tp));
+    groups.push_back(plan_.expert_dp_group(d.coord.stage, d.coord.dp, d.coord.tp));
   else if (expert)
-    groups = expert_dp_groups(d.coord.stage);
+    groups = plan_.expert_dp_groups(d.coord.stage);
   else
     for (int64_t r : ranks)
-      groups.push_back(placement_.dp_group(d.coord.stage, r));
+      groups.push_back(plan_.dp_group(d.coord.stage, r));
   for (const auto& g : groups)
     merge_phases(phases, collectives::plan_collective(kind, bytes, g, placement_, fabric_));
   auto ptr = std::make_shared<const std::vector<collectives::Phase>>(std::move(phases));
@@ -151,9 +151,9 @@ void Driver::pump_dp(size_t di)
   }
   // Full: the group's members join; the collective starts when the last one arrives. Every device issues the
   // same sequence of collectives, expert ones included, so the sequence number names the instance.
-  const int64_t group = d.coord.stage * s_.parallel.tp * s_.parallel.ep +
-                        (op.expert ? expert_dp_index(d.coord) : d.coord.tp * s_.parallel.ep);
-  const int64_t members = op.expert ? s_.parallel.expert_ranks() / s_.parallel.ep : s_.parallel.dp_cp();
+  const int64_t group = d.coord.stage * plan_.groups.tp * plan_.groups.ep +
+                        (op.expert ? plan_.expert_dp_index(d.coord) : d.coord.tp * plan_.groups.ep);
+  const int64_t members = op.expert ? plan_.groups.expert_dp : plan_.groups.dense_dp;
   run_joined({op.expert ? kExpertDpGroup : kDpGroup, group, seq}, members, di, phases,
              [this, di, op, t0, kernels]() { dp_op_done(di, op, t0, kernels); });
 }
@@ -253,7 +253,7 @@ void Driver::on_backward_done(size_t di)
     return;
   d.backward_done = true;
   d.backward_end_t = Activities::now();
-  if (s_.parallel.dp_cp() > 1 && !s_.parallel.dp_overlap && s_.parallel.zero < 2) {  // one collective of every gradient
+  if (plan_.groups.dense_dp > 1 && !plan_.comm.dp_overlap && plan_.comm.zero < 2) {  // one collective of every gradient
     double total = 0, experts = 0;  // summed entry by entry, in backward order
     for (const auto& chunk : prog_.gradients[size_t(d.coord.stage)])
       for (size_t i = 0; i < chunk.bytes.size(); ++i)
@@ -266,7 +266,7 @@ void Driver::on_backward_done(size_t di)
 
 bool Driver::needs_embedding_sync(const Device& d) const
 {
-  return prog_.embedding_sync_bytes > 0 && (d.coord.stage == 0 || d.coord.stage == s_.parallel.pp - 1);
+  return prog_.embedding_sync_bytes > 0 && (d.coord.stage == 0 || d.coord.stage == plan_.groups.pp - 1);
 }
 
 // First and last stage all-reduce their copies of the word-embedding gradients; waiting for the other stage
@@ -278,11 +278,11 @@ void Driver::sync_embedding(size_t di)
     return;
   d.embedding_joined = true;
   Instance inst;
-  if (!join({kEmbeddingGroup, d.coord.dp * s_.parallel.tp + d.coord.tp, 0}, 2, di, Activities::now(), inst))
+  if (!join({kEmbeddingGroup, d.coord.dp * plan_.groups.tp + d.coord.tp, 0}, 2, di, Activities::now(), inst))
     return;
   double launch = Activities::now();
   std::vector<int64_t> pair{placement_.device({0, d.coord.dp, d.coord.tp}),
-                            placement_.device({s_.parallel.pp - 1, d.coord.dp, d.coord.tp})};
+                            placement_.device({plan_.groups.pp - 1, d.coord.dp, d.coord.tp})};
   auto phases = std::make_shared<std::vector<collectives::Phase>>(
       collectives::plan_collective(collectives::Kind::AllReduce, prog_.embedding_sync_bytes, pair, placement_, fabric_));
   add_shared_copies(*phases, 1, true);  // folded: the pairs of the other TP ranks and replicas
@@ -322,7 +322,7 @@ void Driver::maybe_optimizer(size_t di)
     const double experts = prog_.expert_allgather_bytes.empty() || !experts_replicated()
                                ? 0.0
                                : prog_.expert_allgather_bytes[st];
-    if (s_.parallel.dp_cp() > 1 && (refresh > 0 || experts > 0)) {
+    if (plan_.groups.dense_dp > 1 && (refresh > 0 || experts > 0)) {
       if (refresh > 0)
         d.dp_queue.push_back({collectives::Kind::AllGather, refresh, DpOp::What::ParamRefresh, 0, false});
       if (experts > 0)

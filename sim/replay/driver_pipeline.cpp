@@ -10,7 +10,7 @@ void Driver::next_unit(size_t di)
 {
   Device& d = devices_[di];
   const auto& order = sched_.order[size_t(d.coord.stage)];
-  if (!s_.parallel.pp_overlap) {  // between two groups of units, the stage's batched sends and receives
+  if (!plan_.comm.pp_overlap) {  // between two groups of units, the stage's batched sends and receives
     const bool end = d.pos >= order.size();
     const int64_t g = end ? -1 : sched_.group[size_t(d.coord.stage)][d.pos];
     if ((!end && g != d.exchanged_group) || (end && !d.final_exchange_done)) {
@@ -25,7 +25,7 @@ void Driver::next_unit(size_t di)
   // A unit waits for what it receives; a pair for what both of its units receive (DualPipe's reference receives
   // both before the overlapped chunk).
   const int lanes = pair_next(d) ? 2 : 1;
-  if (s_.parallel.pp_overlap) {
+  if (plan_.comm.pp_overlap) {
     for (int l = 0; l < lanes; ++l) {
       const UnitId u = order[d.pos + size_t(l)];
       if (recv_from_[u] < 0)
@@ -58,7 +58,7 @@ bool Driver::pair_next(const Device& d) const
 {
   // With blocking exchanges the pair's receives are those of its group, and its sends go out at the next exchange.
   const auto& beside = sched_.beside_previous[size_t(d.coord.stage)];
-  return pairs_ && d.pos + 1 < beside.size() && beside[d.pos + 1] != 0;
+  return plan_.comm.pairs && d.pos + 1 < beside.size() && beside[d.pos + 1] != 0;
 }
 
 void Driver::account_wait(Device& d, const Arrival& a)
@@ -115,7 +115,7 @@ void Driver::run_step(size_t di, int lane)
   on_backward_unit_done(di, lane);
   const UnitId u = ln.unit;
   if (send_to_[u] >= 0) {
-    if (s_.parallel.pp_overlap)
+    if (plan_.comm.pp_overlap)
       send(di, UnitId(send_to_[u]));
     else
       d.unsent.push_back(u);
@@ -130,7 +130,7 @@ void Driver::run_step(size_t di, int lane)
 bool Driver::releases_buckets(const Device& d, int lane) const
 {
   // Driver::grad_ready issues buckets only with overlap, on the microbatches whose gradients are reduced.
-  return s_.parallel.dp_overlap && reduces_gradients(sched_.graph[d.lanes[size_t(lane)].unit]);
+  return plan_.comm.dp_overlap && reduces_gradients(sched_.graph[d.lanes[size_t(lane)].unit]);
 }
 
 void Driver::book_kernel(Device& d, const Step& st, double t, double x)
@@ -154,7 +154,7 @@ void Driver::run_merged(size_t di, int lane, double t0)
 {
   Device& d = devices_[di];
   const bool beside = dp_kernels_beside(d);
-  if (!full_ && !tp_exclusive_ && !s_.parallel.tp_overlap && !d.paired && !beside && run_sequence(di, lane, t0))
+  if (!full_ && !tp_exclusive_ && !plan_.comm.tp_overlap && !d.paired && !beside && run_sequence(di, lane, t0))
     return;
   const auto& steps = *d.lanes[size_t(lane)].steps;
   const size_t begin = d.lanes[size_t(lane)].step;
@@ -181,13 +181,13 @@ void Driver::run_merged(size_t di, int lane, double t0)
     }
     if (st.kind == Step::Kind::ParamGather || st.kind == Step::Kind::EpCollective || st.kind == Step::Kind::CpRing)
       break;  // run_step handles them
-    if (s_.parallel.tp_overlap && st.kind == Step::Kind::TpCollective)  // run_step groups it with its GEMMs
+    if (plan_.comm.tp_overlap && st.kind == Step::Kind::TpCollective)  // run_step groups it with its GEMMs
       break;
     if (st.kind == Step::Kind::TpCollective && (!tp_exclusive_ || !after_kernel || beside)) {
       // It runs as flows (full fidelity: once its group has joined). Folded, its first latency delay is spent at
       // the end of the run: it saves an activity and changes no time (the device waits either way). Not in a
       // pair, whose other lane may take the GPU in between.
-      if (!full_ && after_kernel && !s_.parallel.tp_overlap && !d.paired && !beside) {
+      if (!full_ && after_kernel && !plan_.comm.tp_overlap && !d.paired && !beside) {
         Phases next = tp_phases(d, st);
         prepaid = next->empty() ? 0.0 : phase_delay(next->front());
       }
@@ -478,7 +478,7 @@ Driver::Phases Driver::tp_phases(const Device& d, const Step& st)
   auto it = tp_plans_.find(key);
   if (it != tp_plans_.end())
     return it->second;
-  auto group = placement_.tp_group(d.coord.stage, d.coord.dp);
+  auto group = plan_.tp_group(d.coord.stage, d.coord.dp);
   auto phases = collectives::plan_collective(collectives::kind_of(st.collective), st.bytes, group, placement_, fabric_);
   // Folded: only the flows of one member, the others' use their own links. The member that sends the most (the
   // representative itself on a ring or NVLS, where all send alike; an inner link of a tree's chain) sets the time.
@@ -554,7 +554,7 @@ void Driver::tp_collective(size_t di, int lane, const Step& st, double t0)
     run_phases(phases, 0, [finish, di, t0, prepaid]() { finish(di, t0 - prepaid); }, prepaid > 0);
     return;
   }
-  run_joined(join_key(kTpGroup, lane, d.coord.stage * s_.parallel.dp_cp() + d.coord.dp, seq), s_.parallel.tp, di,
+  run_joined(join_key(kTpGroup, lane, d.coord.stage * plan_.groups.dense_dp + d.coord.dp, seq), plan_.groups.tp, di,
              phases, [finish, di, t0]() { finish(di, t0); });
 }
 
@@ -600,7 +600,7 @@ bool Driver::dp_kernels_beside(const Device& d) const
 {
   if (nccl_sm_share() == 0)
     return false;
-  return d.dp_busy || !d.dp_queue.empty() || (d.paired && s_.parallel.dp_cp() > 1);
+  return d.dp_busy || !d.dp_queue.empty() || (d.paired && plan_.groups.dense_dp > 1);
 }
 
 double Driver::nccl_sm_share() const
@@ -620,7 +620,7 @@ bool Driver::overlap_group_at(const std::vector<Step>& steps, size_t at, size_t&
     end = at + 2;
     return true;
   }
-  if (!s_.parallel.tp_overlap && s_.parallel.cp == 1)  // nothing overlaps: the common case, decided at once
+  if (!plan_.comm.tp_overlap && plan_.groups.cp == 1)  // nothing overlaps: the common case, decided at once
     return false;
   size_t i = at;
   auto is = [&](size_t k, model::TpCollective c) {
@@ -636,7 +636,7 @@ bool Driver::overlap_group_at(const std::vector<Step>& steps, size_t at, size_t&
     end = i + 2;
     return true;
   }
-  if (!s_.parallel.tp_overlap)
+  if (!plan_.comm.tp_overlap)
     return false;
   if (is(i, model::TpCollective::AllGather) && compute(i + 1))
     i += 2;
@@ -665,7 +665,7 @@ void Driver::overlapped_comm(size_t di, int lane, const Step& st, std::function<
       run_phases(tp_phases(d, st), 0, std::move(done));
     return;
   }
-  run_joined(join_key(kTpGroup, lane, d.coord.stage * s_.parallel.dp_cp() + d.coord.dp, seq), s_.parallel.tp, di,
+  run_joined(join_key(kTpGroup, lane, d.coord.stage * plan_.groups.dense_dp + d.coord.dp, seq), plan_.groups.tp, di,
              tp_phases(d, st), std::move(done));
 }
 
