@@ -19,14 +19,14 @@ void Driver::ep_collective(size_t di, int lane, const Step& st, double t0)
   for (int64_t dev : plan_.ep_group(d.coord.stage, d.coord.dp, d.coord.tp))
     nodes.insert(placement_.node_of(dev));
   const double scale = model::node_limited_inter_node_scale(s_.model, int64_t(nodes.size()));
-  Phases phases = ep_phases(d, st.bytes, scale);
+  Phases phases = groups_.ep(d.id, st.bytes, scale);
   // Paired, the all-to-all's kernels run beside the other lane's compute and take SMs from it: DeepSeek-V3's
   // dispatch and combine kernels use 20 SMs ("only 20 SMs are sufficient to fully utilize the bandwidths of IB
   // and NVLink", arXiv 2412.19437, Sec. 3.2.2). Alone, the GPU waits for it anyway.
   constexpr double kAllToAllSms = 20;
   Activities::Occupation* kernels = nullptr;
-  if (d.paired && sm_share(kAllToAllSms) > 0)
-    kernels = acts_.occupy(gpu_host(d.id), sm_share(kAllToAllSms));
+  if (d.paired && costs_.sm_share(kAllToAllSms) > 0)
+    kernels = acts_.occupy(gpu_host(d.id), costs_.sm_share(kAllToAllSms));
   auto done = [this, di, lane, t0, &st, kernels]() {
     Device& w = devices_[di];
     const double now = Activities::now();
@@ -43,26 +43,13 @@ void Driver::ep_collective(size_t di, int lane, const Step& st, double t0)
     run_step(di, lane);
   };
   if (!full_) {
-    run_phases(phases, 0, done);
+    comm_.run_phases(phases, 0, done);
     return;
   }
   const int64_t group = plan_.groups.experts_across_tp()
                             ? d.coord.stage * plan_.groups.expert_ranks() + plan_.expert_rank(d.coord) / ep
                             : (d.coord.stage * plan_.groups.dense_dp + d.coord.dp / ep) * plan_.groups.tp + d.coord.tp;
-  run_joined(join_key(kEpGroup, lane, group, seq), ep, di, phases, done);
-}
-
-Driver::Phases Driver::ep_phases(const Device& d, double bytes, double inter_node_scale)
-{
-  const int64_t ep = plan_.groups.ep;
-  if (!plan_.groups.experts_across_tp())
-    return rank_group_phases(d, collectives::Kind::AllToAll, bytes, ep, inter_node_scale);
-  // The group spans the TP ranks: folded, the representative's group stands for the others, every ep / tp
-  // data-parallel indices (the TP ranks are in it already). Full fidelity: one plan per group.
-  const int64_t group_key = full_ ? plan_.expert_rank(d.coord) / ep : int64_t(-1);
-  return group_phases(d, {d.coord.stage, group_key, int(collectives::Kind::AllToAll), bytes, ep},
-                      {plan_.ep_group(d.coord.stage, d.coord.dp, d.coord.tp)}, plan_.ep_dp_step(), collectives::Kind::AllToAll,
-                      bytes, inter_node_scale);
+  comm_.run_joined(join_key(kEpGroup, lane, group, seq), ep, di, phases, done);
 }
 
 }  // namespace dtsim::replay

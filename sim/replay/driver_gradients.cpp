@@ -80,52 +80,6 @@ void Driver::enqueue_dp(size_t di, DpOp op)
   pump_dp(di);
 }
 
-Driver::Phases Driver::dp_phases(const Device& d, collectives::Kind kind, double bytes, bool expert)
-{
-  // Full fidelity: one plan per group (expert groups: expert_dp_index); folded: one per stage.
-  const int64_t group_key = !full_ ? int64_t(-1) : expert ? plan_.expert_dp_index(d.coord) : d.coord.tp * plan_.groups.ep;
-  auto key = std::make_tuple(d.coord.stage, group_key, int(kind), bytes, expert);
-  auto it = dp_plans_.find(key);
-  if (it != dp_plans_.end())
-    return it->second;
-  // Folded, without shared links: the representative's own flows stand for every member's (fold_onto).
-  std::vector<collectives::Phase> phases;
-  if (!full_) {
-    phases = collectives::plan_collective(
-        kind, bytes,
-        expert ? plan_.expert_dp_group(d.coord.stage, d.coord.dp, d.coord.tp) : plan_.dp_group(d.coord.stage, d.coord.tp),
-        placement_, fabric_);
-    if (fold_onto(phases, d.id, 0)) {
-      auto ptr = std::make_shared<const std::vector<collectives::Phase>>(std::move(phases));
-      dp_plans_.emplace(key, ptr);
-      return ptr;
-    }
-    phases.clear();
-  }
-  // Otherwise the representative's group plus the groups of the other TP ranks, which share the fabric.
-  std::vector<int64_t> ranks;
-  if (full_)
-    ranks.push_back(d.coord.tp);
-  else
-    for (int64_t r = 0; r < plan_.groups.tp; ++r)
-      ranks.push_back(r);
-  // Expert gradients go over the expert-data-parallel groups; folded, all of them (one per expert-parallel rank)
-  // run at once, as they do in the cluster.
-  std::vector<std::vector<int64_t>> groups;
-  if (expert && full_)
-    groups.push_back(plan_.expert_dp_group(d.coord.stage, d.coord.dp, d.coord.tp));
-  else if (expert)
-    groups = plan_.expert_dp_groups(d.coord.stage);
-  else
-    for (int64_t r : ranks)
-      groups.push_back(plan_.dp_group(d.coord.stage, r));
-  for (const auto& g : groups)
-    merge_phases(phases, collectives::plan_collective(kind, bytes, g, placement_, fabric_));
-  auto ptr = std::make_shared<const std::vector<collectives::Phase>>(std::move(phases));
-  dp_plans_.emplace(key, ptr);
-  return ptr;
-}
-
 // NCCL runs a communicator's collectives one at a time, in order.
 void Driver::pump_dp(size_t di)
 {
@@ -139,14 +93,14 @@ void Driver::pump_dp(size_t di)
   d.dp_queue.pop_front();
   const int64_t seq = d.dp_seq++;
   double t0 = Activities::now();
-  Phases phases = dp_phases(d, op.kind, op.bytes, op.expert);
+  Phases phases = groups_.dp(d.id, op.kind, op.bytes, op.expert);
   // Its kernels hold their SMs from launch to end, waiting for the group's other members included: the compute
   // that runs meanwhile (the backward beside the gradient buckets, the forward beside the parameter gathers) runs
   // on the rest.
-  const double share = nccl_sm_share();
+  const double share = costs_.nccl_sm_share();
   Activities::Occupation* kernels = share > 0 ? acts_.occupy(gpu_host(d.id), share) : nullptr;
   if (!full_) {
-    run_phases(phases, 0, [this, di, op, t0, kernels]() { dp_op_done(di, op, t0, kernels); });
+    comm_.run_phases(phases, 0, [this, di, op, t0, kernels]() { dp_op_done(di, op, t0, kernels); });
     return;
   }
   // Full: the group's members join; the collective starts when the last one arrives. Every device issues the
@@ -154,7 +108,7 @@ void Driver::pump_dp(size_t di)
   const int64_t group = d.coord.stage * plan_.groups.tp * plan_.groups.ep +
                         (op.expert ? plan_.expert_dp_index(d.coord) : d.coord.tp * plan_.groups.ep);
   const int64_t members = op.expert ? plan_.groups.expert_dp : plan_.groups.dense_dp;
-  run_joined({op.expert ? kExpertDpGroup : kDpGroup, group, seq}, members, di, phases,
+  comm_.run_joined({op.expert ? kExpertDpGroup : kDpGroup, group, seq}, members, di, phases,
              [this, di, op, t0, kernels]() { dp_op_done(di, op, t0, kernels); });
 }
 
@@ -277,17 +231,17 @@ void Driver::sync_embedding(size_t di)
   if (d.embedding_joined)
     return;
   d.embedding_joined = true;
-  Instance inst;
-  if (!join({kEmbeddingGroup, d.coord.dp * plan_.groups.tp + d.coord.tp, 0}, 2, di, Activities::now(), inst))
+  CollectiveRunner::Instance inst;
+  if (!comm_.join({kEmbeddingGroup, d.coord.dp * plan_.groups.tp + d.coord.tp, 0}, 2, di, Activities::now(), inst))
     return;
   double launch = Activities::now();
   std::vector<int64_t> pair{placement_.device({0, d.coord.dp, d.coord.tp}),
                             placement_.device({plan_.groups.pp - 1, d.coord.dp, d.coord.tp})};
   auto phases = std::make_shared<std::vector<collectives::Phase>>(
       collectives::plan_collective(collectives::Kind::AllReduce, prog_.embedding_sync_bytes, pair, placement_, fabric_));
-  add_shared_copies(*phases, 1, true);  // folded: the pairs of the other TP ranks and replicas
+  folding_.add_shared_copies(*phases, 1, true);  // folded: the pairs of the other TP ranks and replicas
   static const std::string label = "embedding gradient all-reduce";
-  run_phases(phases, 0, [this, inst, launch]() {
+  comm_.run_phases(phases, 0, [this, inst, launch]() {
     for (size_t i = 0; i < inst.waiters.size(); ++i) {
       Device& w = devices_[inst.waiters[i]];
       w.embedding_wait_s = launch - inst.arrival_t[i];

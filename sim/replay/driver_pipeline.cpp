@@ -141,20 +141,11 @@ void Driver::book_kernel(Device& d, const Step& st, double t, double x)
   trace_.add(d.id, 0, st.label, t, t + x);
 }
 
-double Driver::merged_tp_time(const Device& d, const Step& st)
-{
-  // Folded: one device per stage and each stage has its own steps, so the step alone identifies the collective.
-  auto [it, fresh] = merged_tp_time_.try_emplace(&st, 0.0);
-  if (fresh)
-    it->second = tp_exclusive_time(d, st);
-  return it->second;
-}
-
 void Driver::run_merged(size_t di, int lane, double t0)
 {
   Device& d = devices_[di];
   const bool beside = dp_kernels_beside(d);
-  if (!full_ && !tp_exclusive_ && !plan_.comm.tp_overlap && !d.paired && !beside && run_sequence(di, lane, t0))
+  if (!full_ && !costs_.tp_exclusive() && !plan_.comm.tp_overlap && !d.paired && !beside && run_sequence(di, lane, t0))
     return;
   const auto& steps = *d.lanes[size_t(lane)].steps;
   const size_t begin = d.lanes[size_t(lane)].step;
@@ -167,7 +158,7 @@ void Driver::run_merged(size_t di, int lane, double t0)
     const bool group = overlap_group_at(steps, end, group_end);
     if (group && merges_group(d, steps, end, group_end)) {  // its closed-form length, in this run's activity
       double compute_end = 0;
-      total += closed_form_overlap(d, steps, end, group_end, compute_end);
+      total += costs_.closed_form_overlap(d.id, steps, end, group_end, compute_end);
       end = group_end - 1;  // its last step
       after_kernel = true;
       continue;
@@ -183,20 +174,20 @@ void Driver::run_merged(size_t di, int lane, double t0)
       break;  // run_step handles them
     if (plan_.comm.tp_overlap && st.kind == Step::Kind::TpCollective)  // run_step groups it with its GEMMs
       break;
-    if (st.kind == Step::Kind::TpCollective && (!tp_exclusive_ || !after_kernel || beside)) {
+    if (st.kind == Step::Kind::TpCollective && (!costs_.tp_exclusive() || !after_kernel || beside)) {
       // It runs as flows (full fidelity: once its group has joined). Folded, its first latency delay is spent at
       // the end of the run: it saves an activity and changes no time (the device waits either way). Not in a
       // pair, whose other lane may take the GPU in between.
       if (!full_ && after_kernel && !plan_.comm.tp_overlap && !d.paired && !beside) {
-        Phases next = tp_phases(d, st);
-        prepaid = next->empty() ? 0.0 : phase_delay(next->front());
+        Phases next = groups_.tp(d.id, st);
+        prepaid = next->empty() ? 0.0 : comm_.phase_delay(next->front());
       }
       break;
     }
     if (st.kind != Step::Kind::TpCollective && releases_buckets(d, lane))
       break;
     if (st.kind == Step::Kind::TpCollective)
-      total += merged_tp_time(d, st);
+      total += costs_.merged_tp_time(d.id, st);
     after_kernel = false;
   }
   d.lanes[size_t(lane)].prepaid_s = prepaid;
@@ -223,7 +214,7 @@ void Driver::run_merged(size_t di, int lane, double t0)
             compute = i;
         const Step& c = (*ln.steps)[compute];
         double busy = 0;
-        const double length = closed_form_overlap(d, *ln.steps, k, group_end, busy);
+        const double length = costs_.closed_form_overlap(d.id, *ln.steps, k, group_end, busy);
         const double x = group_end - 1 == last ? now - t : length;
         busy = std::min(busy, x);
         d.b.compute_s += busy;
@@ -239,7 +230,7 @@ void Driver::run_merged(size_t di, int lane, double t0)
         continue;
       }
       const bool kernel = st.kind == Step::Kind::Compute;
-      const double x = k == last ? now - t : kernel ? st.seconds : merged_tp_time(d, st);
+      const double x = k == last ? now - t : kernel ? st.seconds : costs_.merged_tp_time(d.id, st);
       if (kernel) {
         book_kernel(d, st, t, x);
       } else {
@@ -300,14 +291,14 @@ bool Driver::run_sequence(size_t di, int lane, double t0)
       break;
     if (st.kind == Step::Kind::TpCollective) {
       const bool after_kernel = pending && kernels_first < end && steps[end - 1].kind == Step::Kind::Compute;
-      Phases phases = tp_phases(d, st);
-      const double prepaid = after_kernel && !phases->empty() ? phase_delay(phases->front()) : 0.0;
-      if (!one_flow_phases(*phases, 0)) {
+      Phases phases = groups_.tp(d.id, st);
+      const double prepaid = after_kernel && !phases->empty() ? comm_.phase_delay(phases->front()) : 0.0;
+      if (!comm_.one_flow_phases(*phases, 0)) {
         prepaid_at_break = prepaid;
         break;
       }
       flush_kernels(prepaid);
-      append_phase_segments(*phases, 0, prepaid > 0, segments);
+      comm_.append_phase_segments(*phases, 0, prepaid > 0, segments);
       items.push_back({end, end + 1, true, segments.size(), 0.0});
       any_collective = true;
       continue;
@@ -398,7 +389,7 @@ void Driver::post_transfer(size_t id, size_t di, bool as_sender)
     return;
   t.start = Activities::now();
   static const std::string label = "pipeline send";
-  pipeline_flow(devices_[t.sender].id, devices_[t.receiver].id, prog_.send_bytes, [this, id]() {
+  comm_.pipeline_flow(devices_[t.sender].id, devices_[t.receiver].id, prog_.send_bytes, [this, id]() {
     Transfer& t = transfers_[id];
     t.end = Activities::now();
     trace_.add(devices_[t.sender].id, 2, label, t.start, t.end);
@@ -450,7 +441,7 @@ void Driver::send(size_t di, UnitId to)
   double t0 = Activities::now();
   static const std::string label = "pipeline send";
   int64_t src = d.id;
-  pipeline_flow(src, dst, prog_.send_bytes, [this, replica, to, t0, src]() {
+  comm_.pipeline_flow(src, dst, prog_.send_bytes, [this, replica, to, t0, src]() {
     double now = Activities::now();
     trace_.add(src, 2, label, t0, now);
     Arrival& a = arrival(replica, to);
@@ -472,59 +463,6 @@ Driver::Arrival& Driver::arrival(int64_t replica, UnitId u)
   return arrivals_[size_t(replica) * boost::num_vertices(sched_.graph) + size_t(u)];
 }
 
-Driver::Phases Driver::tp_phases(const Device& d, const Step& st)
-{
-  auto key = std::make_tuple(d.coord.stage, full_ ? d.coord.dp : int64_t(0), int(st.collective), st.bytes);
-  auto it = tp_plans_.find(key);
-  if (it != tp_plans_.end())
-    return it->second;
-  auto group = plan_.tp_group(d.coord.stage, d.coord.dp);
-  auto phases = collectives::plan_collective(collectives::kind_of(st.collective), st.bytes, group, placement_, fabric_);
-  // Folded: only the flows of one member, the others' use their own links. The member that sends the most (the
-  // representative itself on a ring or NVLS, where all send alike; an inner link of a tree's chain) sets the time.
-  // Where a flow crosses a shared link (a group across nodes on shared NICs or oversubscribed uplinks) every
-  // member's flows and those of the other replicas' groups are simulated instead.
-  bool shared = false;
-  for (const auto& ph : phases)
-    for (const auto& f : ph.flows)
-      shared = shared || layout_.crosses_shared_link(f.src, f.dst);
-  if (!full_ && shared)
-    add_shared_copies(phases, 1, false);
-  if (!full_ && !shared)
-    for (auto& ph : phases) {
-      std::map<int64_t, double> sent;
-      for (const auto& f : ph.flows)
-        sent[f.src] += f.bytes;
-      int64_t busiest = d.id;
-      for (const auto& [src, bytes] : sent)
-        if (bytes > sent[busiest])
-          busiest = src;
-      std::vector<collectives::Flow> mine;
-      for (const auto& f : ph.flows)
-        if (f.src == busiest)
-          mine.push_back(f);
-      ph.flows = std::move(mine);
-    }
-  Phases p = std::make_shared<const std::vector<collectives::Phase>>(std::move(phases));
-  tp_plans_.emplace(key, p);
-  return p;
-}
-
-double Driver::tp_exclusive_time(const Device& d, const Step& st)
-{
-  if (!tp_exclusive_)
-    return 0;
-  const auto& link = s_.hardware.node.nvlink;
-  double total = 0;
-  for (const auto& ph : *tp_phases(d, st)) {
-    double bytes = 0;  // the folded phase's flows share one sender's link
-    for (const auto& f : ph.flows)
-      bytes += f.bytes;
-    total += phase_delay(ph) + (ph.flows.empty() ? 0.0 : link.latency_s + bytes / link.goodput_Bps);
-  }
-  return total;
-}
-
 void Driver::tp_collective(size_t di, int lane, const Step& st, double t0)
 {
   Device& d = devices_[di];
@@ -540,22 +478,23 @@ void Driver::tp_collective(size_t di, int lane, const Step& st, double t0)
     release_gpu(wi);
     run_step(wi, lane);
   };
-  if (tp_exclusive_ && ln.prepaid_s > 0) {  // its whole time was spent with the kernel before it
+  if (costs_.tp_exclusive() && ln.prepaid_s > 0) {  // its whole time was spent with the kernel before it
     const double prepaid = ln.prepaid_s;
     ln.prepaid_s = 0;
     finish(di, t0 - prepaid);
     return;
   }
-  Phases phases = tp_phases(d, st);
+  Phases phases = groups_.tp(d.id, st);
   if (!full_) {
     // The latency of the first phase may have been spent already, at the end of the kernel before.
     const double prepaid = ln.prepaid_s;
     ln.prepaid_s = 0;
-    run_phases(phases, 0, [finish, di, t0, prepaid]() { finish(di, t0 - prepaid); }, prepaid > 0);
+    comm_.run_phases(phases, 0, [finish, di, t0, prepaid]() { finish(di, t0 - prepaid); }, prepaid > 0);
     return;
   }
-  run_joined(join_key(kTpGroup, lane, d.coord.stage * plan_.groups.dense_dp + d.coord.dp, seq), plan_.groups.tp, di,
-             phases, [finish, di, t0]() { finish(di, t0); });
+  const int64_t group = d.coord.stage * plan_.groups.dense_dp + d.coord.dp;
+  comm_.run_joined(join_key(kTpGroup, lane, group, seq), plan_.groups.tp, di, phases,
+                   [finish, di, t0]() { finish(di, t0); });
 }
 
 // ---- tensor-parallel overlap (parallel.tp_overlap) ------------------------------------------------------
@@ -563,13 +502,6 @@ void Driver::tp_collective(size_t di, int lane, const Step& st, double t0)
 // [all-gather] compute [reduce-scatter]. The collectives run one after the other on the TP communicator while the
 // GPU computes; the device goes on when both are done. While a collective runs, its kernels hold some of the GPU's
 // streaming multiprocessors and the compute beside it runs on the others.
-namespace {
-// Transformer Engine's default userbuffers configuration (transformer_engine/pytorch/module/base.py, initialize_ub,
-// get_default_config): the ring-exchange all-gathers take 1 SM; the pipelined and bulk reduce-scatters take 16,
-// which the GEMM beside them gives up (set_sm_margin).
-constexpr double kOverlapAllGatherSms = 1, kOverlapReduceScatterSms = 16;
-}  // namespace
-
 bool Driver::merges_group(const Device& d, const std::vector<Step>& steps, size_t begin, size_t end) const
 {
   // TP collectives around one compute step, whose timeline is known (closed_form_groups). A context-parallel ring
@@ -582,33 +514,11 @@ bool Driver::merges_group(const Device& d, const std::vector<Step>& steps, size_
   return true;
 }
 
-double Driver::overlap_sm_share(const Step& st) const
-{
-  if (st.beside_next)
-    return nccl_sm_share();
-  return sm_share(st.collective == model::TpCollective::ReduceScatter ? kOverlapReduceScatterSms
-                                                                       : kOverlapAllGatherSms);
-}
-
-double Driver::sm_share(double sms) const
-{
-  // A device without its SM count (device.sm_count, required by tp_overlap only) loses nothing to them.
-  return s_.hardware.device.sm_count > 0 ? std::min(1.0, sms / double(s_.hardware.device.sm_count)) : 0.0;
-}
-
 bool Driver::dp_kernels_beside(const Device& d) const
 {
-  if (nccl_sm_share() == 0)
+  if (costs_.nccl_sm_share() == 0)
     return false;
   return d.dp_busy || !d.dp_queue.empty() || (d.paired && plan_.groups.dense_dp > 1);
-}
-
-double Driver::nccl_sm_share() const
-{
-  // NCCL runs one CTA per channel, each holding an SM to itself, and uses 16 SMs on a DGX (NVIDIA/nccl#689, the
-  // maintainer's answer). The same 16 as userbuffers' reduce-scatters, a separate fact.
-  constexpr double kNcclCollectiveSms = 16;
-  return sm_share(kNcclCollectiveSms);
 }
 
 bool Driver::overlap_group_at(const std::vector<Step>& steps, size_t at, size_t& end) const
@@ -659,49 +569,14 @@ void Driver::overlapped_comm(size_t di, int lane, const Step& st, std::function<
   }
   const int64_t seq = d.lanes[size_t(lane)].tp_seq++;
   if (!full_) {
-    if (tp_exclusive_)  // nothing else uses these links: its closed-form time
-      acts_.delay(tp_exclusive_time(d, st), std::move(done));
+    if (costs_.tp_exclusive())  // nothing else uses these links: its closed-form time
+      acts_.delay(costs_.tp_exclusive_time(d.id, st), std::move(done));
     else
-      run_phases(tp_phases(d, st), 0, std::move(done));
+      comm_.run_phases(groups_.tp(d.id, st), 0, std::move(done));
     return;
   }
-  run_joined(join_key(kTpGroup, lane, d.coord.stage * plan_.groups.dense_dp + d.coord.dp, seq), plan_.groups.tp, di,
-             tp_phases(d, st), std::move(done));
-}
-
-double Driver::closed_form_overlap(const Device& d, const std::vector<Step>& steps, size_t begin, size_t end,
-                                   double& compute_end)
-{
-  // Kept per group (folded: each stage has its own steps), as merged_tp_time keeps each collective's: run_merged
-  // asks once to build its run and once to book it, on every microbatch.
-  auto [it, fresh] = closed_form_group_.try_emplace(&steps[begin]);
-  if (!fresh) {
-    compute_end = it->second.compute_end;
-    return it->second.length;
-  }
-  double remaining = 0, t = 0;
-  compute_end = -1;
-  for (size_t k = begin; k < end; ++k)
-    if (steps[k].kind == Step::Kind::Compute)
-      remaining = steps[k].seconds;
-  for (size_t k = begin; k < end; ++k) {
-    const Step& st = steps[k];
-    if (st.kind != Step::Kind::TpCollective)
-      continue;
-    const double c = merged_tp_time(d, st);
-    const double share = overlap_sm_share(st);
-    if (compute_end < 0 && remaining <= (1 - share) * c) {
-      compute_end = t + remaining / (1 - share);
-      remaining = 0;
-    } else if (compute_end < 0) {
-      remaining -= (1 - share) * c;
-    }
-    t += c;
-  }
-  if (compute_end < 0)
-    compute_end = t + remaining;
-  it->second = {std::max(t, compute_end), compute_end};
-  return it->second.length;
+  const int64_t group = d.coord.stage * plan_.groups.dense_dp + d.coord.dp;
+  comm_.run_joined(join_key(kTpGroup, lane, group, seq), plan_.groups.tp, di, groups_.tp(d.id, st), std::move(done));
 }
 
 void Driver::finish_overlap_group(size_t di, int lane, size_t begin, size_t end, size_t compute, double t0,
@@ -784,7 +659,7 @@ void Driver::run_overlap_group(size_t di, int lane, size_t end, double t0)
       overlapped_comm(di, lane, st, [self = weak.lock(), i]() { (*self)(i + 1); });
       return;
     }
-    auto kernels = acts_.occupy(gpu_host(devices_[di].id), overlap_sm_share(st));
+    auto kernels = acts_.occupy(gpu_host(devices_[di].id), costs_.overlap_sm_share(st));
     overlapped_comm(di, lane, st, [this, self = weak.lock(), i, kernels]() {
       acts_.release(kernels);
       (*self)(i + 1);
