@@ -24,6 +24,9 @@ class CollectiveRunner {
       : acts_(acts), placement_(placement), folding_(folding) {}
   /// The platform the activities run on, before the first one.
   void attach(const platform::ClusterPlatform& platform) { platform_ = &platform; }
+  const platform::ClusterPlatform& platform() const { return *platform_; }
+  /// The host of the device's GPU, where its kernels run.
+  simgrid::s4u::Host* gpu_host(int64_t device) const { return platform_->gpu(placement_.cluster_device(device)); }
 
   /// A flow from device `src` to `dst`: within a node over NVLink, across nodes from NIC to NIC.
   void flow(int64_t src, int64_t dst, double bytes, std::function<void()> fn);
@@ -44,8 +47,15 @@ class CollectiveRunner {
   void append_phase_segments(const std::vector<collectives::Phase>& phases, size_t from, bool first_delay_paid,
                              std::vector<Activities::Segment>& segments) const;
 
-  /// Full fidelity: an instance of a group's collective, named by the caller (group kind, group, sequence number).
+  /// Full fidelity: an instance of a group's collective, named by its group's kind, the group and a sequence number.
   using JoinKey = std::tuple<int, int64_t, int64_t>;
+  static constexpr int kTpGroup = 0, kDpGroup = 1, kEmbeddingGroup = 2, kEpGroup = 3, kExpertDpGroup = 4,
+                       kCpGroup = 5, kGroupKinds = 6;
+  /// The key of a lane's collective on a group (each lane of a device counts its own collectives).
+  static JoinKey join_key(int group_kind, int lane, int64_t group, int64_t seq)
+  {
+    return {group_kind + kGroupKinds * lane, group, seq};
+  }
   struct Instance {
     std::vector<size_t> waiters;  ///< the members (the caller's device indices), in the order they arrived
     std::vector<double> arrival_t;

@@ -13,6 +13,9 @@ Driver::Driver(Activities& acts, const scenario::ScenarioSpec& s, const parallel
       folding_(plan, placement_, s.hardware, fabric_, full_), groups_(plan, placement_, fabric_, folding_, full_),
       comm_(acts, placement_, folding_),
       costs_(groups_, s.hardware, !full_ && folding_.nvlink_exclusive_to_tp(prog.embedding_sync_bytes > 0)),
+      dp_(acts, plan, prog, sched, groups_, comm_, costs_, full_,
+          [this](size_t di, const DpOp& op, double t0) { dp_op_done(di, op, t0); },
+          [this](size_t di) { maybe_optimizer(di); }),
       trace_(trace)
 {
   start_t_ = slot ? slot->start_t : 0.0;
@@ -39,6 +42,7 @@ Driver::Driver(Activities& acts, const scenario::ScenarioSpec& s, const parallel
       dev.free_t = start_t_;
       index_of_[d] = devices_.size();
       devices_.push_back(std::move(dev));
+      dp_.add_device(d);
     }
   }
   if (slot == nullptr) {
@@ -48,7 +52,6 @@ Driver::Driver(Activities& acts, const scenario::ScenarioSpec& s, const parallel
   const int64_t replicas = full_ ? plan.groups.dense_dp * plan.groups.tp : 1;
   arrivals_.assign(size_t(replicas * units), Arrival{});
   transfers_.assign(size_t(replicas * units), Transfer{});
-  setup_buckets();
   std::set<std::pair<int64_t, int64_t>> pipeline_pairs;  // stages that exchange activations
   for (size_t u = 0; u < recv_from_.size(); ++u)
     if (recv_from_[u] >= 0)
@@ -61,7 +64,7 @@ void Driver::start()
   if (plan_.comm.param_gather_overlap)
     for (size_t i = 0; i < devices_.size(); ++i) {
       issue_refresh_gathers(i);
-      pump_dp(i);
+      dp_.pump(i);
     }
   for (size_t i = 0; i < devices_.size(); ++i)
     next_unit(i);
@@ -96,7 +99,7 @@ ReplayResult Driver::finish()
   r.simulated_devices = int64_t(devices_.size());
   r.folding_note = folding_note_;
   r.activities = acts_.count();
-  r.links = platform_->link_count();
+  r.links = comm_.platform().link_count();
   r.trace = trace_.take();
   return r;
 }

@@ -18,6 +18,7 @@
 #include "replay/activities.hpp"
 #include "replay/collective_runner.hpp"
 #include "replay/comm_costs.hpp"
+#include "replay/dp_queue.hpp"
 #include "replay/folding.hpp"
 #include "replay/group_collectives.hpp"
 #include "replay/replay.hpp"
@@ -42,11 +43,7 @@ class Driver {
          const parallel::PipelineSchedule& sched, bool trace, const ClusterSlot* slot = nullptr);
   /// The cluster devices (Placement::cluster_device) whose hosts the replay touches.
   std::vector<int64_t> needed_cluster_devices() const;
-  void attach(const platform::ClusterPlatform& shared)
-  {
-    platform_ = &shared;
-    comm_.attach(shared);
-  }
+  void attach(const platform::ClusterPlatform& shared) { comm_.attach(shared); }
   /// Called once, when the last simulated device has finished the step.
   void on_done(std::function<void()> fn) { on_done_ = std::move(fn); }
   void start();
@@ -55,15 +52,6 @@ class Driver {
   bool all_done() const { return done_count_ == devices_.size(); }
 
  private:
-  /// One collective on the device's data-parallel communicator; NCCL runs them one at a time, in issue order.
-  struct DpOp {
-    collectives::Kind kind = collectives::Kind::AllReduce;
-    double bytes = 0;
-    enum class What { Gradients, ParamGather, ParamRefresh } what = What::Gradients;
-    size_t step = 0;  ///< ParamGather: the step of `unit` that waits for it
-    UnitId unit = 0;
-    bool expert = false;  ///< over the expert-data-parallel group (expert parameters), not the dp group
-  };
   /// What a device runs: one unit at a time on lane 0, or a pair of units (StageUnit::beside_previous, with
   /// parallel.ep_overlap) on lanes 0 and 1, whose kernels take the GPU one at a time while one lane's expert
   /// all-to-alls run beside the other's compute.
@@ -95,11 +83,7 @@ class Driver {
     int64_t ex_group = 0, ex_pending = 0;
     double ex_enter = 0;
     std::vector<size_t> ex_transfers;
-    // data parallel
-    std::deque<DpOp> dp_queue;
-    bool dp_busy = false;
-    int64_t dp_seq = 0;               // collectives issued on the communicator (full fidelity: join key)
-    std::map<std::pair<UnitId, size_t>, char> gather_state;  // per (unit, step): absent or 1 issued, 2 done
+    // end of the step
     int refresh_pending = 0;          // ZeRO 1-2: all-gathers of updated parameters after the optimizer
     bool backward_done = false;
     double backward_end_t = 0;
@@ -122,12 +106,7 @@ class Driver {
   };
   // ---- activities ----------------------------------------------------------------------------------------
   void exec_on(sg4::Host* host, double seconds, std::function<void()> fn);
-  sg4::Host* gpu_host(int64_t device) const { return platform_->gpu(placement_.cluster_device(device)); }
-  /// Full fidelity: the key of a lane's collective on a group (each lane counts its own collectives).
-  static CollectiveRunner::JoinKey join_key(int group_kind, int lane, int64_t group, int64_t seq)
-  {
-    return {group_kind + kGroupKinds * lane, group, seq};
-  }
+  sg4::Host* gpu_host(int64_t device) const { return comm_.gpu_host(device); }
   // ---- schedule walking ----------------------------------------------------------------------------------
   void next_unit(size_t di);
   /// Whether the units at the device's position run as a pair (the next one beside it, with ep_overlap).
@@ -157,7 +136,11 @@ class Driver {
   /// where run_merged does, and before a collective with more than one flow in a phase. False (nothing started)
   /// when the run holds no TP collective: run_merged runs it.
   bool run_sequence(size_t di, int lane, double t0);
-  bool releases_buckets(const Device& d, int lane) const;
+  /// Whether the gradients of the lane's unit release data-parallel buckets as they are produced.
+  bool releases_buckets(const Device& d, int lane) const
+  {
+    return dp_.releases_buckets(sched_.graph[d.lanes[size_t(lane)].unit]);
+  }
   /// Books `x` seconds of kernel `st` from `t` (compute, recompute, its trace slice), as a run's end shares them out.
   void book_kernel(Device& d, const Step& st, double t, double x);
   void send(size_t di, UnitId to);
@@ -173,17 +156,17 @@ class Driver {
   /// Whether data-parallel kernels may hold SMs while the device's next run of steps runs: a collective in flight
   /// or queued, or, in a pair, one the other lane may issue meanwhile. Such a run is not merged into activities
   /// that hold communication time (TP collectives, latencies), which the SMs' share would slow as well.
-  bool dp_kernels_beside(const Device& d) const;
+  bool dp_kernels_beside(size_t di) const;
   /// Folded with closed-form TP collectives (CommCosts::tp_exclusive), outside a pair and with no data-parallel kernels
   /// beside it: an overlap group's timeline is known in advance (a pair's other lane may take the GPU when the
   /// group's compute ends).
-  bool closed_form_groups(const Device& d) const
+  bool closed_form_groups(size_t di) const
   {
-    return !full_ && costs_.tp_exclusive() && !d.paired && !dp_kernels_beside(d);
+    return !full_ && costs_.tp_exclusive() && !devices_[di].paired && !dp_kernels_beside(di);
   }
   /// Whether the overlap group [begin, end) (overlap_group_at) goes into run_merged's activity at its closed-form
   /// length (closed_form_groups; TP collectives only).
-  bool merges_group(const Device& d, const std::vector<Step>& steps, size_t begin, size_t end) const;
+  bool merges_group(size_t di, const std::vector<Step>& steps, size_t begin, size_t end) const;
   bool overlap_group_at(const std::vector<Step>& steps, size_t at, size_t& end) const;
   void run_overlap_group(size_t di, int lane, size_t end, double t0);
   /// Books an overlap group that ends now: `busy` seconds of its compute step `compute`, `exposed` seconds of
@@ -201,27 +184,12 @@ class Driver {
   // device index offset of a replica (dp, tp) within its stage
   int64_t replica_offset(int64_t replica) const { return full_ ? replica : 0; }
 
-  // ---- data parallel ----------------------------------------------------------------------------------
-  /// Where each chunk's gradient buckets end: bytes of the bucket that a gradient entry completes, 0 if none.
-  void setup_buckets();
-  void grad_ready(size_t di, int lane, int index);
-  /// A backward unit finished (gradients of a whole chunk for one microbatch).
-  void on_backward_unit_done(size_t di, int lane);
-  /// Whether this unit's gradients are reduced now: on the last microbatch, or on every one when the
-  /// gradients are sharded (ZeRO 2 and 3 keep only 1/dp of them between microbatches).
-  bool reduces_gradients(const parallel::Unit& u) const;
-  collectives::Kind gradient_collective() const;
-  void enqueue_dp(size_t di, DpOp op);
-  // NCCL runs a communicator's collectives one at a time, in order.
-  void pump_dp(size_t di);
-  void dp_op_done(size_t di, const DpOp& op, double t0, Activities::Occupation* kernels);
-  /// Queues the gradients' collectives of `total` bytes (non-expert) and `experts` bytes (expert).
-  void enqueue_gradients(size_t di, double total, double experts);
-  /// Whether expert parameters are held by more than one rank (their gradients and gathers have a group to go over).
-  bool experts_replicated() const { return plan_.groups.expert_dp > 1; }
+  // ---- data parallel (the queue itself: dp_queue.hpp) ------------------------------------------------------
+  /// A collective of the device's data-parallel communicator has ended: a ZeRO-3 gather resumes the lane waiting for
+  /// it, the last refresh gather ends the device's step.
+  void dp_op_done(size_t di, const DpOp& op, double t0);
   // ZeRO-3: waits at a ParamGather step until its all-gather is done; the next one is prefetched.
   bool param_gather_ready(size_t di, int lane);
-  void issue_gather(size_t di, UnitId unit, size_t step, const Step& st);
   // parallel.param_gather_overlap: the previous step's all-gathers of updated parameters, all issued at the start in
   // the order the first microbatch's forward needs them (Megatron-LM dispatches them right after the optimizer).
   void issue_refresh_gathers(size_t di);
@@ -240,9 +208,8 @@ class Driver {
   const parallel::PipelineSchedule& sched_;
   parallel::Placement placement_;
   double start_t_ = 0;  ///< when the step starts (0, or later steps of a job on a shared cluster)
-  /// The platform built once the devices the replay touches are known, or a shared cluster's (attach).
+  /// The platform built once the devices the replay touches are known (none on a shared cluster: attach).
   std::unique_ptr<platform::ClusterPlatform> own_platform_;
-  const platform::ClusterPlatform* platform_ = nullptr;
   std::function<void()> on_done_;
   collectives::Fabric fabric_;  ///< the links collectives run on and what the hardware or stack forces
   bool full_ = false;           ///< every device simulated (simulation.fidelity: full), nothing folded
@@ -250,15 +217,13 @@ class Driver {
   GroupCollectives groups_;
   CollectiveRunner comm_;
   CommCosts costs_;
+  DataParallelQueue dp_;
   std::string folding_note_;   // see Folding::asymmetry
   std::vector<int64_t> recv_from_, send_to_;
   std::vector<Device> devices_;
   std::map<int64_t, size_t> index_of_;
   std::vector<Arrival> arrivals_;
   std::vector<Transfer> transfers_;
-  static constexpr int kTpGroup = 0, kDpGroup = 1, kEmbeddingGroup = 2, kEpGroup = 3, kExpertDpGroup = 4,
-                       kCpGroup = 5, kGroupKinds = 6;
-  std::vector<std::vector<std::vector<double>>> bucket_at_;  // [stage][chunk][gradient index], see setup_buckets
   size_t done_count_ = 0;
   replay::Trace trace_;
 };

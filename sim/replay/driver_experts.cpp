@@ -49,7 +49,7 @@ void Driver::ep_collective(size_t di, int lane, const Step& st, double t0)
   const int64_t group = plan_.groups.experts_across_tp()
                             ? d.coord.stage * plan_.groups.expert_ranks() + plan_.expert_rank(d.coord) / ep
                             : (d.coord.stage * plan_.groups.dense_dp + d.coord.dp / ep) * plan_.groups.tp + d.coord.tp;
-  comm_.run_joined(join_key(kEpGroup, lane, group, seq), ep, di, phases, done);
+  comm_.run_joined(CollectiveRunner::join_key(CollectiveRunner::kEpGroup, lane, group, seq), ep, di, phases, done);
 }
 
 }  // namespace dtsim::replay

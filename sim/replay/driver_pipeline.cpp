@@ -79,7 +79,7 @@ void Driver::run_step(size_t di, int lane)
   while (ln.step < ln.steps->size()) {
     const Step& st = (*ln.steps)[ln.step];
     if (st.kind == Step::Kind::GradReady) {
-      grad_ready(di, lane, st.grad_index);
+      dp_.grad_ready(di, sched_.graph[ln.unit], st.grad_index);
       ++ln.step;
       continue;
     }
@@ -96,7 +96,7 @@ void Driver::run_step(size_t di, int lane)
     }
     size_t group_end = 0;
     const bool group = overlap_group(ln, group_end);
-    const bool merged_group = group && merges_group(d, *ln.steps, ln.step, group_end);
+    const bool merged_group = group && merges_group(di, *ln.steps, ln.step, group_end);
     if (group && !merged_group) {
       if (take_gpu(di, lane))
         run_overlap_group(di, lane, group_end, t0);
@@ -112,7 +112,7 @@ void Driver::run_step(size_t di, int lane)
     return;
   }
   // unit finished
-  on_backward_unit_done(di, lane);
+  dp_.backward_unit_done(di, sched_.graph[ln.unit]);
   const UnitId u = ln.unit;
   if (send_to_[u] >= 0) {
     if (plan_.comm.pp_overlap)
@@ -127,12 +127,6 @@ void Driver::run_step(size_t di, int lane)
   next_unit(di);
 }
 
-bool Driver::releases_buckets(const Device& d, int lane) const
-{
-  // Driver::grad_ready issues buckets only with overlap, on the microbatches whose gradients are reduced.
-  return plan_.comm.dp_overlap && reduces_gradients(sched_.graph[d.lanes[size_t(lane)].unit]);
-}
-
 void Driver::book_kernel(Device& d, const Step& st, double t, double x)
 {
   d.b.compute_s += x;
@@ -144,7 +138,7 @@ void Driver::book_kernel(Device& d, const Step& st, double t, double x)
 void Driver::run_merged(size_t di, int lane, double t0)
 {
   Device& d = devices_[di];
-  const bool beside = dp_kernels_beside(d);
+  const bool beside = dp_kernels_beside(di);
   if (!full_ && !costs_.tp_exclusive() && !plan_.comm.tp_overlap && !d.paired && !beside && run_sequence(di, lane, t0))
     return;
   const auto& steps = *d.lanes[size_t(lane)].steps;
@@ -156,7 +150,7 @@ void Driver::run_merged(size_t di, int lane, double t0)
     const Step& st = steps[end];
     size_t group_end = 0;
     const bool group = overlap_group_at(steps, end, group_end);
-    if (group && merges_group(d, steps, end, group_end)) {  // its closed-form length, in this run's activity
+    if (group && merges_group(di, steps, end, group_end)) {  // its closed-form length, in this run's activity
       double compute_end = 0;
       total += costs_.closed_form_overlap(d.id, steps, end, group_end, compute_end);
       end = group_end - 1;  // its last step
@@ -207,7 +201,7 @@ void Driver::run_merged(size_t di, int lane, double t0)
       if (st.kind == Step::Kind::GradReady)
         continue;
       size_t group_end = 0;
-      if (overlap_group_at(*ln.steps, k, group_end) && merges_group(d, *ln.steps, k, group_end)) {  // its compute step, then what of its collectives shows after
+      if (overlap_group_at(*ln.steps, k, group_end) && merges_group(di, *ln.steps, k, group_end)) {  // its compute step, then what of its collectives shows after
         size_t compute = k;
         for (size_t i = k; i < group_end; ++i)
           if ((*ln.steps)[i].kind == Step::Kind::Compute)
@@ -493,7 +487,7 @@ void Driver::tp_collective(size_t di, int lane, const Step& st, double t0)
     return;
   }
   const int64_t group = d.coord.stage * plan_.groups.dense_dp + d.coord.dp;
-  comm_.run_joined(join_key(kTpGroup, lane, group, seq), plan_.groups.tp, di, phases,
+  comm_.run_joined(CollectiveRunner::join_key(CollectiveRunner::kTpGroup, lane, group, seq), plan_.groups.tp, di, phases,
                    [finish, di, t0]() { finish(di, t0); });
 }
 
@@ -502,11 +496,11 @@ void Driver::tp_collective(size_t di, int lane, const Step& st, double t0)
 // [all-gather] compute [reduce-scatter]. The collectives run one after the other on the TP communicator while the
 // GPU computes; the device goes on when both are done. While a collective runs, its kernels hold some of the GPU's
 // streaming multiprocessors and the compute beside it runs on the others.
-bool Driver::merges_group(const Device& d, const std::vector<Step>& steps, size_t begin, size_t end) const
+bool Driver::merges_group(size_t di, const std::vector<Step>& steps, size_t begin, size_t end) const
 {
   // TP collectives around one compute step, whose timeline is known (closed_form_groups). A context-parallel ring
   // runs as flows.
-  if (!closed_form_groups(d))
+  if (!closed_form_groups(di))
     return false;
   for (size_t i = begin; i < end; ++i)
     if (steps[i].kind != Step::Kind::Compute && steps[i].kind != Step::Kind::TpCollective)
@@ -514,11 +508,11 @@ bool Driver::merges_group(const Device& d, const std::vector<Step>& steps, size_
   return true;
 }
 
-bool Driver::dp_kernels_beside(const Device& d) const
+bool Driver::dp_kernels_beside(size_t di) const
 {
   if (costs_.nccl_sm_share() == 0)
     return false;
-  return d.dp_busy || !d.dp_queue.empty() || (d.paired && plan_.groups.dense_dp > 1);
+  return dp_.active(di) || (devices_[di].paired && plan_.groups.dense_dp > 1);
 }
 
 bool Driver::overlap_group_at(const std::vector<Step>& steps, size_t at, size_t& end) const
@@ -576,7 +570,7 @@ void Driver::overlapped_comm(size_t di, int lane, const Step& st, std::function<
     return;
   }
   const int64_t group = d.coord.stage * plan_.groups.dense_dp + d.coord.dp;
-  comm_.run_joined(join_key(kTpGroup, lane, group, seq), plan_.groups.tp, di, groups_.tp(d.id, st), std::move(done));
+  comm_.run_joined(CollectiveRunner::join_key(CollectiveRunner::kTpGroup, lane, group, seq), plan_.groups.tp, di, groups_.tp(d.id, st), std::move(done));
 }
 
 void Driver::finish_overlap_group(size_t di, int lane, size_t begin, size_t end, size_t compute, double t0,
