@@ -16,21 +16,13 @@ Driver::Driver(Activities& acts, const scenario::ScenarioSpec& s, const parallel
       dp_(acts, plan, prog, sched, groups_, comm_, costs_, full_,
           [this](size_t di, const DpOp& op, double t0) { dp_op_done(di, op, t0); },
           [this](size_t di) { maybe_optimizer(di); }),
-      trace_(trace)
+      trace_(trace),
+      pipeline_(sched, prog, placement_, comm_, trace_, full_ ? plan.groups.dense_dp * plan.groups.tp : 1,
+                plan.comm.pp_overlap,
+                [this](size_t di, double entered, double covered) { exchanged(di, entered, covered); },
+                [this](size_t di) { next_unit(di); })
 {
   start_t_ = slot ? slot->start_t : 0.0;
-  const int64_t units = int64_t(boost::num_vertices(sched.graph));
-  recv_from_.assign(size_t(units), -1);
-  send_to_.assign(size_t(units), -1);
-  for (auto [e, end] = boost::edges(sched.graph); e != end; ++e) {
-    if (sched.graph[*e].kind != parallel::EdgeKind::Data)
-      continue;
-    UnitId a = boost::source(*e, sched.graph), b = boost::target(*e, sched.graph);
-    if (sched.graph[a].stage != sched.graph[b].stage) {
-      recv_from_[b] = int64_t(a);
-      send_to_[a] = int64_t(b);
-    }
-  }
   // Simulated devices: all of them, or one representative (dp 0, tp 0) per stage.
   for (int64_t d = 0; d < placement_.devices(); ++d) {
     auto c = placement_.coord(d);
@@ -38,25 +30,17 @@ Driver::Driver(Activities& acts, const scenario::ScenarioSpec& s, const parallel
       Device dev;
       dev.id = d;
       dev.coord = c;
-      dev.replica = full_ ? c.dp * plan.groups.tp + c.tp : 0;
       dev.free_t = start_t_;
-      index_of_[d] = devices_.size();
       devices_.push_back(std::move(dev));
       dp_.add_device(d);
+      pipeline_.add_device(d, c, full_ ? c.dp * plan.groups.tp + c.tp : 0);
     }
   }
   if (slot == nullptr) {
     own_platform_ = std::make_unique<platform::ClusterPlatform>(s.hardware, placement_, folding_.needed_devices());
     attach(*own_platform_);
   }
-  const int64_t replicas = full_ ? plan.groups.dense_dp * plan.groups.tp : 1;
-  arrivals_.assign(size_t(replicas * units), Arrival{});
-  transfers_.assign(size_t(replicas * units), Transfer{});
-  std::set<std::pair<int64_t, int64_t>> pipeline_pairs;  // stages that exchange activations
-  for (size_t u = 0; u < recv_from_.size(); ++u)
-    if (recv_from_[u] >= 0)
-      pipeline_pairs.insert({sched.graph[UnitId(recv_from_[u])].stage, sched.graph[UnitId(u)].stage});
-  folding_note_ = folding_.asymmetry(pipeline_pairs, prog.embedding_sync_bytes > 0);
+  folding_note_ = folding_.asymmetry(pipeline_.stage_pairs(), prog.embedding_sync_bytes > 0);
 }
 
 void Driver::start()

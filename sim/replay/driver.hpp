@@ -20,6 +20,7 @@
 #include "replay/comm_costs.hpp"
 #include "replay/dp_queue.hpp"
 #include "replay/folding.hpp"
+#include "replay/pipeline_transfers.hpp"
 #include "replay/group_collectives.hpp"
 #include "replay/replay.hpp"
 
@@ -67,7 +68,6 @@ class Driver {
   struct Device {
     int64_t id = 0;
     parallel::Coord coord;
-    int64_t replica = 0;
     size_t pos = 0;  // next unit in the stage's order
     std::array<Lane, 2> lanes;
     int lanes_running = 0;
@@ -75,14 +75,6 @@ class Driver {
     bool gpu_busy = false;  // paired: a lane's kernels hold the GPU
     int gpu_waiter = -1;    // paired: the lane waiting for the GPU
     double free_t = 0;  // when the device finished its previous work (paired: up to when its time is booked)
-    bool waiting_recv = false;
-    // blocking pipeline exchanges
-    std::vector<UnitId> unsent;        // finished units whose output still has to be sent
-    int64_t exchanged_group = -1;      // the group whose receives the last exchange made
-    bool final_exchange_done = false;  // the sends after the last group
-    int64_t ex_group = 0, ex_pending = 0;
-    double ex_enter = 0;
-    std::vector<size_t> ex_transfers;
     // end of the step
     int refresh_pending = 0;          // ZeRO 1-2: all-gathers of updated parameters after the optimizer
     bool backward_done = false;
@@ -94,16 +86,6 @@ class Driver {
     bool done = false;
     Breakdown b;
   };
-  struct Arrival {
-    bool arrived = false;
-    bool waiting = false;
-    double send_start = 0, send_end = 0;
-  };
-  struct Transfer {  // one pipeline send, keyed by the unit that consumes it
-    bool sender_posted = false, receiver_posted = false;
-    size_t sender = 0, receiver = 0;  // device indices
-    double start = 0, end = 0;
-  };
   // ---- activities ----------------------------------------------------------------------------------------
   void exec_on(sg4::Host* host, double seconds, std::function<void()> fn);
   sg4::Host* gpu_host(int64_t device) const { return comm_.gpu_host(device); }
@@ -111,7 +93,12 @@ class Driver {
   void next_unit(size_t di);
   /// Whether the units at the device's position run as a pair (the next one beside it, with ep_overlap).
   bool pair_next(const Device& d) const;
-  void account_wait(Device& d, const Arrival& a);
+  /// Books the wait for an asynchronous input whose send started at `send_start`: bubble until then, exposed
+  /// pipeline communication after.
+  void account_wait(Device& d, double send_start);
+  /// A batched exchange of pipeline transfers (PipelineTransfers) is over: `covered` seconds of it since `entered`
+  /// moved data (exposed pipeline communication), the rest waited for a neighbour (bubble).
+  void exchanged(size_t di, double entered, double covered);
   void run_step(size_t di, int lane);
   // ---- pairs (driver_pairs.cpp) ----------------------------------------------------------------------------
   /// Before a lane's kernels (and TP collectives): true when it may run them now (always, outside a pair);
@@ -122,19 +109,19 @@ class Driver {
   /// Paired: a lane's collective has ended; the GPU's idle time since the device's time was last booked (none
   /// while the other lane computes) goes to `category`.
   void book_idle(Device& d, double& category);
-  /// Folded with closed-form tensor-parallel collectives (CommCosts::tp_exclusive): nothing but the device itself sets the
-  /// pace of its kernels and of those collectives, so a run of them is one activity of their total time and each
-  /// step's share is booked when it completes (same times up to rounding, far fewer activities). A run ends
-  /// where something else must happen at that instant: gradients that release data-parallel buckets, or a
-  /// collective that does not follow a kernel (it runs as flows). In full fidelity, runs of kernels alone (every
-  /// collective waits for its group to join).
+  /// Folded with closed-form tensor-parallel collectives (CommCosts::tp_exclusive): nothing but the device itself sets
+  /// the pace of its kernels and of those collectives, so a run of them is one activity of their total time and each
+  /// step's share is booked when it completes (same times up to rounding, far fewer activities). A run ends where
+  /// something else must happen at that instant: gradients that release data-parallel buckets, or a collective that
+  /// does not follow a kernel (it runs as flows). In full fidelity, runs of kernels alone (every collective waits for
+  /// its group to join).
   void run_merged(size_t di, int lane, double t0);
-  /// Folded, where TP collectives run as flows (not CommCosts::tp_exclusive), outside a pair and without tp_overlap: a run
-  /// of kernels and the TP collectives between them, each collective's phases as its latency delays and its one
-  /// flow, as one Activities::sequence (which times it as a whole while nothing else uses the GPU or the links,
-  /// and one step at a time otherwise: the same dates as run_merged and tp_collective, far fewer events). Breaks
-  /// where run_merged does, and before a collective with more than one flow in a phase. False (nothing started)
-  /// when the run holds no TP collective: run_merged runs it.
+  /// Folded, where TP collectives run as flows (not CommCosts::tp_exclusive), outside a pair and without tp_overlap: a
+  /// run of kernels and the TP collectives between them, each collective's phases as its latency delays and its one
+  /// flow, as one Activities::sequence (which times it as a whole while nothing else uses the GPU or the links, and one
+  /// step at a time otherwise: the same dates as run_merged and tp_collective, far fewer events). Breaks where
+  /// run_merged does, and before a collective with more than one flow in a phase. False (nothing started) when the run
+  /// holds no TP collective: run_merged runs it.
   bool run_sequence(size_t di, int lane, double t0);
   /// Whether the gradients of the lane's unit release data-parallel buckets as they are produced.
   bool releases_buckets(const Device& d, int lane) const
@@ -143,8 +130,6 @@ class Driver {
   }
   /// Books `x` seconds of kernel `st` from `t` (compute, recompute, its trace slice), as a run's end shares them out.
   void book_kernel(Device& d, const Step& st, double t, double x);
-  void send(size_t di, UnitId to);
-  Arrival& arrival(int64_t replica, UnitId u);
   void tp_collective(size_t di, int lane, const Step& st, double t0);
   /// Mixture of experts: the token all-to-all over the device's expert-parallel group (driver_experts.cpp).
   void ep_collective(size_t di, int lane, const Step& st, double t0);
@@ -177,12 +162,6 @@ class Driver {
                             double exposed, bool ring, bool gpu_released);
   // A TP collective, or a context-parallel ring (over the cp group), on its own (no accounting), then `done`.
   void overlapped_comm(size_t di, int lane, const Step& st, std::function<void()> done);
-  void start_exchange(size_t di, int64_t group);
-  void post_transfer(size_t id, size_t di, bool as_sender);
-  void finish_exchange(size_t di);
-  size_t transfer_index(int64_t replica, UnitId consumer) const;
-  // device index offset of a replica (dp, tp) within its stage
-  int64_t replica_offset(int64_t replica) const { return full_ ? replica : 0; }
 
   // ---- data parallel (the queue itself: dp_queue.hpp) ------------------------------------------------------
   /// A collective of the device's data-parallel communicator has ended: a ZeRO-3 gather resumes the lane waiting for
@@ -218,14 +197,11 @@ class Driver {
   CollectiveRunner comm_;
   CommCosts costs_;
   DataParallelQueue dp_;
-  std::string folding_note_;   // see Folding::asymmetry
-  std::vector<int64_t> recv_from_, send_to_;
-  std::vector<Device> devices_;
-  std::map<int64_t, size_t> index_of_;
-  std::vector<Arrival> arrivals_;
-  std::vector<Transfer> transfers_;
-  size_t done_count_ = 0;
   replay::Trace trace_;
+  PipelineTransfers pipeline_;
+  std::string folding_note_;   // see Folding::asymmetry
+  std::vector<Device> devices_;
+  size_t done_count_ = 0;
 };
 
 }  // namespace dtsim::replay

@@ -17,7 +17,8 @@ void Driver::cp_ring(size_t di, int lane, const Step& st, std::function<void()> 
     return;
   }
   const int64_t group = (d.coord.stage * plan_.groups.dense_dp + d.coord.dp / cp) * plan_.groups.tp + d.coord.tp;
-  comm_.run_joined(CollectiveRunner::join_key(CollectiveRunner::kCpGroup, lane, group, seq), cp, di, phases, std::move(done));
+  comm_.run_joined(CollectiveRunner::join_key(CollectiveRunner::kCpGroup, lane, group, seq), cp, di, phases,
+                   std::move(done));
 }
 
 }  // namespace dtsim::replay

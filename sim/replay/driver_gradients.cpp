@@ -97,7 +97,8 @@ void Driver::sync_embedding(size_t di)
     return;
   d.embedding_joined = true;
   CollectiveRunner::Instance inst;
-  if (!comm_.join({CollectiveRunner::kEmbeddingGroup, d.coord.dp * plan_.groups.tp + d.coord.tp, 0}, 2, di, Activities::now(), inst))
+  const int64_t pair_index = d.coord.dp * plan_.groups.tp + d.coord.tp;
+  if (!comm_.join({CollectiveRunner::kEmbeddingGroup, pair_index, 0}, 2, di, Activities::now(), inst))
     return;
   double launch = Activities::now();
   std::vector<int64_t> pair{placement_.device({0, d.coord.dp, d.coord.tp}),

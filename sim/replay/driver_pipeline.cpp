@@ -10,13 +10,10 @@ void Driver::next_unit(size_t di)
 {
   Device& d = devices_[di];
   const auto& order = sched_.order[size_t(d.coord.stage)];
-  if (!plan_.comm.pp_overlap) {  // between two groups of units, the stage's batched sends and receives
-    const bool end = d.pos >= order.size();
-    const int64_t g = end ? -1 : sched_.group[size_t(d.coord.stage)][d.pos];
-    if ((!end && g != d.exchanged_group) || (end && !d.final_exchange_done)) {
-      start_exchange(di, g);
-      return;
-    }
+  // Between two groups of units, the stage's batched sends and receives.
+  if (!plan_.comm.pp_overlap && pipeline_.exchange_due(di, d.pos)) {
+    pipeline_.start_exchange(di, d.pos);
+    return;
   }
   if (d.pos >= order.size()) {
     on_backward_done(di);
@@ -26,20 +23,12 @@ void Driver::next_unit(size_t di)
   // both before the overlapped chunk).
   const int lanes = pair_next(d) ? 2 : 1;
   if (plan_.comm.pp_overlap) {
-    for (int l = 0; l < lanes; ++l) {
-      const UnitId u = order[d.pos + size_t(l)];
-      if (recv_from_[u] < 0)
-        continue;
-      Arrival& a = arrival(d.replica, u);
-      if (!a.arrived) {
-        a.waiting = true;  // send() calls next_unit again once it has arrived
-        d.waiting_recv = true;
-        return;
-      }
-    }
     for (int l = 0; l < lanes; ++l)
-      if (recv_from_[order[d.pos + size_t(l)]] >= 0)
-        account_wait(d, arrival(d.replica, order[d.pos + size_t(l)]));
+      if (!pipeline_.input_ready(di, order[d.pos + size_t(l)]))
+        return;  // next_unit runs again once it has arrived
+    for (int l = 0; l < lanes; ++l)
+      if (pipeline_.receives(order[d.pos + size_t(l)]))
+        account_wait(d, pipeline_.input_sent_at(di, order[d.pos + size_t(l)]));
   }
   d.paired = lanes == 2;
   d.lanes_running = lanes;
@@ -61,11 +50,11 @@ bool Driver::pair_next(const Device& d) const
   return plan_.comm.pairs && d.pos + 1 < beside.size() && beside[d.pos + 1] != 0;
 }
 
-void Driver::account_wait(Device& d, const Arrival& a)
+void Driver::account_wait(Device& d, double send_start)
 {
   double now = Activities::now();
   if (now > d.free_t) {
-    double comm_from = std::max(d.free_t, a.send_start);
+    double comm_from = std::max(d.free_t, send_start);
     d.b.exposed_pp_comm_s += now - comm_from;
     d.b.bubble_s += comm_from - d.free_t;
   }
@@ -113,13 +102,7 @@ void Driver::run_step(size_t di, int lane)
   }
   // unit finished
   dp_.backward_unit_done(di, sched_.graph[ln.unit]);
-  const UnitId u = ln.unit;
-  if (send_to_[u] >= 0) {
-    if (plan_.comm.pp_overlap)
-      send(di, UnitId(send_to_[u]));
-    else
-      d.unsent.push_back(u);
-  }
+  pipeline_.unit_done(di, ln.unit);
   if (--d.lanes_running > 0)
     return;  // the other unit of the pair goes on
   d.pos += d.paired ? 2 : 1;
@@ -341,120 +324,14 @@ bool Driver::run_sequence(size_t di, int lane, double t0)
   return true;
 }
 
-// ---- blocking pipeline exchanges (Megatron-LM's p2p_communication) --------------------------------------
-// A stage posts the sends of the group it just ran and the receives of the group it runs next, all at once
-// (batch_isend_irecv), and waits for all of them. A transfer starts when both its sender and its receiver
-// have posted it (NCCL's send and receive meet), so a stage may wait for a neighbour to get there.
-void Driver::start_exchange(size_t di, int64_t group)
-{
-  Device& d = devices_[di];
-  d.ex_enter = Activities::now();
-  d.ex_group = group;
-  d.ex_transfers.clear();
-  d.ex_pending = 0;
-  std::vector<std::pair<size_t, bool>> posts;  // (transfer, as sender)
-  for (UnitId u : d.unsent)
-    posts.push_back({transfer_index(d.replica, UnitId(send_to_[u])), true});
-  d.unsent.clear();
-  if (group >= 0) {
-    const auto& order = sched_.order[size_t(d.coord.stage)];
-    const auto& groups = sched_.group[size_t(d.coord.stage)];
-    for (size_t p = d.pos; p < order.size() && groups[p] == group; ++p)
-      if (recv_from_[order[p]] >= 0)
-        posts.push_back({transfer_index(d.replica, order[p]), false});
-  }
-  d.ex_pending = int64_t(posts.size());
-  for (const auto& [id, as_sender] : posts)
-    d.ex_transfers.push_back(id);
-  if (posts.empty()) {
-    finish_exchange(di);
-    return;
-  }
-  for (const auto& [id, as_sender] : posts)
-    post_transfer(id, di, as_sender);
-}
-
-void Driver::post_transfer(size_t id, size_t di, bool as_sender)
-{
-  Transfer& t = transfers_[id];
-  (as_sender ? t.sender_posted : t.receiver_posted) = true;
-  (as_sender ? t.sender : t.receiver) = di;
-  if (!t.sender_posted || !t.receiver_posted)
-    return;
-  t.start = Activities::now();
-  static const std::string label = "pipeline send";
-  comm_.pipeline_flow(devices_[t.sender].id, devices_[t.receiver].id, prog_.send_bytes, [this, id]() {
-    Transfer& t = transfers_[id];
-    t.end = Activities::now();
-    trace_.add(devices_[t.sender].id, 2, label, t.start, t.end);
-    for (size_t side : {t.sender, t.receiver})
-      if (--devices_[side].ex_pending == 0)
-        finish_exchange(side);
-  });
-}
-
-void Driver::finish_exchange(size_t di)
+void Driver::exchanged(size_t di, double entered, double covered)
 {
   Device& d = devices_[di];
   const double now = Activities::now();
-  // Time spent while one of this exchange's transfers was moving data is exposed pipeline communication;
-  // the rest is waiting for a neighbour.
-  std::vector<std::pair<double, double>> busy;
-  for (size_t id : d.ex_transfers)
-    busy.push_back({std::max(transfers_[id].start, d.ex_enter), std::min(transfers_[id].end, now)});
-  std::sort(busy.begin(), busy.end());
-  double covered = 0, reach = d.ex_enter;
-  for (const auto& [a, b] : busy) {
-    double from = std::max(a, reach);
-    if (b > from) {
-      covered += b - from;
-      reach = b;
-    }
-  }
   d.b.exposed_pp_comm_s += covered;
-  d.b.bubble_s += (now - d.ex_enter) - covered;
+  d.b.bubble_s += (now - entered) - covered;
   d.free_t = now;
-  if (d.ex_group >= 0)
-    d.exchanged_group = d.ex_group;
-  else
-    d.final_exchange_done = true;
   next_unit(di);
-}
-
-size_t Driver::transfer_index(int64_t replica, UnitId consumer) const
-{
-  return size_t(replica) * boost::num_vertices(sched_.graph) + size_t(consumer);
-}
-
-void Driver::send(size_t di, UnitId to)
-{
-  const Device& d = devices_[di];
-  const auto& target = sched_.graph[to];
-  int64_t dst = placement_.device({target.stage, d.coord.dp, d.coord.tp});
-  int64_t replica = d.replica;
-  double t0 = Activities::now();
-  static const std::string label = "pipeline send";
-  int64_t src = d.id;
-  comm_.pipeline_flow(src, dst, prog_.send_bytes, [this, replica, to, t0, src]() {
-    double now = Activities::now();
-    trace_.add(src, 2, label, t0, now);
-    Arrival& a = arrival(replica, to);
-    a.arrived = true;
-    a.send_start = t0;
-    a.send_end = now;
-    if (a.waiting) {
-      a.waiting = false;
-      auto it = index_of_.find(placement_.device({sched_.graph[to].stage, 0, 0}) + replica_offset(replica));
-      size_t wi = it->second;
-      devices_[wi].waiting_recv = false;
-      next_unit(wi);  // books the wait and starts the unit (or pair), or waits for the pair's other receive
-    }
-  });
-}
-
-Driver::Arrival& Driver::arrival(int64_t replica, UnitId u)
-{
-  return arrivals_[size_t(replica) * boost::num_vertices(sched_.graph) + size_t(u)];
 }
 
 void Driver::tp_collective(size_t di, int lane, const Step& st, double t0)
@@ -487,8 +364,8 @@ void Driver::tp_collective(size_t di, int lane, const Step& st, double t0)
     return;
   }
   const int64_t group = d.coord.stage * plan_.groups.dense_dp + d.coord.dp;
-  comm_.run_joined(CollectiveRunner::join_key(CollectiveRunner::kTpGroup, lane, group, seq), plan_.groups.tp, di, phases,
-                   [finish, di, t0]() { finish(di, t0); });
+  comm_.run_joined(CollectiveRunner::join_key(CollectiveRunner::kTpGroup, lane, group, seq), plan_.groups.tp, di,
+                   phases, [finish, di, t0]() { finish(di, t0); });
 }
 
 // ---- tensor-parallel overlap (parallel.tp_overlap) ------------------------------------------------------
@@ -570,7 +447,8 @@ void Driver::overlapped_comm(size_t di, int lane, const Step& st, std::function<
     return;
   }
   const int64_t group = d.coord.stage * plan_.groups.dense_dp + d.coord.dp;
-  comm_.run_joined(CollectiveRunner::join_key(CollectiveRunner::kTpGroup, lane, group, seq), plan_.groups.tp, di, groups_.tp(d.id, st), std::move(done));
+  comm_.run_joined(CollectiveRunner::join_key(CollectiveRunner::kTpGroup, lane, group, seq), plan_.groups.tp, di,
+                   groups_.tp(d.id, st), std::move(done));
 }
 
 void Driver::finish_overlap_group(size_t di, int lane, size_t begin, size_t end, size_t compute, double t0,
