@@ -1,8 +1,6 @@
 #include "replay/driver.hpp"
 
 #include <algorithm>
-#include <array>
-#include <set>
 
 namespace dtsim::replay {
 

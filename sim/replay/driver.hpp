@@ -1,14 +1,14 @@
 #pragma once
-// Internal to sim/replay: the state machine that walks every simulated device through its schedule and feeds
-// SimGrid one activity at a time. Split by concern: driver.cpp (activities, collectives, results),
-// driver_pipeline.cpp (units, steps, pipeline transfers), driver_gradients.cpp (gradient all-reduce, optimizer).
+// Internal to sim/replay: the state machine that walks every simulated device through its schedule, lane by lane and
+// step by step, feeds SimGrid one activity at a time and books where each device's time goes. Its collaborators own
+// the rest (docs/architecture.md, "The replay's collaborators"). Split by concern: driver.cpp (construction,
+// results), driver_pipeline.cpp (units and steps), driver_tp.cpp (runs of kernels and TP collectives),
+// driver_overlap.cpp (overlap groups), driver_pairs.cpp, driver_experts.cpp, driver_context.cpp, driver_gradients.cpp
+// (what a device does when its data-parallel collectives end, and the end of its step).
 #include <array>
-#include <deque>
 #include <functional>
-#include <map>
 #include <memory>
-#include <tuple>
-#include <unordered_map>
+#include <string>
 
 #include <simgrid/s4u.hpp>
 
@@ -20,8 +20,8 @@
 #include "replay/comm_costs.hpp"
 #include "replay/dp_queue.hpp"
 #include "replay/folding.hpp"
-#include "replay/pipeline_transfers.hpp"
 #include "replay/group_collectives.hpp"
+#include "replay/pipeline_transfers.hpp"
 #include "replay/replay.hpp"
 
 namespace dtsim::replay {
@@ -109,6 +109,7 @@ class Driver {
   /// Paired: a lane's collective has ended; the GPU's idle time since the device's time was last booked (none
   /// while the other lane computes) goes to `category`.
   void book_idle(Device& d, double& category);
+  // ---- runs of kernels and TP collectives (driver_tp.cpp) ----------------------------------------------------
   /// Folded with closed-form tensor-parallel collectives (CommCosts::tp_exclusive): nothing but the device itself sets
   /// the pace of its kernels and of those collectives, so a run of them is one activity of their total time and each
   /// step's share is booked when it completes (same times up to rounding, far fewer activities). A run ends where
@@ -135,6 +136,7 @@ class Driver {
   void ep_collective(size_t di, int lane, const Step& st, double t0);
   /// Context parallelism: the ring of keys and values over the device's cp group, then `done` (driver_context.cpp).
   void cp_ring(size_t di, int lane, const Step& st, std::function<void()> done);
+  // ---- overlap groups (driver_overlap.cpp) ------------------------------------------------------------------
   // parallel.tp_overlap: [begin, end) is an all-gather and/or a reduce-scatter around one compute step; with or
   // without it, a collective issued beside the compute step after it (Step::beside_next).
   bool overlap_group(const Lane& l, size_t& end) const { return overlap_group_at(*l.steps, l.step, end); }
