@@ -38,8 +38,10 @@ struct ClusterSlot {
 
 class Driver {
  public:
-  /// Without `slot`, the job has the cluster to itself and the driver builds its platform; with one, the platform
-  /// is shared and attached (attach) before start().
+  /// From `s` the driver takes the hardware, the model and the fidelity only; the parallel layout, the schedule's
+  /// entry and the communication choices come from `plan` (derive_plan(s)). Without `slot`, the job has the cluster
+  /// to itself and the driver builds its platform; with one, the platform is shared and attached (attach) before
+  /// start().
   Driver(Activities& acts, const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan, const StepProgram& prog,
          const parallel::PipelineSchedule& sched, bool trace, const ClusterSlot* slot = nullptr);
   /// The cluster devices (Placement::cluster_device) whose hosts the replay touches.
@@ -183,7 +185,7 @@ class Driver {
   void finish_device(size_t di);
 
   Activities& acts_;
-  const scenario::ScenarioSpec& s_;  ///< the hardware, the model and the fidelity: the plan holds the rest
+  const model::ModelSpec& model_;  ///< node-limited expert routing (the plan holds the parallel layout)
   const parallel::DerivedPlan& plan_;
   const StepProgram& prog_;
   const parallel::PipelineSchedule& sched_;

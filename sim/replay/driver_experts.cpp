@@ -18,7 +18,7 @@ void Driver::ep_collective(size_t di, int lane, const Step& st, double t0)
   std::set<int64_t> nodes;
   for (int64_t dev : plan_.ep_group(d.coord.stage, d.coord.dp, d.coord.tp))
     nodes.insert(placement_.node_of(dev));
-  const double scale = model::node_limited_inter_node_scale(s_.model, int64_t(nodes.size()));
+  const double scale = model::node_limited_inter_node_scale(model_, int64_t(nodes.size()));
   Phases phases = groups_.ep(d.id, st.bytes, scale);
   // Paired, the all-to-all's kernels run beside the other lane's compute and take SMs from it: DeepSeek-V3's
   // dispatch and combine kernels use 20 SMs ("only 20 SMs are sufficient to fully utilize the bandwidths of IB
