@@ -147,13 +147,16 @@ replay::Breakdown take(const std::vector<double>& v, size_t at)
 std::vector<double> replay_jobs(const Jobs& jobs, const std::vector<size_t>& which, int64_t min_steps,
                                 const std::vector<double>& start_s = {})
 {
+  std::vector<parallel::DerivedPlan> plans;
+  plans.reserve(which.size());
   std::vector<systems::GpuStep> steps;
   steps.reserve(which.size());
   std::vector<replay::SharedJob> shared;
   for (size_t j : which) {
-    steps.push_back(systems::prepare_gpu_step(jobs.specs[j], parallel::derive_plan(jobs.specs[j])));
-    shared.push_back({&jobs.specs[j], steps.back().program.get(), &steps.back().schedule, jobs.placements[j],
-                      start_s.empty() ? 0.0 : start_s[j]});
+    plans.push_back(parallel::derive_plan(jobs.specs[j]));
+    steps.push_back(systems::prepare_gpu_step(jobs.specs[j], plans.back()));
+    shared.push_back({&jobs.specs[j], &plans.back(), steps.back().program.get(), &steps.back().schedule,
+                      jobs.placements[j], start_s.empty() ? 0.0 : start_s[j]});
   }
   std::vector<double> v;
   for (const auto& r : replay::run_shared_fabric(shared, min_steps)) {

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "scenario/schedule_registry.hpp"
-
 namespace dtsim::parallel {
 
 using scenario::Recompute;
@@ -158,7 +156,7 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
       sm.weights_bytes += 2.0 * t.layer_params_per_rank(tp, plan.groups.ep, false, plan.groups.expert_tp) * weight_bytes;
     sm.gradients_bytes = sharded(2) * plan.precision.gradient_bytes;
     sm.optimizer_bytes = sharded(1) * plan.precision.optimizer_bytes_per_param;
-    const int64_t in_flight = scenario::schedule_def(s.schedule).in_flight(st, pp, v, mb);
+    const int64_t in_flight = plan.schedule->in_flight(st, pp, v, mb);
     sm.microbatches_in_flight = in_flight;
     // Uneven stages (parallel.stage_layers): the stage's mean layers per chunk, of which the mean recomputed.
     const double layers_per_chunk = double(plan.stage_layers(st)) / double(v);

@@ -37,6 +37,33 @@ int64_t DerivedPlan::stage_dense_layers(int64_t stage, const model::ModelSpec& m
   return n;
 }
 
+std::vector<int64_t> DerivedPlan::ep_group(int64_t stage, int64_t dp, int64_t tp) const
+{
+  return groups.experts_across_tp() ? placement.expert_group_across_tp(stage, dp, tp, groups.ep)
+                                    : placement.rank_group(stage, dp, tp, groups.ep);
+}
+
+std::vector<int64_t> DerivedPlan::expert_dp_group(int64_t stage, int64_t dp, int64_t tp) const
+{
+  return groups.experts_across_tp() ? placement.expert_dp_group_across_tp(stage, dp, tp, groups.ep)
+                                    : placement.expert_dp_group(stage, dp, tp, groups.ep);
+}
+
+std::vector<std::vector<int64_t>> DerivedPlan::expert_dp_groups(int64_t stage) const
+{
+  const int64_t ep = groups.ep, tp = groups.tp;
+  std::vector<std::vector<int64_t>> out;
+  if (groups.experts_across_tp()) {
+    for (int64_t r = 0; r < ep; ++r)  // expert ranks 0 .. ep - 1 start one group each
+      out.push_back(placement.expert_dp_group_across_tp(stage, r / tp, r % tp, ep));
+    return out;
+  }
+  for (int64_t r = 0; r < tp; ++r)
+    for (int64_t e = 0; e < ep; ++e)
+      out.push_back(placement.expert_dp_group(stage, e, r, ep));
+  return out;
+}
+
 DerivedPlan derive_plan(const scenario::ScenarioSpec& s)
 {
   DerivedPlan p;
@@ -54,10 +81,19 @@ DerivedPlan derive_plan(const scenario::ScenarioSpec& s)
   p.groups.expert_tp = par.etp();
   p.groups.dp = par.dp;
   p.groups.pp = par.pp;
-  p.two_directions = scenario::schedule_def(s.schedule).two_directions;
+  p.schedule = &scenario::schedule_def(s.schedule);
+  p.two_directions = p.schedule->two_directions;
   p.groups.vpp = p.two_directions ? 2 : par.vpp;
   p.groups.dense_dp = par.dp_cp();
   p.groups.expert_dp = par.expert_ranks() / par.ep;
+  p.placement = Placement(par.dp_cp(), par.tp, par.pp, s.hardware.node.devices);
+  p.comm.dp_overlap = par.dp_overlap;
+  p.comm.pp_overlap = par.pp_overlap;
+  p.comm.tp_overlap = par.tp_overlap;
+  p.comm.pairs = par.pairs_units(p.schedule->pairs_by_default);
+  p.comm.param_gather_overlap = par.param_gather_overlap;
+  p.comm.zero = par.zero;
+  p.comm.dp_bucket_bytes = par.dp_bucket_bytes;
 
   // The kernel-level shape (fused attention, fp8 recipe and weight-cast share included) is the scenario's one
   // definition of it.

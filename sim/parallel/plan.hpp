@@ -1,14 +1,17 @@
 #pragma once
 /// The per-rank plan a scenario implies, derived once (app/simulate.cpp, report/explain.cpp) and read by the memory
-/// estimate, the step program and the wafer program instead of each re-deriving it from the scenario: the precision
-/// and its byte sizes, the shape of one microbatch on one rank, the parallel groups, the layers of each model chunk
+/// estimate, the step program, the wafer program and the replay instead of each re-deriving it from the scenario:
+/// the precision and its byte sizes, the shape of one microbatch on one rank, the schedule's registry entry, where
+/// each rank sits and the parallel groups it belongs to, how communication overlaps, the layers of each model chunk
 /// and the model FLOPs of a step.
 #include <cstdint>
 #include <vector>
 
 #include "model/transformer.hpp"
+#include "parallel/placement.hpp"
 #include "parallel/precision.hpp"
 #include "scenario/scenario_spec.hpp"
+#include "scenario/schedule_registry.hpp"
 
 namespace dtsim::parallel {
 
@@ -27,6 +30,25 @@ struct ParallelGroups {
   /// Ranks sharing an expert parameter: the expert-parallel ranks are carved out of the dp * cp ranks (of the
   /// tp * dp * cp ranks with experts whole).
   int64_t expert_dp = 1;
+  /// Experts whole on every rank of a TP group of more than one: the expert groups span the TP ranks.
+  bool experts_across_tp() const { return tp > 1 && expert_tp == 1; }
+  /// Ranks of a stage over which the expert-parallel groups are carved: dp * cp, or tp * dp * cp with experts whole.
+  int64_t expert_ranks() const { return dense_dp * (tp / expert_tp); }
+};
+
+/// How the step's communication overlaps the compute and is sharded: the scenario's parallel section, with the
+/// schedule's defaults applied.
+struct CommunicationPlan {
+  bool dp_overlap = true;   ///< gradients reduced in buckets during the backward
+  bool pp_overlap = false;  ///< asynchronous pipeline sends and receives (false: batched between groups of units)
+  bool tp_overlap = false;  ///< tensor-parallel collectives beside the GEMMs next to them
+  /// Units the schedule pairs (StageUnit::beside_previous) run as pairs: parallel.ep_overlap, or the schedule's
+  /// default.
+  bool pairs = false;
+  /// ZeRO 1 and 2: the updated parameters are gathered during the next step's first forward.
+  bool param_gather_overlap = false;
+  int zero = 0;                  ///< ZeRO stage over the data-parallel group
+  double dp_bucket_bytes = 0;    ///< gradient bucket size
 };
 
 struct DerivedPlan {
@@ -35,6 +57,12 @@ struct DerivedPlan {
   /// there, checked when the scenario is loaded).
   model::Shape shape;
   ParallelGroups groups;
+  /// Where each rank sits: dp * cp data-parallel indices (the cp ranks inside them, dp' = dp * cp + c, Megatron's
+  /// tp-cp-dp order), tp, pp.
+  Placement placement{1, 1, 1, 1};
+  /// The schedule's registry entry.
+  const scenario::ScheduleDef* schedule = nullptr;
+  CommunicationPlan comm;
   int64_t tokens_per_microbatch = 0;  ///< micro_batch * seq_len: whole sequences
   int64_t tokens_per_rank = 0;        ///< of those, the ones one context-parallel rank holds: / cp
   double microbatches_per_step = 0;   ///< global_batch / micro_batch: over all data-parallel replicas
@@ -64,6 +92,31 @@ struct DerivedPlan {
   int64_t stage_recomputed_layers(int64_t stage) const;
   /// Of those, the dense first layers of a model with experts (first_k_dense_replace); 0 for other models.
   int64_t stage_dense_layers(int64_t stage, const model::ModelSpec& m) const;
+
+  // ---- the groups of the rank (stage, dp, tp), as device numbers (placement) -----------------------------------
+  std::vector<int64_t> tp_group(int64_t stage, int64_t dp) const { return placement.tp_group(stage, dp); }
+  /// The dp * cp ranks sharing the rank's non-expert parameters.
+  std::vector<int64_t> dp_group(int64_t stage, int64_t tp) const { return placement.dp_group(stage, tp); }
+  /// The context-parallel ring: cp consecutive data-parallel indices.
+  std::vector<int64_t> cp_group(int64_t stage, int64_t dp, int64_t tp) const
+  {
+    return placement.rank_group(stage, dp, tp, groups.cp);
+  }
+  /// The expert-parallel group, and the ranks holding the same experts (their gradients are reduced together).
+  std::vector<int64_t> ep_group(int64_t stage, int64_t dp, int64_t tp) const;
+  std::vector<int64_t> expert_dp_group(int64_t stage, int64_t dp, int64_t tp) const;
+  /// Every expert-data-parallel group of a stage (all TP ranks).
+  std::vector<std::vector<int64_t>> expert_dp_groups(int64_t stage) const;
+  /// The rank's index among the stage's expert ranks (its data-parallel index, or TP ranks first when the groups
+  /// span them): ep_group takes ep consecutive ones, expert_dp_group every ep-th.
+  int64_t expert_rank(const Coord& c) const { return groups.experts_across_tp() ? c.dp * groups.tp + c.tp : c.dp; }
+  /// Data-parallel indices from one expert-parallel group to the next: ep, or ep / tp when the groups span TP ranks.
+  int64_t ep_dp_step() const { return groups.experts_across_tp() ? groups.ep / groups.tp : groups.ep; }
+  /// The index, within its stage, of the rank's expert-data-parallel group (the ranks holding its experts).
+  int64_t expert_dp_index(const Coord& c) const
+  {
+    return groups.experts_across_tp() ? expert_rank(c) % groups.ep : c.tp * groups.ep + c.dp % groups.ep;
+  }
 };
 
 /// The plan of a loaded (checked) scenario.

@@ -1,20 +1,27 @@
 #pragma once
-// Internal to sim/replay: the state machine that walks every simulated device through its schedule and feeds
-// SimGrid one activity at a time. Split by concern: driver.cpp (activities, collectives, results),
-// driver_pipeline.cpp (units, steps, pipeline transfers), driver_gradients.cpp (gradient all-reduce, optimizer).
+// Internal to sim/replay: the state machine that walks every simulated device through its schedule, lane by lane and
+// step by step, feeds SimGrid one activity at a time and books where each device's time goes. Its collaborators own
+// the rest (docs/architecture.md, "The replay's collaborators"). Split by concern: driver.cpp (construction,
+// results), driver_pipeline.cpp (units and steps), driver_tp.cpp (runs of kernels and TP collectives),
+// driver_overlap.cpp (overlap groups), driver_pairs.cpp, driver_experts.cpp, driver_context.cpp, driver_gradients.cpp
+// (what a device does when its data-parallel collectives end, and the end of its step).
 #include <array>
-#include <deque>
 #include <functional>
-#include <map>
 #include <memory>
-#include <tuple>
-#include <unordered_map>
+#include <string>
 
 #include <simgrid/s4u.hpp>
 
 #include "collectives/collective.hpp"
+#include "parallel/plan.hpp"
 #include "platform/cluster_platform.hpp"
 #include "replay/activities.hpp"
+#include "replay/collective_runner.hpp"
+#include "replay/comm_costs.hpp"
+#include "replay/dp_queue.hpp"
+#include "replay/folding.hpp"
+#include "replay/group_collectives.hpp"
+#include "replay/pipeline_transfers.hpp"
 #include "replay/replay.hpp"
 
 namespace dtsim::replay {
@@ -31,13 +38,15 @@ struct ClusterSlot {
 
 class Driver {
  public:
-  /// Without `slot`, the job has the cluster to itself and the driver builds its platform; with one, the platform
-  /// is shared and attached (attach) before start().
-  Driver(Activities& acts, const scenario::ScenarioSpec& s, const StepProgram& prog,
+  /// From `s` the driver takes the hardware, the model and the fidelity only; the parallel layout, the schedule's
+  /// entry and the communication choices come from `plan` (derive_plan(s)). Without `slot`, the job has the cluster
+  /// to itself and the driver builds its platform; with one, the platform is shared and attached (attach) before
+  /// start().
+  Driver(Activities& acts, const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan, const StepProgram& prog,
          const parallel::PipelineSchedule& sched, bool trace, const ClusterSlot* slot = nullptr);
   /// The cluster devices (Placement::cluster_device) whose hosts the replay touches.
   std::vector<int64_t> needed_cluster_devices() const;
-  void attach(const platform::ClusterPlatform& shared) { platform_ = &shared; }
+  void attach(const platform::ClusterPlatform& shared) { comm_.attach(shared); }
   /// Called once, when the last simulated device has finished the step.
   void on_done(std::function<void()> fn) { on_done_ = std::move(fn); }
   void start();
@@ -46,15 +55,6 @@ class Driver {
   bool all_done() const { return done_count_ == devices_.size(); }
 
  private:
-  /// One collective on the device's data-parallel communicator; NCCL runs them one at a time, in issue order.
-  struct DpOp {
-    collectives::Kind kind = collectives::Kind::AllReduce;
-    double bytes = 0;
-    enum class What { Gradients, ParamGather, ParamRefresh } what = What::Gradients;
-    size_t step = 0;  ///< ParamGather: the step of `unit` that waits for it
-    UnitId unit = 0;
-    bool expert = false;  ///< over the expert-data-parallel group (expert parameters), not the dp group
-  };
   /// What a device runs: one unit at a time on lane 0, or a pair of units (StageUnit::beside_previous, with
   /// parallel.ep_overlap) on lanes 0 and 1, whose kernels take the GPU one at a time while one lane's expert
   /// all-to-alls run beside the other's compute.
@@ -70,7 +70,6 @@ class Driver {
   struct Device {
     int64_t id = 0;
     parallel::Coord coord;
-    int64_t replica = 0;
     size_t pos = 0;  // next unit in the stage's order
     std::array<Lane, 2> lanes;
     int lanes_running = 0;
@@ -78,19 +77,7 @@ class Driver {
     bool gpu_busy = false;  // paired: a lane's kernels hold the GPU
     int gpu_waiter = -1;    // paired: the lane waiting for the GPU
     double free_t = 0;  // when the device finished its previous work (paired: up to when its time is booked)
-    bool waiting_recv = false;
-    // blocking pipeline exchanges
-    std::vector<UnitId> unsent;        // finished units whose output still has to be sent
-    int64_t exchanged_group = -1;      // the group whose receives the last exchange made
-    bool final_exchange_done = false;  // the sends after the last group
-    int64_t ex_group = 0, ex_pending = 0;
-    double ex_enter = 0;
-    std::vector<size_t> ex_transfers;
-    // data parallel
-    std::deque<DpOp> dp_queue;
-    bool dp_busy = false;
-    int64_t dp_seq = 0;               // collectives issued on the communicator (full fidelity: join key)
-    std::map<std::pair<UnitId, size_t>, char> gather_state;  // per (unit, step): absent or 1 issued, 2 done
+    // end of the step
     int refresh_pending = 0;          // ZeRO 1-2: all-gathers of updated parameters after the optimizer
     bool backward_done = false;
     double backward_end_t = 0;
@@ -101,111 +88,19 @@ class Driver {
     bool done = false;
     Breakdown b;
   };
-  struct Arrival {
-    bool arrived = false;
-    bool waiting = false;
-    double send_start = 0, send_end = 0;
-  };
-  struct Transfer {  // one pipeline send, keyed by the unit that consumes it
-    bool sender_posted = false, receiver_posted = false;
-    size_t sender = 0, receiver = 0;  // device indices
-    double start = 0, end = 0;
-  };
-  struct Instance {
-    std::vector<size_t> waiters;
-    std::vector<double> arrival_t;
-  };
-
-
   // ---- activities ----------------------------------------------------------------------------------------
   void exec_on(sg4::Host* host, double seconds, std::function<void()> fn);
-  sg4::Host* gpu_host(int64_t device) const { return platform_->gpu(placement_.cluster_device(device)); }
-  void flow(int64_t src, int64_t dst, double bytes, std::function<void()> fn);
-  // ---- folding: the flows of the ranks that are not simulated ---------------------------------------------
-  // Folded, a simulated device stands for every rank that does the same work: the other TP ranks and data-parallel
-  // replicas of its stage. Their flows run at the same time as its own and, where they cross a link that the
-  // simulated flows cross too (a shared NIC, an oversubscribed uplink: ClusterPlatform::crosses_shared_link), they
-  // slow them down, so they are simulated alongside. A copy moves the flow by `dp_shift` data-parallel indices and
-  // `tp_shift` TP ranks (modulo the group sizes); copies on links of their own cannot change anything simulated
-  // and are left out.
-  /// The copies of `f` that cross a shared link: data-parallel shifts by multiples of `dp_step` (0: none), and
-  /// every TP shift when `tp_ranks`. Empty in full fidelity, where every rank is simulated.
-  std::vector<collectives::Flow> shared_copies(const collectives::Flow& f, int64_t dp_step, bool tp_ranks) const;
-  /// `f` moved by `dp_shift` data-parallel indices and `tp_shift` TP ranks.
-  collectives::Flow copy_of(const collectives::Flow& f, int64_t dp_shift, int64_t tp_shift) const;
-  /// Whether every copy of `flows` (all shifts, shared links or not) takes a route like its original's: within a
-  /// node or across alike, and on each shared link it crosses as many flows of the set as the original meets.
-  /// Where they are not alike, ranks the simulated device stands for run at other speeds and folding is approximate.
-  bool copies_alike(const std::vector<collectives::Flow>& flows, int64_t dp_step, bool tp_ranks) const;
-  /// The devices whose hosts the platform needs (empty: all): in full fidelity, or where copies may run anywhere
-  /// (shared links), every device; otherwise the representatives' TP, expert and context groups and what
-  /// fold_onto keeps of their data-parallel groups, for every algorithm and protocol NCCL may choose.
-  std::vector<char> needed_devices() const;
-  bool check_copies_alike(const std::vector<collectives::Flow>& flows, int64_t dp_step, bool tp_ranks) const;
-  /// Empty when folding is exact by that symmetry (or nothing is folded); otherwise what breaks it, for the report.
-  std::string folding_asymmetry() const;
-  /// Appends to every phase the shared copies of its flows.
-  void add_shared_copies(std::vector<collectives::Phase>& phases, int64_t dp_step, bool tp_ranks) const;
-  /// Folded, on a fabric without shared links: replaces each phase's flows (one group's) by those of its busiest
-  /// member (most bytes sent and received; the device itself when all are alike, as on a ring or an all-to-all),
-  /// moved onto `device`. Holds where every member moves no more than the busiest, within its node and across, so
-  /// that by symmetry its flows end no later, and the groups of the other TP ranks (and of the other slices every
-  /// `dp_step` data-parallel indices; 0: none) take routes alike. False (phases untouched) otherwise.
-  bool fold_onto(std::vector<collectives::Phase>& phases, int64_t device, int64_t dp_step) const;
-  /// A pipeline transfer and its shared copies on every other rank of the stage; `fn` once all have arrived (the
-  /// slowest copy stands for the rank it holds back, which the next collective waits for).
-  void pipeline_flow(int64_t src, int64_t dst, double bytes, std::function<void()> fn);
-  using Phases = std::shared_ptr<const std::vector<collectives::Phase>>;
-  // Runs the phases of a collective one after the other, each a latency delay then its flows; `delay_paid`: the
-  // first phase's delay was already spent (folded into the kernel before it).
-  void run_phases(Phases phases, size_t i, std::function<void()> done, bool delay_paid = false);
-  double phase_delay(const collectives::Phase& ph) const;
-  /// Whether every phase from `from` on has at most one flow (they can then run as one Activities::sequence).
-  static bool one_flow_phases(const std::vector<collectives::Phase>& phases, size_t from);
-  /// Appends phases[from..] as segments, each phase its latency delay (the first one's skipped if already paid)
-  /// then its one flow; phases with one flow at most (one_flow_phases).
-  void append_phase_segments(const std::vector<collectives::Phase>& phases, size_t from, bool first_delay_paid,
-                             std::vector<Activities::Segment>& segments);
-  /// Adds the flows of `more` to those of `into`, phase by phase (concurrent groups of one collective).
-  static void merge_phases(std::vector<collectives::Phase>& into, std::vector<collectives::Phase> more);
-  /// Full fidelity: the key of a lane's collective on a group (each lane counts its own collectives).
-  static std::tuple<int, int64_t, int64_t> join_key(int group_kind, int lane, int64_t group, int64_t seq)
-  {
-    return {group_kind + kGroupKinds * lane, group, seq};
-  }
-  /// The phases of a tensor-parallel collective of a device's group (folded: its own ring edges), built once.
-  Phases tp_phases(const Device& d, const Step& st);
-  /// Folded, when nothing but the representative's tensor-parallel flows ever uses its NVLink links: the
-  /// collective's time in closed form (delays, link latency, bytes over bandwidth), which is exactly what its
-  /// uncontended flows would take. 0 when that does not hold.
-  double tp_exclusive_time(const Device& d, const Step& st);
-  bool nvlink_exclusive_to_tp() const;
-  // Full fidelity: a collective starts when the last member of its group arrives. Returns true (and the
-  // members with their arrival times) for that last arrival.
-  bool join(const std::tuple<int, int64_t, int64_t>& key, int64_t members, size_t di, double t0, Instance& out);
-  /// Full fidelity: the device joins group instance `key`; when the last of `members` arrives, `phases` run and then
-  /// every member's `done`, in the order they arrived.
-  void run_joined(const std::tuple<int, int64_t, int64_t>& key, int64_t members, size_t di, Phases phases,
-                  std::function<void()> done);
-  /// Phases of a collective over `size` consecutive data-parallel-index ranks of the device's stage and TP rank (an
-  /// expert-parallel group, a context-parallel ring); folded, the groups of every TP rank together. Built once.
-  /// `inter_node_scale`: see collectives::plan_collective (all-to-all only).
-  Phases rank_group_phases(const Device& d, collectives::Kind kind, double bytes, int64_t size,
-                           double inter_node_scale = 1.0);
-  /// The same for the expert all-to-all over the device's expert-parallel group (ep_group).
-  Phases ep_phases(const Device& d, double bytes, double inter_node_scale);
-  /// What both share, cached under `key`: folded, the representative's group (groups[0]) folded onto it by
-  /// symmetry every `dp_step` data-parallel indices where that holds; otherwise `groups` together with the copies
-  /// of their flows on shared links.
-  using GroupPlanKey = std::tuple<int64_t, int64_t, int, double, int64_t>;
-  Phases group_phases(const Device& d, const GroupPlanKey& key, const std::vector<std::vector<int64_t>>& groups,
-                      int64_t dp_step, collectives::Kind kind, double bytes, double inter_node_scale);
-
+  sg4::Host* gpu_host(int64_t device) const { return comm_.gpu_host(device); }
   // ---- schedule walking ----------------------------------------------------------------------------------
   void next_unit(size_t di);
   /// Whether the units at the device's position run as a pair (the next one beside it, with ep_overlap).
   bool pair_next(const Device& d) const;
-  void account_wait(Device& d, const Arrival& a);
+  /// Books the wait for an asynchronous input whose send started at `send_start`: bubble until then, exposed
+  /// pipeline communication after.
+  void account_wait(Device& d, double send_start);
+  /// A batched exchange of pipeline transfers (PipelineTransfers) is over: `covered` seconds of it since `entered`
+  /// moved data (exposed pipeline communication), the rest waited for a neighbour (bubble).
+  void exchanged(size_t di, double entered, double covered);
   void run_step(size_t di, int lane);
   // ---- pairs (driver_pairs.cpp) ----------------------------------------------------------------------------
   /// Before a lane's kernels (and TP collectives): true when it may run them now (always, outside a pair);
@@ -216,62 +111,51 @@ class Driver {
   /// Paired: a lane's collective has ended; the GPU's idle time since the device's time was last booked (none
   /// while the other lane computes) goes to `category`.
   void book_idle(Device& d, double& category);
-  /// Folded with closed-form tensor-parallel collectives (tp_exclusive_): nothing but the device itself sets the
-  /// pace of its kernels and of those collectives, so a run of them is one activity of their total time and each
-  /// step's share is booked when it completes (same times up to rounding, far fewer activities). A run ends
-  /// where something else must happen at that instant: gradients that release data-parallel buckets, or a
-  /// collective that does not follow a kernel (it runs as flows). In full fidelity, runs of kernels alone (every
-  /// collective waits for its group to join).
+  // ---- runs of kernels and TP collectives (driver_tp.cpp) ----------------------------------------------------
+  /// Folded with closed-form tensor-parallel collectives (CommCosts::tp_exclusive): nothing but the device itself sets
+  /// the pace of its kernels and of those collectives, so a run of them is one activity of their total time and each
+  /// step's share is booked when it completes (same times up to rounding, far fewer activities). A run ends where
+  /// something else must happen at that instant: gradients that release data-parallel buckets, or a collective that
+  /// does not follow a kernel (it runs as flows). In full fidelity, runs of kernels alone (every collective waits for
+  /// its group to join).
   void run_merged(size_t di, int lane, double t0);
-  /// Folded, where TP collectives run as flows (not tp_exclusive_), outside a pair and without tp_overlap: a run
-  /// of kernels and the TP collectives between them, each collective's phases as its latency delays and its one
-  /// flow, as one Activities::sequence (which times it as a whole while nothing else uses the GPU or the links,
-  /// and one step at a time otherwise: the same dates as run_merged and tp_collective, far fewer events). Breaks
-  /// where run_merged does, and before a collective with more than one flow in a phase. False (nothing started)
-  /// when the run holds no TP collective: run_merged runs it.
+  /// Folded, where TP collectives run as flows (not CommCosts::tp_exclusive), outside a pair and without tp_overlap: a
+  /// run of kernels and the TP collectives between them, each collective's phases as its latency delays and its one
+  /// flow, as one Activities::sequence (which times it as a whole while nothing else uses the GPU or the links, and one
+  /// step at a time otherwise: the same dates as run_merged and tp_collective, far fewer events). Breaks where
+  /// run_merged does, and before a collective with more than one flow in a phase. False (nothing started) when the run
+  /// holds no TP collective: run_merged runs it.
   bool run_sequence(size_t di, int lane, double t0);
-  /// The segment of a flow from src to dst, as flow() sends it.
-  Activities::Segment flow_segment(int64_t src, int64_t dst, double bytes);
-  bool releases_buckets(const Device& d, int lane) const;
-  double merged_tp_time(const Device& d, const Step& st);  ///< tp_exclusive_time, kept per step
+  /// Whether the gradients of the lane's unit release data-parallel buckets as they are produced.
+  bool releases_buckets(const Device& d, int lane) const
+  {
+    return dp_.releases_buckets(sched_.graph[d.lanes[size_t(lane)].unit]);
+  }
   /// Books `x` seconds of kernel `st` from `t` (compute, recompute, its trace slice), as a run's end shares them out.
   void book_kernel(Device& d, const Step& st, double t, double x);
-  void send(size_t di, UnitId to);
-  Arrival& arrival(int64_t replica, UnitId u);
   void tp_collective(size_t di, int lane, const Step& st, double t0);
   /// Mixture of experts: the token all-to-all over the device's expert-parallel group (driver_experts.cpp).
   void ep_collective(size_t di, int lane, const Step& st, double t0);
   /// Context parallelism: the ring of keys and values over the device's cp group, then `done` (driver_context.cpp).
   void cp_ring(size_t di, int lane, const Step& st, std::function<void()> done);
+  // ---- overlap groups (driver_overlap.cpp) ------------------------------------------------------------------
   // parallel.tp_overlap: [begin, end) is an all-gather and/or a reduce-scatter around one compute step; with or
   // without it, a collective issued beside the compute step after it (Step::beside_next).
   bool overlap_group(const Lane& l, size_t& end) const { return overlap_group_at(*l.steps, l.step, end); }
-  /// Share of the GPU's SMs a collective's kernels hold while they run beside compute in an overlap group.
-  double overlap_sm_share(const Step& st) const;
-  /// Share of the GPU's SMs an NCCL collective's kernels hold from their launch to their end (0 without
-  /// device.sm_count): the compute beside them runs on the rest.
-  double nccl_sm_share() const;
-  /// The share of the GPU that `sms` streaming multiprocessors are (at most all of it; 0 without device.sm_count).
-  double sm_share(double sms) const;
   /// Whether data-parallel kernels may hold SMs while the device's next run of steps runs: a collective in flight
   /// or queued, or, in a pair, one the other lane may issue meanwhile. Such a run is not merged into activities
   /// that hold communication time (TP collectives, latencies), which the SMs' share would slow as well.
-  bool dp_kernels_beside(const Device& d) const;
-  /// Folded with closed-form TP collectives (tp_exclusive_), outside a pair and with no data-parallel kernels
+  bool dp_kernels_beside(size_t di) const;
+  /// Folded with closed-form TP collectives (CommCosts::tp_exclusive), outside a pair and with no data-parallel kernels
   /// beside it: an overlap group's timeline is known in advance (a pair's other lane may take the GPU when the
   /// group's compute ends).
-  bool closed_form_groups(const Device& d) const
+  bool closed_form_groups(size_t di) const
   {
-    return !full_ && tp_exclusive_ && !d.paired && !dp_kernels_beside(d);
+    return !full_ && costs_.tp_exclusive() && !devices_[di].paired && !dp_kernels_beside(di);
   }
-  /// That timeline for steps [begin, end) (one compute step, TP collectives): while collective i (closed-form time
-  /// c_i) runs, its kernels hold a share s_i of the GPU and the compute runs at 1 - s_i; after the last one, at full
-  /// speed. Returns the group's length; `compute_end`: when its compute ends, from the group's start.
-  double closed_form_overlap(const Device& d, const std::vector<Step>& steps, size_t begin, size_t end,
-                             double& compute_end);
   /// Whether the overlap group [begin, end) (overlap_group_at) goes into run_merged's activity at its closed-form
   /// length (closed_form_groups; TP collectives only).
-  bool merges_group(const Device& d, const std::vector<Step>& steps, size_t begin, size_t end) const;
+  bool merges_group(size_t di, const std::vector<Step>& steps, size_t begin, size_t end) const;
   bool overlap_group_at(const std::vector<Step>& steps, size_t at, size_t& end) const;
   void run_overlap_group(size_t di, int lane, size_t end, double t0);
   /// Books an overlap group that ends now: `busy` seconds of its compute step `compute`, `exposed` seconds of
@@ -282,55 +166,13 @@ class Driver {
                             double exposed, bool ring, bool gpu_released);
   // A TP collective, or a context-parallel ring (over the cp group), on its own (no accounting), then `done`.
   void overlapped_comm(size_t di, int lane, const Step& st, std::function<void()> done);
-  void start_exchange(size_t di, int64_t group);
-  void post_transfer(size_t id, size_t di, bool as_sender);
-  void finish_exchange(size_t di);
-  size_t transfer_index(int64_t replica, UnitId consumer) const;
-  // device index offset of a replica (dp, tp) within its stage
-  int64_t replica_offset(int64_t replica) const { return full_ ? replica : 0; }
 
-  // ---- data parallel ----------------------------------------------------------------------------------
-  /// Where each chunk's gradient buckets end: bytes of the bucket that a gradient entry completes, 0 if none.
-  void setup_buckets();
-  void grad_ready(size_t di, int lane, int index);
-  /// A backward unit finished (gradients of a whole chunk for one microbatch).
-  void on_backward_unit_done(size_t di, int lane);
-  /// Whether this unit's gradients are reduced now: on the last microbatch, or on every one when the
-  /// gradients are sharded (ZeRO 2 and 3 keep only 1/dp of them between microbatches).
-  bool reduces_gradients(const parallel::Unit& u) const;
-  collectives::Kind gradient_collective() const;
-  void enqueue_dp(size_t di, DpOp op);
-  // NCCL runs a communicator's collectives one at a time, in order.
-  void pump_dp(size_t di);
-  void dp_op_done(size_t di, const DpOp& op, double t0, Activities::Occupation* kernels);
-  Phases dp_phases(const Device& d, collectives::Kind kind, double bytes, bool expert);
-  /// Queues the gradients' collectives of `total` bytes (non-expert) and `experts` bytes (expert).
-  void enqueue_gradients(size_t di, double total, double experts);
-  bool experts_replicated() const { return s_.parallel.expert_ranks() / s_.parallel.ep > 1; }
-  // ---- expert groups (driver_experts.cpp) -------------------------------------------------------------------
-  /// Experts whole on every TP rank (parallel.expert_tp 1, tp > 1): the expert groups span the TP ranks.
-  bool experts_across_tp() const { return s_.parallel.experts_whole(); }
-  /// The expert-parallel group of the rank (stage, dp, tp), and the ranks holding the same experts.
-  std::vector<int64_t> ep_group(int64_t stage, int64_t dp, int64_t tp) const;
-  std::vector<int64_t> expert_dp_group(int64_t stage, int64_t dp, int64_t tp) const;
-  /// Every expert-data-parallel group of a stage (all TP ranks).
-  std::vector<std::vector<int64_t>> expert_dp_groups(int64_t stage) const;
-  /// The rank's index among the stage's expert ranks (its data-parallel index, or TP ranks first when the groups
-  /// span them): ep_group takes ep consecutive ones, expert_dp_group every ep-th.
-  int64_t expert_rank(const parallel::Coord& c) const
-  {
-    return experts_across_tp() ? c.dp * s_.parallel.tp + c.tp : c.dp;
-  }
-  /// Data-parallel indices from one expert-parallel group to the next: ep, or ep / tp when the groups span TP ranks.
-  int64_t ep_dp_step() const { return experts_across_tp() ? s_.parallel.ep / s_.parallel.tp : s_.parallel.ep; }
-  /// The index, within its stage, of the rank's expert-data-parallel group (the ranks holding its experts).
-  int64_t expert_dp_index(const parallel::Coord& c) const
-  {
-    return experts_across_tp() ? expert_rank(c) % s_.parallel.ep : c.tp * s_.parallel.ep + c.dp % s_.parallel.ep;
-  }
+  // ---- data parallel (the queue itself: dp_queue.hpp) ------------------------------------------------------
+  /// A collective of the device's data-parallel communicator has ended: a ZeRO-3 gather resumes the lane waiting for
+  /// it, the last refresh gather ends the device's step.
+  void dp_op_done(size_t di, const DpOp& op, double t0);
   // ZeRO-3: waits at a ParamGather step until its all-gather is done; the next one is prefetched.
   bool param_gather_ready(size_t di, int lane);
-  void issue_gather(size_t di, UnitId unit, size_t step, const Step& st);
   // parallel.param_gather_overlap: the previous step's all-gathers of updated parameters, all issued at the start in
   // the order the first microbatch's forward needs them (Megatron-LM dispatches them right after the optimizer).
   void issue_refresh_gathers(size_t di);
@@ -343,44 +185,27 @@ class Driver {
   void finish_device(size_t di);
 
   Activities& acts_;
-  const scenario::ScenarioSpec& s_;
+  const model::ModelSpec& model_;  ///< node-limited expert routing (the plan holds the parallel layout)
+  const parallel::DerivedPlan& plan_;
   const StepProgram& prog_;
   const parallel::PipelineSchedule& sched_;
   parallel::Placement placement_;
-  platform::FabricLayout layout_;
   double start_t_ = 0;  ///< when the step starts (0, or later steps of a job on a shared cluster)
-  /// The platform built once the devices the replay touches are known, or a shared cluster's (attach).
+  /// The platform built once the devices the replay touches are known (none on a shared cluster: attach).
   std::unique_ptr<platform::ClusterPlatform> own_platform_;
-  const platform::ClusterPlatform* platform_ = nullptr;
   std::function<void()> on_done_;
   collectives::Fabric fabric_;  ///< the links collectives run on and what the hardware or stack forces
-  bool full_ = false;
-  bool pairs_ = false;  ///< parallel.ep_overlap, or the schedule's default: pairs run as pairs (pair_next)
-  bool tp_exclusive_ = false;  // see tp_exclusive_time
-  std::string folding_note_;   // see folding_asymmetry
-  mutable std::map<std::vector<int64_t>, bool> alike_;  // copies_alike's answers: (dp_step, tp_ranks, flows...)
-  std::vector<int64_t> recv_from_, send_to_;
-  std::vector<Device> devices_;
-  std::map<int64_t, size_t> index_of_;
-  std::vector<Arrival> arrivals_;
-  std::vector<Transfer> transfers_;
-  static constexpr int kTpGroup = 0, kDpGroup = 1, kEmbeddingGroup = 2, kEpGroup = 3, kExpertDpGroup = 4,
-                       kCpGroup = 5, kGroupKinds = 6;
-  std::map<std::tuple<int, int64_t, int64_t>, Instance> instances_;
-  std::map<std::tuple<int64_t, int64_t, int, double>, Phases> tp_plans_;  // (stage, dp, kind, bytes)
-  std::map<std::tuple<int64_t, int64_t, int, double, bool>, Phases> dp_plans_;  // (stage, tp or -1, kind, bytes, expert)
-  /// rank_group_phases: (stage, group and TP rank or -1, kind, bytes, size)
-  std::map<GroupPlanKey, Phases> group_plans_;
-  std::map<std::tuple<int, int64_t, int64_t>, std::vector<std::function<void()>>> joined_done_;  // see run_joined
-  std::vector<std::vector<std::vector<double>>> bucket_at_;  // [stage][chunk][gradient index], see setup_buckets
-  std::map<std::pair<int64_t, int64_t>, std::vector<collectives::Flow>> pipeline_copies_;  // (src, dst) -> copies
-  std::unordered_map<const Step*, double> merged_tp_time_;  // closed-form TP time per step (run_merged)
-  struct GroupTime {
-    double length = 0, compute_end = 0;
-  };
-  std::unordered_map<const Step*, GroupTime> closed_form_group_;  // closed_form_overlap per group, by its first step
-  size_t done_count_ = 0;
+  bool full_ = false;           ///< every device simulated (simulation.fidelity: full), nothing folded
+  Folding folding_;
+  GroupCollectives groups_;
+  CollectiveRunner comm_;
+  CommCosts costs_;
+  DataParallelQueue dp_;
   replay::Trace trace_;
+  PipelineTransfers pipeline_;
+  std::string folding_note_;   // see Folding::asymmetry
+  std::vector<Device> devices_;
+  size_t done_count_ = 0;
 };
 
 }  // namespace dtsim::replay

@@ -10,14 +10,15 @@ namespace dtsim::replay {
 void Driver::cp_ring(size_t di, int lane, const Step& st, std::function<void()> done)
 {
   Device& d = devices_[di];
-  const int64_t seq = d.lanes[size_t(lane)].cp_seq++, cp = s_.parallel.cp;
-  Phases phases = rank_group_phases(d, collectives::kind_of(st.collective), st.bytes, cp);
+  const int64_t seq = d.lanes[size_t(lane)].cp_seq++, cp = plan_.groups.cp;
+  Phases phases = groups_.cp(d.id, collectives::kind_of(st.collective), st.bytes);
   if (!full_) {
-    run_phases(phases, 0, std::move(done));
+    comm_.run_phases(phases, 0, std::move(done));
     return;
   }
-  const int64_t group = (d.coord.stage * s_.parallel.dp_cp() + d.coord.dp / cp) * s_.parallel.tp + d.coord.tp;
-  run_joined(join_key(kCpGroup, lane, group, seq), cp, di, phases, std::move(done));
+  const int64_t group = (d.coord.stage * plan_.groups.dense_dp + d.coord.dp / cp) * plan_.groups.tp + d.coord.tp;
+  comm_.run_joined(CollectiveRunner::join_key(CollectiveRunner::kCpGroup, lane, group, seq), cp, di, phases,
+                   std::move(done));
 }
 
 }  // namespace dtsim::replay

@@ -13,20 +13,20 @@ namespace dtsim::replay {
 void Driver::ep_collective(size_t di, int lane, const Step& st, double t0)
 {
   Device& d = devices_[di];
-  const int64_t seq = d.lanes[size_t(lane)].ep_seq++, ep = s_.parallel.ep;
+  const int64_t seq = d.lanes[size_t(lane)].ep_seq++, ep = plan_.groups.ep;
   // Node-limited routing (DeepSeek-V3): each token crosses to at most M of the group's nodes, once per node.
   std::set<int64_t> nodes;
-  for (int64_t dev : ep_group(d.coord.stage, d.coord.dp, d.coord.tp))
+  for (int64_t dev : plan_.ep_group(d.coord.stage, d.coord.dp, d.coord.tp))
     nodes.insert(placement_.node_of(dev));
-  const double scale = model::node_limited_inter_node_scale(s_.model, int64_t(nodes.size()));
-  Phases phases = ep_phases(d, st.bytes, scale);
+  const double scale = model::node_limited_inter_node_scale(model_, int64_t(nodes.size()));
+  Phases phases = groups_.ep(d.id, st.bytes, scale);
   // Paired, the all-to-all's kernels run beside the other lane's compute and take SMs from it: DeepSeek-V3's
   // dispatch and combine kernels use 20 SMs ("only 20 SMs are sufficient to fully utilize the bandwidths of IB
   // and NVLink", arXiv 2412.19437, Sec. 3.2.2). Alone, the GPU waits for it anyway.
   constexpr double kAllToAllSms = 20;
   Activities::Occupation* kernels = nullptr;
-  if (d.paired && sm_share(kAllToAllSms) > 0)
-    kernels = acts_.occupy(gpu_host(d.id), sm_share(kAllToAllSms));
+  if (d.paired && costs_.sm_share(kAllToAllSms) > 0)
+    kernels = acts_.occupy(gpu_host(d.id), costs_.sm_share(kAllToAllSms));
   auto done = [this, di, lane, t0, &st, kernels]() {
     Device& w = devices_[di];
     const double now = Activities::now();
@@ -43,53 +43,13 @@ void Driver::ep_collective(size_t di, int lane, const Step& st, double t0)
     run_step(di, lane);
   };
   if (!full_) {
-    run_phases(phases, 0, done);
+    comm_.run_phases(phases, 0, done);
     return;
   }
-  const int64_t group = experts_across_tp()
-                            ? d.coord.stage * s_.parallel.expert_ranks() + expert_rank(d.coord) / ep
-                            : (d.coord.stage * s_.parallel.dp_cp() + d.coord.dp / ep) * s_.parallel.tp + d.coord.tp;
-  run_joined(join_key(kEpGroup, lane, group, seq), ep, di, phases, done);
-}
-
-std::vector<int64_t> Driver::ep_group(int64_t stage, int64_t dp, int64_t tp) const
-{
-  return experts_across_tp() ? placement_.expert_group_across_tp(stage, dp, tp, s_.parallel.ep)
-                             : placement_.rank_group(stage, dp, tp, s_.parallel.ep);
-}
-
-std::vector<int64_t> Driver::expert_dp_group(int64_t stage, int64_t dp, int64_t tp) const
-{
-  return experts_across_tp() ? placement_.expert_dp_group_across_tp(stage, dp, tp, s_.parallel.ep)
-                             : placement_.expert_dp_group(stage, dp, tp, s_.parallel.ep);
-}
-
-std::vector<std::vector<int64_t>> Driver::expert_dp_groups(int64_t stage) const
-{
-  const int64_t ep = s_.parallel.ep, tp = s_.parallel.tp;
-  std::vector<std::vector<int64_t>> out;
-  if (experts_across_tp()) {
-    for (int64_t r = 0; r < ep; ++r)  // expert ranks 0 .. ep - 1 start one group each
-      out.push_back(placement_.expert_dp_group_across_tp(stage, r / tp, r % tp, ep));
-    return out;
-  }
-  for (int64_t r = 0; r < tp; ++r)
-    for (int64_t e = 0; e < ep; ++e)
-      out.push_back(placement_.expert_dp_group(stage, e, r, ep));
-  return out;
-}
-
-Driver::Phases Driver::ep_phases(const Device& d, double bytes, double inter_node_scale)
-{
-  const int64_t ep = s_.parallel.ep;
-  if (!experts_across_tp())
-    return rank_group_phases(d, collectives::Kind::AllToAll, bytes, ep, inter_node_scale);
-  // The group spans the TP ranks: folded, the representative's group stands for the others, every ep / tp
-  // data-parallel indices (the TP ranks are in it already). Full fidelity: one plan per group.
-  const int64_t group_key = full_ ? expert_rank(d.coord) / ep : int64_t(-1);
-  return group_phases(d, {d.coord.stage, group_key, int(collectives::Kind::AllToAll), bytes, ep},
-                      {ep_group(d.coord.stage, d.coord.dp, d.coord.tp)}, ep_dp_step(), collectives::Kind::AllToAll,
-                      bytes, inter_node_scale);
+  const int64_t group = plan_.groups.experts_across_tp()
+                            ? d.coord.stage * plan_.groups.expert_ranks() + plan_.expert_rank(d.coord) / ep
+                            : (d.coord.stage * plan_.groups.dense_dp + d.coord.dp / ep) * plan_.groups.tp + d.coord.tp;
+  comm_.run_joined(CollectiveRunner::join_key(CollectiveRunner::kEpGroup, lane, group, seq), ep, di, phases, done);
 }
 
 }  // namespace dtsim::replay

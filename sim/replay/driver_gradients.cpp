@@ -2,166 +2,9 @@
 
 namespace dtsim::replay {
 
-// ---- data parallel -------------------------------------------------------------------------------------
-void Driver::setup_buckets()
+// ---- data parallel: what the device does when its communicator finishes, and the end of its step ------------
+void Driver::dp_op_done(size_t di, const DpOp& op, double t0)
 {
-  const int64_t pp = s_.parallel.pp, v = int64_t(prog_.gradients.at(0).size());  // chunks per stage
-  bucket_at_.assign(size_t(pp), std::vector<std::vector<double>>(size_t(v)));
-  for (int64_t st = 0; st < pp; ++st)
-    for (int64_t c = 0; c < v; ++c) {
-      // Each model chunk is its own data-parallel module with its own buckets (Megatron-LM, PyTorch DDP).
-      // Expert and non-expert gradients fill separate buckets (they are reduced over different groups).
-      const auto& grads = prog_.gradients[size_t(st)][size_t(c)];
-      const auto& g = grads.bytes;
-      auto& at = bucket_at_[size_t(st)][size_t(c)];
-      at.assign(g.size(), 0.0);
-      double acc[2] = {0, 0};
-      int last[2] = {-1, -1};
-      for (size_t i = 0; i < g.size(); ++i)
-        last[grads.is_expert(i) ? 1 : 0] = int(i);
-      for (size_t i = 0; i < g.size(); ++i) {
-        const int kind = grads.is_expert(i) ? 1 : 0;
-        acc[kind] += g[i];
-        if (acc[kind] >= s_.parallel.dp_bucket_bytes || int(i) == last[kind]) {
-          at[i] = acc[kind];
-          acc[kind] = 0;
-        }
-      }
-    }
-}
-
-bool Driver::reduces_gradients(const parallel::Unit& u) const
-{
-  return s_.parallel.dp_cp() > 1 && (s_.parallel.zero >= 2 || u.microbatch == sched_.microbatches - 1);
-}
-
-collectives::Kind Driver::gradient_collective() const
-{
-  // ZeRO shards the optimizer: each rank needs the reduced gradients of its own shard only.
-  return s_.parallel.zero >= 1 ? collectives::Kind::ReduceScatter : collectives::Kind::AllReduce;
-}
-
-void Driver::grad_ready(size_t di, int lane, int index)
-{
-  Device& d = devices_[di];
-  const auto& u = sched_.graph[d.lanes[size_t(lane)].unit];
-  if (!s_.parallel.dp_overlap || !reduces_gradients(u))
-    return;
-  double bytes = bucket_at_[size_t(d.coord.stage)][size_t(u.chunk)][size_t(index)];
-  const bool is_expert = prog_.gradients[size_t(d.coord.stage)][size_t(u.chunk)].is_expert(size_t(index));
-  if (bytes > 0 && (!is_expert || experts_replicated()))
-    enqueue_dp(di, {gradient_collective(), bytes, DpOp::What::Gradients, 0, is_expert});
-}
-
-void Driver::enqueue_gradients(size_t di, double total, double experts)
-{
-  if (total > 0)
-    devices_[di].dp_queue.push_back({gradient_collective(), total, DpOp::What::Gradients, 0, false});
-  if (experts > 0 && experts_replicated())
-    devices_[di].dp_queue.push_back({gradient_collective(), experts, DpOp::What::Gradients, 0, true});
-  pump_dp(di);
-}
-
-void Driver::on_backward_unit_done(size_t di, int lane)
-{
-  // Without overlap, sharded gradients (ZeRO 2, 3) are reduce-scattered once the chunk's backward is over;
-  // replicated ones once the whole backward is over (on_backward_done).
-  Device& d = devices_[di];
-  const auto& u = sched_.graph[d.lanes[size_t(lane)].unit];
-  if (s_.parallel.dp_overlap || s_.parallel.zero < 2 || !u.makes_gradients() || !reduces_gradients(u))
-    return;
-  const auto& g = prog_.gradients[size_t(d.coord.stage)][size_t(u.chunk)];
-  enqueue_gradients(di, g.sum(false), g.sum(true));
-}
-
-void Driver::enqueue_dp(size_t di, DpOp op)
-{
-  devices_[di].dp_queue.push_back(op);
-  pump_dp(di);
-}
-
-Driver::Phases Driver::dp_phases(const Device& d, collectives::Kind kind, double bytes, bool expert)
-{
-  // Full fidelity: one plan per group (expert groups: expert_dp_index); folded: one per stage.
-  const int64_t group_key = !full_ ? int64_t(-1) : expert ? expert_dp_index(d.coord) : d.coord.tp * s_.parallel.ep;
-  auto key = std::make_tuple(d.coord.stage, group_key, int(kind), bytes, expert);
-  auto it = dp_plans_.find(key);
-  if (it != dp_plans_.end())
-    return it->second;
-  // Folded, without shared links: the representative's own flows stand for every member's (fold_onto).
-  std::vector<collectives::Phase> phases;
-  if (!full_) {
-    phases = collectives::plan_collective(
-        kind, bytes,
-        expert ? expert_dp_group(d.coord.stage, d.coord.dp, d.coord.tp) : placement_.dp_group(d.coord.stage, d.coord.tp),
-        placement_, fabric_);
-    if (fold_onto(phases, d.id, 0)) {
-      auto ptr = std::make_shared<const std::vector<collectives::Phase>>(std::move(phases));
-      dp_plans_.emplace(key, ptr);
-      return ptr;
-    }
-    phases.clear();
-  }
-  // Otherwise the representative's group plus the groups of the other TP ranks, which share the fabric.
-  std::vector<int64_t> ranks;
-  if (full_)
-    ranks.push_back(d.coord.tp);
-  else
-    for (int64_t r = 0; r < s_.parallel.tp; ++r)
-      ranks.push_back(r);
-  // Expert gradients go over the expert-data-parallel groups; folded, all of them (one per expert-parallel rank)
-  // run at once, as they do in the cluster.
-  std::vector<std::vector<int64_t>> groups;
-  if (expert && full_)
-    groups.push_back(expert_dp_group(d.coord.stage, d.coord.dp, d.coord.tp));
-  else if (expert)
-    groups = expert_dp_groups(d.coord.stage);
-  else
-    for (int64_t r : ranks)
-      groups.push_back(placement_.dp_group(d.coord.stage, r));
-  for (const auto& g : groups)
-    merge_phases(phases, collectives::plan_collective(kind, bytes, g, placement_, fabric_));
-  auto ptr = std::make_shared<const std::vector<collectives::Phase>>(std::move(phases));
-  dp_plans_.emplace(key, ptr);
-  return ptr;
-}
-
-// NCCL runs a communicator's collectives one at a time, in order.
-void Driver::pump_dp(size_t di)
-{
-  Device& d = devices_[di];
-  if (d.dp_busy || d.dp_queue.empty()) {
-    maybe_optimizer(di);
-    return;
-  }
-  d.dp_busy = true;
-  const DpOp op = d.dp_queue.front();
-  d.dp_queue.pop_front();
-  const int64_t seq = d.dp_seq++;
-  double t0 = Activities::now();
-  Phases phases = dp_phases(d, op.kind, op.bytes, op.expert);
-  // Its kernels hold their SMs from launch to end, waiting for the group's other members included: the compute
-  // that runs meanwhile (the backward beside the gradient buckets, the forward beside the parameter gathers) runs
-  // on the rest.
-  const double share = nccl_sm_share();
-  Activities::Occupation* kernels = share > 0 ? acts_.occupy(gpu_host(d.id), share) : nullptr;
-  if (!full_) {
-    run_phases(phases, 0, [this, di, op, t0, kernels]() { dp_op_done(di, op, t0, kernels); });
-    return;
-  }
-  // Full: the group's members join; the collective starts when the last one arrives. Every device issues the
-  // same sequence of collectives, expert ones included, so the sequence number names the instance.
-  const int64_t group = d.coord.stage * s_.parallel.tp * s_.parallel.ep +
-                        (op.expert ? expert_dp_index(d.coord) : d.coord.tp * s_.parallel.ep);
-  const int64_t members = op.expert ? s_.parallel.expert_ranks() / s_.parallel.ep : s_.parallel.dp_cp();
-  run_joined({op.expert ? kExpertDpGroup : kDpGroup, group, seq}, members, di, phases,
-             [this, di, op, t0, kernels]() { dp_op_done(di, op, t0, kernels); });
-}
-
-void Driver::dp_op_done(size_t di, const DpOp& op, double t0, Activities::Occupation* kernels)
-{
-  if (kernels != nullptr)
-    acts_.release(kernels);
   static const std::string gradients = "gradient all-reduce", scatter = "gradient reduce-scatter",
                            gather = "parameter all-gather";
   Device& d = devices_[di];
@@ -170,9 +13,7 @@ void Driver::dp_op_done(size_t di, const DpOp& op, double t0, Activities::Occupa
                              : op.kind == collectives::Kind::ReduceScatter ? scatter
                                                                            : gradients;
   trace_.add(d.id, 3, label, t0, now);
-  d.dp_busy = false;
   if (op.what == DpOp::What::ParamGather) {
-    d.gather_state[{op.unit, op.step}] = 2;
     for (int lane = 0; lane < 2; ++lane) {
       Lane& ln = d.lanes[size_t(lane)];
       if (!ln.waiting_gather || ln.unit != op.unit || ln.step != op.step)
@@ -185,7 +26,7 @@ void Driver::dp_op_done(size_t di, const DpOp& op, double t0, Activities::Occupa
         d.free_t = now;
       }
       ++ln.step;
-      pump_dp(di);
+      dp_.pump(di);
       run_step(di, lane);
       return;
     }
@@ -196,18 +37,7 @@ void Driver::dp_op_done(size_t di, const DpOp& op, double t0, Activities::Occupa
       return;
     }
   }
-  pump_dp(di);
-}
-
-void Driver::issue_gather(size_t di, UnitId unit, size_t step, const Step& st)
-{
-  Device& d = devices_[di];
-  if (d.gather_state.count({unit, step}))
-    return;
-  d.gather_state[{unit, step}] = 1;
-  DpOp op{collectives::Kind::AllGather, st.bytes, DpOp::What::ParamGather, step, st.expert};
-  op.unit = unit;
-  d.dp_queue.push_back(op);
+  dp_.pump(di);
 }
 
 bool Driver::param_gather_ready(size_t di, int lane)
@@ -221,14 +51,11 @@ bool Driver::param_gather_ready(size_t di, int lane)
     if (steps[j].kind != Step::Kind::ParamGather)
       continue;
     ++issued;
-    issue_gather(di, ln.unit, j, steps[j]);
+    dp_.issue_gather(di, ln.unit, j, steps[j]);
   }
-  auto it = d.gather_state.find({ln.unit, ln.step});
-  const bool ready = it != d.gather_state.end() && it->second == 2;
-  if (ready)
-    d.gather_state.erase(it);
+  const bool ready = dp_.take_gathered(di, ln.unit, ln.step);
   ln.waiting_gather = !ready;
-  pump_dp(di);
+  dp_.pump(di);
   return ready;
 }
 
@@ -242,7 +69,7 @@ void Driver::issue_refresh_gathers(size_t di)
     const auto& steps = unit_steps(prog_, unit.stage, unit.chunk, unit.microbatch, false);
     for (size_t j = 0; j < steps.size(); ++j)
       if (steps[j].kind == Step::Kind::ParamGather)
-        issue_gather(di, u, j, steps[j]);
+        dp_.issue_gather(di, u, j, steps[j]);
   }
 }
 
@@ -253,20 +80,12 @@ void Driver::on_backward_done(size_t di)
     return;
   d.backward_done = true;
   d.backward_end_t = Activities::now();
-  if (s_.parallel.dp_cp() > 1 && !s_.parallel.dp_overlap && s_.parallel.zero < 2) {  // one collective of every gradient
-    double total = 0, experts = 0;  // summed entry by entry, in backward order
-    for (const auto& chunk : prog_.gradients[size_t(d.coord.stage)])
-      for (size_t i = 0; i < chunk.bytes.size(); ++i)
-        (chunk.is_expert(i) ? experts : total) += chunk.bytes[i];
-    enqueue_gradients(di, total, experts);
-    return;
-  }
-  pump_dp(di);
+  dp_.backward_done(di);
 }
 
 bool Driver::needs_embedding_sync(const Device& d) const
 {
-  return prog_.embedding_sync_bytes > 0 && (d.coord.stage == 0 || d.coord.stage == s_.parallel.pp - 1);
+  return prog_.embedding_sync_bytes > 0 && (d.coord.stage == 0 || d.coord.stage == plan_.groups.pp - 1);
 }
 
 // First and last stage all-reduce their copies of the word-embedding gradients; waiting for the other stage
@@ -277,17 +96,18 @@ void Driver::sync_embedding(size_t di)
   if (d.embedding_joined)
     return;
   d.embedding_joined = true;
-  Instance inst;
-  if (!join({kEmbeddingGroup, d.coord.dp * s_.parallel.tp + d.coord.tp, 0}, 2, di, Activities::now(), inst))
+  CollectiveRunner::Instance inst;
+  const int64_t pair_index = d.coord.dp * plan_.groups.tp + d.coord.tp;
+  if (!comm_.join({CollectiveRunner::kEmbeddingGroup, pair_index, 0}, 2, di, Activities::now(), inst))
     return;
   double launch = Activities::now();
   std::vector<int64_t> pair{placement_.device({0, d.coord.dp, d.coord.tp}),
-                            placement_.device({s_.parallel.pp - 1, d.coord.dp, d.coord.tp})};
+                            placement_.device({plan_.groups.pp - 1, d.coord.dp, d.coord.tp})};
   auto phases = std::make_shared<std::vector<collectives::Phase>>(
       collectives::plan_collective(collectives::Kind::AllReduce, prog_.embedding_sync_bytes, pair, placement_, fabric_));
-  add_shared_copies(*phases, 1, true);  // folded: the pairs of the other TP ranks and replicas
+  folding_.add_shared_copies(*phases, 1, true);  // folded: the pairs of the other TP ranks and replicas
   static const std::string label = "embedding gradient all-reduce";
-  run_phases(phases, 0, [this, inst, launch]() {
+  comm_.run_phases(phases, 0, [this, inst, launch]() {
     for (size_t i = 0; i < inst.waiters.size(); ++i) {
       Device& w = devices_[inst.waiters[i]];
       w.embedding_wait_s = launch - inst.arrival_t[i];
@@ -301,7 +121,7 @@ void Driver::sync_embedding(size_t di)
 void Driver::maybe_optimizer(size_t di)
 {
   Device& d = devices_[di];
-  if (!d.backward_done || d.optimizer_started || d.dp_busy || !d.dp_queue.empty())
+  if (!d.backward_done || d.optimizer_started || dp_.active(di))
     return;
   if (needs_embedding_sync(d) && !d.embedding_synced) {
     sync_embedding(di);
@@ -319,16 +139,12 @@ void Driver::maybe_optimizer(size_t di)
     trace_.add(d.id, 0, "optimizer", t0, now);
     const size_t st = size_t(d.coord.stage);
     const double refresh = prog_.param_allgather_bytes.empty() ? 0.0 : prog_.param_allgather_bytes[st];
-    const double experts = prog_.expert_allgather_bytes.empty() || !experts_replicated()
+    const double experts = prog_.expert_allgather_bytes.empty() || !dp_.experts_replicated()
                                ? 0.0
                                : prog_.expert_allgather_bytes[st];
-    if (s_.parallel.dp_cp() > 1 && (refresh > 0 || experts > 0)) {
-      if (refresh > 0)
-        d.dp_queue.push_back({collectives::Kind::AllGather, refresh, DpOp::What::ParamRefresh, 0, false});
-      if (experts > 0)
-        d.dp_queue.push_back({collectives::Kind::AllGather, experts, DpOp::What::ParamRefresh, 0, true});
-      d.refresh_pending = int(d.dp_queue.size());
-      pump_dp(di);
+    if (plan_.groups.dense_dp > 1 && (refresh > 0 || experts > 0)) {
+      d.refresh_pending = dp_.queue_refresh(di, refresh, experts);
+      dp_.pump(di);
       return;
     }
     finish_device(di);

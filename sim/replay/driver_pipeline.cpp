@@ -1,7 +1,6 @@
 #include "replay/driver.hpp"
 
 #include <algorithm>
-#include <map>
 
 namespace dtsim::replay {
 
@@ -10,13 +9,10 @@ void Driver::next_unit(size_t di)
 {
   Device& d = devices_[di];
   const auto& order = sched_.order[size_t(d.coord.stage)];
-  if (!s_.parallel.pp_overlap) {  // between two groups of units, the stage's batched sends and receives
-    const bool end = d.pos >= order.size();
-    const int64_t g = end ? -1 : sched_.group[size_t(d.coord.stage)][d.pos];
-    if ((!end && g != d.exchanged_group) || (end && !d.final_exchange_done)) {
-      start_exchange(di, g);
-      return;
-    }
+  // Between two groups of units, the stage's batched sends and receives.
+  if (!plan_.comm.pp_overlap && pipeline_.exchange_due(di, d.pos)) {
+    pipeline_.start_exchange(di, d.pos);
+    return;
   }
   if (d.pos >= order.size()) {
     on_backward_done(di);
@@ -25,21 +21,13 @@ void Driver::next_unit(size_t di)
   // A unit waits for what it receives; a pair for what both of its units receive (DualPipe's reference receives
   // both before the overlapped chunk).
   const int lanes = pair_next(d) ? 2 : 1;
-  if (s_.parallel.pp_overlap) {
-    for (int l = 0; l < lanes; ++l) {
-      const UnitId u = order[d.pos + size_t(l)];
-      if (recv_from_[u] < 0)
-        continue;
-      Arrival& a = arrival(d.replica, u);
-      if (!a.arrived) {
-        a.waiting = true;  // send() calls next_unit again once it has arrived
-        d.waiting_recv = true;
-        return;
-      }
-    }
+  if (plan_.comm.pp_overlap) {
     for (int l = 0; l < lanes; ++l)
-      if (recv_from_[order[d.pos + size_t(l)]] >= 0)
-        account_wait(d, arrival(d.replica, order[d.pos + size_t(l)]));
+      if (!pipeline_.input_ready(di, order[d.pos + size_t(l)]))
+        return;  // next_unit runs again once it has arrived
+    for (int l = 0; l < lanes; ++l)
+      if (pipeline_.receives(order[d.pos + size_t(l)]))
+        account_wait(d, pipeline_.input_sent_at(di, order[d.pos + size_t(l)]));
   }
   d.paired = lanes == 2;
   d.lanes_running = lanes;
@@ -58,14 +46,14 @@ bool Driver::pair_next(const Device& d) const
 {
   // With blocking exchanges the pair's receives are those of its group, and its sends go out at the next exchange.
   const auto& beside = sched_.beside_previous[size_t(d.coord.stage)];
-  return pairs_ && d.pos + 1 < beside.size() && beside[d.pos + 1] != 0;
+  return plan_.comm.pairs && d.pos + 1 < beside.size() && beside[d.pos + 1] != 0;
 }
 
-void Driver::account_wait(Device& d, const Arrival& a)
+void Driver::account_wait(Device& d, double send_start)
 {
   double now = Activities::now();
   if (now > d.free_t) {
-    double comm_from = std::max(d.free_t, a.send_start);
+    double comm_from = std::max(d.free_t, send_start);
     d.b.exposed_pp_comm_s += now - comm_from;
     d.b.bubble_s += comm_from - d.free_t;
   }
@@ -79,7 +67,7 @@ void Driver::run_step(size_t di, int lane)
   while (ln.step < ln.steps->size()) {
     const Step& st = (*ln.steps)[ln.step];
     if (st.kind == Step::Kind::GradReady) {
-      grad_ready(di, lane, st.grad_index);
+      dp_.grad_ready(di, sched_.graph[ln.unit], st.grad_index);
       ++ln.step;
       continue;
     }
@@ -96,7 +84,7 @@ void Driver::run_step(size_t di, int lane)
     }
     size_t group_end = 0;
     const bool group = overlap_group(ln, group_end);
-    const bool merged_group = group && merges_group(d, *ln.steps, ln.step, group_end);
+    const bool merged_group = group && merges_group(di, *ln.steps, ln.step, group_end);
     if (group && !merged_group) {
       if (take_gpu(di, lane))
         run_overlap_group(di, lane, group_end, t0);
@@ -112,14 +100,8 @@ void Driver::run_step(size_t di, int lane)
     return;
   }
   // unit finished
-  on_backward_unit_done(di, lane);
-  const UnitId u = ln.unit;
-  if (send_to_[u] >= 0) {
-    if (s_.parallel.pp_overlap)
-      send(di, UnitId(send_to_[u]));
-    else
-      d.unsent.push_back(u);
-  }
+  dp_.backward_unit_done(di, sched_.graph[ln.unit]);
+  pipeline_.unit_done(di, ln.unit);
   if (--d.lanes_running > 0)
     return;  // the other unit of the pair goes on
   d.pos += d.paired ? 2 : 1;
@@ -127,670 +109,14 @@ void Driver::run_step(size_t di, int lane)
   next_unit(di);
 }
 
-bool Driver::releases_buckets(const Device& d, int lane) const
-{
-  // Driver::grad_ready issues buckets only with overlap, on the microbatches whose gradients are reduced.
-  return s_.parallel.dp_overlap && reduces_gradients(sched_.graph[d.lanes[size_t(lane)].unit]);
-}
-
-void Driver::book_kernel(Device& d, const Step& st, double t, double x)
-{
-  d.b.compute_s += x;
-  if (st.recompute)
-    d.b.recompute_s += x;
-  trace_.add(d.id, 0, st.label, t, t + x);
-}
-
-double Driver::merged_tp_time(const Device& d, const Step& st)
-{
-  // Folded: one device per stage and each stage has its own steps, so the step alone identifies the collective.
-  auto [it, fresh] = merged_tp_time_.try_emplace(&st, 0.0);
-  if (fresh)
-    it->second = tp_exclusive_time(d, st);
-  return it->second;
-}
-
-void Driver::run_merged(size_t di, int lane, double t0)
-{
-  Device& d = devices_[di];
-  const bool beside = dp_kernels_beside(d);
-  if (!full_ && !tp_exclusive_ && !s_.parallel.tp_overlap && !d.paired && !beside && run_sequence(di, lane, t0))
-    return;
-  const auto& steps = *d.lanes[size_t(lane)].steps;
-  const size_t begin = d.lanes[size_t(lane)].step;
-  size_t end = begin;
-  double total = 0, prepaid = 0;
-  bool after_kernel = false;  // a collective is timed in closed form only right after a kernel (run_step)
-  for (; end < steps.size(); ++end) {
-    const Step& st = steps[end];
-    size_t group_end = 0;
-    const bool group = overlap_group_at(steps, end, group_end);
-    if (group && merges_group(d, steps, end, group_end)) {  // its closed-form length, in this run's activity
-      double compute_end = 0;
-      total += closed_form_overlap(d, steps, end, group_end, compute_end);
-      end = group_end - 1;  // its last step
-      after_kernel = true;
-      continue;
-    }
-    if (group && end > begin)
-      break;  // run_step overlaps it with its communication
-    if (st.kind == Step::Kind::Compute) {
-      total += st.seconds;
-      after_kernel = true;
-      continue;
-    }
-    if (st.kind == Step::Kind::ParamGather || st.kind == Step::Kind::EpCollective || st.kind == Step::Kind::CpRing)
-      break;  // run_step handles them
-    if (s_.parallel.tp_overlap && st.kind == Step::Kind::TpCollective)  // run_step groups it with its GEMMs
-      break;
-    if (st.kind == Step::Kind::TpCollective && (!tp_exclusive_ || !after_kernel || beside)) {
-      // It runs as flows (full fidelity: once its group has joined). Folded, its first latency delay is spent at
-      // the end of the run: it saves an activity and changes no time (the device waits either way). Not in a
-      // pair, whose other lane may take the GPU in between.
-      if (!full_ && after_kernel && !s_.parallel.tp_overlap && !d.paired && !beside) {
-        Phases next = tp_phases(d, st);
-        prepaid = next->empty() ? 0.0 : phase_delay(next->front());
-      }
-      break;
-    }
-    if (st.kind != Step::Kind::TpCollective && releases_buckets(d, lane))
-      break;
-    if (st.kind == Step::Kind::TpCollective)
-      total += merged_tp_time(d, st);
-    after_kernel = false;
-  }
-  d.lanes[size_t(lane)].prepaid_s = prepaid;
-  exec_on(gpu_host(d.id), total + prepaid, [this, di, lane, t0, begin, end, prepaid]() {
-    Device& d = devices_[di];
-    Lane& ln = d.lanes[size_t(lane)];
-    // Each step's share, as run_step and tp_collective would have booked it one activity at a time; the last one
-    // takes what is left up to the clock, so that the parts still add up to the step time exactly.
-    const double now = Activities::now() - prepaid;
-    size_t last = begin;
-    for (size_t k = begin; k < end; ++k)
-      if ((*ln.steps)[k].kind != Step::Kind::GradReady)
-        last = k;
-    double t = t0;
-    for (size_t k = begin; k < end; ++k) {
-      const Step& st = (*ln.steps)[k];
-      if (st.kind == Step::Kind::GradReady)
-        continue;
-      size_t group_end = 0;
-      if (overlap_group_at(*ln.steps, k, group_end) && merges_group(d, *ln.steps, k, group_end)) {  // its compute step, then what of its collectives shows after
-        size_t compute = k;
-        for (size_t i = k; i < group_end; ++i)
-          if ((*ln.steps)[i].kind == Step::Kind::Compute)
-            compute = i;
-        const Step& c = (*ln.steps)[compute];
-        double busy = 0;
-        const double length = closed_form_overlap(d, *ln.steps, k, group_end, busy);
-        const double x = group_end - 1 == last ? now - t : length;
-        busy = std::min(busy, x);
-        d.b.compute_s += busy;
-        if (c.recompute)
-          d.b.recompute_s += busy;
-        d.b.exposed_tp_comm_s += x - busy;
-        trace_.add(d.id, 0, c.label, t, t + busy);
-        for (size_t i = k; i < group_end && trace_.on(); ++i)
-          if (i != compute)
-            trace_.add(d.id, 1, (*ln.steps)[i].label + " (overlapped)", t, t + length);
-        t += x;
-        k = group_end - 1;
-        continue;
-      }
-      const bool kernel = st.kind == Step::Kind::Compute;
-      const double x = k == last ? now - t : kernel ? st.seconds : merged_tp_time(d, st);
-      if (kernel) {
-        book_kernel(d, st, t, x);
-      } else {
-        d.b.exposed_tp_comm_s += x;
-        trace_.add(d.id, 1, st.label, t, t + x);
-      }
-      t += x;
-    }
-    d.free_t = now;
-    ln.step = end;
-    release_gpu(di);
-    run_step(di, lane);
-  });
-}
-
-bool Driver::run_sequence(size_t di, int lane, double t0)
-{
-  using Segment = Activities::Segment;
-  Device& d = devices_[di];
-  const auto& steps = *d.lanes[size_t(lane)].steps;
-  const size_t begin = d.lanes[size_t(lane)].step;
-  // Steps [first, last) as one item: kernels (one exec, whose last `prepaid` seconds are the next collective's
-  // first latency, as run_merged spends it) or a TP collective; `segments_end`: one past its last segment.
-  struct Item {
-    size_t first = 0, last = 0;
-    bool collective = false;
-    size_t segments_end = 0;
-    double prepaid = 0;
-  };
-  std::vector<Segment> segments;
-  std::vector<Item> items;
-  double kernels = 0;
-  size_t kernels_first = begin;
-  bool pending = false, any_collective = false;
-  size_t end = begin;
-  auto flush_kernels = [&](double prepaid) {
-    if (!pending)
-      return;
-    segments.push_back({Segment::Kind::Exec, gpu_host(d.id), nullptr, kernels + prepaid, 0.0});
-    items.push_back({kernels_first, end, false, segments.size(), prepaid});
-    kernels = 0;
-    pending = false;
-  };
-  double prepaid_at_break = 0;
-  for (; end < steps.size(); ++end) {
-    const Step& st = steps[end];
-    size_t group_end = 0;
-    if (end > begin && overlap_group_at(steps, end, group_end))
-      break;
-    if (st.kind == Step::Kind::Compute) {
-      if (!pending)
-        kernels_first = end;
-      pending = true;
-      kernels += st.seconds;
-      continue;
-    }
-    if (st.kind == Step::Kind::ParamGather || st.kind == Step::Kind::EpCollective || st.kind == Step::Kind::CpRing)
-      break;
-    if (st.kind == Step::Kind::TpCollective) {
-      const bool after_kernel = pending && kernels_first < end && steps[end - 1].kind == Step::Kind::Compute;
-      Phases phases = tp_phases(d, st);
-      const double prepaid = after_kernel && !phases->empty() ? phase_delay(phases->front()) : 0.0;
-      if (!one_flow_phases(*phases, 0)) {
-        prepaid_at_break = prepaid;
-        break;
-      }
-      flush_kernels(prepaid);
-      append_phase_segments(*phases, 0, prepaid > 0, segments);
-      items.push_back({end, end + 1, true, segments.size(), 0.0});
-      any_collective = true;
-      continue;
-    }
-    if (releases_buckets(d, lane))
-      break;
-    // A GradReady that releases nothing: the kernels' exec goes on past it, and a collective after it is not
-    // right after a kernel (no prepaid latency), as in run_merged.
-  }
-  if (!any_collective)
-    return false;
-  flush_kernels(prepaid_at_break);
-  d.lanes[size_t(lane)].prepaid_s = prepaid_at_break;
-  acts_.sequence(std::move(segments), [this, di, lane, t0, end, items](const std::vector<double>& ends) {
-    Device& d = devices_[di];
-    Lane& ln = d.lanes[size_t(lane)];
-    double t = t0;
-    for (const Item& it : items) {
-      const double item_end = (it.segments_end > 0 ? ends[it.segments_end - 1] : t0) - it.prepaid;
-      if (it.collective) {
-        const Step& st = (*ln.steps)[it.first];
-        d.b.exposed_tp_comm_s += item_end - t;
-        trace_.add(d.id, 1, st.label, t, item_end);
-        t = item_end;
-        continue;
-      }
-      // Each kernel's share, as run_merged books it: the last one takes what is left up to the run's end.
-      size_t last = it.first;
-      for (size_t k = it.first; k < it.last; ++k)
-        if ((*ln.steps)[k].kind == Step::Kind::Compute)
-          last = k;
-      for (size_t k = it.first; k < it.last; ++k) {
-        const Step& st = (*ln.steps)[k];
-        if (st.kind != Step::Kind::Compute)
-          continue;
-        const double x = k == last ? item_end - t : st.seconds;
-        book_kernel(d, st, t, x);
-        t += x;
-      }
-    }
-    d.free_t = t;
-    ln.step = end;
-    release_gpu(di);
-    run_step(di, lane);
-  });
-  return true;
-}
-
-// ---- blocking pipeline exchanges (Megatron-LM's p2p_communication) --------------------------------------
-// A stage posts the sends of the group it just ran and the receives of the group it runs next, all at once
-// (batch_isend_irecv), and waits for all of them. A transfer starts when both its sender and its receiver
-// have posted it (NCCL's send and receive meet), so a stage may wait for a neighbour to get there.
-void Driver::start_exchange(size_t di, int64_t group)
-{
-  Device& d = devices_[di];
-  d.ex_enter = Activities::now();
-  d.ex_group = group;
-  d.ex_transfers.clear();
-  d.ex_pending = 0;
-  std::vector<std::pair<size_t, bool>> posts;  // (transfer, as sender)
-  for (UnitId u : d.unsent)
-    posts.push_back({transfer_index(d.replica, UnitId(send_to_[u])), true});
-  d.unsent.clear();
-  if (group >= 0) {
-    const auto& order = sched_.order[size_t(d.coord.stage)];
-    const auto& groups = sched_.group[size_t(d.coord.stage)];
-    for (size_t p = d.pos; p < order.size() && groups[p] == group; ++p)
-      if (recv_from_[order[p]] >= 0)
-        posts.push_back({transfer_index(d.replica, order[p]), false});
-  }
-  d.ex_pending = int64_t(posts.size());
-  for (const auto& [id, as_sender] : posts)
-    d.ex_transfers.push_back(id);
-  if (posts.empty()) {
-    finish_exchange(di);
-    return;
-  }
-  for (const auto& [id, as_sender] : posts)
-    post_transfer(id, di, as_sender);
-}
-
-void Driver::post_transfer(size_t id, size_t di, bool as_sender)
-{
-  Transfer& t = transfers_[id];
-  (as_sender ? t.sender_posted : t.receiver_posted) = true;
-  (as_sender ? t.sender : t.receiver) = di;
-  if (!t.sender_posted || !t.receiver_posted)
-    return;
-  t.start = Activities::now();
-  static const std::string label = "pipeline send";
-  pipeline_flow(devices_[t.sender].id, devices_[t.receiver].id, prog_.send_bytes, [this, id]() {
-    Transfer& t = transfers_[id];
-    t.end = Activities::now();
-    trace_.add(devices_[t.sender].id, 2, label, t.start, t.end);
-    for (size_t side : {t.sender, t.receiver})
-      if (--devices_[side].ex_pending == 0)
-        finish_exchange(side);
-  });
-}
-
-void Driver::finish_exchange(size_t di)
+void Driver::exchanged(size_t di, double entered, double covered)
 {
   Device& d = devices_[di];
   const double now = Activities::now();
-  // Time spent while one of this exchange's transfers was moving data is exposed pipeline communication;
-  // the rest is waiting for a neighbour.
-  std::vector<std::pair<double, double>> busy;
-  for (size_t id : d.ex_transfers)
-    busy.push_back({std::max(transfers_[id].start, d.ex_enter), std::min(transfers_[id].end, now)});
-  std::sort(busy.begin(), busy.end());
-  double covered = 0, reach = d.ex_enter;
-  for (const auto& [a, b] : busy) {
-    double from = std::max(a, reach);
-    if (b > from) {
-      covered += b - from;
-      reach = b;
-    }
-  }
   d.b.exposed_pp_comm_s += covered;
-  d.b.bubble_s += (now - d.ex_enter) - covered;
+  d.b.bubble_s += (now - entered) - covered;
   d.free_t = now;
-  if (d.ex_group >= 0)
-    d.exchanged_group = d.ex_group;
-  else
-    d.final_exchange_done = true;
   next_unit(di);
-}
-
-size_t Driver::transfer_index(int64_t replica, UnitId consumer) const
-{
-  return size_t(replica) * boost::num_vertices(sched_.graph) + size_t(consumer);
-}
-
-void Driver::send(size_t di, UnitId to)
-{
-  const Device& d = devices_[di];
-  const auto& target = sched_.graph[to];
-  int64_t dst = placement_.device({target.stage, d.coord.dp, d.coord.tp});
-  int64_t replica = d.replica;
-  double t0 = Activities::now();
-  static const std::string label = "pipeline send";
-  int64_t src = d.id;
-  pipeline_flow(src, dst, prog_.send_bytes, [this, replica, to, t0, src]() {
-    double now = Activities::now();
-    trace_.add(src, 2, label, t0, now);
-    Arrival& a = arrival(replica, to);
-    a.arrived = true;
-    a.send_start = t0;
-    a.send_end = now;
-    if (a.waiting) {
-      a.waiting = false;
-      auto it = index_of_.find(placement_.device({sched_.graph[to].stage, 0, 0}) + replica_offset(replica));
-      size_t wi = it->second;
-      devices_[wi].waiting_recv = false;
-      next_unit(wi);  // books the wait and starts the unit (or pair), or waits for the pair's other receive
-    }
-  });
-}
-
-Driver::Arrival& Driver::arrival(int64_t replica, UnitId u)
-{
-  return arrivals_[size_t(replica) * boost::num_vertices(sched_.graph) + size_t(u)];
-}
-
-Driver::Phases Driver::tp_phases(const Device& d, const Step& st)
-{
-  auto key = std::make_tuple(d.coord.stage, full_ ? d.coord.dp : int64_t(0), int(st.collective), st.bytes);
-  auto it = tp_plans_.find(key);
-  if (it != tp_plans_.end())
-    return it->second;
-  auto group = placement_.tp_group(d.coord.stage, d.coord.dp);
-  auto phases = collectives::plan_collective(collectives::kind_of(st.collective), st.bytes, group, placement_, fabric_);
-  // Folded: only the flows of one member, the others' use their own links. The member that sends the most (the
-  // representative itself on a ring or NVLS, where all send alike; an inner link of a tree's chain) sets the time.
-  // Where a flow crosses a shared link (a group across nodes on shared NICs or oversubscribed uplinks) every
-  // member's flows and those of the other replicas' groups are simulated instead.
-  bool shared = false;
-  for (const auto& ph : phases)
-    for (const auto& f : ph.flows)
-      shared = shared || layout_.crosses_shared_link(f.src, f.dst);
-  if (!full_ && shared)
-    add_shared_copies(phases, 1, false);
-  if (!full_ && !shared)
-    for (auto& ph : phases) {
-      std::map<int64_t, double> sent;
-      for (const auto& f : ph.flows)
-        sent[f.src] += f.bytes;
-      int64_t busiest = d.id;
-      for (const auto& [src, bytes] : sent)
-        if (bytes > sent[busiest])
-          busiest = src;
-      std::vector<collectives::Flow> mine;
-      for (const auto& f : ph.flows)
-        if (f.src == busiest)
-          mine.push_back(f);
-      ph.flows = std::move(mine);
-    }
-  Phases p = std::make_shared<const std::vector<collectives::Phase>>(std::move(phases));
-  tp_plans_.emplace(key, p);
-  return p;
-}
-
-double Driver::tp_exclusive_time(const Device& d, const Step& st)
-{
-  if (!tp_exclusive_)
-    return 0;
-  const auto& link = s_.hardware.node.nvlink;
-  double total = 0;
-  for (const auto& ph : *tp_phases(d, st)) {
-    double bytes = 0;  // the folded phase's flows share one sender's link
-    for (const auto& f : ph.flows)
-      bytes += f.bytes;
-    total += phase_delay(ph) + (ph.flows.empty() ? 0.0 : link.latency_s + bytes / link.goodput_Bps);
-  }
-  return total;
-}
-
-void Driver::tp_collective(size_t di, int lane, const Step& st, double t0)
-{
-  Device& d = devices_[di];
-  Lane& ln = d.lanes[size_t(lane)];
-  const int64_t seq = ln.tp_seq++;
-  auto finish = [this, &st, lane](size_t wi, double arrived_t) {
-    Device& w = devices_[wi];
-    double now = Activities::now();
-    w.b.exposed_tp_comm_s += now - arrived_t;
-    trace_.add(w.id, 1, st.label, arrived_t, now);
-    w.free_t = now;
-    ++w.lanes[size_t(lane)].step;
-    release_gpu(wi);
-    run_step(wi, lane);
-  };
-  if (tp_exclusive_ && ln.prepaid_s > 0) {  // its whole time was spent with the kernel before it
-    const double prepaid = ln.prepaid_s;
-    ln.prepaid_s = 0;
-    finish(di, t0 - prepaid);
-    return;
-  }
-  Phases phases = tp_phases(d, st);
-  if (!full_) {
-    // The latency of the first phase may have been spent already, at the end of the kernel before.
-    const double prepaid = ln.prepaid_s;
-    ln.prepaid_s = 0;
-    run_phases(phases, 0, [finish, di, t0, prepaid]() { finish(di, t0 - prepaid); }, prepaid > 0);
-    return;
-  }
-  run_joined(join_key(kTpGroup, lane, d.coord.stage * s_.parallel.dp_cp() + d.coord.dp, seq), s_.parallel.tp, di,
-             phases, [finish, di, t0]() { finish(di, t0); });
-}
-
-// ---- tensor-parallel overlap (parallel.tp_overlap) ------------------------------------------------------
-// An all-gather overlaps the compute step that consumes it, a reduce-scatter the one that produces it: the group is
-// [all-gather] compute [reduce-scatter]. The collectives run one after the other on the TP communicator while the
-// GPU computes; the device goes on when both are done. While a collective runs, its kernels hold some of the GPU's
-// streaming multiprocessors and the compute beside it runs on the others.
-namespace {
-// Transformer Engine's default userbuffers configuration (transformer_engine/pytorch/module/base.py, initialize_ub,
-// get_default_config): the ring-exchange all-gathers take 1 SM; the pipelined and bulk reduce-scatters take 16,
-// which the GEMM beside them gives up (set_sm_margin).
-constexpr double kOverlapAllGatherSms = 1, kOverlapReduceScatterSms = 16;
-}  // namespace
-
-bool Driver::merges_group(const Device& d, const std::vector<Step>& steps, size_t begin, size_t end) const
-{
-  // TP collectives around one compute step, whose timeline is known (closed_form_groups). A context-parallel ring
-  // runs as flows.
-  if (!closed_form_groups(d))
-    return false;
-  for (size_t i = begin; i < end; ++i)
-    if (steps[i].kind != Step::Kind::Compute && steps[i].kind != Step::Kind::TpCollective)
-      return false;
-  return true;
-}
-
-double Driver::overlap_sm_share(const Step& st) const
-{
-  if (st.beside_next)
-    return nccl_sm_share();
-  return sm_share(st.collective == model::TpCollective::ReduceScatter ? kOverlapReduceScatterSms
-                                                                       : kOverlapAllGatherSms);
-}
-
-double Driver::sm_share(double sms) const
-{
-  // A device without its SM count (device.sm_count, required by tp_overlap only) loses nothing to them.
-  return s_.hardware.device.sm_count > 0 ? std::min(1.0, sms / double(s_.hardware.device.sm_count)) : 0.0;
-}
-
-bool Driver::dp_kernels_beside(const Device& d) const
-{
-  if (nccl_sm_share() == 0)
-    return false;
-  return d.dp_busy || !d.dp_queue.empty() || (d.paired && s_.parallel.dp_cp() > 1);
-}
-
-double Driver::nccl_sm_share() const
-{
-  // NCCL runs one CTA per channel, each holding an SM to itself, and uses 16 SMs on a DGX (NVIDIA/nccl#689, the
-  // maintainer's answer). The same 16 as userbuffers' reduce-scatters, a separate fact.
-  constexpr double kNcclCollectiveSms = 16;
-  return sm_share(kNcclCollectiveSms);
-}
-
-bool Driver::overlap_group_at(const std::vector<Step>& steps, size_t at, size_t& end) const
-{
-  auto compute = [&](size_t k) { return k < steps.size() && steps[k].kind == Step::Kind::Compute; };
-  // A collective issued asynchronously beside the kernels after it (a column-parallel layer's backward gather and
-  // reduce-scatter, model::Segment::beside_next), with or without tp_overlap.
-  if (at < steps.size() && steps[at].kind == Step::Kind::TpCollective && steps[at].beside_next && compute(at + 1)) {
-    end = at + 2;
-    return true;
-  }
-  if (!s_.parallel.tp_overlap && s_.parallel.cp == 1)  // nothing overlaps: the common case, decided at once
-    return false;
-  size_t i = at;
-  auto is = [&](size_t k, model::TpCollective c) {
-    return k < steps.size() && steps[k].kind == Step::Kind::TpCollective && steps[k].collective == c;
-  };
-  // Context parallel: the ring before the attention it feeds (forward), after the attention whose gradients it
-  // carries (backward); always overlapped, as Megatron-LM's ring attention does.
-  auto ring = [&](size_t k, model::TpCollective c) {
-    return k < steps.size() && steps[k].kind == Step::Kind::CpRing && steps[k].collective == c;
-  };
-  if ((ring(i, model::TpCollective::ContextGather) && compute(i + 1)) ||
-      (compute(i) && ring(i + 1, model::TpCollective::ContextGatherReduce))) {
-    end = i + 2;
-    return true;
-  }
-  if (!s_.parallel.tp_overlap)
-    return false;
-  if (is(i, model::TpCollective::AllGather) && compute(i + 1))
-    i += 2;
-  else if (compute(i) && is(i + 1, model::TpCollective::ReduceScatter))
-    i += 1;
-  else
-    return false;
-  if (is(i, model::TpCollective::ReduceScatter))
-    ++i;
-  end = i;
-  return true;
-}
-
-void Driver::overlapped_comm(size_t di, int lane, const Step& st, std::function<void()> done)
-{
-  Device& d = devices_[di];
-  if (st.kind == Step::Kind::CpRing) {
-    cp_ring(di, lane, st, std::move(done));
-    return;
-  }
-  const int64_t seq = d.lanes[size_t(lane)].tp_seq++;
-  if (!full_) {
-    if (tp_exclusive_)  // nothing else uses these links: its closed-form time
-      acts_.delay(tp_exclusive_time(d, st), std::move(done));
-    else
-      run_phases(tp_phases(d, st), 0, std::move(done));
-    return;
-  }
-  run_joined(join_key(kTpGroup, lane, d.coord.stage * s_.parallel.dp_cp() + d.coord.dp, seq), s_.parallel.tp, di,
-             tp_phases(d, st), std::move(done));
-}
-
-double Driver::closed_form_overlap(const Device& d, const std::vector<Step>& steps, size_t begin, size_t end,
-                                   double& compute_end)
-{
-  // Kept per group (folded: each stage has its own steps), as merged_tp_time keeps each collective's: run_merged
-  // asks once to build its run and once to book it, on every microbatch.
-  auto [it, fresh] = closed_form_group_.try_emplace(&steps[begin]);
-  if (!fresh) {
-    compute_end = it->second.compute_end;
-    return it->second.length;
-  }
-  double remaining = 0, t = 0;
-  compute_end = -1;
-  for (size_t k = begin; k < end; ++k)
-    if (steps[k].kind == Step::Kind::Compute)
-      remaining = steps[k].seconds;
-  for (size_t k = begin; k < end; ++k) {
-    const Step& st = steps[k];
-    if (st.kind != Step::Kind::TpCollective)
-      continue;
-    const double c = merged_tp_time(d, st);
-    const double share = overlap_sm_share(st);
-    if (compute_end < 0 && remaining <= (1 - share) * c) {
-      compute_end = t + remaining / (1 - share);
-      remaining = 0;
-    } else if (compute_end < 0) {
-      remaining -= (1 - share) * c;
-    }
-    t += c;
-  }
-  if (compute_end < 0)
-    compute_end = t + remaining;
-  it->second = {std::max(t, compute_end), compute_end};
-  return it->second.length;
-}
-
-void Driver::finish_overlap_group(size_t di, int lane, size_t begin, size_t end, size_t compute, double t0,
-                                  double busy, double exposed, bool ring, bool gpu_released)
-{
-  Device& d = devices_[di];
-  Lane& ln = d.lanes[size_t(lane)];
-  const double now = Activities::now();
-  const Step& c = (*ln.steps)[compute];
-  d.b.compute_s += busy;
-  if (c.recompute)
-    d.b.recompute_s += busy;
-  double& waited = ring ? d.b.exposed_cp_comm_s : d.b.exposed_tp_comm_s;
-  if (gpu_released) {
-    book_idle(d, waited);  // the other lane may have computed meanwhile
-  } else {
-    waited += exposed;
-    d.free_t = now;
-  }
-  trace_.add(d.id, 0, c.label, t0, t0 + busy);
-  for (size_t k = begin; k < end && trace_.on(); ++k)
-    if (k != compute)
-      trace_.add(d.id, 1, (*ln.steps)[k].label + " (overlapped)", t0, now);
-  ln.step = end;
-  if (!gpu_released)
-    release_gpu(di);  // paired: the group held the GPU, its collectives included
-  run_step(di, lane);
-}
-
-void Driver::run_overlap_group(size_t di, int lane, size_t end, double t0)
-{
-  Device& d = devices_[di];
-  const Lane& ln = d.lanes[size_t(lane)];
-  const size_t begin = ln.step;
-  size_t compute = begin;
-  std::vector<size_t> comms;
-  for (size_t k = begin; k < end; ++k) {
-    if ((*ln.steps)[k].kind == Step::Kind::Compute)
-      compute = k;
-    else
-      comms.push_back(k);
-  }
-  struct State {
-    int pending = 2;
-    double compute_end = 0;
-    bool gpu_released = false;
-  };
-  auto state = std::make_shared<State>();
-  bool ring = false;  // a context-parallel ring's exposed time is its own part of the breakdown
-  for (size_t k : comms)
-    ring = ring || (*ln.steps)[k].kind == Step::Kind::CpRing;
-  // A collective issued beside the kernels after it runs on the communication stream: in a pair, the other lane may
-  // take the GPU once those kernels end (userbuffers overlap and context rings hold it to the group's end, as before).
-  const bool beside = comms.size() == 1 && (*ln.steps)[comms[0]].beside_next;
-  auto finish = [this, di, lane, begin, end, compute, t0, state, ring]() {
-    finish_overlap_group(di, lane, begin, end, compute, t0, state->compute_end - t0,
-                         Activities::now() - state->compute_end, ring, state->gpu_released);
-  };
-  exec_on(gpu_host(d.id), (*ln.steps)[compute].seconds, [this, di, state, finish, beside]() {
-    state->compute_end = Activities::now();
-    if (--state->pending == 0) {
-      finish();
-    } else if (beside && devices_[di].paired) {
-      state->gpu_released = true;
-      devices_[di].free_t = state->compute_end;
-      release_gpu(di);
-    }
-  });
-  // The collectives one after the other (the chain refers to itself weakly; each pending step keeps it alive).
-  auto chain = std::make_shared<std::function<void(size_t)>>();
-  std::weak_ptr<std::function<void(size_t)>> weak = chain;
-  *chain = [this, di, lane, comms, state, finish, weak](size_t i) {
-    if (i == comms.size()) {
-      if (--state->pending == 0)
-        finish();
-      return;
-    }
-    const Step& st = (*devices_[di].lanes[size_t(lane)].steps)[comms[i]];
-    if (st.kind != Step::Kind::TpCollective) {
-      overlapped_comm(di, lane, st, [self = weak.lock(), i]() { (*self)(i + 1); });
-      return;
-    }
-    auto kernels = acts_.occupy(gpu_host(devices_[di].id), overlap_sm_share(st));
-    overlapped_comm(di, lane, st, [this, self = weak.lock(), i, kernels]() {
-      acts_.release(kernels);
-      (*self)(i + 1);
-    });
-  };
-  (*chain)(0);
 }
 
 }  // namespace dtsim::replay

@@ -40,11 +40,11 @@ void add_step_overhead(ReplayResult& r, double seconds)
     b.stack_overhead_s += seconds;
 }
 
-ReplayResult run_replay(const scenario::ScenarioSpec& s, const StepProgram& program,
+ReplayResult run_replay(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan, const StepProgram& program,
                         const parallel::PipelineSchedule& schedule, bool record_trace)
 {
   Activities acts;
-  Driver driver(acts, s, program, schedule, record_trace);
+  Driver driver(acts, s, plan, program, schedule, record_trace);
   acts.run([&]() { driver.start(); });
   if (!driver.all_done())
     throw InternalError("the step did not complete: the schedule deadlocked");

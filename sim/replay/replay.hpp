@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "parallel/placement.hpp"
+#include "parallel/plan.hpp"
 #include "parallel/schedule.hpp"
 #include "replay/step_program.hpp"
 #include "scenario/scenario_spec.hpp"
@@ -79,8 +80,9 @@ struct ReplayResult {
 /// The software stack's fixed time per step (factors.step_overhead), after the replayed step, on every device.
 void add_step_overhead(ReplayResult& r, double seconds);
 
-/// Runs the step. Creates its own SimGrid engine: call once per process.
-ReplayResult run_replay(const scenario::ScenarioSpec& s, const StepProgram& program,
+/// Runs the step of `plan` (derive_plan(s); `s` gives the hardware, the model and the fidelity). Creates its own
+/// SimGrid engine: call once per process.
+ReplayResult run_replay(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan, const StepProgram& program,
                         const parallel::PipelineSchedule& schedule, bool record_trace);
 
 }  // namespace dtsim::replay

@@ -44,8 +44,8 @@ std::vector<SharedJobResult> run_shared_fabric(const std::vector<SharedJob>& job
   auto new_step = [&](size_t j, double t) -> Driver& {
     const ClusterSlot slot{jobs[j].placement, t};
     runs[j].starts.push_back(t);
-    runs[j].steps.push_back(std::make_unique<Driver>(acts, *jobs[j].spec, *jobs[j].program, *jobs[j].schedule,
-                                                     false, &slot));
+    runs[j].steps.push_back(std::make_unique<Driver>(acts, *jobs[j].spec, *jobs[j].plan, *jobs[j].program,
+                                                     *jobs[j].schedule, false, &slot));
     return *runs[j].steps.back();
   };
   // The platform holds every device a job's replay touches, numbered as the cluster numbers them.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "parallel/placement.hpp"
+#include "parallel/plan.hpp"
 #include "parallel/schedule.hpp"
 #include "replay/replay.hpp"
 #include "replay/step_program.hpp"
@@ -16,6 +17,7 @@ namespace dtsim::replay {
 
 struct SharedJob {
   const scenario::ScenarioSpec* spec = nullptr;
+  const parallel::DerivedPlan* plan = nullptr;  ///< derive_plan(*spec)
   const StepProgram* program = nullptr;
   const parallel::PipelineSchedule* schedule = nullptr;
   parallel::Placement placement;  ///< on the cluster's nodes (Placement::place_on)

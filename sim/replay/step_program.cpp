@@ -176,13 +176,13 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
   const double emb_params = double(m.vocab) * h / double(tp) +
                             (m.learned_positions ? double(std::min(plan.shape.seq, m.max_positions)) * h : 0.0);
   const bool fused = s.training.grad_accumulation_fusion;
-  const int zero = s.parallel.zero;
+  const int zero = plan.comm.zero;
 
   StepProgram prog;
   prog.forward.assign(size_t(p), std::vector<std::vector<Step>>(size_t(v)));
   prog.backward.assign(size_t(p), std::vector<std::vector<Step>>(size_t(v)));
   prog.gradients.assign(size_t(p), std::vector<ChunkGradients>(size_t(v)));
-  const bool split = scenario::schedule_def(s.schedule).splits_backward;
+  const bool split = plan.schedule->splits_backward;
   if (split) {
     prog.backward_input.assign(size_t(p), std::vector<std::vector<Step>>(size_t(v)));
     prog.backward_weight.assign(size_t(p), std::vector<std::vector<Step>>(size_t(v)));
@@ -201,7 +201,7 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
       }
       // Forward gathers: ZeRO-3 on every microbatch; with param_gather_overlap, ZeRO 1/2 on the first one only
       // (forward_first keeps them, forward drops them below).
-      const int fw_zero = s.parallel.param_gather_overlap ? 3 : zero;
+      const int fw_zero = plan.comm.param_gather_overlap ? 3 : zero;
       if (first) {
         param_gather(fw, emb_params, elem, fw_zero, "embedding");
         append(fw, emb.forward, cm, "forward embedding", false);
@@ -246,7 +246,7 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
         back.mirror(true, [&](std::vector<Step>& out) { grad_ready(out, grads, emb_params * grad_elem, cm, fused); });
       }
     }
-    if (s.parallel.param_gather_overlap) {
+    if (plan.comm.param_gather_overlap) {
       prog.forward_first.push_back(prog.forward[size_t(st)]);
       for (auto& chunk : prog.forward[size_t(st)])
         chunk.erase(std::remove_if(chunk.begin(), chunk.end(),
@@ -269,7 +269,7 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
     const double updated =
         zero >= 1 ? dense / double(g.dense_dp) + experts / double(g.expert_dp) : dense + experts;
     prog.optimizer_seconds.push_back(cm.memory_seconds(kOptimizerBytesPerParam * updated));
-    const bool refresh = (zero == 1 || zero == 2) && !s.parallel.param_gather_overlap;
+    const bool refresh = (zero == 1 || zero == 2) && !plan.comm.param_gather_overlap;
     prog.param_allgather_bytes.push_back(refresh ? dense * elem : 0.0);
     prog.expert_allgather_bytes.push_back(refresh ? experts * elem : 0.0);
   }

@@ -181,7 +181,7 @@ void check_bubble(const std::vector<std::string>& overrides)
   const int64_t p = spec.parallel.pp, v = spec.parallel.vpp, m = spec.microbatches;
   auto prog = compute_only_program(p, v);
   auto sched = build_schedule(spec.schedule, p, v, m);
-  auto r = dtsim::replay::run_replay(spec, prog, sched, false);
+  auto r = dtsim::replay::run_replay(spec, dtsim::parallel::derive_plan(spec), prog, sched, false);
   // Narayanan 2021 Sec. 2.2: ideal m*(tf+tb), bubble (p-1)*(tf+tb)/v.
   const double ideal = double(m) * (kTf + kTb);
   const double expected = (double(m) + double(p - 1) / double(v)) * (kTf + kTb);
@@ -240,7 +240,7 @@ void check_zero_bubble(const std::string& schedule, double extra)
   const int64_t p = spec.parallel.pp, m = spec.microbatches;
   auto prog = split_compute_only_program(p);
   auto sched = build_schedule(spec.schedule, p, 1, m);
-  auto r = dtsim::replay::run_replay(spec, prog, sched, false);
+  auto r = dtsim::replay::run_replay(spec, dtsim::parallel::derive_plan(spec), prog, sched, false);
   const double work = double(m) * (kF + kB + kW), expected = work + extra;
   EXPECT_LT(rel_diff(r.step_time_s, expected), 1e-3) << "step " << r.step_time_s << " s, expected " << expected;
   const auto& b = r.per_stage.at(0);
@@ -277,7 +277,7 @@ void check_dualpipe(bool paired)
       stage.push_back(stage.at(0));  // the second chunk: a copy of a whole stage's layers
   prog.gradients.assign(size_t(p), std::vector<dtsim::replay::ChunkGradients>(2));
   auto sched = build_schedule(spec.schedule, p, 2, m);
-  auto r = dtsim::replay::run_replay(spec, prog, sched, false);
+  auto r = dtsim::replay::run_replay(spec, dtsim::parallel::derive_plan(spec), prog, sched, false);
   const double work = double(m) * (kF + kB + kW), full_backward = kB + kW;
   const double bound = double(p / 2 - 1) * ((kF + full_backward) + full_backward - 3 * kW);
   const double one_f_one_b = double(p - 1) * (kF + kB + kW);
@@ -313,7 +313,8 @@ void check_send_timing(const std::vector<std::string>& overrides, double expecte
   ASSERT_EQ(spec.microbatches, 1);
   auto prog = compute_only_program(p, 1);
   prog.send_bytes = kSendBytes;
-  auto r = dtsim::replay::run_replay(spec, prog, build_schedule(spec.schedule, p, 1, 1), false);
+  auto r = dtsim::replay::run_replay(spec, dtsim::parallel::derive_plan(spec), prog, build_schedule(spec.schedule, p, 1, 1),
+                                     false);
   // One microbatch goes forward through p stages and back: p * (tf + tb) of compute and 2 (p - 1) transfers.
   const double expected = double(p) * (kTf + kTb) + expected_comm;
   std::printf("[p2p] p=%lld: step %.9g s, expected %.9g s\n", (long long)p, r.step_time_s, expected);

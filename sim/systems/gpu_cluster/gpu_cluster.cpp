@@ -114,7 +114,7 @@ class GpuCluster : public SystemKind {
     r.program = step.program;
     r.model_flops = step.program->model_flops;
     r.hardware_flops = step.program->hardware_flops;
-    r.replay = replay::run_replay(s, *step.program, step.schedule, record_trace);
+    r.replay = replay::run_replay(s, plan, *step.program, step.schedule, record_trace);
     replay::add_step_overhead(r.replay, s.stack.factors.step_overhead_s);
     r.simulated = true;
     return r;

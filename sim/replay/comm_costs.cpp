@@ -1,0 +1,95 @@
+#include "replay/comm_costs.hpp"
+
+#include <algorithm>
+
+namespace dtsim::replay {
+
+namespace {
+// Transformer Engine's default userbuffers configuration (transformer_engine/pytorch/module/base.py, initialize_ub,
+// get_default_config): the ring-exchange all-gathers take 1 SM; the pipelined and bulk reduce-scatters take 16,
+// which the GEMM beside them gives up (set_sm_margin).
+constexpr double kOverlapAllGatherSms = 1, kOverlapReduceScatterSms = 16;
+}  // namespace
+
+double CommCosts::tp_exclusive_time(int64_t device, const Step& st)
+{
+  if (!tp_exclusive_)
+    return 0;
+  const auto& link = hw_.node.nvlink;
+  double total = 0;
+  for (const auto& ph : *groups_.tp(device, st)) {
+    double bytes = 0;  // the folded phase's flows share one sender's link
+    for (const auto& f : ph.flows)
+      bytes += f.bytes;
+    total += ph.latency_s + (ph.flows.empty() ? 0.0 : link.latency_s + bytes / link.goodput_Bps);
+  }
+  return total;
+}
+
+double CommCosts::merged_tp_time(int64_t device, const Step& st)
+{
+  // Folded: one device per stage and each stage has its own steps, so the step alone identifies the collective.
+  auto [it, fresh] = merged_tp_time_.try_emplace(&st, 0.0);
+  if (fresh)
+    it->second = tp_exclusive_time(device, st);
+  return it->second;
+}
+
+double CommCosts::closed_form_overlap(int64_t device, const std::vector<Step>& steps, size_t begin, size_t end,
+                                      double& compute_end)
+{
+  // Kept per group (folded: each stage has its own steps), as merged_tp_time keeps each collective's: run_merged
+  // asks once to build its run and once to book it, on every microbatch.
+  auto [it, fresh] = closed_form_group_.try_emplace(&steps[begin]);
+  if (!fresh) {
+    compute_end = it->second.compute_end;
+    return it->second.length;
+  }
+  double remaining = 0, t = 0;
+  compute_end = -1;
+  for (size_t k = begin; k < end; ++k)
+    if (steps[k].kind == Step::Kind::Compute)
+      remaining = steps[k].seconds;
+  for (size_t k = begin; k < end; ++k) {
+    const Step& st = steps[k];
+    if (st.kind != Step::Kind::TpCollective)
+      continue;
+    const double c = merged_tp_time(device, st);
+    const double share = overlap_sm_share(st);
+    if (compute_end < 0 && remaining <= (1 - share) * c) {
+      compute_end = t + remaining / (1 - share);
+      remaining = 0;
+    } else if (compute_end < 0) {
+      remaining -= (1 - share) * c;
+    }
+    t += c;
+  }
+  if (compute_end < 0)
+    compute_end = t + remaining;
+  it->second = {std::max(t, compute_end), compute_end};
+  return it->second.length;
+}
+
+double CommCosts::overlap_sm_share(const Step& st) const
+{
+  if (st.beside_next)
+    return nccl_sm_share();
+  return sm_share(st.collective == model::TpCollective::ReduceScatter ? kOverlapReduceScatterSms
+                                                                       : kOverlapAllGatherSms);
+}
+
+double CommCosts::sm_share(double sms) const
+{
+  // A device without its SM count (device.sm_count, required by tp_overlap only) loses nothing to them.
+  return hw_.device.sm_count > 0 ? std::min(1.0, sms / double(hw_.device.sm_count)) : 0.0;
+}
+
+double CommCosts::nccl_sm_share() const
+{
+  // NCCL runs one CTA per channel, each holding an SM to itself, and uses 16 SMs on a DGX (NVIDIA/nccl#689, the
+  // maintainer's answer). The same 16 as userbuffers' reduce-scatters, a separate fact.
+  constexpr double kNcclCollectiveSms = 16;
+  return sm_share(kNcclCollectiveSms);
+}
+
+}  // namespace dtsim::replay

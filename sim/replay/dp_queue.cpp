@@ -1,0 +1,177 @@
+#include "replay/dp_queue.hpp"
+
+namespace dtsim::replay {
+
+DataParallelQueue::DataParallelQueue(Activities& acts, const parallel::DerivedPlan& plan, const StepProgram& prog,
+                                     const parallel::PipelineSchedule& sched, GroupCollectives& groups,
+                                     CollectiveRunner& comm, const CommCosts& costs, bool full, Done done, Idle idle)
+    : acts_(acts), plan_(plan), prog_(prog), sched_(sched), groups_(groups), comm_(comm), costs_(costs), full_(full),
+      done_(std::move(done)), idle_(std::move(idle))
+{
+  setup_buckets();
+}
+
+void DataParallelQueue::add_device(int64_t device)
+{
+  Communicator c;
+  c.device = device;
+  c.coord = plan_.placement.coord(device);
+  queues_.push_back(std::move(c));
+}
+
+void DataParallelQueue::setup_buckets()
+{
+  const int64_t pp = plan_.groups.pp, v = int64_t(prog_.gradients.at(0).size());  // chunks per stage
+  bucket_at_.assign(size_t(pp), std::vector<std::vector<double>>(size_t(v)));
+  for (int64_t st = 0; st < pp; ++st)
+    for (int64_t c = 0; c < v; ++c) {
+      // Each model chunk is its own data-parallel module with its own buckets (Megatron-LM, PyTorch DDP).
+      // Expert and non-expert gradients fill separate buckets (they are reduced over different groups).
+      const auto& grads = prog_.gradients[size_t(st)][size_t(c)];
+      const auto& g = grads.bytes;
+      auto& at = bucket_at_[size_t(st)][size_t(c)];
+      at.assign(g.size(), 0.0);
+      double acc[2] = {0, 0};
+      int last[2] = {-1, -1};
+      for (size_t i = 0; i < g.size(); ++i)
+        last[grads.is_expert(i) ? 1 : 0] = int(i);
+      for (size_t i = 0; i < g.size(); ++i) {
+        const int kind = grads.is_expert(i) ? 1 : 0;
+        acc[kind] += g[i];
+        if (acc[kind] >= plan_.comm.dp_bucket_bytes || int(i) == last[kind]) {
+          at[i] = acc[kind];
+          acc[kind] = 0;
+        }
+      }
+    }
+}
+
+bool DataParallelQueue::reduces_gradients(const parallel::Unit& u) const
+{
+  return plan_.groups.dense_dp > 1 && (plan_.comm.zero >= 2 || u.microbatch == sched_.microbatches - 1);
+}
+
+collectives::Kind DataParallelQueue::gradient_collective() const
+{
+  // ZeRO shards the optimizer: each rank needs the reduced gradients of its own shard only.
+  return plan_.comm.zero >= 1 ? collectives::Kind::ReduceScatter : collectives::Kind::AllReduce;
+}
+
+void DataParallelQueue::grad_ready(size_t di, const parallel::Unit& u, int index)
+{
+  if (!releases_buckets(u))
+    return;
+  const int64_t stage = queues_[di].coord.stage;
+  double bytes = bucket_at_[size_t(stage)][size_t(u.chunk)][size_t(index)];
+  const bool is_expert = prog_.gradients[size_t(stage)][size_t(u.chunk)].is_expert(size_t(index));
+  if (bytes > 0 && (!is_expert || experts_replicated())) {
+    queues_[di].ops.push_back({gradient_collective(), bytes, DpOp::What::Gradients, 0, is_expert});
+    pump(di);
+  }
+}
+
+void DataParallelQueue::enqueue_gradients(size_t di, double total, double experts)
+{
+  if (total > 0)
+    queues_[di].ops.push_back({gradient_collective(), total, DpOp::What::Gradients, 0, false});
+  if (experts > 0 && experts_replicated())
+    queues_[di].ops.push_back({gradient_collective(), experts, DpOp::What::Gradients, 0, true});
+  pump(di);
+}
+
+void DataParallelQueue::backward_unit_done(size_t di, const parallel::Unit& u)
+{
+  // Without overlap, sharded gradients (ZeRO 2, 3) are reduce-scattered once the chunk's backward is over;
+  // replicated ones once the whole backward is over (backward_done).
+  if (plan_.comm.dp_overlap || plan_.comm.zero < 2 || !u.makes_gradients() || !reduces_gradients(u))
+    return;
+  const auto& g = prog_.gradients[size_t(queues_[di].coord.stage)][size_t(u.chunk)];
+  enqueue_gradients(di, g.sum(false), g.sum(true));
+}
+
+void DataParallelQueue::backward_done(size_t di)
+{
+  if (plan_.groups.dense_dp > 1 && !plan_.comm.dp_overlap && plan_.comm.zero < 2) {  // one collective of every gradient
+    double total = 0, experts = 0;  // summed entry by entry, in backward order
+    for (const auto& chunk : prog_.gradients[size_t(queues_[di].coord.stage)])
+      for (size_t i = 0; i < chunk.bytes.size(); ++i)
+        (chunk.is_expert(i) ? experts : total) += chunk.bytes[i];
+    enqueue_gradients(di, total, experts);
+    return;
+  }
+  pump(di);
+}
+
+void DataParallelQueue::issue_gather(size_t di, parallel::UnitId unit, size_t step, const Step& st)
+{
+  Communicator& q = queues_[di];
+  if (q.gathers.count({unit, step}))
+    return;
+  q.gathers[{unit, step}] = 1;
+  DpOp op{collectives::Kind::AllGather, st.bytes, DpOp::What::ParamGather, step, st.expert};
+  op.unit = unit;
+  q.ops.push_back(op);
+}
+
+bool DataParallelQueue::take_gathered(size_t di, parallel::UnitId unit, size_t step)
+{
+  auto& gathers = queues_[di].gathers;
+  auto it = gathers.find({unit, step});
+  const bool ready = it != gathers.end() && it->second == 2;
+  if (ready)
+    gathers.erase(it);
+  return ready;
+}
+
+int DataParallelQueue::queue_refresh(size_t di, double dense_bytes, double expert_bytes)
+{
+  Communicator& q = queues_[di];
+  if (dense_bytes > 0)
+    q.ops.push_back({collectives::Kind::AllGather, dense_bytes, DpOp::What::ParamRefresh, 0, false});
+  if (expert_bytes > 0)
+    q.ops.push_back({collectives::Kind::AllGather, expert_bytes, DpOp::What::ParamRefresh, 0, true});
+  return int(q.ops.size());
+}
+
+void DataParallelQueue::pump(size_t di)
+{
+  Communicator& q = queues_[di];
+  if (q.busy || q.ops.empty()) {
+    idle_(di);
+    return;
+  }
+  q.busy = true;
+  const DpOp op = q.ops.front();
+  q.ops.pop_front();
+  const int64_t seq = q.seq++;
+  double t0 = Activities::now();
+  Phases phases = groups_.dp(q.device, op.kind, op.bytes, op.expert);
+  // Its kernels hold their SMs from launch to end, waiting for the group's other members included: the compute
+  // that runs meanwhile (the backward beside the gradient buckets, the forward beside the parameter gathers) runs
+  // on the rest.
+  const double share = costs_.nccl_sm_share();
+  Activities::Occupation* kernels = share > 0 ? acts_.occupy(comm_.gpu_host(q.device), share) : nullptr;
+  auto finished = [this, di, op, t0, kernels]() {
+    if (kernels != nullptr)
+      acts_.release(kernels);
+    Communicator& q = queues_[di];
+    q.busy = false;
+    if (op.what == DpOp::What::ParamGather)
+      q.gathers[{op.unit, op.step}] = 2;
+    done_(di, op, t0);
+  };
+  if (!full_) {
+    comm_.run_phases(phases, 0, finished);
+    return;
+  }
+  // Full: the group's members join; the collective starts when the last one arrives. Every device issues the
+  // same sequence of collectives, expert ones included, so the sequence number names the instance.
+  const parallel::Coord& c = q.coord;
+  const int64_t group =
+      c.stage * plan_.groups.tp * plan_.groups.ep + (op.expert ? plan_.expert_dp_index(c) : c.tp * plan_.groups.ep);
+  const int64_t members = op.expert ? plan_.groups.expert_dp : plan_.groups.dense_dp;
+  comm_.run_joined({op.expert ? CollectiveRunner::kExpertDpGroup : CollectiveRunner::kDpGroup, group, seq}, members,
+                   di, phases, finished);
+}
+
+}  // namespace dtsim::replay

@@ -1,0 +1,179 @@
+#include "replay/driver.hpp"
+
+#include <memory>
+
+namespace dtsim::replay {
+
+// ---- tensor-parallel overlap (parallel.tp_overlap) ------------------------------------------------------
+// An all-gather overlaps the compute step that consumes it, a reduce-scatter the one that produces it: the group is
+// [all-gather] compute [reduce-scatter]. The collectives run one after the other on the TP communicator while the
+// GPU computes; the device goes on when both are done. While a collective runs, its kernels hold some of the GPU's
+// streaming multiprocessors and the compute beside it runs on the others.
+bool Driver::merges_group(size_t di, const std::vector<Step>& steps, size_t begin, size_t end) const
+{
+  // TP collectives around one compute step, whose timeline is known (closed_form_groups). A context-parallel ring
+  // runs as flows.
+  if (!closed_form_groups(di))
+    return false;
+  for (size_t i = begin; i < end; ++i)
+    if (steps[i].kind != Step::Kind::Compute && steps[i].kind != Step::Kind::TpCollective)
+      return false;
+  return true;
+}
+
+bool Driver::dp_kernels_beside(size_t di) const
+{
+  if (costs_.nccl_sm_share() == 0)
+    return false;
+  return dp_.active(di) || (devices_[di].paired && plan_.groups.dense_dp > 1);
+}
+
+bool Driver::overlap_group_at(const std::vector<Step>& steps, size_t at, size_t& end) const
+{
+  auto compute = [&](size_t k) { return k < steps.size() && steps[k].kind == Step::Kind::Compute; };
+  // A collective issued asynchronously beside the kernels after it (a column-parallel layer's backward gather and
+  // reduce-scatter, model::Segment::beside_next), with or without tp_overlap.
+  if (at < steps.size() && steps[at].kind == Step::Kind::TpCollective && steps[at].beside_next && compute(at + 1)) {
+    end = at + 2;
+    return true;
+  }
+  if (!plan_.comm.tp_overlap && plan_.groups.cp == 1)  // nothing overlaps: the common case, decided at once
+    return false;
+  size_t i = at;
+  auto is = [&](size_t k, model::TpCollective c) {
+    return k < steps.size() && steps[k].kind == Step::Kind::TpCollective && steps[k].collective == c;
+  };
+  // Context parallel: the ring before the attention it feeds (forward), after the attention whose gradients it
+  // carries (backward); always overlapped, as Megatron-LM's ring attention does.
+  auto ring = [&](size_t k, model::TpCollective c) {
+    return k < steps.size() && steps[k].kind == Step::Kind::CpRing && steps[k].collective == c;
+  };
+  if ((ring(i, model::TpCollective::ContextGather) && compute(i + 1)) ||
+      (compute(i) && ring(i + 1, model::TpCollective::ContextGatherReduce))) {
+    end = i + 2;
+    return true;
+  }
+  if (!plan_.comm.tp_overlap)
+    return false;
+  if (is(i, model::TpCollective::AllGather) && compute(i + 1))
+    i += 2;
+  else if (compute(i) && is(i + 1, model::TpCollective::ReduceScatter))
+    i += 1;
+  else
+    return false;
+  if (is(i, model::TpCollective::ReduceScatter))
+    ++i;
+  end = i;
+  return true;
+}
+
+void Driver::overlapped_comm(size_t di, int lane, const Step& st, std::function<void()> done)
+{
+  Device& d = devices_[di];
+  if (st.kind == Step::Kind::CpRing) {
+    cp_ring(di, lane, st, std::move(done));
+    return;
+  }
+  const int64_t seq = d.lanes[size_t(lane)].tp_seq++;
+  if (!full_) {
+    if (costs_.tp_exclusive())  // nothing else uses these links: its closed-form time
+      acts_.delay(costs_.tp_exclusive_time(d.id, st), std::move(done));
+    else
+      comm_.run_phases(groups_.tp(d.id, st), 0, std::move(done));
+    return;
+  }
+  const int64_t group = d.coord.stage * plan_.groups.dense_dp + d.coord.dp;
+  comm_.run_joined(CollectiveRunner::join_key(CollectiveRunner::kTpGroup, lane, group, seq), plan_.groups.tp, di,
+                   groups_.tp(d.id, st), std::move(done));
+}
+
+void Driver::finish_overlap_group(size_t di, int lane, size_t begin, size_t end, size_t compute, double t0,
+                                  double busy, double exposed, bool ring, bool gpu_released)
+{
+  Device& d = devices_[di];
+  Lane& ln = d.lanes[size_t(lane)];
+  const double now = Activities::now();
+  const Step& c = (*ln.steps)[compute];
+  d.b.compute_s += busy;
+  if (c.recompute)
+    d.b.recompute_s += busy;
+  double& waited = ring ? d.b.exposed_cp_comm_s : d.b.exposed_tp_comm_s;
+  if (gpu_released) {
+    book_idle(d, waited);  // the other lane may have computed meanwhile
+  } else {
+    waited += exposed;
+    d.free_t = now;
+  }
+  trace_.add(d.id, 0, c.label, t0, t0 + busy);
+  for (size_t k = begin; k < end && trace_.on(); ++k)
+    if (k != compute)
+      trace_.add(d.id, 1, (*ln.steps)[k].label + " (overlapped)", t0, now);
+  ln.step = end;
+  if (!gpu_released)
+    release_gpu(di);  // paired: the group held the GPU, its collectives included
+  run_step(di, lane);
+}
+
+void Driver::run_overlap_group(size_t di, int lane, size_t end, double t0)
+{
+  Device& d = devices_[di];
+  const Lane& ln = d.lanes[size_t(lane)];
+  const size_t begin = ln.step;
+  size_t compute = begin;
+  std::vector<size_t> comms;
+  for (size_t k = begin; k < end; ++k) {
+    if ((*ln.steps)[k].kind == Step::Kind::Compute)
+      compute = k;
+    else
+      comms.push_back(k);
+  }
+  struct State {
+    int pending = 2;
+    double compute_end = 0;
+    bool gpu_released = false;
+  };
+  auto state = std::make_shared<State>();
+  bool ring = false;  // a context-parallel ring's exposed time is its own part of the breakdown
+  for (size_t k : comms)
+    ring = ring || (*ln.steps)[k].kind == Step::Kind::CpRing;
+  // A collective issued beside the kernels after it runs on the communication stream: in a pair, the other lane may
+  // take the GPU once those kernels end (userbuffers overlap and context rings hold it to the group's end, as before).
+  const bool beside = comms.size() == 1 && (*ln.steps)[comms[0]].beside_next;
+  auto finish = [this, di, lane, begin, end, compute, t0, state, ring]() {
+    finish_overlap_group(di, lane, begin, end, compute, t0, state->compute_end - t0,
+                         Activities::now() - state->compute_end, ring, state->gpu_released);
+  };
+  exec_on(gpu_host(d.id), (*ln.steps)[compute].seconds, [this, di, state, finish, beside]() {
+    state->compute_end = Activities::now();
+    if (--state->pending == 0) {
+      finish();
+    } else if (beside && devices_[di].paired) {
+      state->gpu_released = true;
+      devices_[di].free_t = state->compute_end;
+      release_gpu(di);
+    }
+  });
+  // The collectives one after the other (the chain refers to itself weakly; each pending step keeps it alive).
+  auto chain = std::make_shared<std::function<void(size_t)>>();
+  std::weak_ptr<std::function<void(size_t)>> weak = chain;
+  *chain = [this, di, lane, comms, state, finish, weak](size_t i) {
+    if (i == comms.size()) {
+      if (--state->pending == 0)
+        finish();
+      return;
+    }
+    const Step& st = (*devices_[di].lanes[size_t(lane)].steps)[comms[i]];
+    if (st.kind != Step::Kind::TpCollective) {
+      overlapped_comm(di, lane, st, [self = weak.lock(), i]() { (*self)(i + 1); });
+      return;
+    }
+    auto kernels = acts_.occupy(gpu_host(devices_[di].id), costs_.overlap_sm_share(st));
+    overlapped_comm(di, lane, st, [this, self = weak.lock(), i, kernels]() {
+      acts_.release(kernels);
+      (*self)(i + 1);
+    });
+  };
+  (*chain)(0);
+}
+
+}  // namespace dtsim::replay

@@ -1,0 +1,302 @@
+#include "replay/folding.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace dtsim::replay {
+
+Folding::Folding(const parallel::DerivedPlan& plan, const parallel::Placement& placement,
+                 const hardware::HardwareSpec& hw, const collectives::Fabric& fabric, bool full)
+    : plan_(plan), layout_(hw, placement), fabric_(fabric), full_(full)
+{
+}
+
+collectives::Flow Folding::copy_of(const collectives::Flow& f, int64_t dp_shift, int64_t tp_shift) const
+{
+  const int64_t dp = plan_.groups.dense_dp, tp = plan_.groups.tp;
+  const auto a = placement().coord(f.src), b = placement().coord(f.dst);
+  return {placement().device({a.stage, (a.dp + dp_shift) % dp, (a.tp + tp_shift) % tp}),
+          placement().device({b.stage, (b.dp + dp_shift) % dp, (b.tp + tp_shift) % tp}), f.bytes};
+}
+
+std::vector<collectives::Flow> Folding::shared_copies(const collectives::Flow& f, int64_t dp_step, bool tp_ranks) const
+{
+  std::vector<collectives::Flow> out;
+  if (full_ || !layout_.has_shared_links())
+    return out;
+  const int64_t dp = plan_.groups.dense_dp, tp = plan_.groups.tp;
+  for (int64_t sd = 0; sd < dp; sd += dp_step > 0 ? dp_step : dp)
+    for (int64_t st = 0; st < (tp_ranks ? tp : 1); ++st) {
+      if (sd == 0 && st == 0)
+        continue;
+      auto c = copy_of(f, sd, st);
+      if (layout_.crosses_shared_link(c.src, c.dst))
+        out.push_back(c);
+    }
+  return out;
+}
+
+bool Folding::copies_alike(const std::vector<collectives::Flow>& flows, int64_t dp_step, bool tp_ranks) const
+{
+  std::vector<int64_t> key{dp_step, tp_ranks ? 1 : 0};  // the same flows are asked about once per collective kind
+  for (const auto& f : flows) {
+    key.push_back(f.src);
+    key.push_back(f.dst);
+  }
+  if (auto it = alike_.find(key); it != alike_.end())
+    return it->second;
+  const bool alike = check_copies_alike(flows, dp_step, tp_ranks);
+  alike_.emplace(std::move(key), alike);
+  return alike;
+}
+
+// Compares, shift by shift, the multiset of the copies' signatures with the originals': a member's pattern of flows
+// (an all-to-all: so many peers in its node, so many across) may map onto another member's in another order.
+bool Folding::check_copies_alike(const std::vector<collectives::Flow>& flows, int64_t dp_step, bool tp_ranks) const
+{
+  const int64_t dp = plan_.groups.dense_dp, tp = plan_.groups.tp;
+  const bool shared = layout_.has_shared_links();
+  std::map<int64_t, int64_t> load;  // flows of the whole set on each shared link
+  if (shared)
+    for (int64_t sd = 0; sd < dp; sd += dp_step > 0 ? dp_step : dp)
+      for (int64_t st = 0; st < (tp_ranks ? tp : 1); ++st)
+        for (const auto& f : flows) {
+          const auto c = copy_of(f, sd, st);
+          for (int64_t l : layout_.shared_links(c.src, c.dst))
+            ++load[l];
+        }
+  // Within a node or across, the bytes, and the loads of the shared links crossed.
+  auto signature = [&](const collectives::Flow& f) {
+    std::vector<double> sig{layout_.same_node(f.src, f.dst) ? 0.0 : 1.0, f.bytes};
+    if (shared) {
+      const size_t own = sig.size();
+      for (int64_t l : layout_.shared_links(f.src, f.dst))
+        sig.push_back(double(load[l]));
+      std::sort(sig.begin() + std::ptrdiff_t(own), sig.end());
+    }
+    return sig;
+  };
+  auto pattern = [&](int64_t sd, int64_t st) {
+    std::vector<std::vector<double>> out;
+    for (const auto& f : flows)
+      out.push_back(signature(copy_of(f, sd, st)));
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  const auto original = pattern(0, 0);
+  for (int64_t sd = 0; sd < dp; sd += dp_step > 0 ? dp_step : dp)
+    for (int64_t st = 0; st < (tp_ranks ? tp : 1); ++st)
+      if ((sd != 0 || st != 0) && pattern(sd, st) != original)
+        return false;
+  return true;
+}
+
+std::vector<char> Folding::needed_devices() const
+{
+  const auto& p = plan_.groups;
+  if (full_ || layout_.has_shared_links())
+    return {};
+  std::vector<char> need(size_t(placement().devices()), 0);
+  auto mark = [&](const std::vector<int64_t>& devices) {
+    for (int64_t d : devices)
+      need[size_t(d)] = 1;
+  };
+  for (int64_t st = 0; st < p.pp; ++st) {
+    mark(plan_.tp_group(st, 0));  // the representative, its TP group, and the other stages' representatives
+    for (int64_t r = 0; r < p.tp && p.cp > 1; ++r)
+      mark(plan_.cp_group(st, 0, r));
+    for (int64_t r = 0; r < p.tp && p.ep > 1; ++r)
+      mark(plan_.ep_group(st, 0, r));
+    // Data parallel: which flows fold_onto keeps depends on the algorithm and the protocol (their bytes per link),
+    // not on the size, so every pair NCCL may choose covers every collective of the step.
+    for (bool expert : {false, true}) {
+      if (expert && p.ep <= 1)
+        continue;
+      const auto group = expert ? plan_.expert_dp_group(st, 0, 0) : plan_.dp_group(st, 0);
+      bool all = false;
+      for (auto kind : {collectives::Kind::AllReduce, collectives::Kind::ReduceScatter, collectives::Kind::AllGather})
+        for (const auto& a : collectives::algorithms())
+          for (const auto& pr : collectives::protocols()) {
+            auto fabric = fabric_;
+            fabric.choice = {a.name, pr.name};
+            auto phases = collectives::plan_collective(kind, 1 << 20, group, placement(), fabric);
+            if (!fold_onto(phases, placement().device({st, 0, 0}), 0)) {
+              all = true;
+              continue;
+            }
+            for (const auto& ph : phases)
+              for (const auto& f : ph.flows)
+                mark({f.src, f.dst});
+          }
+      for (int64_t r = 0; r < p.tp && all && !expert; ++r)  // dp_phases runs every TP rank's groups
+        mark(plan_.dp_group(st, r));
+      if (all && expert)
+        for (const auto& g : plan_.expert_dp_groups(st))
+          mark(g);
+    }
+  }
+  return need;
+}
+
+std::string Folding::asymmetry(const std::set<std::pair<int64_t, int64_t>>& pipeline_pairs,
+                               bool embedding_sync) const
+{
+  if (full_)
+    return "";
+  const auto& p = plan_.groups;
+  const std::string exact = "; simulation.fidelity: full replays every device and is exact";
+  // Pipeline transfers: every pair of stages that exchanges activations.
+  for (const auto& [a, b] : pipeline_pairs) {
+    const int64_t src = placement().device({a, 0, 0}), dst = placement().device({b, 0, 0});
+    if (!copies_alike({{src, dst, 1.0}}, 1, true))
+      return "folding may be approximate: the ranks of stage " + std::to_string(a) + " send their activations to stage " +
+             std::to_string(b) + " over routes that differ from rank to rank (within a node or across, or more " +
+             "transfers on a shared NIC or oversubscribed uplink)" + exact;
+  }
+  if (p.pp > 1 && embedding_sync) {
+    const int64_t a = placement().device({0, 0, 0}), b = placement().device({p.pp - 1, 0, 0});
+    if (!copies_alike({{a, b, 1.0}, {b, a, 1.0}}, 1, true))
+      return "folding may be approximate: the embedding all-reduce of the first and last stage takes routes that differ "
+             "from rank to rank" + exact;
+  }
+  for (int64_t st = 0; st < p.pp; ++st) {
+    auto ring_flows = [&](const std::vector<int64_t>& g) {
+      std::vector<collectives::Flow> out;
+      for (size_t i = 0; i < g.size() && g.size() > 1; ++i)
+        out.push_back({g[i], g[(i + 1) % g.size()], 1.0});
+      return out;
+    };
+    for (const auto& [experts, size, what] : {std::tuple<bool, int64_t, const char*>{true, p.ep, "expert-parallel all-to-all"},
+                                              std::tuple<bool, int64_t, const char*>{false, p.cp, "context-parallel ring"}}) {
+      if (size <= 1)
+        continue;
+      std::vector<collectives::Flow> flows;
+      const bool across = experts && plan_.groups.experts_across_tp();  // one group holds every TP rank
+      for (int64_t r = 0; r < (across ? 1 : p.tp); ++r) {
+        auto g = experts ? plan_.ep_group(st, 0, r) : plan_.cp_group(st, 0, r);
+        auto more = ring_flows(g);
+        if (experts)  // every pair exchanges tokens
+          for (int64_t x : g)
+            for (int64_t y : g)
+              if (x != y)
+                more.push_back({x, y, 1.0});
+        flows.insert(flows.end(), more.begin(), more.end());
+      }
+      if (!copies_alike(flows, across ? plan_.ep_dp_step() : size, false))
+        return "folding may be approximate: the " + std::string(what) + " groups of stage " + std::to_string(st) +
+               " take routes that differ from group to group" + exact;
+    }
+    auto tp_flows = ring_flows(plan_.tp_group(st, 0));
+    if (!copies_alike(tp_flows, 1, false))
+      return "folding may be approximate: the tensor-parallel groups of stage " + std::to_string(st) +
+             " take routes that differ from group to group" + exact;
+  }
+  return "";
+}
+
+void Folding::add_shared_copies(std::vector<collectives::Phase>& phases, int64_t dp_step, bool tp_ranks) const
+{
+  for (auto& ph : phases) {
+    const size_t own = ph.flows.size();
+    for (size_t i = 0; i < own; ++i) {
+      auto more = shared_copies(ph.flows[i], dp_step, tp_ranks);
+      ph.flows.insert(ph.flows.end(), more.begin(), more.end());
+    }
+  }
+}
+
+bool Folding::fold_onto(std::vector<collectives::Phase>& phases, int64_t device, int64_t dp_step) const
+{
+  if (full_ || layout_.has_shared_links())
+    return false;
+  std::vector<std::vector<collectives::Flow>> folded;
+  const auto rep = placement().coord(device);
+  const int64_t dp = plan_.groups.dense_dp, tp = plan_.groups.tp;
+  // A flow's kind and size, for comparing members' patterns.
+  auto pattern = [&](const std::vector<collectives::Flow>& flows) {
+    std::vector<std::pair<bool, double>> out;
+    for (const auto& f : flows)
+      out.push_back({layout_.same_node(f.src, f.dst), f.bytes});
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  for (const auto& ph : phases) {
+    // Bytes each member sends and receives, within its node and across.
+    std::map<int64_t, std::array<double, 4>> load;
+    for (const auto& f : ph.flows) {
+      const bool across = !layout_.same_node(f.src, f.dst);
+      load[f.src][across ? 1 : 0] += f.bytes;
+      load[f.dst][across ? 3 : 2] += f.bytes;
+    }
+    auto total = [](const std::array<double, 4>& l) { return l[0] + l[1] + l[2] + l[3]; };
+    int64_t busiest = device;
+    for (const auto& [member, l] : load)
+      if (total(l) > total(load[busiest]))
+        busiest = member;
+    // Every member moves no more than the busiest, kind by kind, so its flows end no later (ring, all-to-all: all
+    // alike; a tree: the busiest node of both trees).
+    for (const auto& [member, l] : load)
+      for (size_t k = 0; k < 4; ++k)
+        if (l[k] > load[busiest][k] * (1 + 1e-12))
+          return false;
+    const auto b = placement().coord(busiest);
+    if (b.stage != rep.stage)
+      return false;
+    const int64_t dp_shift = ((rep.dp - b.dp) % dp + dp) % dp, tp_shift = ((rep.tp - b.tp) % tp + tp) % tp;
+    std::vector<collectives::Flow> theirs, mine;
+    for (const auto& f : ph.flows)
+      if (f.src == busiest || f.dst == busiest) {
+        theirs.push_back(f);
+        mine.push_back(copy_of(f, dp_shift, tp_shift));
+      }
+    // Moved onto the device, the flows keep their kinds; and the groups of the other TP ranks (and, every dp_step
+    // data-parallel indices, of the other slices), which the device also stands for, take routes alike.
+    if (pattern(mine) != pattern(theirs) || !copies_alike(mine, dp_step, true))
+      return false;
+    folded.push_back(std::move(mine));
+  }
+  for (size_t i = 0; i < phases.size(); ++i)
+    phases[i].flows = std::move(folded[i]);
+  return true;
+}
+
+// The representative's NVLink links carry its tensor-parallel flows only when the group sits in one
+// node, pipeline neighbours and the embedding pair are in other nodes, and data-parallel groups have one member
+// per node (no intra-node phase).
+bool Folding::nvlink_exclusive_to_tp(bool embedding_sync) const
+{
+  const auto& p = plan_.groups;
+  if (p.tp > placement().devices_per_node())
+    return false;
+  for (int64_t st = 0; st < p.pp; ++st) {
+    auto group = plan_.tp_group(st, 0);
+    if (placement().node_of(group.front()) != placement().node_of(group.back()))
+      return false;
+    if (st + 1 < p.pp && layout_.same_node(placement().device({st, 0, 0}), placement().device({st + 1, 0, 0})))
+      return false;
+    if (p.cp > 1) {  // nor the context-parallel ring
+      auto cpg = plan_.cp_group(st, 0, 0);
+      for (size_t i = 1; i < cpg.size(); ++i)
+        if (layout_.same_node(cpg[0], cpg[i]))
+          return false;
+    }
+    if (p.ep > 1) {  // expert all-to-alls must not share the representative's NVLink links either
+      auto epg = plan_.ep_group(st, 0, 0);
+      for (size_t i = 1; i < epg.size(); ++i)
+        if (layout_.same_node(epg[0], epg[i]))
+          return false;
+    }
+    if (p.dp > 1) {
+      auto dpg = plan_.dp_group(st, 0);
+      for (size_t i = 1; i < dpg.size(); ++i)
+        if (layout_.same_node(dpg[i - 1], dpg[i]))
+          return false;
+    }
+  }
+  if (p.pp > 1 && embedding_sync &&
+      layout_.same_node(placement().device({0, 0, 0}), placement().device({p.pp - 1, 0, 0})))
+    return false;
+  return true;
+}
+
+}  // namespace dtsim::replay

@@ -1,0 +1,71 @@
+#pragma once
+// Internal to sim/replay: folding (docs/design.md, "Symmetry"). Folded, a simulated device (the representative, dp 0
+// and tp 0 of its stage) stands for every rank that does the same work: the other TP ranks and data-parallel replicas
+// of its stage. Their flows run at the same time as its own and, where they cross a link that the simulated flows
+// cross too (a shared NIC, an oversubscribed uplink: FabricLayout::crosses_shared_link), they slow them down, so they
+// are simulated alongside. A copy moves the flow by `dp_shift` data-parallel indices and `tp_shift` TP ranks (modulo
+// the group sizes); copies on links of their own cannot change anything simulated and are left out. Pure data: the
+// answers depend on the plan and the fabric only, so they are tested without SimGrid (tests/unit/folding_test.cpp).
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "collectives/collective.hpp"
+#include "hardware/hardware_spec.hpp"
+#include "parallel/plan.hpp"
+#include "platform/fabric_layout.hpp"
+
+namespace dtsim::replay {
+
+class Folding {
+ public:
+  /// `placement`: where the job's ranks sit (plan.placement, or its slot on a shared cluster); `full`: every device is
+  /// simulated and nothing is folded.
+  Folding(const parallel::DerivedPlan& plan, const parallel::Placement& placement, const hardware::HardwareSpec& hw,
+          const collectives::Fabric& fabric, bool full);
+  const platform::FabricLayout& layout() const { return layout_; }
+
+  /// The copies of `f` that cross a shared link: data-parallel shifts by multiples of `dp_step` (0: none), and
+  /// every TP shift when `tp_ranks`. Empty in full fidelity, where every rank is simulated.
+  std::vector<collectives::Flow> shared_copies(const collectives::Flow& f, int64_t dp_step, bool tp_ranks) const;
+  /// `f` moved by `dp_shift` data-parallel indices and `tp_shift` TP ranks.
+  collectives::Flow copy_of(const collectives::Flow& f, int64_t dp_shift, int64_t tp_shift) const;
+  /// Whether every copy of `flows` (all shifts, shared links or not) takes a route like its original's: within a
+  /// node or across alike, and on each shared link it crosses as many flows of the set as the original meets.
+  /// Where they are not alike, ranks the simulated device stands for run at other speeds and folding is approximate.
+  bool copies_alike(const std::vector<collectives::Flow>& flows, int64_t dp_step, bool tp_ranks) const;
+  /// Appends to every phase the shared copies of its flows.
+  void add_shared_copies(std::vector<collectives::Phase>& phases, int64_t dp_step, bool tp_ranks) const;
+  /// Folded, on a fabric without shared links: replaces each phase's flows (one group's) by those of its busiest
+  /// member (most bytes sent and received; the device itself when all are alike, as on a ring or an all-to-all),
+  /// moved onto `device`. Holds where every member moves no more than the busiest, within its node and across, so
+  /// that by symmetry its flows end no later, and the groups of the other TP ranks (and of the other slices every
+  /// `dp_step` data-parallel indices; 0: none) take routes alike. False (phases untouched) otherwise.
+  bool fold_onto(std::vector<collectives::Phase>& phases, int64_t device, int64_t dp_step) const;
+  /// The devices whose hosts the platform needs (empty: all): in full fidelity, or where copies may run anywhere
+  /// (shared links), every device; otherwise the representatives' TP, expert and context groups and what
+  /// fold_onto keeps of their data-parallel groups, for every algorithm and protocol NCCL may choose.
+  std::vector<char> needed_devices() const;
+  /// Empty when folding is exact by symmetry (or nothing is folded); otherwise what breaks it, for the report.
+  /// `pipeline_pairs`: the (sender, receiver) stages that exchange activations; `embedding_sync`: the first and last
+  /// stage all-reduce their word-embedding gradients.
+  std::string asymmetry(const std::set<std::pair<int64_t, int64_t>>& pipeline_pairs, bool embedding_sync) const;
+  /// Whether the representatives' NVLink links carry their tensor-parallel flows only: each TP group in one node,
+  /// and pipeline neighbours, context and expert groups, data-parallel groups and the embedding pair across nodes.
+  bool nvlink_exclusive_to_tp(bool embedding_sync) const;
+
+ private:
+  const parallel::Placement& placement() const { return layout_.placement(); }
+  bool check_copies_alike(const std::vector<collectives::Flow>& flows, int64_t dp_step, bool tp_ranks) const;
+
+  const parallel::DerivedPlan& plan_;
+  platform::FabricLayout layout_;
+  collectives::Fabric fabric_;
+  bool full_;
+  mutable std::map<std::vector<int64_t>, bool> alike_;  // copies_alike's answers: (dp_step, tp_ranks, flows...)
+};
+
+}  // namespace dtsim::replay
