@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Fits the GEMM efficiency parameters of a device (hardware/*.yaml, device.efficiency.gemm) to published cuBLAS
-measurements, once per device. Model (sim/hardware/compute_model.cpp):
+measurements, once per device. Model (sim/kernels/compute_model.cpp):
     eff = max * A^p / (A^p + half_area^p) * k / (k + half_k),  A = batch * m * n
     time = max(flops / (peak * eff), bytes / (memory_bandwidth * memory_efficiency))
 Grid search on the squared log error. Prints the parameters and the fit error per point.

@@ -5,76 +5,60 @@
 
 namespace dtsim::config {
 
-Key Key::integer(std::string name, IntRange r, Presence p, std::string absent, std::string doc)
+namespace {
+
+// What every declaration gives: name, type, presence, what absence means, doc.
+Key declared(std::string name, KeyType type, Presence p, std::string absent, std::string doc)
 {
   Key k;
   k.name = std::move(name);
-  k.type = KeyType::Integer;
-  k.int_range = r;
+  k.type = type;
   k.presence = p;
   k.absent = std::move(absent);
   k.doc = std::move(doc);
+  return k;
+}
+
+}  // namespace
+
+Key Key::integer(std::string name, IntRange r, Presence p, std::string absent, std::string doc)
+{
+  Key k = declared(std::move(name), KeyType::Integer, p, std::move(absent), std::move(doc));
+  k.int_range = r;
   return k;
 }
 
 Key Key::number(std::string name, double lo, double hi, Presence p, std::string absent, std::string doc)
 {
-  Key k;
-  k.name = std::move(name);
-  k.type = KeyType::Number;
+  Key k = declared(std::move(name), KeyType::Number, p, std::move(absent), std::move(doc));
   k.lo = lo;
   k.hi = hi;
-  k.presence = p;
-  k.absent = std::move(absent);
-  k.doc = std::move(doc);
   return k;
 }
 
 Key Key::quantity(std::string name, Dimension d, QuantityRange r, Presence p, std::string absent, std::string doc)
 {
-  Key k;
-  k.name = std::move(name);
-  k.type = KeyType::Quantity;
+  Key k = declared(std::move(name), KeyType::Quantity, p, std::move(absent), std::move(doc));
   k.dimension = d;
   k.quantity_range = r;
-  k.presence = p;
-  k.absent = std::move(absent);
-  k.doc = std::move(doc);
   return k;
 }
 
 Key Key::string(std::string name, Presence p, std::string absent, std::string doc)
 {
-  Key k;
-  k.name = std::move(name);
-  k.type = KeyType::String;
-  k.presence = p;
-  k.absent = std::move(absent);
-  k.doc = std::move(doc);
-  return k;
+  return declared(std::move(name), KeyType::String, p, std::move(absent), std::move(doc));
 }
 
 Key Key::choice(std::string name, std::vector<std::string> choices, Presence p, std::string absent, std::string doc)
 {
-  Key k;
-  k.name = std::move(name);
-  k.type = KeyType::Choice;
+  Key k = declared(std::move(name), KeyType::Choice, p, std::move(absent), std::move(doc));
   k.choices = std::move(choices);
-  k.presence = p;
-  k.absent = std::move(absent);
-  k.doc = std::move(doc);
   return k;
 }
 
 Key Key::boolean(std::string name, Presence p, std::string absent, std::string doc)
 {
-  Key k;
-  k.name = std::move(name);
-  k.type = KeyType::Boolean;
-  k.presence = p;
-  k.absent = std::move(absent);
-  k.doc = std::move(doc);
-  return k;
+  return declared(std::move(name), KeyType::Boolean, p, std::move(absent), std::move(doc));
 }
 
 Key Key::integer_list(std::string name, IntRange r, Presence p, std::string absent, std::string doc)
@@ -93,12 +77,7 @@ Key Key::number_list(std::string name, double lo, double hi, Presence p, std::st
 
 Key Key::section(std::string name, Presence p, std::string doc)
 {
-  Key k;
-  k.name = std::move(name);
-  k.type = KeyType::Section;
-  k.presence = p;
-  k.doc = std::move(doc);
-  return k;
+  return declared(std::move(name), KeyType::Section, p, "", std::move(doc));
 }
 
 Key Key::defaults_to(double v) const

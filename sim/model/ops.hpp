@@ -21,7 +21,7 @@ struct Op {
   /// optimizer, so zero-bubble schedules run it apart from the input gradients (scenario::BackwardPart).
   bool weight_gradient = false;
   /// A GEMM of a fused attention kernel (FlashAttention, cuDNN): timed at the kernel's published throughput for its
-  /// direction, sequence (`attn_seq`), head dimension and masking, not with the GEMM curve (hardware/attention_kernel).
+  /// direction, sequence (`attn_seq`), head dimension and masking, not with the GEMM curve (kernels/attention_kernel).
   enum class Fused { None, AttentionForward, AttentionBackward };
   Fused fused = Fused::None;
   double attn_seq = 0, attn_head_dim = 0;

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "collectives/collective.hpp"
+#include "parallel/collective.hpp"
 #include "parallel/placement.hpp"
 #include "platform/cluster_platform.hpp"
 #include "replay/activities.hpp"

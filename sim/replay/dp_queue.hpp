@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "collectives/collective.hpp"
+#include "parallel/collective.hpp"
 #include "parallel/plan.hpp"
 #include "parallel/schedule.hpp"
 #include "replay/activities.hpp"

@@ -12,7 +12,7 @@
 
 #include <simgrid/s4u.hpp>
 
-#include "collectives/collective.hpp"
+#include "parallel/collective.hpp"
 #include "parallel/plan.hpp"
 #include "platform/cluster_platform.hpp"
 #include "replay/activities.hpp"

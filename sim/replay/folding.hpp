@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "collectives/collective.hpp"
+#include "parallel/collective.hpp"
 #include "hardware/hardware_spec.hpp"
 #include "parallel/plan.hpp"
 #include "platform/fabric_layout.hpp"

@@ -9,7 +9,7 @@
 #include <tuple>
 #include <vector>
 
-#include "collectives/collective.hpp"
+#include "parallel/collective.hpp"
 #include "parallel/plan.hpp"
 #include "replay/folding.hpp"
 #include "replay/step_program.hpp"

@@ -11,7 +11,7 @@ using scenario::Recompute;
 
 namespace {
 
-Step compute_step(const std::vector<model::Op>& ops, const hardware::ComputeModel& cm, std::string label,
+Step compute_step(const std::vector<model::Op>& ops, const kernels::ComputeModel& cm, std::string label,
                   bool recompute)
 {
   Step st;
@@ -24,7 +24,7 @@ Step compute_step(const std::vector<model::Op>& ops, const hardware::ComputeMode
   return st;
 }
 
-void append(std::vector<Step>& out, const std::vector<model::Segment>& segs, const hardware::ComputeModel& cm,
+void append(std::vector<Step>& out, const std::vector<model::Segment>& segs, const kernels::ComputeModel& cm,
             const std::string& label, bool recompute)
 {
   for (const auto& seg : segs) {
@@ -48,7 +48,7 @@ void append(std::vector<Step>& out, const std::vector<model::Segment>& segs, con
 
 // A parameter group's gradients are ready. Without gradient-accumulation fusion, PyTorch's AccumulateGrad adds
 // each new gradient into the stored one (read both, write one) on every microbatch but the first.
-void grad_ready(std::vector<Step>& out, ChunkGradients& grads, double bytes, const hardware::ComputeModel& cm,
+void grad_ready(std::vector<Step>& out, ChunkGradients& grads, double bytes, const kernels::ComputeModel& cm,
                 bool fused, bool expert = false)
 {
   if (bytes <= 0)
@@ -91,7 +91,7 @@ struct BackwardBuilder {
   std::vector<Step>& whole;
   std::vector<Step>* input = nullptr;   ///< null unless the schedule splits the backward
   std::vector<Step>* weight = nullptr;
-  const hardware::ComputeModel& cm;
+  const kernels::ComputeModel& cm;
 
   bool split() const { return input != nullptr; }
   // Steps that `add` appends to the whole backward, copied to B (`to_weight` false) or W.
@@ -144,7 +144,7 @@ const std::vector<Step>& unit_steps(const StepProgram& p, int64_t stage, int64_t
 }
 
 StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan,
-                               const model::Transformer& t, const hardware::ComputeModel& cm)
+                               const model::Transformer& t, const kernels::ComputeModel& cm)
 {
   const auto& m = t.spec();
   const auto& g = plan.groups;

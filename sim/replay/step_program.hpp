@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "hardware/compute_model.hpp"
+#include "kernels/compute_model.hpp"
 #include "model/transformer.hpp"
 #include "parallel/plan.hpp"
 #include "scenario/scenario_spec.hpp"
@@ -94,6 +94,6 @@ constexpr double kOptimizerBytesPerParam = 6 + 8 + 4 + 28 + 6 + 2;
 
 /// `plan` is derive_plan(s).
 StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan,
-                               const model::Transformer& t, const hardware::ComputeModel& compute);
+                               const model::Transformer& t, const kernels::ComputeModel& compute);
 
 }  // namespace dtsim::replay

@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <ostream>
 
-#include "collectives/collective.hpp"
-#include "hardware/compute_model.hpp"
+#include "parallel/collective.hpp"
+#include "kernels/compute_model.hpp"
 #include "model/transformer.hpp"
 #include "parallel/plan.hpp"
 
@@ -19,7 +19,7 @@ struct PassTime {
 
 // Collective times are the alpha-beta ring time on uncontended links (the replay adds contention).
 PassTime print_pass(std::ostream& out, const char* title, const std::vector<model::Segment>& segs,
-                    const hardware::ComputeModel& cm, const scenario::ScenarioSpec& s,
+                    const kernels::ComputeModel& cm, const scenario::ScenarioSpec& s,
                     const parallel::ParallelGroups& g)
 {
   PassTime pt;
@@ -86,7 +86,7 @@ PassTime print_pass(std::ostream& out, const char* title, const std::vector<mode
 void print_explain(std::ostream& out, const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan)
 {
   model::Transformer t(s.model);
-  hardware::ComputeModel cm(s.hardware.device, plan.precision.name, s.stack);
+  kernels::ComputeModel cm(s.hardware.device, plan.precision.name, s.stack);
   const model::Shape& shape = plan.shape;
   const auto& g = plan.groups;
   out << "Kernels of one microbatch on one tensor-parallel rank (" << s.model.name << ", micro batch "

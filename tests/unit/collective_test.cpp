@@ -13,8 +13,8 @@
 #include <stdexcept>
 
 #include "app/simulate.hpp"
-#include "collectives/collective.hpp"
-#include "hardware/compute_model.hpp"
+#include "parallel/collective.hpp"
+#include "kernels/compute_model.hpp"
 #include "hardware/hardware_keys.hpp"
 #include "model/transformer.hpp"
 #include "parallel/placement.hpp"
@@ -323,7 +323,7 @@ TEST(TensorParallelTraffic, StepProgramCountsNarayananAllReduces)
     auto s = tp8({sp ? "parallel.sp=true" : "parallel.sp=false"});
     ASSERT_EQ(double(s.microbatches), kMicrobatches);
     dtsim::model::Transformer t(s.model);
-    dtsim::hardware::ComputeModel cm(s.hardware.device, s.training.precision);
+    dtsim::kernels::ComputeModel cm(s.hardware.device, s.training.precision);
     auto prog = dtsim::replay::build_step_program(s, derive_plan(s), t, cm);
     int all_reduce = 0, reduce_scatter = 0, all_gather = 0;
     for (const auto* pass : {&prog.forward[0][0], &prog.backward[0][0]})
@@ -387,7 +387,7 @@ HandExposure hand_exposed_tp(const std::vector<std::string>& overrides, double c
 {
   auto s = tp8(overrides);
   dtsim::model::Transformer t(s.model);
-  dtsim::hardware::ComputeModel cm(s.hardware.device, s.training.precision, s.stack);
+  dtsim::kernels::ComputeModel cm(s.hardware.device, s.training.precision, s.stack);
   auto prog = dtsim::replay::build_step_program(s, derive_plan(s), t, cm);
   HandExposure e;
   for (const auto* pass : {&prog.forward[0][0], &prog.backward[0][0]})

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "hardware/compute_model.hpp"
+#include "kernels/compute_model.hpp"
 #include "parallel/memory.hpp"
 #include "replay/step_program.hpp"
 #include "scenario/scenario_spec.hpp"
@@ -50,7 +50,7 @@ TEST(ContextParallel, AttentionShapesAndRingTraffic)
         EXPECT_DOUBLE_EQ(op.batch, 4 * 8 / 2);
       }
   EXPECT_TRUE(found);
-  dtsim::hardware::ComputeModel cm(s.hardware.device, s.training.precision);
+  dtsim::kernels::ComputeModel cm(s.hardware.device, s.training.precision);
   auto prog = dtsim::replay::build_step_program(s, derive_plan(s), t, cm);
   // Keys and values of the whole sequence on one TP rank: 2 B x 4 x 512 tokens x 2 x 256 / 2.
   const double kv = 2.0 * 4 * 512 * 2 * 256 / 2;

@@ -3,7 +3,7 @@
 // routing against hand computations on small cases.
 #include <gtest/gtest.h>
 
-#include "collectives/collective.hpp"
+#include "parallel/collective.hpp"
 #include "core/diagnostics.hpp"
 #include "model/mla.hpp"
 #include "model/model_yaml.hpp"

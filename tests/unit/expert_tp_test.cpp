@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "hardware/compute_model.hpp"
+#include "kernels/compute_model.hpp"
 #include "parallel/placement.hpp"
 #include "parallel/plan.hpp"
 #include "replay/step_program.hpp"
@@ -62,7 +62,7 @@ TEST(ExpertTp, ProgramByHand)
 {
   auto count = [](const dtsim::scenario::ScenarioSpec& s) {
     dtsim::model::Transformer t(s.model);
-    dtsim::hardware::ComputeModel cm(s.hardware.device, s.training.precision);
+    dtsim::kernels::ComputeModel cm(s.hardware.device, s.training.precision);
     auto prog = dtsim::replay::build_step_program(s, dtsim::parallel::derive_plan(s), t, cm);
     struct Counts {
       int tp = 0, ep = 0;

@@ -2,7 +2,7 @@
 // micro batch 4, tp 2): no score matrix in memory, no softmax or dropout kernels, one more score GEMM in backward.
 #include <gtest/gtest.h>
 
-#include "hardware/compute_model.hpp"
+#include "kernels/compute_model.hpp"
 #include "parallel/memory.hpp"
 #include "replay/step_program.hpp"
 #include "scenario/scenario_spec.hpp"
@@ -70,7 +70,7 @@ TEST(FlashAttention, HardwareFlopsCountTheRecomputedScores)
 {
   auto plain = tiny({}), flash = tiny({"training.flash_attention=true"});
   dtsim::model::Transformer t(plain.model);
-  dtsim::hardware::ComputeModel cm(plain.hardware.device, plain.training.precision);
+  dtsim::kernels::ComputeModel cm(plain.hardware.device, plain.training.precision);
   auto a = dtsim::replay::build_step_program(plain, derive_plan(plain), t, cm);
   auto b = dtsim::replay::build_step_program(flash, derive_plan(flash), t, cm);
   EXPECT_DOUBLE_EQ(a.model_flops, b.model_flops);

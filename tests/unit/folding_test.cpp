@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/collective.hpp"
+#include "parallel/collective.hpp"
 #include "parallel/plan.hpp"
 #include "replay/folding.hpp"
 #include "scenario/scenario_spec.hpp"

@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "hardware/compute_model.hpp"
+#include "kernels/compute_model.hpp"
 #include "hardware/hardware_yaml.hpp"
 #include "parallel/memory.hpp"
 #include "scenario/scenario_spec.hpp"
@@ -45,7 +45,7 @@ TEST(Fp8, LinearLayersAtTheFp8PeakAttentionAtBf16)
   EXPECT_FALSE(scores->linear);
   // fc1: (2048 x 256) x (256 x 512) with 1-byte inputs and a 2-byte result.
   EXPECT_DOUBLE_EQ(fc1->bytes, 1.0 * (2048 * 256 + 256 * 512) + 2.0 * 2048 * 512);
-  dtsim::hardware::ComputeModel fp8(s.hardware.device, "fp8"), bf16(s.hardware.device, "bf16");
+  dtsim::kernels::ComputeModel fp8(s.hardware.device, "fp8"), bf16(s.hardware.device, "bf16");
   // A large linear GEMM is compute-bound: time scales with peak x efficiency, each precision on its own curve (bf16:
   // max 0.81, half_area 1482910, p 3, half_k 192; fp8: max 0.72, half_area 2097152, p 1.5, half_k 512).
   dtsim::model::Op big = *fc1;

@@ -1,12 +1,12 @@
 // Issue 11, section 2: fused attention kernels from their published throughputs, fp8 as Transformer Engine runs it
 // (fp8 GEMM curve, cast/transpose/amax kernels), and host launch floors. Every expected value is computed by hand
-// from the cited constants (sim/hardware/attention_kernel.cpp, hardware/dgx-h100.yaml, docs/calibration.md).
+// from the cited constants (sim/kernels/attention_kernel.cpp, hardware/dgx-h100.yaml, docs/calibration.md).
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "hardware/attention_kernel.hpp"
-#include "hardware/compute_model.hpp"
+#include "kernels/attention_kernel.hpp"
+#include "kernels/compute_model.hpp"
 #include "model/transformer.hpp"
 #include "parallel/plan.hpp"
 #include "replay/step_program.hpp"
@@ -15,7 +15,7 @@
 
 namespace {
 
-using dtsim::hardware::AttentionDirection;
+using dtsim::kernels::AttentionDirection;
 using dtsim::stack::AttentionKernel;
 using dtsim::test::rel_diff;
 using dtsim::test::source_path;
@@ -39,7 +39,7 @@ const dtsim::model::Op* find(const std::vector<dtsim::model::Segment>& segs, con
 // The published points themselves (FlashAttention-3 paper, Fig. 5 and 6, H100 SXM5, BF16 peak 989 TFLOP/s).
 TEST(AttentionKernel, PublishedPointsAndInterpolation)
 {
-  using dtsim::hardware::attention_efficiency;
+  using dtsim::kernels::attention_efficiency;
   const auto F = AttentionDirection::Forward, B = AttentionDirection::Backward;
   EXPECT_DOUBLE_EQ(attention_efficiency(kH100, AttentionKernel::FlashAttention3, F, false, 2048, 128), 625.0 / 989);
   EXPECT_DOUBLE_EQ(attention_efficiency(kH100, AttentionKernel::CuDnn, B, false, 16384, 64), 433.0 / 989);
@@ -62,7 +62,7 @@ TEST(AttentionKernel, PublishedPointsAndInterpolation)
 
 TEST(AttentionKernel, ChoiceOfKernel)
 {
-  using dtsim::hardware::attention_kernel_for;
+  using dtsim::kernels::attention_kernel_for;
   EXPECT_EQ(attention_kernel_for(kH100, AttentionKernel::Unfused, false), AttentionKernel::FlashAttention2);
   EXPECT_EQ(attention_kernel_for(kH100, AttentionKernel::CuDnn, true), AttentionKernel::CuDnn);
   EXPECT_EQ(attention_kernel_for(kA100, AttentionKernel::FlashAttention3, true), AttentionKernel::FlashAttention2);
@@ -82,7 +82,7 @@ TEST(AttentionKernel, CausalTimeIsHalfTheCountedWorkAtThePublishedRate)
   EXPECT_TRUE(scores->causal);
   dtsim::model::Op op = *scores;
   op.bytes = 0;  // compute only
-  dtsim::hardware::ComputeModel cm(s.hardware.device, "bf16");
+  dtsim::kernels::ComputeModel cm(s.hardware.device, "bf16");
   // tiny-gpt: head dim 32 -> clamped to the head-dim-64 rows; causal factor 333/370 at 8k; default kernel FA2.
   const double eff = 322.0 * 333 / 370 / 989;
   EXPECT_LT(rel_diff(cm.seconds(op), op.flops() / 2 / (eff * 989e12)), 1e-12);
@@ -99,7 +99,7 @@ TEST(Fp8Physics, Fp8CurveAtTheFp8Peak)
 {
   auto s = tiny({"hardware=../hardware/dgx-h100.yaml", "training.precision=fp8"});
   ASSERT_TRUE(s.hardware.device.has_gemm_fp8);
-  dtsim::hardware::ComputeModel fp8(s.hardware.device, "fp8");
+  dtsim::kernels::ComputeModel fp8(s.hardware.device, "fp8");
   dtsim::model::Op big;
   big.kind = dtsim::model::Op::Kind::Gemm;
   big.linear = true;
@@ -188,11 +188,11 @@ TEST(HostOverheads, LaunchFloors)
   k.bytes = 1000;  // 2 us each (the device's minimum kernel time)
   k.layer_share = 1.0 / 3;
   std::vector<dtsim::model::Op> run{k, k, k};
-  dtsim::hardware::ComputeModel none(s.hardware.device, "bf16"), eager(s.hardware.device, "bf16", st);
+  dtsim::kernels::ComputeModel none(s.hardware.device, "bf16"), eager(s.hardware.device, "bf16", st);
   EXPECT_DOUBLE_EQ(none.run_seconds(run), 3 * 2e-6);
   EXPECT_NEAR(eager.run_seconds(run), 3 * 10e-6 + 90e-6, 1e-15);
   st.cuda_graphs = true;
-  dtsim::hardware::ComputeModel graphs(s.hardware.device, "bf16", st);
+  dtsim::kernels::ComputeModel graphs(s.hardware.device, "bf16", st);
   EXPECT_DOUBLE_EQ(graphs.run_seconds(run), 10e-6);
   // A long kernel hides the host: the GPU time stands.
   k.bytes = 1e9;

@@ -1,7 +1,7 @@
 // Uneven pipeline stages (parallel.stage_layers): tiny-gpt's 4 layers on 3 stages as [1, 2, 1], checked by hand.
 #include <gtest/gtest.h>
 
-#include "hardware/compute_model.hpp"
+#include "kernels/compute_model.hpp"
 #include "parallel/memory.hpp"
 #include "replay/step_program.hpp"
 #include "scenario/layer_partition.hpp"
@@ -26,7 +26,7 @@ bool runs(const std::vector<dtsim::replay::Step>& steps, const std::string& labe
 dtsim::replay::StepProgram program_of(const dtsim::scenario::ScenarioSpec& s)
 {
   dtsim::model::Transformer t(s.model);
-  dtsim::hardware::ComputeModel cm(s.hardware.device, s.training.precision);
+  dtsim::kernels::ComputeModel cm(s.hardware.device, s.training.precision);
   return dtsim::replay::build_step_program(s, derive_plan(s), t, cm);
 }
 

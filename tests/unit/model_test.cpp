@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "hardware/compute_model.hpp"
+#include "kernels/compute_model.hpp"
 #include "model/transformer.hpp"
 #include "replay/step_program.hpp"
 #include "scenario/scenario_spec.hpp"
@@ -160,7 +160,7 @@ ProgramFixture build(const std::vector<std::string>& overrides)
   ProgramFixture f;
   f.spec = dtsim::scenario::load_scenario(source_path("scenarios/validation/megatron-2021-1.7b.yaml"), overrides);
   Transformer t(f.spec.model);
-  dtsim::hardware::ComputeModel cm(f.spec.hardware.device, f.spec.training.precision);
+  dtsim::kernels::ComputeModel cm(f.spec.hardware.device, f.spec.training.precision);
   f.prog = dtsim::replay::build_step_program(f.spec, derive_plan(f.spec), t, cm);
   return f;
 }
@@ -224,7 +224,7 @@ TEST(StepProgramFlops, SelectiveRecomputeAddsOneAttentionCoreForward)
 TEST(ComputeModel, A100GemmAndMemoryKernelTimes)
 {
   auto spec = dtsim::scenario::load_scenario(source_path("scenarios/tiny.yaml"), {});
-  dtsim::hardware::ComputeModel cm(spec.hardware.device, "bf16");
+  dtsim::kernels::ComputeModel cm(spec.hardware.device, "bf16");
   // hardware/dgx-a100-80gb.yaml: 312 TFLOP/s, max 0.84, half_area 741455, half_k 320, 2039 GB/s at 0.83, 2 us.
   const double peak = 312e12, max = 0.84, half_area = 741455, half_k = 320, bw = 2039e9 * 0.83, min_t = 2e-6;
   dtsim::model::Op g;

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "hardware/compute_model.hpp"
+#include "kernels/compute_model.hpp"
 #include "parallel/memory.hpp"
 #include "replay/step_program.hpp"
 #include "scenario/scenario_spec.hpp"
@@ -28,7 +28,7 @@ dtsim::scenario::ScenarioSpec tiny_moe(std::vector<std::string> overrides = {})
 std::vector<double> layer1_forward_all_to_all_bytes(const dtsim::scenario::ScenarioSpec& s)
 {
   dtsim::model::Transformer t(s.model);
-  dtsim::hardware::ComputeModel cm(s.hardware.device, s.training.precision);
+  dtsim::kernels::ComputeModel cm(s.hardware.device, s.training.precision);
   auto prog = dtsim::replay::build_step_program(s, derive_plan(s), t, cm);
   std::vector<double> bytes;
   for (const auto& st : prog.forward[0][0])
@@ -74,7 +74,7 @@ TEST(Moe, AllToAllAndTensorParallelTrafficPerLayer)
 {
   auto s = tiny_moe();
   dtsim::model::Transformer t(s.model);
-  dtsim::hardware::ComputeModel cm(s.hardware.device, s.training.precision);
+  dtsim::kernels::ComputeModel cm(s.hardware.device, s.training.precision);
   auto prog = dtsim::replay::build_step_program(s, derive_plan(s), t, cm);
   std::vector<double> a2a, tp;
   for (const auto& st : prog.forward[0][0]) {
@@ -118,7 +118,7 @@ TEST(Moe, Zero3GathersExpertsOverTheirOwnGroup)
 {
   auto s = tiny_moe({"parallel.zero=3"});
   dtsim::model::Transformer t(s.model);
-  dtsim::hardware::ComputeModel cm(s.hardware.device, s.training.precision);
+  dtsim::kernels::ComputeModel cm(s.hardware.device, s.training.precision);
   auto prog = dtsim::replay::build_step_program(s, derive_plan(s), t, cm);
   std::vector<const Step*> gathers;
   for (const auto& st : prog.forward[0][0])

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "hardware/compute_model.hpp"
+#include "kernels/compute_model.hpp"
 #include "parallel/memory.hpp"
 #include "parallel/plan_space.hpp"
 #include "replay/step_program.hpp"
@@ -47,7 +47,7 @@ TEST(PartialRecompute, FirstLayersOfEachChunkAreRecomputed)
 {
   auto s = tiny({"parallel.pp=1", "training.recompute=full", "training.recompute_layers=1"});
   dtsim::model::Transformer t(s.model);
-  dtsim::hardware::ComputeModel cm(s.hardware.device, s.training.precision);
+  dtsim::kernels::ComputeModel cm(s.hardware.device, s.training.precision);
   auto prog = dtsim::replay::build_step_program(s, derive_plan(s), t, cm);
   std::vector<std::string> recomputed;
   for (const auto& st : prog.backward.at(0).at(0))
@@ -64,7 +64,7 @@ TEST(PartialRecompute, HardwareFlopsCountOnlyTheRecomputedLayers)
   auto all = tiny({"parallel.pp=1", "training.recompute=full"});
   auto one = tiny({"parallel.pp=1", "training.recompute=full", "training.recompute_layers=1"});
   dtsim::model::Transformer t(all.model);
-  dtsim::hardware::ComputeModel cm(all.hardware.device, all.training.precision);
+  dtsim::kernels::ComputeModel cm(all.hardware.device, all.training.precision);
   auto a = dtsim::replay::build_step_program(all, derive_plan(all), t, cm);
   auto b = dtsim::replay::build_step_program(one, derive_plan(one), t, cm);
   EXPECT_DOUBLE_EQ(a.model_flops, b.model_flops);

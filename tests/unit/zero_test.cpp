@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "hardware/compute_model.hpp"
+#include "kernels/compute_model.hpp"
 #include "parallel/memory.hpp"
 #include "replay/step_program.hpp"
 #include "scenario/scenario_spec.hpp"
@@ -78,7 +78,7 @@ TEST(ZeroTraffic, Stage3GathersEachLayerBeforeForwardAndBackward)
 {
   auto s = tiny(3);
   dtsim::model::Transformer t(s.model);
-  dtsim::hardware::ComputeModel cm(s.hardware.device, s.training.precision);
+  dtsim::kernels::ComputeModel cm(s.hardware.device, s.training.precision);
   auto prog = dtsim::replay::build_step_program(s, derive_plan(s), t, cm);
   // 16-bit parameters: bytes = 2 * parameters per TP rank.
   auto first_fw = gathers(prog.forward[0][0]);
@@ -102,7 +102,7 @@ TEST(ZeroTraffic, Stages1And2AllGatherUpdatedParametersAfterTheOptimizer)
 {
   auto s0 = tiny(0);
   dtsim::model::Transformer t(s0.model);
-  dtsim::hardware::ComputeModel cm(s0.hardware.device, s0.training.precision);
+  dtsim::kernels::ComputeModel cm(s0.hardware.device, s0.training.precision);
   auto p0 = dtsim::replay::build_step_program(s0, derive_plan(s0), t, cm);
   for (int zero : {1, 2}) {
     SCOPED_TRACE("zero " + std::to_string(zero));

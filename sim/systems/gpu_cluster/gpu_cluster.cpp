@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "config/units.hpp"
-#include "hardware/compute_model.hpp"
+#include "kernels/compute_model.hpp"
 #include "model/transformer.hpp"
 #include "parallel/memory.hpp"
 #include "parallel/plan_space.hpp"

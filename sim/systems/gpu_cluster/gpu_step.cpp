@@ -1,6 +1,6 @@
 #include "systems/gpu_cluster/gpu_step.hpp"
 
-#include "hardware/compute_model.hpp"
+#include "kernels/compute_model.hpp"
 #include "model/transformer.hpp"
 
 namespace dtsim::systems {
@@ -8,7 +8,7 @@ namespace dtsim::systems {
 GpuStep prepare_gpu_step(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan)
 {
   model::Transformer t(s.model);
-  hardware::ComputeModel compute(s.hardware.device, plan.precision.name, s.stack);
+  kernels::ComputeModel compute(s.hardware.device, plan.precision.name, s.stack);
   GpuStep step;
   step.program = std::make_shared<const replay::StepProgram>(replay::build_step_program(s, plan, t, compute));
   step.schedule = parallel::build_schedule(s.schedule, plan.groups.pp, plan.groups.vpp, s.microbatches);

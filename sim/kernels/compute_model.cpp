@@ -1,14 +1,14 @@
-#include "hardware/compute_model.hpp"
+#include "kernels/compute_model.hpp"
 
 #include <algorithm>
 #include <cmath>
 
 #include "core/diagnostics.hpp"
-#include "hardware/attention_kernel.hpp"
+#include "kernels/attention_kernel.hpp"
 
-namespace dtsim::hardware {
+namespace dtsim::kernels {
 
-ComputeModel::ComputeModel(const DeviceSpec& device, const std::string& precision, const stack::StackSpec& stack)
+ComputeModel::ComputeModel(const hardware::DeviceSpec& device, const std::string& precision, const stack::StackSpec& stack)
     : device_(device), stack_(stack)
 {
   auto it = device.peak_flops.find(precision);
@@ -26,7 +26,7 @@ ComputeModel::ComputeModel(const DeviceSpec& device, const std::string& precisio
   attention_ = attention_kernel_for(device.name, stack.attention, stack.attention_given);
 }
 
-double ComputeModel::curve_efficiency(const GemmEfficiency& g, double area, double k) const
+double ComputeModel::curve_efficiency(const hardware::GemmEfficiency& g, double area, double k) const
 {
   double fill = 1.0;
   if (g.half_area > 0) {
@@ -93,4 +93,4 @@ double ComputeModel::run_seconds(const std::vector<model::Op>& ops) const
   return std::max(gpu, host);
 }
 
-}  // namespace dtsim::hardware
+}  // namespace dtsim::kernels

@@ -4,7 +4,9 @@
 /// (algorithm_registry.hpp), paid as a delay in front of the flows (the flows pay their route latency themselves).
 /// Each algorithm's flows load every link with what NCCL's algorithm moves over it, divided by the fraction of
 /// the link's goodput that the protocol achieves: on an uncontended fabric a phase lasts exactly the registry's
-/// predicted time.
+/// predicted time. It sits with the plan (sim/parallel) because it needs the placement of a group; it keeps the
+/// namespace of the algorithm catalog it uses (sim/collectives, a lower layer that the hardware and stack readers
+/// take their names from).
 #include <cstdint>
 #include <vector>
 

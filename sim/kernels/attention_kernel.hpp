@@ -8,7 +8,7 @@
 
 #include "stack/stack_spec.hpp"
 
-namespace dtsim::hardware {
+namespace dtsim::kernels {
 
 enum class AttentionDirection { Forward, Backward };
 
@@ -27,4 +27,4 @@ bool hopper_class(const std::string& device_name);
 double attention_efficiency(const std::string& device_name, stack::AttentionKernel kernel, AttentionDirection dir,
                             bool causal, double seq, double head_dim);
 
-}  // namespace dtsim::hardware
+}  // namespace dtsim::kernels

@@ -1,10 +1,10 @@
-#include "hardware/attention_kernel.hpp"
+#include "kernels/attention_kernel.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 
-namespace dtsim::hardware {
+namespace dtsim::kernels {
 
 namespace {
 
@@ -96,4 +96,4 @@ double attention_efficiency(const std::string& device_name, stack::AttentionKern
   return tflops(rows, dir, causal, seq, head_dim) / kH100Bf16Peak;
 }
 
-}  // namespace dtsim::hardware
+}  // namespace dtsim::kernels

@@ -10,14 +10,14 @@
 #include "model/ops.hpp"
 #include "stack/stack_spec.hpp"
 
-namespace dtsim::hardware {
+namespace dtsim::kernels {
 
 class ComputeModel {
  public:
   /// `precision` must be a key of device.peak_flops (checked when the scenario is validated). `stack`: the software
   /// that runs the kernels (its factors scale GEMM and memory-bound throughput, its attention kernel times fused
   /// attention, its host overheads floor runs of kernels); the default corrects nothing.
-  ComputeModel(const DeviceSpec& device, const std::string& precision, const stack::StackSpec& stack = {});
+  ComputeModel(const hardware::DeviceSpec& device, const std::string& precision, const stack::StackSpec& stack = {});
 
   double gemm_efficiency(double batch, double m, double n, double k) const;
   double seconds(const model::Op& op) const;
@@ -34,8 +34,8 @@ class ComputeModel {
   stack::AttentionKernel attention_kernel() const { return attention_; }
 
  private:
-  double curve_efficiency(const GemmEfficiency& g, double area, double k) const;
-  DeviceSpec device_;
+  double curve_efficiency(const hardware::GemmEfficiency& g, double area, double k) const;
+  hardware::DeviceSpec device_;
   stack::StackSpec stack_;
   double peak_;
   /// fp8 training runs only the linear layers' GEMMs in fp8; the other GEMMs run at the bf16 peak.
@@ -44,4 +44,4 @@ class ComputeModel {
   stack::AttentionKernel attention_;
 };
 
-}  // namespace dtsim::hardware
+}  // namespace dtsim::kernels

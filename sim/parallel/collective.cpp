@@ -1,4 +1,4 @@
-#include "collectives/collective.hpp"
+#include "parallel/collective.hpp"
 
 #include <algorithm>
 #include <cstddef>

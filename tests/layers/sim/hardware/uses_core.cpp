@@ -1,0 +1,2 @@
+// A hardware file that includes a core header: allowed.
+#include "core/diagnostics.hpp"
