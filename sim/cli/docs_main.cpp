@@ -21,7 +21,7 @@ namespace {
 
 using Groups = std::function<std::vector<dtsim::config::KeyGroup>()>;
 
-// Every table: the inputs' own, and each kind of system's hardware sections (`hardware-KIND`).
+// The inputs' own tables; each kind of system's hardware sections come under `hardware-kinds` (kind_tables).
 const std::map<std::string, Groups>& tables()
 {
   namespace hw = dtsim::hardware::keys;
@@ -32,11 +32,20 @@ const std::map<std::string, Groups>& tables()
       {"scenario", dtsim::scenario::keys::groups},
       {"stack", dtsim::stack::keys::groups},
     };
-    for (const auto* kind : dtsim::systems::system_kinds())
-      made[std::string("hardware-") + kind->name()] = [kind] { return kind->key_groups(); };
     return made;
   }();
   return t;
+}
+
+// Each registered kind's hardware sections: a heading, what they describe, their table. A new kind's wing brings
+// its own, with no line here or in the document.
+std::string kind_tables()
+{
+  std::string out;
+  for (const auto* kind : dtsim::systems::system_kinds())
+    out += std::string(out.empty() ? "" : "\n") + "### `kind: " + kind->name() + "`\n\n" + kind->key_doc() + "\n\n" +
+           dtsim::config::key_table(kind->key_groups());
+  return out;
 }
 
 // The document with every marked table made anew; `unknown` collects marker names no declarations back.
@@ -58,7 +67,9 @@ std::string regenerate(const std::string& doc, std::string& unknown)
     const std::string name = doc.substr(start + open.size(), name_end - start - open.size());
     out += doc.substr(pos, name_end + 4 - pos) + "\n";
     auto it = tables().find(name);
-    if (it == tables().end())
+    if (name == "hardware-kinds")
+      out += kind_tables();
+    else if (it == tables().end())
       unknown += " " + name;
     else
       out += dtsim::config::key_table(it->second());

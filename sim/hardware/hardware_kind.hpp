@@ -19,8 +19,10 @@ class HardwareKind {
   virtual void read_sections(config::MapReader& root, HardwareSpec& hw) const = 0;
   /// Checks that need the file as it is written too (`file`: read without the --set overrides), after reading.
   virtual void check(HardwareSpec& hw, const HardwareSpec& file, Diagnostics& diag) const = 0;
-  /// The kind's keys by mapping, for the reference (docs/yaml-reference.md).
+  /// The kind's keys by mapping, and a sentence saying what its sections describe, for the reference
+  /// (docs/yaml-reference.md).
   virtual std::vector<config::KeyGroup> key_groups() const = 0;
+  virtual std::string key_doc() const = 0;
 };
 
 /// Registers `kind` under `name` (systems::install does, once per process); a second registration of a name

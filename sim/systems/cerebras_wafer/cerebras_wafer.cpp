@@ -158,6 +158,11 @@ class CerebrasWafer : public SystemKind {
   void check(hardware::HardwareSpec&, const hardware::HardwareSpec&, Diagnostics&) const override {}
 
   std::vector<config::KeyGroup> key_groups() const override { return wafer_hardware_key_groups(); }
+  std::string key_doc() const override
+  {
+    return "Cerebras wafer-scale systems (hardware/cerebras-*.yaml): the wafer, its weight store (MemoryX) and its "
+           "broadcast/reduce tree (SwarmX).";
+  }
 
   // Several wafer-scale systems are purely data parallel through SwarmX: one model replica per system.
   void check_plan(const scenario::ScenarioSpec& s, const scenario::KeyOrigin& at, Diagnostics& diag) const override

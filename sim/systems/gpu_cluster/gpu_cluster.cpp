@@ -34,6 +34,11 @@ class GpuCluster : public SystemKind {
   }
 
   std::vector<config::KeyGroup> key_groups() const override { return gpu_hardware_key_groups(); }
+  std::string key_doc() const override
+  {
+    return "GPUs in nodes on a switched fabric. `node.nvlink` and `network.nic` are links with the same keys; a NIC's "
+           "latency is end to end across the fabric.";
+  }
 
   void check_plan(const scenario::ScenarioSpec& s, const scenario::KeyOrigin& at, Diagnostics& diag) const override
   {
