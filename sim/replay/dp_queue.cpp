@@ -2,6 +2,35 @@
 
 namespace dtsim::replay {
 
+DpOp DpOp::gradients(collectives::Kind kind, double bytes, Group group)
+{
+  DpOp op(What::Gradients);
+  op.kind = kind;
+  op.bytes = bytes;
+  op.expert = group == Group::Experts;
+  return op;
+}
+
+DpOp DpOp::param_gather(double bytes, parallel::UnitId unit, size_t step, Group group)
+{
+  DpOp op(What::ParamGather);
+  op.kind = collectives::Kind::AllGather;
+  op.bytes = bytes;
+  op.unit = unit;
+  op.step = step;
+  op.expert = group == Group::Experts;
+  return op;
+}
+
+DpOp DpOp::param_refresh(double bytes, Group group)
+{
+  DpOp op(What::ParamRefresh);
+  op.kind = collectives::Kind::AllGather;
+  op.bytes = bytes;
+  op.expert = group == Group::Experts;
+  return op;
+}
+
 DataParallelQueue::DataParallelQueue(Activities& acts, const parallel::DerivedPlan& plan, const StepProgram& prog,
                                      const parallel::PipelineSchedule& sched, GroupCollectives& groups,
                                      CollectiveRunner& comm, const CommCosts& costs, bool full, Done done, Idle idle)
@@ -65,7 +94,7 @@ void DataParallelQueue::grad_ready(size_t di, const parallel::Unit& u, int index
   double bytes = bucket_at_[size_t(stage)][size_t(u.chunk)][size_t(index)];
   const bool is_expert = prog_.gradients[size_t(stage)][size_t(u.chunk)].is_expert(size_t(index));
   if (bytes > 0 && (!is_expert || experts_replicated())) {
-    queues_[di].ops.push_back({gradient_collective(), bytes, DpOp::What::Gradients, 0, is_expert});
+    queues_[di].ops.push_back(DpOp::gradients(gradient_collective(), bytes, DpOp::group_of(is_expert)));
     pump(di);
   }
 }
@@ -73,9 +102,9 @@ void DataParallelQueue::grad_ready(size_t di, const parallel::Unit& u, int index
 void DataParallelQueue::enqueue_gradients(size_t di, double total, double experts)
 {
   if (total > 0)
-    queues_[di].ops.push_back({gradient_collective(), total, DpOp::What::Gradients, 0, false});
+    queues_[di].ops.push_back(DpOp::gradients(gradient_collective(), total, DpOp::Group::Dense));
   if (experts > 0 && experts_replicated())
-    queues_[di].ops.push_back({gradient_collective(), experts, DpOp::What::Gradients, 0, true});
+    queues_[di].ops.push_back(DpOp::gradients(gradient_collective(), experts, DpOp::Group::Experts));
   pump(di);
 }
 
@@ -108,9 +137,7 @@ void DataParallelQueue::issue_gather(size_t di, parallel::UnitId unit, size_t st
   if (q.gathers.count({unit, step}))
     return;
   q.gathers[{unit, step}] = 1;
-  DpOp op{collectives::Kind::AllGather, st.bytes, DpOp::What::ParamGather, step, st.expert};
-  op.unit = unit;
-  q.ops.push_back(op);
+  q.ops.push_back(DpOp::param_gather(st.bytes, unit, step, DpOp::group_of(st.expert)));
 }
 
 bool DataParallelQueue::take_gathered(size_t di, parallel::UnitId unit, size_t step)
@@ -127,9 +154,9 @@ int DataParallelQueue::queue_refresh(size_t di, double dense_bytes, double exper
 {
   Communicator& q = queues_[di];
   if (dense_bytes > 0)
-    q.ops.push_back({collectives::Kind::AllGather, dense_bytes, DpOp::What::ParamRefresh, 0, false});
+    q.ops.push_back(DpOp::param_refresh(dense_bytes, DpOp::Group::Dense));
   if (expert_bytes > 0)
-    q.ops.push_back({collectives::Kind::AllGather, expert_bytes, DpOp::What::ParamRefresh, 0, true});
+    q.ops.push_back(DpOp::param_refresh(expert_bytes, DpOp::Group::Experts));
   return int(q.ops.size());
 }
 

@@ -8,6 +8,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -22,15 +23,35 @@
 
 namespace dtsim::replay {
 
-/// One collective on a device's data-parallel communicator.
+/// One collective on a device's data-parallel communicator. Made only by the factories below, which set each field by
+/// name: a brace list of the fields once put `expert` into `unit` (bool converts to UnitId) and left `expert`
+/// false, so expert gradients, gathers and refreshes ran over the dense data-parallel group. The constructor is
+/// private, so DpOp is no aggregate and such a list no longer compiles.
 struct DpOp {
+  enum class What { Gradients, ParamGather, ParamRefresh };
+  /// The group a collective goes over: the dense data-parallel group (dp * cp ranks) or the expert-data-parallel
+  /// group (the ranks holding the same experts). An enum, not a bool, so that it cannot take another argument's place.
+  enum class Group { Dense, Experts };
+  static Group group_of(bool expert) { return expert ? Group::Experts : Group::Dense; }
+
+  /// Gradient buckets (or all of them at once): an all-reduce, or a reduce-scatter under ZeRO.
+  static DpOp gradients(collectives::Kind kind, double bytes, Group group);
+  /// ZeRO's all-gather of the parameters step `step` of `unit` waits for.
+  static DpOp param_gather(double bytes, parallel::UnitId unit, size_t step, Group group);
+  /// The all-gather of the parameters the optimizer updated.
+  static DpOp param_refresh(double bytes, Group group);
+
   collectives::Kind kind = collectives::Kind::AllReduce;
   double bytes = 0;
-  enum class What { Gradients, ParamGather, ParamRefresh } what = What::Gradients;
+  What what = What::Gradients;
   size_t step = 0;  ///< ParamGather: the step of `unit` that waits for it
   parallel::UnitId unit = 0;
   bool expert = false;  ///< over the expert-data-parallel group (expert parameters), not the dp group
+
+ private:
+  explicit DpOp(What w) : what(w) {}
 };
+static_assert(!std::is_aggregate_v<DpOp>, "DpOp's fields are set by name (its factories), never by position");
 
 class DataParallelQueue {
  public:
