@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/collective.hpp"
+#include "parallel/collective.hpp"
 #include "hardware/compute_model.hpp"
 #include "model/transformer.hpp"
 #include "parallel/plan.hpp"
