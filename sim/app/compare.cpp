@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <ostream>
 
 #include <nlohmann/json.hpp>
@@ -17,7 +18,7 @@
 #include "config/units.hpp"
 #include "core/version.hpp"
 #include "model/transformer.hpp"
-#include "report/run_report.hpp"
+#include "report/run_record.hpp"
 
 namespace dtsim::app {
 
@@ -25,35 +26,22 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-// What a child process sends back about one simulated scenario.
-enum Field {
-  kSimulated, kStep, kSamples, kTokens, kModelTflops, kHwTflops, kMfu, kPeakMem, kCapacity, kPower, kEnergy,
-  kMode, kTermFirst, kFields = kTermFirst + kTerms
-};
-
-std::vector<double> measure(const scenario::ScenarioSpec& s)
+// The work of a child process: one scenario simulated, sent back as its run record.
+Bytes record_of(const scenario::ScenarioSpec& s)
 {
-  auto r = simulate(s, false);
-  auto d = report::derive(r);
-  std::vector<double> v(kFields, 0.0);
-  v[kSimulated] = r.simulated ? 1 : 0;
-  v[kStep] = d.step;
-  v[kSamples] = d.samples_per_s;
-  v[kTokens] = d.tokens_per_s;
-  v[kModelTflops] = d.model_tflops;
-  v[kHwTflops] = d.hw_tflops;
-  v[kMfu] = d.mfu;
-  // A wafer's report holds its on-wafer SRAM as its one stage of memory.
-  v[kPeakMem] = r.memory.peak_bytes();
-  v[kCapacity] = r.memory.capacity_bytes;
-  v[kPower] = d.power_W;
-  v[kEnergy] = d.energy_J;
-  v[kMode] = double(systems::system_kind(s).execution_code(r));
-  const auto terms = compare_terms(r.replay.average);
-  for (int k = 0; k < kTerms; ++k)
-    v[size_t(kTermFirst + k)] = r.simulated ? terms[size_t(k)] : 0.0;
-  return v;
+  return report::record_to_cbor(report::make_record(simulate(s, false)));
 }
+
+// The record a child sent back, or nothing when the child failed.
+std::optional<report::RunRecord> received(const std::optional<Bytes>& bytes)
+{
+  if (!bytes)
+    return std::nullopt;
+  return report::record_from_cbor(*bytes);
+}
+
+// A record has a step time only when its plan fitted and was simulated.
+bool was_simulated(const report::RunRecord& r) { return r.document.contains("step_time_s"); }
 
 struct Burden {
   int64_t candidates = 0, invalid = 0, not_fitting = 0, plans = 0;
@@ -69,18 +57,21 @@ Burden burden_of(const scenario::ScenarioSpec& s, int jobs, bool quiet)
   b.candidates = choices.candidates;
   b.invalid = choices.invalid;
   b.not_fitting = choices.not_fitting;
-  std::vector<std::function<std::vector<double>()>> work;
+  std::vector<std::function<Bytes()>> work;
   for (const auto& p : choices.plans)
-    work.push_back([&p]() { return std::vector<double>{simulate(p, false).replay.step_time_s}; });
+    work.push_back([&p]() { return record_of(p); });
   // The enumeration is most of the command's time (minutes on a few cores): say how far it is.
   Progress progress(std::cerr, quiet, work.size(), 0, "compare: plans of " + s.name, "plans");
-  auto res = run_in_children(work, jobs, [&](size_t done) { progress.update(done); });
+  auto res = run_in_children_bytes(work, jobs, [&](size_t done) { progress.update(done); });
   progress.update(work.size(), true);
   progress.finish();
   for (size_t i = 0; i < res.size(); ++i) {
-    if (!res[i] || res[i]->front() <= 0)
+    const auto record = received(res[i]);
+    if (!record || !was_simulated(*record))
       continue;
-    double t = res[i]->front();
+    const double t = record->document["step_time_s"].get<double>();
+    if (t <= 0)
+      continue;
     if (b.plans == 0 || t < b.best)
       b.best = t, b.best_plan = choices.names[i];
     if (b.plans == 0 || t > b.worst)
@@ -124,11 +115,11 @@ int compare(std::ostream& out, const CompareOptions& o)
   std::vector<scenario::ScenarioSpec> specs;
   for (const auto& path : o.scenarios)
     specs.push_back(load_for_simulation(path, {}));
-  std::vector<std::function<std::vector<double>()>> work;
+  std::vector<std::function<Bytes()>> work;
   for (const auto& s : specs)
-    work.push_back([&s]() { return measure(s); });
+    work.push_back([&s]() { return record_of(s); });
   Progress progress(std::cerr, o.quiet, work.size(), 0, "compare: scenarios", "scenarios");
-  auto results = run_in_children(work, o.jobs, [&](size_t done) { progress.update(done); });
+  auto results = run_in_children_bytes(work, o.jobs, [&](size_t done) { progress.update(done); });
   progress.update(work.size(), true);
   progress.finish();
   std::vector<Burden> burdens(specs.size());
@@ -156,8 +147,8 @@ int compare(std::ostream& out, const CompareOptions& o)
     j["devices"] = s.devices;
     j["kind"] = kind.name();
     j["devices_in_words"] = kind.count_devices(s.devices);
-    const auto& r = results[i];
-    const bool ok = r && (*r)[kSimulated] > 0;
+    const auto r = received(results[i]);
+    const bool ok = r && was_simulated(*r);
     simulated += ok;
     j["simulated"] = ok;
     CompareSide side;
@@ -165,29 +156,34 @@ int compare(std::ostream& out, const CompareOptions& o)
     side.simulated = ok;
     side.why_not = !r ? "its simulation failed" : "it does not fit in memory";
     if (ok) {
-      const auto& v = *r;
-      j["step_time_s"] = v[kStep];
-      const auto iv = kind.step_interval(s, v[kStep]);
+      const json& run = r->document;
+      auto number = [&](const char* key) { return run[key].get<double>(); };
+      const double step = number("step_time_s");
+      j["step_time_s"] = step;
+      const auto iv = kind.step_interval(s, step);
       j["step_time_interval_s"] = iv.known ? json::array({iv.low_s, iv.high_s}) : json(nullptr);
       j["step_time_interval_basis"] = iv.basis;
-      j["samples_per_s"] = v[kSamples];
-      j["tokens_per_s"] = v[kTokens];
-      j["model_tflops_per_device"] = v[kModelTflops];
-      j["hardware_tflops_per_device"] = v[kHwTflops];
-      j["model_tflops_total"] = v[kModelTflops] * double(s.devices);
-      j["mfu"] = v[kMfu];
+      j["samples_per_s"] = number("samples_per_s");
+      j["tokens_per_s"] = number("tokens_per_s");
+      j["model_tflops_per_device"] = number("model_tflops_per_device");
+      j["hardware_tflops_per_device"] = number("hardware_tflops_per_device");
+      j["model_tflops_total"] = number("model_tflops_per_device") * double(s.devices);
+      j["mfu"] = number("mfu");
+      const std::vector<double> terms = compare_terms(run["breakdown"]);
       j["breakdown"] = json::object();
       for (int k = 0; k < kTerms; ++k)
-        j["breakdown"][term_key(k)] = v[size_t(kTermFirst + k)];
-      j["memory_peak_bytes_per_device"] = v[kPeakMem];
-      j["memory_headroom_bytes_per_device"] = v[kCapacity] - v[kPeakMem];
-      j["power_w"] = v[kPower];
-      j["energy_per_step_j"] = v[kEnergy];
-      j["energy_per_sample_j"] = v[kEnergy] / double(s.training.global_batch);
-      if (const std::string execution = kind.execution_name(int(v[kMode])); !execution.empty())
-        j["execution"] = execution;
-      side.step_s = v[kStep];
-      side.terms.assign(v.begin() + kTermFirst, v.begin() + kTermFirst + kTerms);
+        j["breakdown"][term_key(k)] = terms[size_t(k)];
+      // A wafer's record holds its on-wafer SRAM as its one stage of memory.
+      const double peak = run["memory"]["peak_bytes_per_device"].get<double>();
+      j["memory_peak_bytes_per_device"] = peak;
+      j["memory_headroom_bytes_per_device"] = run["memory"]["capacity_bytes_per_device"].get<double>() - peak;
+      j["power_w"] = number("power_w");
+      j["energy_per_step_j"] = number("energy_per_step_j");
+      j["energy_per_sample_j"] = number("energy_per_step_j") / double(s.training.global_batch);
+      if (!r->execution.empty())
+        j["execution"] = r->execution;
+      side.step_s = step;
+      side.terms = terms;
     }
     sides.push_back(side);
     if (o.burden) {
@@ -196,7 +192,7 @@ int compare(std::ostream& out, const CompareOptions& o)
                            {"plans", b.plans},           {"best_step_s", b.best}, {"worst_step_s", b.worst},
                            {"best_plan", b.best_plan},   {"worst_plan", b.worst_plan}};
       if (ok && b.best > 0)
-        j["partitioning"]["this_plan_vs_best"] = (*r)[kStep] / b.best;
+        j["partitioning"]["this_plan_vs_best"] = r->document["step_time_s"].get<double>() / b.best;
     }
     rows.push_back(j);
   }

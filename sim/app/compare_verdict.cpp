@@ -18,18 +18,19 @@ const char* term_key(int term)
   return term >= 0 && term < kTerms ? keys[term] : "?";
 }
 
-std::vector<double> compare_terms(const replay::Breakdown& b)
+std::vector<double> compare_terms(const nlohmann::ordered_json& breakdown)
 {
+  auto term = [&](const char* key) { return breakdown.value(key, 0.0); };
   std::vector<double> t(kTerms, 0.0);
-  t[kTermCompute] = b.compute_s;
+  t[kTermCompute] = term("compute_s");
   // On a wafer the DP term is the gradients streaming out, the PP term the hand-offs between regions, and the
   // fabric term the activations crossing the mesh: all communication left exposed.
-  t[kTermCommunication] = b.exposed_tp_comm_s + b.exposed_pp_comm_s + b.exposed_dp_comm_s + b.exposed_ep_comm_s +
-                          b.exposed_cp_comm_s + b.exposed_fabric_s;
-  t[kTermStreaming] = b.exposed_weight_streaming_s;
-  t[kTermBubble] = b.bubble_s;
-  t[kTermOptimizer] = b.optimizer_s;
-  t[kTermOverhead] = b.stack_overhead_s;
+  t[kTermCommunication] = term("exposed_tp_comm_s") + term("exposed_pp_comm_s") + term("exposed_dp_comm_s") +
+                          term("exposed_ep_comm_s") + term("exposed_cp_comm_s") + term("exposed_fabric_s");
+  t[kTermStreaming] = term("exposed_weight_streaming_s");
+  t[kTermBubble] = term("bubble_s");
+  t[kTermOptimizer] = term("optimizer_s");
+  t[kTermOverhead] = term("stack_overhead_s");
   return t;
 }
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "replay/replay.hpp"
+#include <nlohmann/json.hpp>
 
 namespace dtsim::app {
 
@@ -23,8 +23,9 @@ enum CompareTerm {
 const char* term_name(int term);
 /// Key of the term in `dtsim compare --format json` ("compute_s", ...).
 const char* term_key(int term);
-/// A step's breakdown grouped into the compared terms (seconds; they sum to Breakdown::total()).
-std::vector<double> compare_terms(const replay::Breakdown& b);
+/// A run record's breakdown (keys as the JSON report writes them; a term a kind does not have counts 0) grouped
+/// into the compared terms (seconds; they sum to the breakdown's total).
+std::vector<double> compare_terms(const nlohmann::ordered_json& breakdown);
 
 struct CompareSide {
   std::string name;

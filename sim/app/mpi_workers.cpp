@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <thread>
 
@@ -140,46 +141,55 @@ bool receive_lines(std::vector<std::string>& lines, bool wait)
   return false;
 }
 
-std::vector<std::optional<std::vector<double>>> run_across_ranks(
-    const std::vector<std::function<std::vector<double>()>>& jobs, int workers,
-    const std::function<void(size_t)>& on_done)
+std::vector<std::optional<Bytes>> run_across_ranks(const std::vector<std::function<Bytes()>>& jobs, int workers,
+                                                   const std::function<void(size_t)>& on_done)
 {
   const MpiWorld w = mpi_world();
   if (w.size == 1)
-    return run_in_children(jobs, workers, on_done);
+    return run_in_children_bytes(jobs, workers, on_done);
   const std::vector<size_t> mine = share_of(jobs.size(), w);
-  std::vector<std::function<std::vector<double>()>> my_jobs;
+  std::vector<std::function<Bytes()>> my_jobs;
   for (size_t k : mine)
     my_jobs.push_back(jobs[k]);
-  auto my_results = run_in_children(my_jobs, workers, on_done);
+  auto my_results = run_in_children_bytes(my_jobs, workers, on_done);
   if (!w.root()) {
-    // One message: for each job, its index, 1 or 0 (a result or none), the number of values, the values.
-    std::vector<double> packed;
-    for (size_t i = 0; i < mine.size(); ++i) {
-      packed.push_back(double(mine[i]));
-      packed.push_back(my_results[i] ? 1 : 0);
-      packed.push_back(my_results[i] ? double(my_results[i]->size()) : 0);
-      if (my_results[i])
+    // One message: for each job that gave a result, its index and size (8 bytes each), then the result's bytes.
+    Bytes packed;
+    auto put = [&](uint64_t v) {
+      const auto* p = reinterpret_cast<const uint8_t*>(&v);
+      packed.insert(packed.end(), p, p + sizeof v);
+    };
+    for (size_t i = 0; i < mine.size(); ++i)
+      if (my_results[i]) {
+        put(mine[i]);
+        put(my_results[i]->size());
         packed.insert(packed.end(), my_results[i]->begin(), my_results[i]->end());
-    }
-    check(MPI_Send(packed.data(), int(packed.size()), MPI_DOUBLE, 0, kTagResults, MPI_COMM_WORLD), "MPI_Send");
+      }
+    check(MPI_Send(packed.data(), int(packed.size()), MPI_BYTE, 0, kTagResults, MPI_COMM_WORLD), "MPI_Send");
     return {};
   }
-  std::vector<std::optional<std::vector<double>>> results(jobs.size());
+  std::vector<std::optional<Bytes>> results(jobs.size());
   for (size_t i = 0; i < mine.size(); ++i)
     results[mine[i]] = std::move(my_results[i]);
   for (int r = 1; r < w.size; ++r) {
     MPI_Status status = probe_politely(MPI_ANY_SOURCE, kTagResults);
     int n = 0;
-    MPI_Get_count(&status, MPI_DOUBLE, &n);
-    std::vector<double> packed(static_cast<size_t>(n));
-    check(MPI_Recv(packed.data(), n, MPI_DOUBLE, status.MPI_SOURCE, kTagResults, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+    MPI_Get_count(&status, MPI_BYTE, &n);
+    Bytes packed(static_cast<size_t>(n));
+    check(MPI_Recv(packed.data(), n, MPI_BYTE, status.MPI_SOURCE, kTagResults, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
           "MPI_Recv");
-    for (size_t at = 0; at + 3 <= packed.size();) {
-      const size_t index = size_t(packed[at]), count = size_t(packed[at + 2]);
-      if (packed[at + 1] != 0 && index < results.size())
-        results[index] = std::vector<double>(packed.begin() + long(at + 3), packed.begin() + long(at + 3 + count));
-      at += 3 + count;
+    auto get = [&](size_t at) {
+      uint64_t v = 0;
+      std::memcpy(&v, packed.data() + at, sizeof v);
+      return v;
+    };
+    for (size_t at = 0; at + 16 <= packed.size();) {
+      const uint64_t index = get(at), size = get(at + 8);
+      if (at + 16 + size > packed.size())
+        break;
+      if (index < results.size())
+        results[index] = Bytes(packed.begin() + long(at + 16), packed.begin() + long(at + 16 + size));
+      at += 16 + size;
     }
   }
   return results;

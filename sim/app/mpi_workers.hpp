@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "core/child_process.hpp"
+
 namespace dtsim::app {
 
 /// This process's place among the MPI ranks: rank 0 of 1 when not started by mpirun.
@@ -40,8 +42,7 @@ bool receive_lines(std::vector<std::string>& lines, bool wait);
 /// Runs the jobs split over the ranks (share_of), each rank with `workers` child processes at a time; rank 0 gets
 /// every result in job order, the other ranks an empty vector. Without mpirun: run_in_children(jobs, workers).
 /// `on_done` is called as in run_in_children, for this rank's own jobs.
-std::vector<std::optional<std::vector<double>>> run_across_ranks(
-    const std::vector<std::function<std::vector<double>()>>& jobs, int workers,
-    const std::function<void(size_t)>& on_done = {});
+std::vector<std::optional<Bytes>> run_across_ranks(const std::vector<std::function<Bytes()>>& jobs, int workers,
+                                                   const std::function<void(size_t)>& on_done = {});
 
 }  // namespace dtsim::app

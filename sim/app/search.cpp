@@ -14,7 +14,7 @@
 #include "core/diagnostics.hpp"
 #include "core/version.hpp"
 #include "parallel/plan_space.hpp"
-#include "report/run_report.hpp"
+#include "report/run_record.hpp"
 #include "systems/system_kinds.hpp"
 
 namespace dtsim::app {
@@ -96,13 +96,9 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
       log << " on each of " << world.size << " MPI ranks (the progress counts rank 0's share)";
     log << "\n" << std::flush;
   }
-  std::vector<std::function<std::vector<double>()>> work;
+  std::vector<std::function<Bytes()>> work;
   for (const auto& p : space.fitting)
-    work.push_back([&p]() {
-      auto r = simulate(p, false);
-      auto d = report::derive(r);
-      return std::vector<double>{d.step, d.samples_per_s, d.mfu, r.memory.peak_bytes(), double(r.replay.activities)};
-    });
+    work.push_back([&p]() { return report::record_to_cbor(report::make_record(simulate(p, false))); });
   Progress progress(log, quiet, share_of(work.size(), world).size(), 0, "search", "plans");
   auto results = run_across_ranks(work, o.jobs, [&](size_t done) { progress.update(done); });
   progress.finish();
@@ -110,11 +106,16 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
     return 0;
   std::vector<Ranked> ranked;
   double activities = 0;  // SimGrid activities of every simulated plan, for dtsim bench
-  for (size_t i = 0; i < results.size(); ++i)
-    if (results[i] && (*results[i])[0] > 0) {
-      activities += (*results[i])[4];
-      ranked.push_back({i, (*results[i])[0], (*results[i])[1], (*results[i])[2], (*results[i])[3]});
-    }
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (!results[i])
+      continue;
+    const json run = report::record_from_cbor(*results[i]).document;
+    if (!run.contains("step_time_s") || run["step_time_s"].get<double>() <= 0)  // not simulated
+      continue;
+    activities += run["simulation"]["activities"].get<double>();
+    ranked.push_back({i, run["step_time_s"].get<double>(), run["samples_per_s"].get<double>(),
+                      run["mfu"].get<double>(), run["memory"]["peak_bytes_per_device"].get<double>()});
+  }
   // Step time, then the plan's description, so that ties come out in the same order every time.
   std::sort(ranked.begin(), ranked.end(), [&](const Ranked& a, const Ranked& b) {
     if (a.step != b.step)

@@ -30,7 +30,7 @@
 #include "app/simulate.hpp"
 #include "config/units.hpp"
 #include "core/diagnostics.hpp"
-#include "report/run_report.hpp"
+#include "report/run_record.hpp"
 #include "scenario/scenario_spec.hpp"
 
 namespace dtsim::app {
@@ -239,12 +239,10 @@ json compute_row(const std::string& scenario, uint64_t index, const std::vector<
   try {
     auto spec = load_with_file_keys(scenario, overrides_of(index, axes));
     auto report = simulate(spec, false);
-    std::ostringstream text;
-    report::print_json(text, report);
-    json run = json::parse(text.str());
+    const report::RunRecord run = report::make_record(report);
     row["status"] = report.simulated ? "ok" : "does-not-fit";
     row["reason"] = report.simulated ? "" : report.why_not_fitting;
-    for (auto it = run.begin(); it != run.end(); ++it)
+    for (auto it = run.document.begin(); it != run.document.end(); ++it)
       row[it.key()] = it.value();
   } catch (const ConfigError& e) {
     row["status"] = "input-error";

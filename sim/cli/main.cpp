@@ -26,6 +26,7 @@
 #include "systems/system_kinds.hpp"
 #include "core/diagnostics.hpp"
 #include "core/version.hpp"
+#include "report/run_formats.hpp"
 #include "scenario/scenario_spec.hpp"
 #include "scenario/schedule_registry.hpp"
 
@@ -115,10 +116,7 @@ int run(const RunOptions& o)
     }
   }
   auto report = dtsim::app::simulate(spec, !o.trace.empty());
-  if (o.format == "json")
-    dtsim::report::print_json(std::cout, report);
-  else
-    dtsim::report::print_table(std::cout, report);
+  dtsim::report::run_format(o.format).write(std::cout, report);
   if (!report.simulated)
     return does_not_fit(report);
   if (!o.trace.empty()) {
@@ -210,7 +208,7 @@ int main(int argc, char** argv)
   run_cmd->add_option("scenario", ro.scenario, "Scenario YAML file")->required();
   run_cmd->add_option("more", ro.more, "More scenarios: jobs sharing the cluster's fabric (with --shared-fabric)");
   run_cmd->add_option("--set", ro.sets, "Override a scenario key, e.g. --set parallel.tp=8 (repeatable)");
-  run_cmd->add_option("--format", ro.format, "Output format")->check(CLI::IsMember({"table", "json"}));
+  run_cmd->add_option("--format", ro.format, "Output format")->check(CLI::IsMember(dtsim::report::run_format_names()));
   {  // the catalogs' names, as the YAML check takes them (schedule; collectives.algorithm / protocol)
     std::string foot = "Schedules (scenario key schedule):\n";
     for (const auto& d : dtsim::scenario::schedule_registry())

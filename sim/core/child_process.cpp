@@ -3,6 +3,7 @@
 #include <poll.h>
 
 #include <cerrno>
+#include <cstring>
 
 #include <cstdio>
 #include <cstdint>
@@ -20,7 +21,7 @@ struct Child {
   int fd = -1;
 };
 
-Child spawn(const std::function<std::vector<double>()>& work)
+Child spawn(const std::function<Bytes()>& work)
 {
   int fd[2];
   if (pipe(fd) != 0)
@@ -32,10 +33,14 @@ Child spawn(const std::function<std::vector<double>()>& work)
     close(fd[0]);
     int code = 1;
     try {
-      std::vector<double> out = work();
-      uint64_t n = out.size();
-      bool ok = write(fd[1], &n, sizeof n) == ssize_t(sizeof n) &&
-                write(fd[1], out.data(), n * sizeof(double)) == ssize_t(n * sizeof(double));
+      const Bytes out = work();
+      const uint64_t n = out.size();
+      bool ok = write(fd[1], &n, sizeof n) == ssize_t(sizeof n);
+      for (size_t sent = 0; ok && sent < n;) {  // a pipe takes a large record in several writes
+        const ssize_t w = write(fd[1], out.data() + sent, n - sent);
+        ok = w > 0;
+        sent += ok ? size_t(w) : 0;
+      }
       code = ok ? 0 : 1;
     } catch (const std::exception& e) {
       std::cerr << e.what() << "\n";
@@ -50,18 +55,18 @@ Child spawn(const std::function<std::vector<double>()>& work)
   return {pid, fd[0]};
 }
 
-std::optional<std::vector<double>> collect(const Child& c, ChildUsage* usage = nullptr)
+std::optional<Bytes> collect(const Child& c, ChildUsage* usage = nullptr)
 {
   if (c.pid < 0)
     return std::nullopt;
   uint64_t n = 0;
-  std::vector<double> out;
-  bool ok = read(c.fd, &n, sizeof n) == ssize_t(sizeof n) && n < (1u << 20);
+  Bytes out;
+  bool ok = read(c.fd, &n, sizeof n) == ssize_t(sizeof n) && n < (uint64_t(1) << 30);
   if (ok) {
     out.resize(n);
     size_t got = 0;
-    while (ok && got < n * sizeof(double)) {
-      ssize_t r = read(c.fd, reinterpret_cast<char*>(out.data()) + got, n * sizeof(double) - got);
+    while (ok && got < n) {
+      ssize_t r = read(c.fd, out.data() + got, n - got);
       ok = r > 0;
       got += ok ? size_t(r) : 0;
     }
@@ -80,23 +85,56 @@ std::optional<std::vector<double>> collect(const Child& c, ChildUsage* usage = n
   return out;
 }
 
+// Numbers travel as their bytes: parent and child are the same program on the same machine.
+std::function<Bytes()> sending_numbers(const std::function<std::vector<double>()>& work)
+{
+  return [work]() {
+    const std::vector<double> v = work();
+    const auto* p = reinterpret_cast<const uint8_t*>(v.data());
+    return Bytes(p, p + v.size() * sizeof(double));
+  };
+}
+
+std::optional<std::vector<double>> numbers(const std::optional<Bytes>& bytes)
+{
+  if (!bytes || bytes->size() % sizeof(double) != 0)
+    return std::nullopt;
+  std::vector<double> v(bytes->size() / sizeof(double));
+  std::memcpy(v.data(), bytes->data(), bytes->size());
+  return v;
+}
+
 }  // namespace
+
+std::optional<Bytes> run_in_child_bytes(const std::function<Bytes()>& work) { return collect(spawn(work)); }
 
 std::optional<std::vector<double>> run_in_child(const std::function<std::vector<double>()>& work)
 {
-  return collect(spawn(work));
+  return numbers(collect(spawn(sending_numbers(work))));
 }
 
 std::optional<std::vector<double>> run_in_child(const std::function<std::vector<double>()>& work, ChildUsage* usage)
 {
-  return collect(spawn(work), usage);
+  return numbers(collect(spawn(sending_numbers(work)), usage));
 }
 
 std::vector<std::optional<std::vector<double>>> run_in_children(
     const std::vector<std::function<std::vector<double>()>>& jobs, int workers,
     const std::function<void(size_t)>& on_done)
 {
-  std::vector<std::optional<std::vector<double>>> results(jobs.size());
+  std::vector<std::function<Bytes()>> sending;
+  for (const auto& job : jobs)
+    sending.push_back(sending_numbers(job));
+  std::vector<std::optional<std::vector<double>>> results;
+  for (const auto& bytes : run_in_children_bytes(sending, workers, on_done))
+    results.push_back(numbers(bytes));
+  return results;
+}
+
+std::vector<std::optional<Bytes>> run_in_children_bytes(const std::vector<std::function<Bytes()>>& jobs, int workers,
+                                                        const std::function<void(size_t)>& on_done)
+{
+  std::vector<std::optional<Bytes>> results(jobs.size());
   std::vector<std::pair<size_t, Child>> running;
   size_t next = 0, finished = 0;
   while (next < jobs.size() || !running.empty()) {

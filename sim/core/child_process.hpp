@@ -1,6 +1,7 @@
 #pragma once
 /// SimGrid allows one engine per process: to simulate several scenarios (auto mode, comparisons, validation
-/// tables, plan enumeration) each one runs in a forked child that sends its numbers back through a pipe.
+/// tables, plan enumeration) each one runs in a forked child that sends its result back through a pipe, as bytes
+/// (a run record in CBOR) or as numbers.
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -8,8 +9,14 @@
 
 namespace dtsim {
 
+/// What a child sends back: any serialized form (a run record's CBOR).
+using Bytes = std::vector<uint8_t>;
+
 /// Runs `work` in a child process and returns what it returned, or nothing when the child failed (an exception,
 /// a crash). The child's stdout is flushed first so that nothing is printed twice.
+std::optional<Bytes> run_in_child_bytes(const std::function<Bytes()>& work);
+
+/// As run_in_child_bytes, for work that returns numbers.
 std::optional<std::vector<double>> run_in_child(const std::function<std::vector<double>()>& work);
 
 /// What the kernel measured of a finished child and the children it waited for (wait4's rusage).
@@ -24,6 +31,10 @@ std::optional<std::vector<double>> run_in_child(const std::function<std::vector<
 
 /// Runs the jobs in child processes, at most `workers` at a time; results in job order. `on_done`, when given, is
 /// called in the parent with the number of jobs finished so far each time one finishes (for a progress line).
+std::vector<std::optional<Bytes>> run_in_children_bytes(const std::vector<std::function<Bytes()>>& jobs, int workers,
+                                                        const std::function<void(size_t)>& on_done = {});
+
+/// As run_in_children_bytes, for jobs that return numbers.
 std::vector<std::optional<std::vector<double>>> run_in_children(
     const std::vector<std::function<std::vector<double>()>>& jobs, int workers,
     const std::function<void(size_t)>& on_done = {});

@@ -11,7 +11,6 @@
 
 #include "config/units.hpp"
 #include "core/version.hpp"
-#include "stack/interval.hpp"
 
 namespace dtsim::report {
 
@@ -37,112 +36,6 @@ Derived derive(const RunReport& r)
   d.mfu = d.model_tflops * 1e12 / peak;
   d.hfu = d.hw_tflops * 1e12 / peak;
   return d;
-}
-
-namespace {
-
-json memory_json(const parallel::StageMemory& m)
-{
-  return json{{"stage", m.stage},
-              {"params", m.params},
-              {"weights_bytes", m.weights_bytes},
-              {"gradients_bytes", m.gradients_bytes},
-              {"optimizer_bytes", m.optimizer_bytes},
-              {"activations_bytes", m.activations_bytes},
-              {"framework_bytes", m.framework_bytes},
-              {"microbatches_in_flight", m.microbatches_in_flight},
-              {"total_bytes", m.total_bytes()}};
-}
-
-}  // namespace
-
-json breakdown_json(const replay::Breakdown& b, const SystemSections& sections)
-{
-  json j{{"compute_s", b.compute_s},
-         {"recompute_s", b.recompute_s},
-         {"exposed_tp_comm_s", b.exposed_tp_comm_s},
-         {"exposed_pp_comm_s", b.exposed_pp_comm_s},
-         {"exposed_dp_comm_s", b.exposed_dp_comm_s},
-         {"exposed_ep_comm_s", b.exposed_ep_comm_s},
-         {"exposed_cp_comm_s", b.exposed_cp_comm_s},
-         {"bubble_s", b.bubble_s},
-         {"optimizer_s", b.optimizer_s}};
-  if (b.stack_overhead_s > 0)
-    j["stack_overhead_s"] = b.stack_overhead_s;
-  sections.extra_breakdown_json(j, b);
-  return j;
-}
-
-void print_json(std::ostream& out, const RunReport& r)
-{
-  const auto& s = *r.scenario;
-  Derived d = derive(r);
-  json j;
-  j["dtsim_version"] = kVersion;
-  j["scenario"] = s.name;
-  j["model"] = s.model.name;
-  j["hardware"] = s.hardware.name;
-  j["devices"] = s.devices;
-  j["plan"] = {{"dp", s.parallel.dp},          {"tp", s.parallel.tp},
-               {"pp", s.parallel.pp},          {"vpp", s.parallel.vpp},
-               {"sp", s.parallel.sp},          {"zero", s.parallel.zero},
-               {"ep", s.parallel.ep},          {"cp", s.parallel.cp},
-               {"schedule", s.schedule},
-               {"micro_batch", s.training.micro_batch}, {"microbatches", s.microbatches},
-               {"global_batch", s.training.global_batch}, {"seq_len", s.training.seq_len},
-               {"precision", s.training.precision}, {"recompute", scenario::to_string(s.training.recompute)},
-               {"fidelity", scenario::to_string(s.fidelity)}};
-  if (s.model.experts > 0)
-    j["plan"]["expert_tp"] = s.parallel.etp();
-  r.sections->plan_json(j["plan"], r);
-  if (s.training.recompute_layers > 0)
-    j["plan"]["recompute_layers"] = s.training.recompute_layers;
-  if (s.training.micro_batch_auto)
-    j["plan"]["micro_batch_reason"] = s.training.micro_batch_reason;
-  j["params"] = r.total_params;
-  j["fits"] = r.fits();
-  if (!r.fits())
-    j["why_not_fitting"] = r.why_not_fitting;
-  j["power_w"] = d.power_W;
-  j["memory"] = {{"peak_bytes_per_device", r.memory.peak_bytes()},
-                 {"capacity_bytes_per_device", r.memory.capacity_bytes},
-                 {"allocator_reserve_bytes_per_device", r.memory.allocator_reserve_bytes},
-                 {"usable_bytes_per_device", r.memory.usable_bytes()},
-                 {"communicators", r.memory.communicators},
-                 {"peak_stage", r.memory.peak_stage},
-                 {"stages", json::array()}};
-  for (const auto& m : r.memory.stages)
-    j["memory"]["stages"].push_back(memory_json(m));
-  r.sections->json_section(j, r);
-  if (s.stack.given())
-    j["stack"] = {{"file", s.stack.file},
-                  {"name", s.stack.name},
-                  {"calibration_runs", s.stack.calibration.runs},
-                  {"heldout_runs", s.stack.calibration.heldout_errors.size()}};
-  if (r.simulated) {
-    j["step_time_s"] = d.step;
-    const auto iv = stack::step_interval(s.stack, d.step);
-    j["step_time_interval_s"] = iv.known ? json::array({iv.low_s, iv.high_s}) : json(nullptr);
-    j["step_time_interval_basis"] = iv.basis;
-    j["samples_per_s"] = d.samples_per_s;
-    j["tokens_per_s"] = d.tokens_per_s;
-    j["model_tflops_per_device"] = d.model_tflops;
-    j["hardware_tflops_per_device"] = d.hw_tflops;
-    j["mfu"] = d.mfu;
-    j["hfu"] = d.hfu;
-    j["energy_per_step_j"] = d.energy_J;
-    j["breakdown"] = breakdown_json(r.replay.average, *r.sections);
-    j["breakdown_per_stage"] = json::array();
-    for (const auto& b : r.replay.per_stage)
-      j["breakdown_per_stage"].push_back(breakdown_json(b, *r.sections));
-    j["simulation"] = {{"simulated_devices", r.replay.simulated_devices},
-                       {"activities", r.replay.activities},
-                       {"links", r.replay.links},
-                       {"folding_exact", r.replay.folding_note.empty()}};
-    if (!r.replay.folding_note.empty())
-      j["simulation"]["folding_note"] = r.replay.folding_note;
-  }
-  out << j.dump(2) << "\n";
 }
 
 void print_table(std::ostream& out, const RunReport& r)

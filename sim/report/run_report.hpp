@@ -1,6 +1,6 @@
 #pragma once
 /// The result of `dtsim run`: derived metrics (throughput, TFLOP/s, MFU/HFU), the breakdown of the step and the
-/// memory per device, printed as a table for people or as JSON (stable keys) for programs.
+/// memory per device, printed as a table for people; programs read its record (run_record.hpp).
 #include <iosfwd>
 #include <memory>
 #include <string>
@@ -45,7 +45,6 @@ struct Derived {
 Derived derive(const RunReport& r);
 
 void print_table(std::ostream& out, const RunReport& r);
-void print_json(std::ostream& out, const RunReport& r);
 
 /// Chrome trace-event JSON (opens in Perfetto): one process per simulated device, threads for compute and the
 /// three kinds of communication, each split into lanes where its slices partly overlap (see trace_lanes).

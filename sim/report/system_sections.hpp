@@ -43,6 +43,8 @@ class SystemSections {
   virtual void extra_breakdown_json(nlohmann::ordered_json& j, const replay::Breakdown& b) const = 0;
   /// The system's own section of the JSON report, where it has one.
   virtual void json_section(nlohmann::ordered_json& j, const RunReport& r) const = 0;
+  /// How the run was executed where this kind chooses among ways (a wafer's mode), "" where it does not.
+  virtual std::string execution(const RunReport& r) const = 0;
   /// Trace: the name of track 0-3 and of the process of `device` (-1: the weight store).
   virtual const char* track_name(int track) const = 0;
   virtual std::string process_name(const RunReport& r, int64_t device) const = 0;

@@ -70,11 +70,6 @@ class SystemKind : public hardware::HardwareKind, public scenario::ScenarioRules
   /// The rows of a table of inputs that say where the model runs: hardware, devices, plan (study reports).
   virtual void input_rows(const scenario::ScenarioSpec& s, const InputRow& row) const = 0;
 
-  /// How a simulated step ran where the system chooses among ways to run (a wafer's execution mode), as a number
-  /// a child process can send back (`dtsim compare`), and that number in words; -1 and "" where there is no choice.
-  virtual int execution_code(const report::RunReport& r) const = 0;
-  virtual std::string execution_name(int code) const = 0;
-
   /// How sure a step time simulated at `step_s` is: an interval, or why there is none.
   virtual stack::StepInterval step_interval(const scenario::ScenarioSpec& s, double step_s) const = 0;
 

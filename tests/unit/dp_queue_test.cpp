@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "parallel/collective.hpp"
-#include "hardware/compute_model.hpp"
+#include "kernels/compute_model.hpp"
 #include "model/transformer.hpp"
 #include "parallel/plan.hpp"
 #include "parallel/schedule.hpp"
@@ -43,7 +43,7 @@ TEST(DataParallelQueue, ExpertCollectivesGoOverTheExpertDataParallelGroup)
   ASSERT_EQ(plan.groups.dense_dp, 8);
   ASSERT_EQ(plan.groups.expert_dp, 2);
   const model::Transformer t(s.model);
-  const hardware::ComputeModel cm(s.hardware.device, s.training.precision);
+  const kernels::ComputeModel cm(s.hardware.device, s.training.precision);
   const auto prog = replay::build_step_program(s, plan, t, cm);
   const auto sched = parallel::build_schedule(s.schedule, plan.groups.pp, plan.groups.vpp, s.microbatches);
 

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/simulate.hpp"
-#include "report/run_report.hpp"
+#include "report/run_formats.hpp"
 #include "scenario/scenario_spec.hpp"
 #include "test_paths.hpp"
 
@@ -52,8 +52,8 @@ TEST(TinyScenario, BreakdownThroughputAndJson)
     expect_partition(r.replay.per_stage[i], step, "stage " + std::to_string(i));
 
   std::ostringstream a, b;
-  dtsim::report::print_json(a, r);
-  dtsim::report::print_json(b, r);
+  dtsim::report::run_format("json").write(a, r);
+  dtsim::report::run_format("json").write(b, r);
   EXPECT_EQ(a.str(), b.str());  // byte-identical
 
   auto j = nlohmann::json::parse(a.str());

@@ -108,8 +108,7 @@ TEST(SystemKinds, EachKindNamesItsOwnTermsDevicesAndLimits)
   EXPECT_EQ(wafer.count_devices(16), "16 systems");
   EXPECT_EQ(gpu.why_no_plan_search(), "");
   EXPECT_NE(wafer.why_no_plan_search(), "");
-  EXPECT_EQ(gpu.execution_name(gpu.execution_code({})), "");
-  EXPECT_EQ(wafer.execution_name(int(dtsim::scenario::WaferMode::LayerPipelined)), "layer-pipelined");
+  EXPECT_EQ(gpu.sections().execution({}), "");
 }
 
 TEST(SystemKinds, TheWaferPartOfAReportIsTheWafersOnly)

@@ -210,9 +210,6 @@ class CerebrasWafer : public SystemKind {
     row("hardware", s.hardware.name + " (" + std::to_string(s.devices) + " x " + wafer_hardware(s.hardware).wafer.name + ")");
   }
 
-  int execution_code(const report::RunReport& r) const override { return int(wafer_run(r).mode); }
-  std::string execution_name(int code) const override { return scenario::to_string(WaferMode(code)); }
-
   std::string why_no_plan_search() const override
   {
     return "a wafer-scale system has no parallel plan to search (its systems are purely data parallel); use dtsim "

@@ -85,6 +85,8 @@ class WaferSections : public report::SystemSections {
                   {"passes_per_step", s.microbatches}};
   }
 
+  std::string execution(const RunReport& r) const override { return scenario::to_string(wafer_run(r).mode); }
+
   const char* track_name(int track) const override
   {
     static const char* tracks[] = {"compute", "on-wafer fabric", "weights in", "gradients out"};

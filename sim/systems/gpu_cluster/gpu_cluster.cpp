@@ -85,9 +85,6 @@ class GpuCluster : public SystemKind {
                     (s.parallel.sp ? ", sequence parallel" : ""));
   }
 
-  int execution_code(const report::RunReport&) const override { return -1; }
-  std::string execution_name(int) const override { return ""; }
-
   std::string why_no_plan_search() const override { return ""; }
   std::string why_no_stack_calibration() const override { return ""; }
   std::string why_no_shared_fabric(const scenario::ScenarioSpec&) const override { return ""; }

@@ -101,6 +101,7 @@ class GpuSections : public report::SystemSections {
   void extra_parts(const replay::Breakdown&, const Part&) const override {}
   void extra_breakdown_json(nlohmann::ordered_json&, const replay::Breakdown&) const override {}
   void json_section(nlohmann::ordered_json&, const RunReport&) const override {}
+  std::string execution(const RunReport&) const override { return ""; }
 
   const char* track_name(int track) const override
   {

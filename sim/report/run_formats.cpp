@@ -1,0 +1,45 @@
+#include "report/run_formats.hpp"
+
+#include <ostream>
+#include <stdexcept>
+
+#include "report/run_record.hpp"
+
+namespace dtsim::report {
+
+namespace {
+
+// The table is phrased for people by the kind's sections, which read the report itself.
+void write_table(std::ostream& out, const RunReport& report) { print_table(out, report); }
+
+// Stable keys for programs: the record's document as it is.
+void write_json(std::ostream& out, const RunReport& report) { out << make_record(report).document.dump(2) << "\n"; }
+
+}  // namespace
+
+const std::vector<RunFormat>& run_formats()
+{
+  static const std::vector<RunFormat> formats{{"table", write_table}, {"json", write_json}};
+  return formats;
+}
+
+std::vector<std::string> run_format_names()
+{
+  std::vector<std::string> names;
+  for (const auto& f : run_formats())
+    names.push_back(f.name);
+  return names;
+}
+
+const RunFormat& run_format(const std::string& name)
+{
+  std::string known;
+  for (const auto& f : run_formats()) {
+    if (name == f.name)
+      return f;
+    known += (known.empty() ? "" : ", ") + std::string(f.name);
+  }
+  throw std::invalid_argument("unknown format '" + name + "' (formats: " + known + ")");
+}
+
+}  // namespace dtsim::report
