@@ -128,12 +128,7 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
     if (same_plan(space.fitting[ranked[i].index], base))
       own = int(i);
 
-  json j;
-  j["dtsim_version"] = kVersion;
-  j["scenario"] = base.name;
-  j["model"] = base.model.name;
-  j["hardware"] = base.hardware.name;
-  j["devices"] = base.devices;
+  json j = report::scenario_identity_json(base);
   j["plans"] = {{"candidates", space.candidates}, {"invalid", space.invalid}, {"not_fitting", space.not_fitting},
                 {"simulated", ranked.size()}, {"activities", int64_t(activities)}};
   j["pruned"] = json::object();

@@ -73,4 +73,14 @@ std::string type_text(const Key& k);
 /// out (their keys are listed with their paths).
 std::string key_table(const std::vector<KeyGroup>& groups);
 
+/// What a file of declarations needs, in one line: `using namespace config::declaring;`.
+namespace declaring {
+using config::Dimension;
+using config::Key;
+using config::Presence;
+namespace limits = config::limits;
+inline constexpr Presence kRequired = Presence::Required;
+inline constexpr Presence kOptional = Presence::Optional;
+}  // namespace declaring
+
 }  // namespace dtsim::config

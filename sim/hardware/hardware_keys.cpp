@@ -4,11 +4,7 @@
 
 namespace dtsim::hardware::keys {
 
-using config::Dimension;
-using config::Presence;
-namespace limits = config::limits;
-constexpr Presence kRequired = Presence::Required;
-constexpr Presence kOptional = Presence::Optional;
+using namespace config::declaring;
 
 const Key kName = Key::string("name", kRequired, "", "shown in reports");
 // The kinds are the registered wings' (systems::install); the reader checks the name against them.

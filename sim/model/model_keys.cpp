@@ -2,10 +2,7 @@
 
 namespace dtsim::model::keys {
 
-using config::Presence;
-namespace limits = config::limits;
-constexpr Presence kRequired = Presence::Required;
-constexpr Presence kOptional = Presence::Optional;
+using namespace config::declaring;
 
 const Key kModelType = Key::string("model_type", kOptional, "a GPT decoder",
                                    "llama, mistral, mixtral, qwen2, gemma, qwen2_moe, qwen3_moe, deepseek_v2, "

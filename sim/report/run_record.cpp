@@ -43,16 +43,22 @@ json breakdown_json(const replay::Breakdown& b, const SystemSections& sections)
   return j;
 }
 
-RunRecord make_record(const RunReport& r)
+json scenario_identity_json(const scenario::ScenarioSpec& s)
 {
-  const auto& s = *r.scenario;
-  Derived d = derive(r);
   json j;
   j["dtsim_version"] = kVersion;
   j["scenario"] = s.name;
   j["model"] = s.model.name;
   j["hardware"] = s.hardware.name;
   j["devices"] = s.devices;
+  return j;
+}
+
+RunRecord make_record(const RunReport& r)
+{
+  const auto& s = *r.scenario;
+  Derived d = derive(r);
+  json j = scenario_identity_json(s);
   j["plan"] = {{"dp", s.parallel.dp},          {"tp", s.parallel.tp},
                {"pp", s.parallel.pp},          {"vpp", s.parallel.vpp},
                {"sp", s.parallel.sp},          {"zero", s.parallel.zero},

@@ -19,6 +19,10 @@ struct RunRecord {
   std::string execution;
 };
 
+/// The keys a scenario's JSON output opens with (a run's record, a search's ranking): dtsim's version, the scenario,
+/// its model, hardware and devices.
+nlohmann::ordered_json scenario_identity_json(const scenario::ScenarioSpec& s);
+
 /// The record of a run: the one place a report becomes data.
 RunRecord make_record(const RunReport& r);
 

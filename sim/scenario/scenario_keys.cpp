@@ -6,11 +6,7 @@
 
 namespace dtsim::scenario::keys {
 
-using config::Dimension;
-using config::Presence;
-namespace limits = config::limits;
-constexpr Presence kRequired = Presence::Required;
-constexpr Presence kOptional = Presence::Optional;
+using namespace config::declaring;
 
 const Key kName = Key::string("name", kOptional, "the file name", "shown in reports");
 const Key kDescription = Key::string("description", kOptional, "none", "free text");

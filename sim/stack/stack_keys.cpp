@@ -4,11 +4,7 @@
 
 namespace dtsim::stack::keys {
 
-using config::Dimension;
-using config::Presence;
-namespace limits = config::limits;
-constexpr Presence kRequired = Presence::Required;
-constexpr Presence kOptional = Presence::Optional;
+using namespace config::declaring;
 
 const Key kName = Key::string("name", kRequired, "", "what the stack is, in reports");
 const Key kFramework = Key::string("framework", kOptional, "", "the framework it describes");

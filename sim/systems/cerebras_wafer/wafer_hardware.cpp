@@ -10,12 +10,8 @@ namespace dtsim::systems {
 
 namespace {
 
-using config::Dimension;
-using config::Key;
+using namespace config::declaring;
 using config::MapReader;
-using config::Presence;
-namespace limits = config::limits;
-constexpr Presence kRequired = Presence::Required;
 
 // The keys, declared once.
 const Key kWafer = Key::section("wafer", kRequired, "the wafer-scale processor");

@@ -15,12 +15,7 @@ using hardware::Topology;
 
 namespace {
 
-using config::Dimension;
-using config::Key;
-using config::Presence;
-namespace limits = config::limits;
-constexpr Presence kRequired = Presence::Required;
-constexpr Presence kOptional = Presence::Optional;
+using namespace config::declaring;
 
 // The keys, declared once.
 const Key kDevice = Key::section("device", kRequired, "one GPU");
