@@ -4,7 +4,8 @@
 # Arguments name more packages to install the same way (scripts/fuzz.sh: clang and its libFuzzer runtime).
 set -euo pipefail
 packages=(g++ cmake make pkg-config libsimgrid-dev libboost-graph-dev libyaml-cpp-dev gnuplot-nox
-          libgtest-dev libcli11-dev nlohmann-json3-dev openmpi-bin libopenmpi-dev libgoogle-perftools-dev "$@")
+          libgtest-dev libcli11-dev nlohmann-json3-dev openmpi-bin libopenmpi-dev libgoogle-perftools-dev
+          procps "$@")  # procps: pkill, for the test that kills a sweep (tests/cli/sweep_kill.sh)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -11,6 +11,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "app/calibration_runs.hpp"
 #include "app/load.hpp"
 #include "core/child_process.hpp"
 #include "app/plot.hpp"
@@ -27,6 +28,7 @@ namespace dtsim::app {
 namespace {
 
 using stack::Factors;
+using Run = CalibrationRun;
 
 // Multiplicative factors are fitted in log space within the range the stack loader accepts.
 constexpr double kFactorMin = 0.05, kFactorMax = 20;
@@ -35,13 +37,6 @@ constexpr double kProbe = 0.02, kMinSensitivity = 0.01;
 // Two factors whose effects on the runs correlate more than this cannot be told apart.
 constexpr double kMaxCorrelation = 0.995;
 
-struct Run {
-  std::string label;
-  std::string scenario;           ///< resolved path
-  std::vector<std::string> sets;  ///< --set overrides, the base stack's included
-  double measured_s = 0;
-  Origin where;
-};
 
 [[noreturn]] void fail(const Origin& where, const std::string& key, const std::string& message)
 {
@@ -59,65 +54,7 @@ std::string read_text(const std::string& path)
   return text;
 }
 
-std::vector<std::string> split_words(const std::string& s)
-{
-  std::istringstream in(s);
-  std::vector<std::string> words;
-  for (std::string w; in >> w;)
-    words.push_back(w);
-  return words;
-}
 
-// Reads RUNS.csv (or a --check file): comment lines become blank lines, so that line numbers stay true.
-std::vector<Run> read_runs(const std::string& path, const std::string& stack_override)
-{
-  std::string text = read_text(path);
-  std::istringstream lines(text);
-  std::string cleaned;
-  for (std::string line; std::getline(lines, line);)
-    cleaned += (line.rfind('#', 0) == 0 ? std::string() : line) + "\n";
-  CsvTable t = parse_csv(cleaned, path);
-  const std::vector<std::string> known = {"scenario", "measured_step_time_s", "set", "label"};
-  int col_scenario = -1, col_measured = -1, col_set = -1, col_label = -1;
-  for (size_t c = 0; c < t.columns.size(); ++c) {
-    const std::string& name = t.columns[c];
-    int* slot = name == "scenario" ? &col_scenario : name == "measured_step_time_s" ? &col_measured
-                : name == "set"    ? &col_set      : name == "label"                ? &col_label : nullptr;
-    if (!slot)
-      fail({path, 0, 0}, name, "unknown column '" + name + "'; expected scenario, measured_step_time_s, set, label");
-    *slot = int(c);
-  }
-  if (col_scenario < 0 || col_measured < 0)
-    fail({path, 0, 0}, col_scenario < 0 ? "scenario" : "measured_step_time_s",
-         "expected the columns scenario and measured_step_time_s in the header row");
-  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
-  std::vector<Run> runs;
-  for (size_t r = 0; r < t.rows.size(); ++r) {
-    const auto& row = t.rows[r];
-    Run run;
-    run.where = {path, r < t.lines.size() ? t.lines[r] : 0, 0};
-    const std::string& sc = row[size_t(col_scenario)];
-    if (sc.empty())
-      fail(run.where, "scenario", "expected a scenario path, got an empty field");
-    run.scenario = (std::filesystem::path(sc).is_absolute() ? std::filesystem::path(sc) : dir / sc).lexically_normal().string();
-    const std::string& m = row[size_t(col_measured)];
-    char* end = nullptr;
-    run.measured_s = std::strtod(m.c_str(), &end);
-    if (m.empty() || *end != '\0' || !std::isfinite(run.measured_s) || run.measured_s <= 0)
-      fail(run.where, "measured_step_time_s", "expected a positive number of seconds, got '" + m + "'");
-    const std::string set = col_set >= 0 ? row[size_t(col_set)] : "";
-    run.sets = split_words(set);
-    if (!stack_override.empty())
-      run.sets.push_back("stack=" + stack_override);
-    run.label = col_label >= 0 && !row[size_t(col_label)].empty()
-                    ? row[size_t(col_label)]
-                    : std::filesystem::path(sc).stem().string() + (set.empty() ? "" : " " + set);
-    runs.push_back(std::move(run));
-  }
-  if (runs.empty())
-    fail({path, 0, 0}, "", "expected at least one run below the header row");
-  return runs;
-}
 
 bool is_log_factor(const std::string& name) { return name != "step_overhead"; }
 
@@ -407,7 +344,7 @@ int calibrate(std::ostream& out, std::ostream& err, const CalibrateOptions& o)
   std::string base_path = o.base_stack.empty()
                               ? std::string()
                               : std::filesystem::absolute(o.base_stack).lexically_normal().string();
-  std::vector<Run> runs = read_runs(o.runs_csv, base_path);
+  std::vector<Run> runs = read_calibration_runs(o.runs_csv, base_path);
   if (base_path.empty()) {
     auto first = load_for_simulation(runs.front().scenario, runs.front().sets);
     if (first.stack.given()) {
@@ -416,7 +353,7 @@ int calibrate(std::ostream& out, std::ostream& err, const CalibrateOptions& o)
         r.sets.push_back("stack=" + base_path);
     }
   }
-  std::vector<Run> checks = o.check_csv.empty() ? std::vector<Run>{} : read_runs(o.check_csv, base_path);
+  std::vector<Run> checks = o.check_csv.empty() ? std::vector<Run>{} : read_calibration_runs(o.check_csv, base_path);
   std::vector<scenario::ScenarioSpec> specs;
   for (const auto& r : runs)
     specs.push_back(load_for_simulation(r.scenario, r.sets));

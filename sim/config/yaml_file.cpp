@@ -5,6 +5,8 @@
 #include <optional>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "config/input_file.hpp"
 #include "config/suggest.hpp"
 
@@ -84,6 +86,56 @@ size_t second_document(const std::string& text)
   return std::string::npos;
 }
 
+// Bounds on a document's tree, counted with every alias expanded: YAML aliases let a few hundred bytes stand for
+// billions of nodes (nine levels, each a list of ten aliases of the level before, is 10^9 nodes), and every walk of
+// the tree (the readers, the quote check below) would then never return. The largest shipped input, a Hugging Face
+// config.json, has under 200 nodes and 4 levels; a hardware file about 80 nodes and 5 levels.
+constexpr int64_t kMaxDocumentNodes = 100000;
+constexpr int kMaxDocumentDepth = 64;
+
+// Counts the nodes under `node` (itself included) into `count`, aliases expanded, stopping as soon as the count
+// passes kMaxDocumentNodes or the depth kMaxDocumentDepth; returns the node at which it stopped, if it did.
+std::optional<YAML::Mark> too_large(const YAML::Node& node, int depth, int64_t& count)
+{
+  if (++count > kMaxDocumentNodes || depth > kMaxDocumentDepth)
+    return node.Mark();
+  if (node.IsMap() || node.IsSequence())
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      std::optional<YAML::Mark> at;
+      if (node.IsMap() && !(at = too_large(it->first, depth + 1, count)))
+        at = too_large(it->second, depth + 1, count);
+      else if (node.IsSequence())
+        at = too_large(*it, depth + 1, count);
+      if (at)
+        return at;
+    }
+  return std::nullopt;
+}
+
+bool ends_with(const std::string& s, const std::string& tail)
+{
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// Where strict JSON parsing of `text` fails, with why; nullopt when the text is JSON. YAML accepts more than JSON
+// (a trailing comma, comments, unquoted keys), so a config.json is checked as JSON before it is read as YAML.
+std::optional<std::pair<Origin, std::string>> json_error(const std::string& path, const std::string& text)
+{
+  try {
+    [[maybe_unused]] const auto parsed = nlohmann::json::parse(text);
+    return std::nullopt;
+  } catch (const nlohmann::json::parse_error& e) {
+    // e.byte is the 1-based offset of the character at which the parser stopped.
+    const size_t at = e.byte > 0 ? std::min(size_t(e.byte - 1), text.size()) : 0;
+    const size_t line_start = text.rfind('\n', at == 0 ? 0 : at - 1);
+    const int column = int(at - (line_start == std::string::npos ? 0 : line_start + 1)) + 1;
+    std::string why = e.what();
+    if (const size_t colon = why.find("syntax error"); colon != std::string::npos)
+      why = why.substr(colon);
+    return std::make_pair(Origin{path, line_of(text, at), column}, "malformed JSON (a .json file is read as strict JSON): " + why);
+  }
+}
+
 }  // namespace
 
 YamlFile YamlFile::load(const std::string& path, Diagnostics& diag)
@@ -104,10 +156,24 @@ YamlFile YamlFile::load(const std::string& path, Diagnostics& diag)
              "and what follows, or put it in a file of its own)");
     return f;
   }
+  if (ends_with(path, ".json"))
+    if (const auto error = json_error(path, text)) {
+      diag.add(error->first, "", error->second);
+      return f;
+    }
   try {
     f.root_ = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     diag.add({path, e.mark.line + 1, e.mark.column + 1}, "", "malformed YAML: " + e.msg);
+    return f;
+  }
+  int64_t nodes = 0;
+  if (const auto at = too_large(f.root_, 0, nodes)) {
+    diag.add({path, at->is_null() ? 0 : at->line + 1, at->is_null() ? 0 : at->column + 1}, "",
+             "the document is too large: more than " + std::to_string(kMaxDocumentNodes) + " values or " +
+                 std::to_string(kMaxDocumentDepth) + " levels of nesting once its aliases are expanded (an input "
+                 "describes one model, system or plan: check for aliases that nest)");
+    f.root_ = YAML::Node();
     return f;
   }
   if (const auto at = unclosed_quote(f.root_, text)) {

@@ -1,7 +1,8 @@
 // libFuzzer target over dtsim's input loaders: each input is written to a file and read, the way `dtsim validate`
 // reads it, as a scenario when it names a hardware file ("hardware:"), else as a model when it has a model key
-// ("hidden_size", "num_hidden_layers" or "model_type"), else as a hardware description. (Reading every input with
-// all three loaders made each run three times as slow, mostly spent on did-you-mean suggestions for the keys of the
+// ("hidden_size", "num_hidden_layers" or "model_type"), else as a software stack when it has a stack's section,
+// else as a hardware description (tests/fuzz/load_any.hpp). (Reading every input with all the loaders made each run
+// three times as slow, mostly spent on did-you-mean suggestions for the keys of the
 // wrong kind of file.) Every bad input must come back as a ConfigError (exit 2 in the program); anything else that
 // escapes is a finding, and so is every crash, hang, leak or sanitizer report. Lines "#set KEY=VALUE" of a scenario
 // (YAML comments) are also applied as --set overrides.

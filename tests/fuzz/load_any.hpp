@@ -5,10 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "app/calibration_runs.hpp"
 #include "core/diagnostics.hpp"
 #include "hardware/hardware_yaml.hpp"
 #include "model/model_yaml.hpp"
 #include "scenario/scenario_spec.hpp"
+#include "stack/stack_yaml.hpp"
 
 namespace dtsim::fuzz {
 
@@ -24,8 +26,10 @@ inline std::vector<std::string> overrides_in(const std::string& text)
 }
 
 /// Reads the file `path`, whose content is `text`, as a scenario when it names a hardware file ("hardware:"), else
-/// as a model when it has a model key ("hidden_size", "num_hidden_layers" or "model_type"), else as a hardware
-/// description. Returns the loader's name. Bad input throws ConfigError; anything else it throws is a defect.
+/// as a model when it has a model key ("hidden_size", "num_hidden_layers" or "model_type"), else as a software
+/// stack when it has a stack's section ("framework:", "kernels:" or "factors:"), else as the runs `dtsim calibrate`
+/// reads when it has their column ("measured_step_time_s"), else as a hardware description.
+/// Returns the loader's name. Bad input throws ConfigError; anything else it throws is a defect.
 inline const char* load_any(const std::string& path, const std::string& text)
 {
   auto has = [&](const char* key) { return text.find(key) != std::string::npos; };
@@ -37,6 +41,14 @@ inline const char* load_any(const std::string& path, const std::string& text)
   if (has("hidden_size") || has("num_hidden_layers") || has("model_type")) {
     model::load_model(path, diag);
     return "model";
+  }
+  if (has("framework:") || has("kernels:") || has("factors:")) {
+    stack::load_stack(path, diag);
+    return "stack";
+  }
+  if (has("measured_step_time_s")) {
+    app::read_calibration_runs(path, "");
+    return "calibration runs";
   }
   hardware::load_hardware(path, diag);
   return "hardware";
