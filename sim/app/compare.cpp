@@ -180,6 +180,10 @@ int compare(std::ostream& out, const CompareOptions& o)
       j["power_w"] = number("power_w");
       j["energy_per_step_j"] = number("energy_per_step_j");
       j["energy_per_sample_j"] = number("energy_per_step_j") / double(s.training.global_batch);
+      if (run.contains("time_to_train_s")) {  // training.tokens given (null: the run never finishes)
+        j["time_to_train_s"] = run["time_to_train_s"];
+        j["goodput"] = run["goodput"];
+      }
       if (!r->execution.empty())
         j["execution"] = r->execution;
       side.step_s = step;
@@ -258,6 +262,17 @@ int compare(std::ostream& out, const CompareOptions& o)
   add("memory headroom/device (GiB)",
       [&](const json& j) { return cell(j, "memory_headroom_bytes_per_device", "%.1f", 1.0 / 1073741824.0); });
   add("power (kW)", [&](const json& j) { return cell(j, "power_w", "%.1f", 1e-3); });
+  bool time_to_train = false;
+  for (const auto& j : rows)
+    time_to_train = time_to_train || j.contains("time_to_train_s");
+  if (time_to_train) {
+    add("time to train (days)", [&](const json& j) -> std::string {
+      if (j.contains("time_to_train_s") && j["time_to_train_s"].is_null())
+        return "never";
+      return cell(j, "time_to_train_s", "%.1f", 1.0 / 86400);
+    });
+    add("  goodput", [&](const json& j) { return cell(j, "goodput", "%.1f%%", 100); });
+  }
   add("energy per step (MJ)", [&](const json& j) { return cell(j, "energy_per_step_j", "%.3f", 1e-6); });
   add("energy per sample (kJ)", [&](const json& j) { return cell(j, "energy_per_sample_j", "%.2f", 1e-3); });
   if (o.burden) {

@@ -135,8 +135,10 @@ bool is_output(const std::string& c)
   static const std::set<std::string> names = {"status", "reason", "point", "dtsim_version", "scenario", "model",
                                               "params", "fits", "why_not_fitting", "power_w", "step_time_s",
                                               "samples_per_s", "tokens_per_s", "model_tflops_per_device",
-                                              "hardware_tflops_per_device", "mfu", "hfu", "energy_per_step_j"};
-  for (const char* p : {"memory.", "breakdown.", "breakdown_per_stage", "simulation.", "plan.", "wafer."})
+                                              "hardware_tflops_per_device", "mfu", "hfu", "energy_per_step_j",
+                                              "time_to_train_s", "goodput"};
+  for (const char* p : {"memory.", "breakdown.", "breakdown_per_stage", "simulation.", "plan.", "wafer.",
+                        "time_to_train."})
     if (starts_with(c, p))
       return true;
   return names.count(c) > 0;
@@ -212,6 +214,10 @@ Measure measure_of(const std::string& key)
     return {"step time (s)"};
   if (key == "mfu")
     return {"model FLOPs utilization, MFU (%)", 100, false, true};
+  if (key == "time_to_train_s")
+    return {"time to train (days)", 1.0 / 86400};
+  if (key == "goodput")
+    return {"goodput (%)", 100};
   if (key == "hfu")
     return {"hardware FLOPs utilization, HFU (%)", 100, false, true};
   if (key == "model_tflops_per_device")

@@ -187,8 +187,12 @@ Table results_table(const CsvTable& t)
   Table tab;
   for (const auto& v : varied)
     tab.header.push_back(v.substr(5));
-  for (const char* h : {"status", "step time (s)", "samples/s", "MFU", "memory/device (GiB)", "note"})
+  const bool days = col.count("time_to_train_s") > 0;  // the sweep's scenarios give training.tokens
+  for (const char* h : {"status", "step time (s)", "samples/s", "MFU", "memory/device (GiB)"})
     tab.header.push_back(h);
+  if (days)
+    tab.header.push_back("days to train");
+  tab.header.push_back("note");
   for (size_t r = 0; r < t.rows.size(); ++r) {
     std::vector<std::string> row;
     for (const auto& v : varied)
@@ -198,6 +202,8 @@ Table results_table(const CsvTable& t)
     row.push_back(number(cell(r, "samples_per_s"), "%.4g"));
     row.push_back(number(cell(r, "mfu"), "%.1f%%", 100));
     row.push_back(number(cell(r, "memory.peak_bytes_per_device"), "%.1f", 1.0 / 1073741824.0));
+    if (days)
+      row.push_back(number(cell(r, "time_to_train_s"), "%.1f", 1.0 / 86400));
     row.push_back(first_line(cell(r, "reason")));
     tab.rows.push_back(row);
   }

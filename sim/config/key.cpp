@@ -118,6 +118,7 @@ const char* dimension_name(Dimension d)
     case Dimension::Bandwidth: return "bandwidth";
     case Dimension::FlopRate: return "compute rate";
     case Dimension::Power: return "power";
+    case Dimension::Count: return "count";
   }
   return "quantity";
 }

@@ -109,6 +109,10 @@ inline constexpr QuantityRange kLatency{0, 1.0, "0 s", "1 s"};
 inline constexpr QuantityRange kStepOverhead{0, 3600.0, "0 s", "3600 s"};
 /// Power of a device or system: 1 W to 1 MW (a CS-3 draws about 23 kW).
 inline constexpr QuantityRange kPower{1.0, 1e6, "1 W", "1 MW"};
+/// Tokens of a whole training run: up to 10^17, thousands of times the largest published (Llama 3: 15.6T).
+inline constexpr QuantityRange kTrainingTokens{1.0, 1e17, "1", "1e17"};
+/// Failure and checkpoint times of a training run: from a second to ten years.
+inline constexpr QuantityRange kRunTime{1.0, 3.2e8, "1 s", "10 years"};
 
 }  // namespace limits
 

@@ -12,13 +12,14 @@ namespace dtsim::config {
 std::string describe(Dimension d)
 {
   switch (d) {
-    case Dimension::Time: return "a time such as '1.5 us' (units s, ms, us, ns)";
+    case Dimension::Time: return "a time such as '1.5 us' or '30 min' (units d, h, min, s, ms, us, ns)";
     case Dimension::Bytes: return "a size such as '80 GiB' (units B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)";
     case Dimension::Bandwidth:
       return "a bandwidth such as '600 GB/s' or '200 Gb/s' (bytes: B/s, KB/s, MB/s, GB/s, TB/s; bits: b/s, Kb/s, Mb/s, "
              "Gb/s, Tb/s)";
     case Dimension::FlopRate: return "a compute rate such as '312 TFLOP/s' (units FLOP/s, GFLOP/s, TFLOP/s, PFLOP/s)";
     case Dimension::Power: return "a power such as '400 W' (units W, kW, MW)";
+    case Dimension::Count: return "a count such as '15T' or '2.5e12' (scales K, M, B or G, T, P)";
   }
   return "a quantity";
 }
@@ -27,7 +28,8 @@ namespace {
 
 const std::map<std::string, double>& unit_table(Dimension d)
 {
-  static const std::map<std::string, double> time = {{"s", 1.0}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}};
+  static const std::map<std::string, double> time = {{"d", 86400.0}, {"h", 3600.0}, {"min", 60.0}, {"s", 1.0},
+                                                      {"ms", 1e-3},     {"us", 1e-6},    {"ns", 1e-9}};
   static const std::map<std::string, double> bytes = {
       {"B", 1.0},       {"KB", 1e3},           {"MB", 1e6},           {"GB", 1e9},           {"TB", 1e12},
       {"PB", 1e15},     {"KiB", 1024.0},       {"MiB", 1048576.0},    {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
@@ -41,12 +43,15 @@ const std::map<std::string, double>& unit_table(Dimension d)
       {"FLOP/s", 1.0},    {"GFLOP/s", 1e9},  {"TFLOP/s", 1e12}, {"PFLOP/s", 1e15}, {"EFLOP/s", 1e18},
       {"FLOPS", 1.0},     {"GFLOPS", 1e9},   {"TFLOPS", 1e12},  {"PFLOPS", 1e15},  {"EFLOPS", 1e18}};
   static const std::map<std::string, double> power = {{"W", 1.0}, {"kW", 1e3}, {"MW", 1e6}};
+  static const std::map<std::string, double> count = {{"", 1.0},   {"K", 1e3},  {"M", 1e6}, {"B", 1e9},
+                                                      {"G", 1e9},  {"T", 1e12}, {"P", 1e15}};
   switch (d) {
     case Dimension::Time: return time;
     case Dimension::Bytes: return bytes;
     case Dimension::Bandwidth: return bandwidth;
     case Dimension::FlopRate: return flops;
     case Dimension::Power: return power;
+    case Dimension::Count: return count;
   }
   return time;
 }
@@ -71,7 +76,7 @@ QuantityParse parse_quantity(const std::string& raw, Dimension d)
   if (end == begin)
     return {std::nullopt, "expected " + describe(d) + ", got " + excerpt(text)};
   std::string unit = trim(std::string(end));
-  if (unit.empty())
+  if (unit.empty() && d != Dimension::Count)
     return {std::nullopt, "expected " + describe(d) + ", got bare number " + excerpt(text) + " (units are mandatory)"};
   if (!std::isfinite(number))
     return {std::nullopt, "expected a finite number, got " + excerpt(text)};
@@ -113,6 +118,8 @@ std::string format_quantity(double v, Dimension d)
     case Dimension::FlopRate:
       return pick({{1e15, "PFLOP/s"}, {1e12, "TFLOP/s"}, {1e9, "GFLOP/s"}}, "FLOP/s");
     case Dimension::Power: return pick({{1e6, "MW"}, {1e3, "kW"}}, "W");
+    case Dimension::Count:
+      return pick({{1e15, "P"}, {1e12, "T"}, {1e9, "B"}, {1e6, "M"}, {1e3, "K"}}, "");
   }
   return std::to_string(v);
 }

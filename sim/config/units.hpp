@@ -6,7 +6,8 @@
 
 namespace dtsim::config {
 
-enum class Dimension { Time, Bytes, Bandwidth, FlopRate, Power };
+/// Count: a plain number with an optional scale (K, M, B or G, T, P), such as training tokens '15T'.
+enum class Dimension { Time, Bytes, Bandwidth, FlopRate, Power, Count };
 
 /// Human name of a dimension with an example, for error messages ("a bandwidth such as '600 GB/s'").
 std::string describe(Dimension d);
@@ -16,7 +17,8 @@ struct QuantityParse {
   std::string error;            ///< what was wrong otherwise ("unknown unit 'GB/z'")
 };
 
-/// Parses "<number> <unit>" (the space is optional). A bare number is an error: units are mandatory.
+/// Parses "<number> <unit>" (the space is optional). A bare number is an error (units are mandatory), except for a
+/// Count, whose scale is optional.
 QuantityParse parse_quantity(const std::string& text, Dimension d);
 
 /// Formats a value of the dimension with a readable unit (for tables and messages), e.g. "1.50 us", "80.0 GiB".

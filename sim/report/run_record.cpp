@@ -3,6 +3,8 @@
 #include <utility>
 
 #include "core/version.hpp"
+#include "report/system_sections.hpp"
+#include "report/time_to_train.hpp"
 #include "stack/interval.hpp"
 
 namespace dtsim::report {
@@ -22,6 +24,35 @@ json memory_json(const parallel::StageMemory& m)
               {"framework_bytes", m.framework_bytes},
               {"microbatches_in_flight", m.microbatches_in_flight},
               {"total_bytes", m.total_bytes()}};
+}
+
+// The whole run: `time_to_train_s` and `goodput` at the top (null when the run never finishes), the model's terms
+// under `time_to_train`.
+void add_time_to_train(json& j, const TimeToTrain& t)
+{
+  const bool finishes = t.why_not.empty();
+  j["time_to_train_s"] = finishes ? json(t.wall_s) : json(nullptr);
+  j["goodput"] = finishes ? json(t.goodput) : json(nullptr);
+  json d{{"tokens", t.tokens},
+         {"steps", t.steps},
+         {"compute_s", t.compute_s},
+         {"job_mtbf_s", t.mtbf_s},
+         {"checkpoint_bytes", t.checkpoint_bytes},
+         {"checkpoint_write_s", t.checkpoint_write_s},
+         {"checkpoint", t.checkpoint_async ? "async" : "sync"},
+         {"checkpoint_interval_s", t.checkpoint_interval_s},
+         {"checkpoint_interval_basis", t.checkpoint_interval_basis},
+         {"restart_s", t.restart_s}};
+  if (finishes) {
+    d["expected_failures"] = t.expected_failures;
+    d["checkpoint_stall_s"] = t.checkpoint_stall_s;
+    d["restarts_s"] = t.restarts_s;
+    d["lost_work_s"] = t.lost_work_s;
+  } else {
+    d["why_not"] = t.why_not;
+  }
+  d["basis"] = t.basis;
+  j["time_to_train"] = d;
 }
 
 }  // namespace
@@ -117,6 +148,8 @@ RunRecord make_record(const RunReport& r)
                        {"folding_exact", r.replay.folding_note.empty()}};
     if (!r.replay.folding_note.empty())
       j["simulation"]["folding_note"] = r.replay.folding_note;
+    if (s.training.tokens > 0)
+      add_time_to_train(j, time_to_train(s, d.step, r.total_params, r.sections->failure_assumptions(r)));
   }
   return RunRecord{std::move(j), r.sections->execution(r)};
 }

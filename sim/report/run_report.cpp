@@ -11,6 +11,8 @@
 
 #include "config/units.hpp"
 #include "core/version.hpp"
+#include "report/system_sections.hpp"
+#include "report/time_to_train.hpp"
 
 namespace dtsim::report {
 
@@ -100,6 +102,25 @@ void print_table(std::ostream& out, const RunReport& r)
   r.sections->extra_parts(b, part);
   if (d.power_W > 0)
     row("power, energy per step", format_quantity(d.power_W, Dimension::Power) + num(", %.3g kWh", d.energy_J / 3.6e6));
+  if (s.training.tokens > 0) {
+    const TimeToTrain t = time_to_train(s, d.step, r.total_params, r.sections->failure_assumptions(r));
+    out << "\nTime to train " << format_quantity(t.tokens, Dimension::Count) << " tokens (" << t.steps << " steps)\n";
+    if (!t.why_not.empty()) {
+      row("time to train", "never: " + t.why_not);
+    } else {
+      row("time to train", num("%.1f days", t.wall_s / 86400) + num("  (goodput %.1f%%", 100 * t.goodput) +
+                               num(", %.0f failures expected)", t.expected_failures));
+      row("  steps alone", num("%.1f days", t.compute_s / 86400));
+      row("  checkpoint writes", num("%.2f days", t.checkpoint_stall_s / 86400) +
+                                     num(" (every %.3g min, ", t.checkpoint_interval_s / 60) +
+                                     num("%.3g s each, ", t.checkpoint_write_s) +
+                                     (t.checkpoint_async ? "async, " : "sync, ") + t.checkpoint_interval_basis + ")");
+      row("  restarts", num("%.2f days", t.restarts_s / 86400));
+      row("  work lost to failures", num("%.2f days", t.lost_work_s / 86400) +
+                                         num(" (the job fails every %.3g h)", t.mtbf_s / 3600));
+    }
+    row("  failures and checkpoints", t.basis);
+  }
   out << "\n";
   row("simulated", std::to_string(r.replay.simulated_devices) + " devices (" + scenario::to_string(s.fidelity) +
                        "), " + std::to_string(r.replay.activities) + " activities\n");

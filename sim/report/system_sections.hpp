@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "replay/replay.hpp"
+#include "report/time_to_train.hpp"
 
 namespace dtsim::report {
 
@@ -45,6 +46,8 @@ class SystemSections {
   virtual void json_section(nlohmann::ordered_json& j, const RunReport& r) const = 0;
   /// How the run was executed where this kind chooses among ways (a wafer's mode), "" where it does not.
   virtual std::string execution(const RunReport& r) const = 0;
+  /// What a whole training run of this kind meets: failures, checkpoint writes, restarts (report/time_to_train.hpp).
+  virtual FailureAssumptions failure_assumptions(const RunReport& r) const = 0;
   /// Trace: the name of track 0-3 and of the process of `device` (-1: the weight store).
   virtual const char* track_name(int track) const = 0;
   virtual std::string process_name(const RunReport& r, int64_t device) const = 0;

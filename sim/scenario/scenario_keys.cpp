@@ -207,6 +207,29 @@ const Key kGradAccumulationFusion =
     Key::boolean("grad_accumulation_fusion", kOptional, "true",
                  "weight-gradient GEMMs accumulate into the fp32 main gradients; false: a separate accumulation "
                  "kernel per microbatch (Megatron-LM with fp16 gradients)");
+const Key kTokens =
+    Key::quantity("tokens", Dimension::Count, limits::kTrainingTokens, kOptional, "none: no time to train",
+                  "tokens of the whole training run, such as `15T`: every run then reports its time to train, "
+                  "with failures, checkpoints and restarts (`resilience`; docs/time-to-train.md)");
+const Key kResilience = Key::section("resilience", kOptional,
+                                     "failures and checkpoints of the whole run (with `training.tokens`); each "
+                                     "value left out is the kind of system's assumption (docs/time-to-train.md)");
+const Key kCheckpointInterval =
+    Key::quantity("checkpoint_interval", Dimension::Time, limits::kRunTime, kOptional,
+                  "Young-Daly: sqrt(2 x write time x the job's MTBF)", "training time between checkpoints");
+const Key kCheckpoint = Key::choice("checkpoint", {"sync", "async"}, kOptional, "",
+                                    "sync: training stops while a checkpoint is written; async: it goes on, and a "
+                                    "failure loses the checkpoint still being written")
+                            .defaults_to("sync");
+const Key kCheckpointBandwidth =
+    Key::quantity("checkpoint_bandwidth", Dimension::Bandwidth, limits::kBandwidth, kOptional, "the system's",
+                  "storage write bandwidth of one host (or wafer system); all write at once");
+const Key kRestart = Key::quantity("restart", Dimension::Time, limits::kRunTime, kOptional, "the system's",
+                                   "from a failure to training again: detection, rescheduling, reloading");
+const Key kDeviceMtbf = Key::quantity("device_mtbf", Dimension::Time, limits::kRunTime, kOptional, "the system's",
+                                      "mean time between failures of one device (GPU or wafer system)");
+const Key kHostMtbf = Key::quantity("host_mtbf", Dimension::Time, limits::kRunTime, kOptional, "the system's",
+                                    "mean time between failures of one host, for what fails outside the devices");
 const Key kSimulation = Key::section("simulation", kOptional, "how the step is simulated");
 const Key kFidelity = Key::choice("fidelity", {"folded", "full"}, kOptional, "",
                                   "one device per stage (one system on wafer-scale hardware), or every device")
@@ -227,7 +250,9 @@ std::vector<config::KeyGroup> groups()
           {"", {&kSchedule}},
           {"training",
            {&kGlobalBatch, &kMicroBatch, &kSeqLen, &kExpertImbalance, &kExpertCapacityFactor, &kFlashAttention,
-            &kPrecision, &kRecompute, &kRecomputeLayers, &kFp8Recipe, &kCrossEntropy, &kGradAccumulationFusion}},
+            &kPrecision, &kRecompute, &kRecomputeLayers, &kFp8Recipe, &kCrossEntropy, &kGradAccumulationFusion,
+            &kTokens}},
+          {"resilience", {&kCheckpointInterval, &kCheckpoint, &kCheckpointBandwidth, &kRestart, &kDeviceMtbf, &kHostMtbf}},
           {"simulation", {&kFidelity}},
           {"wafer", {&kWaferMode}}};
 }

@@ -15,7 +15,8 @@ extern const Key kParamGatherOverlap, kStageLayers, kTpAsyncAllreduce, kTpOverla
 extern const Key kSchedule;
 extern const Key kTraining, kGlobalBatch, kMicroBatch, kSeqLen, kExpertImbalance, kExpertCapacityFactor;
 extern const Key kFlashAttention, kPrecision, kRecompute, kRecomputeLayers, kFp8Recipe, kCrossEntropy;
-extern const Key kGradAccumulationFusion;
+extern const Key kGradAccumulationFusion, kTokens;
+extern const Key kResilience, kCheckpointInterval, kCheckpoint, kCheckpointBandwidth, kRestart, kDeviceMtbf, kHostMtbf;
 extern const Key kSimulation, kFidelity, kWafer, kWaferMode;
 
 /// The keys grouped by mapping, for the reference.

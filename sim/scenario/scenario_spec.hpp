@@ -111,6 +111,18 @@ struct TrainingSpec {
   stack::Fp8Recipe fp8_recipe = stack::Fp8Recipe::Delayed;
   /// The kernels of the language-model loss; default: the stack's kernels.cross_entropy.
   stack::CrossEntropyKernel cross_entropy = stack::CrossEntropyKernel::Unfused;
+  /// Tokens of the whole training run (`training.tokens`); 0: not given, no time to train.
+  double tokens = 0;
+};
+
+/// What a whole training run meets besides its steps (`resilience`); 0 leaves a value to the kind of system's
+/// assumptions (report/time_to_train.hpp).
+struct ResilienceSpec {
+  double checkpoint_interval_s = 0;  ///< 0: Young-Daly
+  bool checkpoint_async = false;
+  double checkpoint_bandwidth = 0;   ///< storage write bandwidth per host (or system), bytes/s
+  double restart_s = 0;
+  double device_mtbf_s = 0, host_mtbf_s = 0;
 };
 
 struct ScenarioSpec {
@@ -128,6 +140,7 @@ struct ScenarioSpec {
   /// YAML reader).
   std::string schedule = kDefaultSchedule;
   TrainingSpec training;
+  ResilienceSpec resilience;
   Fidelity fidelity = Fidelity::Folded;
   WaferMode wafer_mode = WaferMode::Auto;  ///< wafer-scale hardware only
   int64_t microbatches = 1;  ///< per pipeline per step: global_batch / (micro_batch * dp)

@@ -391,11 +391,26 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   const auto flash_attention = tr.boolean(k::kFlashAttention);
   const auto fp8_recipe = tr.choice(k::kFp8Recipe);
   const auto cross_entropy = tr.choice(k::kCrossEntropy);
+  s.training.tokens = tr.quantity(k::kTokens).value_or(0);
+  const bool tokens_given = tr.has(k::kTokens.name);
   for (const config::Key* key : {&k::kGlobalBatch, &k::kMicroBatch, &k::kSeqLen, &k::kPrecision, &k::kRecompute,
                                  &k::kRecomputeLayers, &k::kExpertImbalance, &k::kExpertCapacityFactor,
                                  &k::kFlashAttention, &k::kFp8Recipe, &k::kCrossEntropy})
     remember(tr, key->name);
   tr.finish();
+
+  MapReader res = root.map(k::kResilience);
+  s.resilience.checkpoint_interval_s = res.quantity(k::kCheckpointInterval).value_or(0);
+  s.resilience.checkpoint_async = res.choice(k::kCheckpoint).value_or(k::kCheckpoint.default_choice) == "async";
+  s.resilience.checkpoint_bandwidth = res.quantity(k::kCheckpointBandwidth).value_or(0);
+  s.resilience.restart_s = res.quantity(k::kRestart).value_or(0);
+  s.resilience.device_mtbf_s = res.quantity(k::kDeviceMtbf).value_or(0);
+  s.resilience.host_mtbf_s = res.quantity(k::kHostMtbf).value_or(0);
+  if (root.has(k::kResilience.name) && !tokens_given)
+    diag.add(root.where(k::kResilience.name), k::kResilience.name,
+             "expected training.tokens with a resilience section: it describes a whole training run, whose length "
+             "training.tokens gives (for example `tokens: 15T`)");
+  res.finish();
 
   MapReader wafer = root.map(k::kWafer);
   auto wm = wafer.choice(k::kWaferMode).value_or(k::kWaferMode.default_choice);

@@ -9,6 +9,7 @@
 #include "systems/cerebras_wafer/wafer_hardware.hpp"
 #include "config/units.hpp"
 #include "report/run_report.hpp"
+#include "systems/cerebras_wafer/failure_assumptions.hpp"
 #include "systems/cerebras_wafer/wafer_run.hpp"
 
 namespace dtsim::systems {
@@ -86,6 +87,10 @@ class WaferSections : public report::SystemSections {
   }
 
   std::string execution(const RunReport& r) const override { return scenario::to_string(wafer_run(r).mode); }
+  report::FailureAssumptions failure_assumptions(const RunReport& r) const override
+  {
+    return wafer_failure_assumptions(*r.scenario);
+  }
 
   const char* track_name(int track) const override
   {

@@ -6,6 +6,7 @@
 #include "config/units.hpp"
 #include "report/run_report.hpp"
 #include "stack/interval.hpp"
+#include "systems/gpu_cluster/failure_assumptions.hpp"
 #include "systems/gpu_cluster/gpu_cluster.hpp"
 
 namespace dtsim::systems {
@@ -102,6 +103,10 @@ class GpuSections : public report::SystemSections {
   void extra_breakdown_json(nlohmann::ordered_json&, const replay::Breakdown&) const override {}
   void json_section(nlohmann::ordered_json&, const RunReport&) const override {}
   std::string execution(const RunReport&) const override { return ""; }
+  report::FailureAssumptions failure_assumptions(const RunReport& r) const override
+  {
+    return gpu_failure_assumptions(*r.scenario);
+  }
 
   const char* track_name(int track) const override
   {

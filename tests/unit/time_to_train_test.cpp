@@ -1,0 +1,104 @@
+// The time to train of a whole run (report/time_to_train.hpp), against the first-order checkpoint model worked out
+// by hand, and its scenario keys.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "report/time_to_train.hpp"
+
+namespace {
+
+using dtsim::report::FailureAssumptions;
+using dtsim::report::time_to_train;
+
+// 1,000 devices in 125 hosts; 10^9 parameters in bf16 (2 + 12 bytes each: 14 GB per checkpoint).
+dtsim::scenario::ScenarioSpec run_of(double tokens)
+{
+  dtsim::scenario::ScenarioSpec s;
+  s.hardware.kind = "gpu-cluster";
+  s.devices = 1000;
+  s.training.global_batch = 1000;
+  s.training.seq_len = 1000;
+  s.training.precision = "bf16";
+  s.training.tokens = tokens;
+  return s;
+}
+
+FailureAssumptions assumptions()
+{
+  FailureAssumptions f;
+  f.device_mtbf_s = 1000 * 36000.0;  // the devices alone: one failure in 36,000 s
+  f.host_mtbf_s = 125 * 36000.0;     // the hosts alone: another in 36,000 s; the job: one in 18,000 s
+  f.hosts = 125;
+  f.checkpoint_bandwidth_per_host = 1e9;  // 125 GB/s in all: 14 GB in 0.112 s
+  f.restart_s = 600;
+  f.basis = "test";
+  return f;
+}
+
+TEST(TimeToTrain, SynchronousCheckpointsAtTheYoungDalyInterval)
+{
+  // 10^12 tokens: 10^6 steps of 10^6 tokens, 1 s each.
+  const auto t = time_to_train(run_of(1e12), 1.0, 1e9, assumptions());
+  EXPECT_EQ(t.steps, 1000000);
+  EXPECT_DOUBLE_EQ(t.compute_s, 1e6);
+  EXPECT_NEAR(t.mtbf_s, 18000, 1e-6);
+  EXPECT_NEAR(t.checkpoint_bytes, 14e9, 1);
+  EXPECT_NEAR(t.checkpoint_write_s, 0.112, 1e-9);
+  const double tau = std::sqrt(2 * 0.112 * 18000);  // 63.5 s
+  EXPECT_NEAR(t.checkpoint_interval_s, tau, 1e-9);
+  EXPECT_EQ(t.checkpoint_interval_basis, "Young-Daly");
+  // T = W (1 + write / tau) / (1 - (restart + tau / 2) / MTBF)
+  const double wall = 1e6 * (1 + 0.112 / tau) / (1 - (600 + tau / 2) / 18000);
+  EXPECT_NEAR(t.wall_s, wall, 1e-6 * wall);
+  EXPECT_NEAR(t.goodput, 1e6 / wall, 1e-12);
+  EXPECT_NEAR(t.expected_failures, wall / 18000, 1e-9);
+  // The terms add up to the wall time.
+  EXPECT_NEAR(t.compute_s + t.checkpoint_stall_s + t.restarts_s + t.lost_work_s, t.wall_s, 1e-6 * wall);
+}
+
+TEST(TimeToTrain, AsynchronousCheckpointsStallNothingButLoseTheWriteInFlight)
+{
+  auto s = run_of(1e12);
+  s.resilience.checkpoint_async = true;
+  s.resilience.checkpoint_interval_s = 300;  // given: no Young-Daly
+  const auto t = time_to_train(s, 1.0, 1e9, assumptions());
+  EXPECT_EQ(t.checkpoint_interval_basis, "scenario");
+  EXPECT_DOUBLE_EQ(t.checkpoint_stall_s, 0);
+  const double wall = 1e6 / (1 - (600 + 150 + 0.112) / 18000);
+  EXPECT_NEAR(t.wall_s, wall, 1e-6 * wall);
+}
+
+TEST(TimeToTrain, TheScenarioOverridesTheSystemsAssumptions)
+{
+  auto s = run_of(1e12);
+  s.resilience.device_mtbf_s = 1000 * 1e9;  // devices that never fail: the hosts alone, one failure in 36,000 s
+  s.resilience.restart_s = 60;
+  s.resilience.checkpoint_bandwidth = 14e9 / 125;  // a write of one second
+  const auto t = time_to_train(s, 1.0, 1e9, assumptions());
+  EXPECT_NEAR(t.mtbf_s, 1 / (1 / 1e9 + 1 / 36000.0), 1e-6);
+  EXPECT_DOUBLE_EQ(t.restart_s, 60);
+  EXPECT_NEAR(t.checkpoint_write_s, 1.0, 1e-12);
+}
+
+TEST(TimeToTrain, ARunThatFailsFasterThanItRecoversNeverFinishes)
+{
+  auto f = assumptions();
+  f.restart_s = 20000;  // longer than the job's MTBF of 18,000 s
+  const auto t = time_to_train(run_of(1e12), 1.0, 1e9, f);
+  EXPECT_EQ(t.wall_s, 0);
+  EXPECT_NE(t.why_not.find("never finishes"), std::string::npos) << t.why_not;
+}
+
+TEST(TimeToTrain, MoreDevicesFailMoreOften)
+{
+  auto small = run_of(1e12), large = run_of(1e12);
+  large.devices = 16000;
+  auto f = assumptions(), g = assumptions();
+  g.hosts = 2000;
+  const auto a = time_to_train(small, 1.0, 1e9, f), b = time_to_train(large, 1.0, 1e9, g);
+  EXPECT_NEAR(b.mtbf_s, a.mtbf_s / 16, 1e-6);
+  EXPECT_LT(b.goodput, a.goodput);
+}
+
+}  // namespace
