@@ -5,7 +5,7 @@
 set -euo pipefail
 packages=(g++ cmake make pkg-config libsimgrid-dev libboost-graph-dev libyaml-cpp-dev gnuplot-nox
           libgtest-dev libcli11-dev nlohmann-json3-dev openmpi-bin libopenmpi-dev libgoogle-perftools-dev
-          procps "$@")  # procps: pkill, for the test that kills a sweep (tests/cli/sweep_kill.sh)
+          procps pybind11-dev python3-dev python3-pytest "$@")  # procps: pkill, for the test that kills a sweep (tests/cli/sweep_kill.sh)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -114,7 +114,7 @@ int compare(std::ostream& out, const CompareOptions& o)
 {
   std::vector<scenario::ScenarioSpec> specs;
   for (const auto& path : o.scenarios)
-    specs.push_back(load_for_simulation(path, {}));
+    specs.push_back(load_for_simulation(path, o.sets));
   std::vector<std::function<Bytes()>> work;
   for (const auto& s : specs)
     work.push_back([&s]() { return record_of(s); });

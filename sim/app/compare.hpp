@@ -12,6 +12,7 @@ namespace dtsim::app {
 
 struct CompareOptions {
   std::vector<std::string> scenarios;
+  std::vector<std::string> sets;  ///< --set KEY=VALUE, applied to every scenario
   std::string format = "table";
   bool burden = true;  ///< simulate every plan of each GPU scenario
   int jobs = 2;        ///< child processes at a time (the command line defaults to the core count)

@@ -247,6 +247,7 @@ int main(int argc, char** argv)
   auto* cmp_cmd = app.add_subcommand("compare", "Put scenarios side by side: time, throughput, FLOP/s, memory, power, "
                                                 "energy and the partitioning burden");
   cmp_cmd->add_option("scenarios", co.scenarios, "Scenario YAML files")->required();
+  cmp_cmd->add_option("--set", co.sets, "Override a key of every scenario, e.g. --set training.seq_len=4096 (repeatable)");
   cmp_cmd->add_option("--format", co.format, "Output format")->check(CLI::IsMember({"table", "json"}));
   bool no_burden = false;
   cmp_cmd->add_flag("--no-burden", no_burden, "Do not simulate every parallel plan of the GPU scenarios");
