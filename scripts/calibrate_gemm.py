@@ -4,9 +4,11 @@ measurements, once per device. Model (sim/kernels/compute_model.cpp):
     eff = max * A^p / (A^p + half_area^p) * k / (k + half_k),  A = batch * m * n
     time = max(flops / (peak * eff), bytes / (memory_bandwidth * memory_efficiency))
 Grid search on the squared log error. Prints the parameters and the fit error per point.
-Usage: scripts/calibrate_gemm.py a100|h100|h100-fp8
+Usage: scripts/calibrate_gemm.py a100|h100|h100-fp8|h200-fp8|b200|b200-fp8|b200-nvfp4
 h100-fp8 fits device.efficiency.gemm_fp8 of hardware/dgx-h100.yaml: the same model at the fp8 peak, with 1-byte inputs
-and a 2-byte (bf16) result in the roofline, as Transformer Engine's fp8 GEMMs run.
+and a 2-byte (bf16) result in the roofline, as Transformer Engine's fp8 GEMMs run. A device with a single published
+point (b200, b200-fp8) keeps the H100 curve's shape (its half_area scaled by the SM count, 148 / 132) and fits `max`
+alone; `checks` are points of a related device printed beside the fit, not fitted.
 """
 import math
 import sys
@@ -47,6 +49,51 @@ H100_FP8 = dict(peak=1979e12, bw=3350e9 * 0.89, in_bytes=1, points=[
     (802816, 192, 768, 1, 663.8, "same"),
 ], maxes=[0.66, 0.68, 0.69, 0.70, 0.71, 0.72, 0.74])
 
+# H200 SXM (same GH100 compute as H100, HBM3e 4.8 TB/s): Azure AI-benchmarking-guide "Azure_Results/ND_H200_v5_results.md"
+# (samuel-bohman fork @ 5e2c4e5, CUDA 12.8), GEMM cuBLASLt FP8, random initialization, 10,000 warm-up iterations.
+# Memory efficiency 0.87: the same page's STREAM triad 4.18 of 4.8 TB/s.
+H200_FP8 = dict(peak=1979e12, bw=4800e9 * 0.87, in_bytes=1, points=[
+    (1024, 1024, 1024, 1, 403.4, "Azure AI-benchmarking-guide ND H200 v5, cuBLASLt FP8"),
+    (2048, 2048, 2048, 1, 1134.6, "same"),
+    (4096, 4096, 4096, 1, 1249.2, "same"),
+    (8192, 8192, 8192, 1, 1269.4, "same"),
+    (16384, 16384, 16384, 1, 1305.0, "same"),
+    (32768, 32768, 32768, 1, 1333.2, "same"),
+    (1024, 2145, 1024, 1, 648.0, "same"),
+    (802816, 192, 768, 1, 839.8, "same"),
+], maxes=[0.62, 0.64, 0.66, 0.68, 0.70, 0.72])
+# B200 (148 SMs, HBM3e 7.7 TB/s; memory efficiency 0.88: B300 SXM6 HBM reads of 7.02 of 8 TB/s, gb300-microbench; no B200
+# stream measurement published).
+# One B200 point each: stas00/ml-engineering MAMF table (torch 2.7.1+cu128, best shape of a brute-force search).
+SM_RATIO = 148 / 132
+B200 = dict(peak=2250e12, bw=7700e9 * 0.88, points=[
+    (1792, 16128, 3072, 1, 1745.0, "stas00/ml-engineering MAMF table, B200 BF16 best shape"),
+], fixed=dict(half_area=1482910 * SM_RATIO, p=3, half_k=192), checks=[
+    (4096, 4096, 4096, 1, 2250e12, 1767.98, "B300 SXM6 cuBLASLt BF16 (Antoniomv7/gb300-microbench), same 2250 peak"),
+    (8192, 8192, 8192, 1, 2250e12, 2099.27, "same"),
+    (32768, 512, 4096, 1, 2250e12, 1516.27, "same"),
+])
+B200_FP8 = dict(peak=4500e12, bw=7700e9 * 0.88, in_bytes=1, points=[
+    (15360, 4096, 3072, 1, 3432.5, "stas00/ml-engineering MAMF table, B200 FP8 e4m3 best shape"),
+], fixed=dict(half_area=2097152 * SM_RATIO, p=1.5, half_k=512), checks=[
+    (8192, 8192, 8192, 1, 4500e12, 3944.74, "B300 SXM6 cuBLASLt FP8 (Antoniomv7/gb300-microbench), same 4500 peak"),
+    (4096, 4096, 4096, 1, 4500e12, 3187.09, "same"),
+])
+# NVFP4: no B200 table; the GB200 one (the same Blackwell GPU, at up to 1,200 W), Azure AI-benchmarking-guide
+# "Azure_Results/ND_GB200_v6_results.md" (egmsft fork @ 0682f76, CUDA 12.8), cuBLASLt FP4, fitted as fractions of
+# GB200's 9,800 TFLOP/s NVFP4 peak (NVIDIA/dgxc-benchmarking) with GB200's 8 TB/s; the fractions apply at B200's peak.
+# Inputs 0.5625 bytes per element (E2M1 plus an E4M3 scale per 16).
+B200_NVFP4 = dict(peak=9800e12, bw=8000e9 * 0.88, in_bytes=0.5625, points=[
+    (1024, 1024, 1024, 1, 261.8, "Azure AI-benchmarking-guide ND GB200 v6, cuBLASLt FP4"),
+    (2048, 2048, 2048, 1, 1398.0, "same"),
+    (4096, 4096, 4096, 1, 4854.5, "same"),
+    (8192, 8192, 8192, 1, 7609.1, "same"),
+    (16384, 16384, 16384, 1, 5604.0, "same"),
+    (32768, 32768, 32768, 1, 5262.2, "same"),
+    (1024, 2145, 1024, 1, 548.3, "same"),
+    (802816, 192, 768, 1, 2624.5, "same"),
+], maxes=[0.50, 0.55, 0.60, 0.65, 0.70, 0.75, 0.80])
+
 
 def model(dev, m, n, k, b, mx, half_area, half_k, p):
     area = b * m * n
@@ -60,6 +107,15 @@ def model(dev, m, n, k, b, mx, half_area, half_k, p):
 
 def fit(dev):
     best = None
+    if "fixed" in dev:  # one point: the shape is kept, max alone is fitted
+        f = dev["fixed"]
+        for i in range(50, 100):
+            mx = i / 100
+            err = sum(math.log(model(dev, m, n, k, b, mx, f["half_area"], f["half_k"], f["p"]) / v) ** 2
+                      for m, n, k, b, v, _ in dev["points"])
+            if best is None or err < best[0]:
+                best = (err, mx, f["half_area"], f["half_k"], f["p"])
+        return best
     for mx in dev["maxes"]:
         for p in [1, 1.5, 2, 2.5, 3]:
             for ha in [2 ** (i / 2) for i in range(28, 48)]:
@@ -72,9 +128,13 @@ def fit(dev):
 
 
 if __name__ == "__main__":
-    dev = {"a100": A100, "h100": H100, "h100-fp8": H100_FP8}[sys.argv[1] if len(sys.argv) > 1 else "a100"]
+    dev = {"a100": A100, "h100": H100, "h100-fp8": H100_FP8, "h200-fp8": H200_FP8, "b200": B200, "b200-fp8": B200_FP8,
+           "b200-nvfp4": B200_NVFP4}[sys.argv[1] if len(sys.argv) > 1 else "a100"]
     _, mx, ha, hk, p = fit(dev)
     print(f"max: {mx}\nhalf_area: {ha:.0f}\narea_exponent: {p}\nhalf_k: {hk}")
     for m, n, k, b, v, src in dev["points"]:
         s = model(dev, m, n, k, b, mx, ha, hk, p)
         print(f"  {b:4d} x {m}x{n}x{k}: measured {v:6.1f}  model {s:6.1f}  ({100 * (s - v) / v:+.1f}%)  {src}")
+    for m, n, k, b, peak, v, src in dev.get("checks", []):
+        s = model(dict(dev, peak=peak), m, n, k, b, mx, ha, hk, p)
+        print(f"  check {b:4d} x {m}x{n}x{k}: measured {v:6.1f}  model {s:6.1f}  ({100 * (s - v) / v:+.1f}%)  {src}")

@@ -34,6 +34,12 @@ const std::vector<Key>& peak_flops_keys()
     for (const char* p : {"fp32", "tf32", "fp16", "bf16", "fp8"})
       v.push_back(Key::quantity(p, Dimension::FlopRate, limits::kFlopRate, kOptional, "not offered",
                                 std::string("dense peak at ") + p));
+    v.push_back(Key::quantity("mxfp8", Dimension::FlopRate, limits::kFlopRate, kOptional, "not offered",
+                              "dense peak of MXFP8 block-scaled GEMMs (E4M3 data, an E8M0 scale per 32 elements; "
+                              "Blackwell and later): training.precision mxfp8 needs it"));
+    v.push_back(Key::quantity("nvfp4", Dimension::FlopRate, limits::kFlopRate, kOptional, "not offered",
+                              "dense peak of NVFP4 block-scaled GEMMs (E2M1 data, an E4M3 scale per 16 elements; "
+                              "Blackwell and later): training.precision nvfp4 needs it"));
     return v;
   }();
   return keys;

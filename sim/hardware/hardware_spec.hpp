@@ -1,6 +1,7 @@
 #pragma once
 /// Hardware description in SI units (seconds, bytes, bytes/s, FLOP/s, watts), as parsed and
 /// checked from hardware/*.yaml. Runtime code reads only these structs, never YAML.
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -23,6 +24,14 @@ struct GemmEfficiency {
   double half_k = 0;         ///< reduction depth at which the depth factor is 1/2
 };
 
+/// Published throughput of one fused attention kernel on the device (BF16), in FLOP/s as the benchmark counts them
+/// (causal: half of the full score matrix), at sequences of 512, 1k, 2k, 4k, 8k and 16k queries and keys
+/// (device.efficiency.attention.KERNEL). Causal rows are published for the forward at head dimension 128 only.
+struct AttentionTable {
+  using Row = std::array<double, 6>;
+  Row forward_d64{}, forward_d128{}, forward_d128_causal{}, backward_d64{}, backward_d128{};
+};
+
 struct DeviceSpec {
   std::string name;
   std::map<std::string, double> peak_flops;  ///< per precision ("bf16", "fp16", "fp32", ...), FLOP/s
@@ -33,6 +42,12 @@ struct DeviceSpec {
   /// fp8 GEMMs use `gemm`.
   GemmEfficiency gemm_fp8;
   bool has_gemm_fp8 = false;
+  /// The same for block-scaled GEMMs at their peaks, by precision ("mxfp8": device.efficiency.gemm_mxfp8, "nvfp4":
+  /// gemm_nvfp4), fitted to measurements of those GEMMs; a precision without its curve is refused.
+  std::map<std::string, GemmEfficiency> gemm_block_scaled;
+  /// Fused attention kernels' published throughput, by the kernel's key: flash_attention_2, flash_attention_3,
+  /// cudnn. A kernel without figures does not run on the device (docs/calibration.md, "Fused attention kernels").
+  std::map<std::string, AttentionTable> attention;
   double memory_efficiency = 1.0;            ///< achieved fraction of memory bandwidth for streaming kernels
   double kernel_min_s = 0;                   ///< shortest time any kernel takes (launch and tail)
   double power_W = 0;                        ///< board power (TDP)

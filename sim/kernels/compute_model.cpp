@@ -16,14 +16,28 @@ ComputeModel::ComputeModel(const hardware::DeviceSpec& device, const std::string
     throw InternalError("no peak FLOP/s for precision " + precision + " on " + device.name);
   peak_ = it->second;
   other_gemm_peak_ = peak_;
-  if (precision == "fp8") {
+  // Low-precision training (fp8, mxfp8, nvfp4) runs only the linear layers' GEMMs at that precision; the other GEMMs
+  // (attention's, the router's, the logits') run at the bf16 peak.
+  if (precision == "fp8" || precision == "mxfp8" || precision == "nvfp4") {
     auto bf16 = device.peak_flops.find("bf16");
     if (bf16 == device.peak_flops.end())
-      throw InternalError("fp8 training needs a bf16 peak for its 16-bit GEMMs on " + device.name);
+      throw InternalError(precision + " training needs a bf16 peak for its 16-bit GEMMs on " + device.name);
     other_gemm_peak_ = bf16->second;
-    fp8_ = true;
+    low_precision_ = true;
   }
-  attention_ = attention_kernel_for(device.name, stack.attention, stack.attention_given);
+  // The linear GEMMs' efficiency curve: the precision's own (device.efficiency.gemm_fp8, gemm_mxfp8, gemm_nvfp4).
+  // fp8 without its curve uses the bf16 one (as before the fp8 curves were fitted); mxfp8 and nvfp4 are refused
+  // without theirs when the scenario is checked.
+  linear_gemm_ = device_.gemm;
+  if (precision == "fp8" && device_.has_gemm_fp8)
+    linear_gemm_ = device_.gemm_fp8;
+  if (precision == "mxfp8" || precision == "nvfp4") {
+    auto curve = device_.gemm_block_scaled.find(precision);
+    if (curve == device_.gemm_block_scaled.end())
+      throw InternalError("no device.efficiency.gemm_" + precision + " on " + device.name);
+    linear_gemm_ = curve->second;
+  }
+  attention_ = attention_kernel_for(device, stack.attention, stack.attention_given);
 }
 
 double ComputeModel::curve_efficiency(const hardware::GemmEfficiency& g, double area, double k) const
@@ -52,19 +66,18 @@ double ComputeModel::seconds(const model::Op& op) const
 {
   double t = memory_seconds(op.bytes);
   if (op.kind == model::Op::Kind::Gemm && op.fused != model::Op::Fused::None) {
-    // A fused attention kernel at its published throughput (16-bit, even under fp8 training). Published causal
-    // throughputs count the FLOPs the kernel does, half of the full score matrix that dtsim counts: the kernel's
-    // time is that halved work over that throughput.
+    // A fused attention kernel at its published throughput on this device (16-bit, whatever the training
+    // precision). Published causal throughputs count the FLOPs the kernel does, half of the full score matrix that
+    // dtsim counts: the kernel's time is that halved work over that throughput.
     const auto dir = op.fused == model::Op::Fused::AttentionForward ? AttentionDirection::Forward
                                                                       : AttentionDirection::Backward;
-    const double eff = attention_efficiency(device_.name, attention_, dir, op.causal, op.attn_seq, op.attn_head_dim);
+    const double rate = attention_flops_per_s(device_, attention_, dir, op.causal, op.attn_seq, op.attn_head_dim);
     const double work = op.flops() * (op.causal ? 0.5 : 1.0);
-    return std::max(t, work / (other_gemm_peak_ * eff * stack_.factors.compute));
+    return std::max(t, work / (rate * stack_.factors.compute));
   }
   if (op.kind == model::Op::Kind::Gemm) {
-    // fp8 linear GEMMs follow the fp8 curve where the hardware file has one (device.efficiency.gemm_fp8).
-    const bool fp8_gemm = op.linear && fp8_ && device_.has_gemm_fp8;
-    const auto& g = fp8_gemm ? device_.gemm_fp8 : device_.gemm;
+    // Low-precision linear GEMMs follow their precision's curve (linear_gemm_); the others the bf16 one.
+    const auto& g = op.linear && low_precision_ ? linear_gemm_ : device_.gemm;
     // With area_exponent p > 1 the fitted curve makes a GEMM's compute time grow again as its output shrinks below
     // A* = half_area * (p - 1)^(1/p) (where area / efficiency is smallest). A GEMM is never slower than the same
     // GEMM padded to A* output elements, so smaller outputs take the padded GEMM's time (a router's 8 columns, say).

@@ -38,9 +38,11 @@ class ComputeModel {
   hardware::DeviceSpec device_;
   stack::StackSpec stack_;
   double peak_;
-  /// fp8 training runs only the linear layers' GEMMs in fp8; the other GEMMs run at the bf16 peak.
+  /// Low-precision training runs only the linear layers' GEMMs at its peak; the other GEMMs run at the bf16 peak.
   double other_gemm_peak_;
-  bool fp8_ = false;
+  bool low_precision_ = false;
+  /// The efficiency curve of the linear layers' GEMMs under a low precision.
+  hardware::GemmEfficiency linear_gemm_;
   stack::AttentionKernel attention_;
 };
 

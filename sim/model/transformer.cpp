@@ -205,14 +205,14 @@ Item weighted_gemm_item(const std::string& name, double batch, double m, double 
   return it;
 }
 
-// A linear layer (QKV, projection, MLP, experts): fp8-capable; with 1-byte inputs under fp8 (`in` = 1), the
-// result stays 16-bit.
-Item linear_item(const std::string& name, double batch, double m, double n, double k, int e, int in)
+// A linear layer (QKV, projection, MLP, experts): fp8-capable; with 1-byte inputs under fp8 (`in` = 1; block-scaled
+// inputs carry their scales' share), the result stays 16-bit.
+Item linear_item(const std::string& name, double batch, double m, double n, double k, int e, double in)
 {
   Item it = weighted_gemm_item(name, batch, m, n, k, e);
   for (Op* o : {&it.fwd, &it.bwd[0], &it.bwd[1]}) {
     o->linear = true;
-    o->bytes = o->batch * (double(in) * (o->m * o->k + o->k * o->n) + double(e) * o->m * o->n);
+    o->bytes = o->batch * (in * (o->m * o->k + o->k * o->n) + double(e) * o->m * o->n);
   }
   return it;
 }
@@ -414,7 +414,25 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
     return mem_item(name + ".fp8_cast", per * batch * (m * kk + sh.fp8_weight_cast_share * kk * n),
                     per * batch * m * n);
   };
+  // Block-scaled casts (mxfp8, nvfp4: Transformer Engine's MXFP8Quantizer / NVFP4Quantizer with row- and column-wise
+  // usage): each cast reads the 16-bit tensor once and writes both quantized copies with their block scales, the
+  // column-wise one for the other GEMM of the pair (2q bytes per element; the blocks run along the reduction
+  // dimension, so a transpose is a second quantization, not a copy). Forward: the input, and the weights once per
+  // step; backward: the output gradient. The block amax is taken inside the cast; NVFP4's per-tensor scale needs the
+  // tensor's amax first (e more). NVFP4's random Hadamard transform of the column-wise copies (16x16, wgrad inputs)
+  // and the stochastic rounding of gradients are fused into the same kernels (TE's hadamard_transform_cast_fusion):
+  // no bytes of their own. The norm does not write quantized output: the cast is its own kernel.
+  auto block_cast = [&](const std::string& name, double batch, double m, double n, double kk) {
+    const double per = double(e) + 2 * sh.block_scaled_bytes + (sh.per_tensor_amax ? double(e) : 0.0);
+    return mem_item(name + ".block_cast", per * batch * (m * kk + sh.fp8_weight_cast_share * kk * n),
+                    per * batch * m * n);
+  };
   auto linear = [&](const std::string& name, double batch, double m, double n, double kk) {
+    if (sh.block_scaled_bytes > 0) {
+      items.push_back(block_cast(name, batch, m, n, kk));
+      items.push_back(linear_item(name, batch, m, n, kk, e, sh.block_scaled_bytes));
+      return;
+    }
     if (sh.fp8)
       items.push_back(fp8_cast(name, batch, m, n, kk));
     items.push_back(linear_item(name, batch, m, n, kk, e, sh.fp8 ? 1 : e));

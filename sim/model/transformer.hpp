@@ -29,6 +29,11 @@ struct Shape {
   int64_t cp = 1;           ///< context parallelism: the rank holds seq / cp tokens of each sequence
   bool flash = false;       ///< fused attention (FlashAttention): no score matrix in memory
   bool fp8 = false;         ///< fp8 linear layers (Transformer Engine): 1-byte GEMM inputs
+  /// Block-scaled linear layers (training.precision mxfp8 or nvfp4): bytes per element of one quantized copy of a
+  /// GEMM input with its block scales (parallel/precision.hpp); 0: not block-scaled.
+  double block_scaled_bytes = 0;
+  /// NVFP4's per-tensor scale: an amax pass over each tensor before its block-scaled cast.
+  bool per_tensor_amax = false;
   /// Transformer Engine's current (per-tensor) scaling: an amax pass over each tensor before its cast (delayed
   /// scaling takes the amax inside the cast kernel).
   bool fp8_current_scaling = false;

@@ -39,13 +39,17 @@ double layer_activation_bytes(const model::ModelSpec& m, const model::Shape& sh,
   double dispatched = x ? 2.0 * routed / (sh.experts_whole ? t : 1.0) : 0.0;
   // Shared experts: one more gated MLP per token (its input is the layer-norm output already counted).
   const double shared = x && m.shared_ffn > 0 ? 6.0 * double(m.shared_ffn) / h : 0.0;
-  if (sh.fp8) {
-    // Transformer Engine keeps the inputs of the linear layers for backward in fp8 (1 byte, not 2): half of the
-    // QKV and fc1 inputs (replicated), of the projection input (attn_out) and of the fc2 input (2f/h of mlp).
-    replicated -= 2.0;
-    attn_out /= 2.0;
-    mlp -= routed * f / h;
-    dispatched /= 2.0;
+  // Transformer Engine keeps the inputs of the linear layers for backward in their low precision, q bytes per
+  // element, not 2: the QKV and fc1 inputs (replicated), the projection input (attn_out) and the fc2 input (2f/h of
+  // mlp). fp8: 1 byte. mxfp8 and nvfp4: the column-wise block-scaled copy the weight gradient reads, with its scales
+  // (the row-wise one is dropped after the forward GEMM: the input gradient reads the weights and the output
+  // gradient only).
+  const double q = sh.fp8 ? 1.0 : sh.block_scaled_bytes;
+  if (q > 0) {
+    replicated -= 2.0 * (2.0 - q);
+    attn_out *= q / 2.0;
+    mlp -= routed * f / h * (2.0 - q);
+    dispatched *= q / 2.0;
   }
   double per_sbh = (sh.sp ? replicated / t : replicated) + (qkv + attn_out + mlp) / t + dispatched;
   if (m.mla.enabled() || shared > 0)
@@ -150,8 +154,10 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
     const double experts = stage_expert_params(t, plan, st), dense = sm.params - experts;
     auto sharded = [&](int from_stage) { return zero >= from_stage ? dense / d + experts / de : sm.params; };
     sm.weights_bytes = sharded(3) * weight_bytes;
-    if (plan.precision.fp8_linear)  // Transformer Engine's fp8 copy of the weights, kept across microbatches
-      sm.weights_bytes += sharded(3);
+    // Transformer Engine's low-precision copies of the weights (fp8; mxfp8 and nvfp4 row- and column-wise, with
+    // their block scales), kept across microbatches.
+    if (plan.precision.fp8_linear)
+      sm.weights_bytes += sharded(3) * plan.precision.weight_copy_bytes;
     if (zero >= 3)
       sm.weights_bytes += 2.0 * t.layer_params_per_rank(tp, plan.groups.ep, false, plan.groups.expert_tp) * weight_bytes;
     sm.gradients_bytes = sharded(2) * plan.precision.gradient_bytes;

@@ -2,6 +2,19 @@
 
 namespace dtsim::parallel {
 
+namespace {
+
+// Block scaling (OCP Microscaling Formats v1.0; NVIDIA's NVFP4): data bytes per element plus one scale byte per
+// block. MXFP8: E4M3 data, one E8M0 scale per 32 elements (Transformer Engine's MXFP8BlockScaling, 1x32 blocks).
+// NVFP4: E2M1 data (half a byte), one E4M3 scale per 16 elements (NVFP4BlockScaling, 1x16 blocks); its per-tensor
+// FP32 scale is a few bytes per tensor and left out.
+constexpr double kMxfp8Bytes = 1.0 + 1.0 / 32;
+constexpr double kNvfp4Bytes = 0.5 + 1.0 / 16;
+
+}  // namespace
+
+bool low_precision_linear(const std::string& name) { return name == "fp8" || name == "mxfp8" || name == "nvfp4"; }
+
 Precision precision_of(const std::string& name)
 {
   Precision p;
@@ -10,8 +23,23 @@ Precision precision_of(const std::string& name)
     p.activation_bytes = p.weight_bytes = p.gradient_bytes = 4;
     p.optimizer_bytes_per_param = 8;
   }
-  // bf16, fp16 and fp8 keep the 16-bit defaults; fp8 only changes the linear layers' GEMM inputs.
-  p.fp8_linear = name == "fp8";
+  // bf16, fp16, fp8, mxfp8 and nvfp4 keep the 16-bit defaults; the low precisions change only the linear layers'
+  // GEMM inputs and add the weights' low-precision copies.
+  p.fp8_linear = low_precision_linear(name);
+  if (name == "fp8")
+    p.weight_copy_bytes = 1;
+  // Both directions of every block-scaled weight: Transformer Engine quantizes a tensor row-wise for one GEMM and
+  // column-wise for the other (the blocks run along the reduction dimension, so a transpose is not a copy), and
+  // keeps both for the step (MXFP8Quantizer / NVFP4Quantizer with rowwise and columnwise usage).
+  if (name == "mxfp8") {
+    p.block_scaled_bytes = kMxfp8Bytes;
+    p.weight_copy_bytes = 2 * kMxfp8Bytes;
+  }
+  if (name == "nvfp4") {
+    p.block_scaled_bytes = kNvfp4Bytes;
+    p.weight_copy_bytes = 2 * kNvfp4Bytes;
+    p.per_tensor_amax = true;
+  }
   return p;
 }
 

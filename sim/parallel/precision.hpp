@@ -1,25 +1,42 @@
 #pragma once
 /// A training precision and the bytes it stores per element: activations, weights, gradients and optimizer states
 /// under mixed-precision training (Micikevicius et al. 2018; Adam's states as in Rajbhandari et al. 2019, Sec. 3.1:
-/// 2 + 2 + 12 bytes per parameter), and fp8 linear layers as Transformer Engine runs them.
+/// 2 + 2 + 12 bytes per parameter), and the low-precision linear layers of Transformer Engine's recipes: fp8
+/// (per-tensor scaling), mxfp8 (MXFP8BlockScaling) and nvfp4 (NVFP4BlockScaling); docs/precisions.md.
 #include <string>
 
 namespace dtsim::parallel {
 
 struct Precision {
-  std::string name = "bf16";  ///< training.precision, a key of the device's peak_flops: bf16, fp16, fp8 or fp32
+  /// training.precision, a key of the device's peak_flops: bf16, fp16, fp8, mxfp8, nvfp4 or fp32
+  std::string name = "bf16";
   int activation_bytes = 2;   ///< per activation element kept or sent between kernels (fp8 too: see fp8_linear)
   int weight_bytes = 2;       ///< per weight held for compute and gathered (ZeRO-3)
   int gradient_bytes = 2;     ///< per gradient element held and reduced over the data-parallel group
   /// Optimizer state per parameter: an fp32 main copy of the weights plus Adam's momentum and variance (4 + 4 + 4);
   /// fp32 training needs no main copy (4 + 4).
   int optimizer_bytes_per_param = 12;
-  /// fp8 linear layers (Transformer Engine): the GEMMs of the linear layers read 1-byte inputs, which is what they
-  /// keep for backward, and an fp8 copy of the weights is kept across microbatches.
+  /// Low-precision linear layers (fp8, mxfp8, nvfp4): the GEMMs of the linear layers (QKV, projection, MLP,
+  /// experts: forward, input gradient and weight gradient) read low-precision inputs at that precision's peak, and a
+  /// low-precision copy of the weights is kept across microbatches; attention, the router, the logits and the
+  /// embedding stay 16-bit.
   bool fp8_linear = false;
+  /// Bytes per weight of the low-precision copies kept beside the 16-bit weights (0 without low-precision linear
+  /// layers): fp8 one 1-byte copy; mxfp8 and nvfp4 a row-wise and a column-wise copy, each with its block scales.
+  double weight_copy_bytes = 0;
+  /// Bytes per element of one block-scaled copy of a linear layer's input (data and its block's share of a scale):
+  /// mxfp8 1 + 1/32 (E4M3 data, one E8M0 scale per 32), nvfp4 1/2 + 1/16 (E2M1 data, one E4M3 scale per 16);
+  /// 0 for the other precisions.
+  double block_scaled_bytes = 0;
+  /// NVFP4's second scaling level, one FP32 scale per tensor: an amax pass over each tensor before its cast.
+  bool per_tensor_amax = false;
 };
 
 /// The precision named `name` (one of those training.precision accepts).
 Precision precision_of(const std::string& name);
+
+/// Whether `name` runs the linear layers' GEMMs in a low precision (fp8, mxfp8, nvfp4): the other GEMMs need the
+/// device's bf16 peak.
+bool low_precision_linear(const std::string& name);
 
 }  // namespace dtsim::parallel

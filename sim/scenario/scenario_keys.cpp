@@ -169,14 +169,17 @@ const Key kFlashAttention =
                  " GEMMs, and backward recomputes the scores (one more GEMM, counted in hardware FLOPs). Off: the "
                  "unfused attention of Megatron-LM 2021-2022, which the Megatron and Korthikanti validations use");
 const Key kPrecision =
-    Key::choice("precision", {"bf16", "fp16", "fp8", "fp32"}, kOptional, "",
+    Key::choice("precision", {"bf16", "fp16", "fp8", "mxfp8", "nvfp4", "fp32"}, kOptional, "",
                 "compute precision; needs a `peak_flops` entry. fp8 (Transformer Engine style, H100): the linear "
                 "layers' GEMMs (QKV, projection, MLP, experts) take 1-byte inputs and run at the fp8 peak with "
-                "the GEMM efficiency curve fitted on bf16 (an assumption); attention, router and logits GEMMs run"
-                " at the bf16 peak (a bf16 entry is required); activations keep the linear layers' inputs in fp8;"
-                " an fp8 copy of the weights (1 B/param) is held besides the bf16 weights; gradients, optimizer "
-                "states and communication stay as in bf16. MFU is reported against the peak of the chosen "
-                "precision")
+                "the device's fp8 curve (device.efficiency.gemm_fp8; absent: the bf16 one); attention, router and "
+                "logits GEMMs run at the bf16 peak (a bf16 entry is required); an fp8 copy of the weights (1 B/param)"
+                " is held besides the bf16 weights; gradients, optimizer states and communication stay as in bf16. "
+                "mxfp8 and nvfp4 (Blackwell; Transformer Engine's MXFP8BlockScaling and NVFP4BlockScaling recipes, "
+                "docs/precisions.md): the same linear GEMMs at the device's mxfp8 or nvfp4 peak on their own curve "
+                "(device.efficiency.gemm_mxfp8 or gemm_nvfp4, required), block-scaled casts writing row- and "
+                "column-wise copies, both kept for the weights (2.0625 or 1.125 B/param); a device without the "
+                "peak refuses the precision. MFU is reported against the peak of the chosen precision")
         .defaults_to("bf16");
 const Key kRecompute = Key::choice("recompute", {"none", "selective", "full"}, kOptional, "",
                                    "activation recomputation (Korthikanti et al. 2022)")

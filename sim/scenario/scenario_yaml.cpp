@@ -158,12 +158,24 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
                "expected at most max_position_embeddings (" + str(m.max_positions) + ")" + model_ref + ", got " +
                    str(s.training.seq_len));
   }
-  if (hardware_ok && s.training.precision == "fp8" && s.hardware.peak_flops("fp8") > 0 &&
-      s.hardware.peak_flops("bf16") <= 0)
+  const std::string& precision = s.training.precision;
+  const bool low = precision == "fp8" || precision == "mxfp8" || precision == "nvfp4";
+  if (hardware_ok && low && s.hardware.peak_flops(precision) > 0 && s.hardware.peak_flops("bf16") <= 0)
     diag.add(at("training.precision"), "training.precision",
-             "expected a bf16 peak_flops entry in " + s.hardware.file +
-                 " as well: fp8 training runs attention and the logits in bf16");
-  if (hardware_ok && s.hardware.peak_flops(s.training.precision) <= 0)
+             "expected a bf16 peak_flops entry in " + s.hardware.file + " as well: " + precision +
+                 " training runs attention and the logits in bf16");
+  // The block-scaled precisions need tensor cores that read block scales (Blackwell's): a device whose file gives no
+  // peak for them does not run them.
+  if (hardware_ok && (precision == "mxfp8" || precision == "nvfp4") && s.hardware.peak_flops(precision) <= 0) {
+    // A GPU's peaks sit under `device`; another kind of system names its own section.
+    const std::string key = std::string(s.hardware.system ? "" : "device.") + "peak_flops." + precision;
+    const std::string device = s.hardware.system ? s.hardware.name : s.hardware.device.name;
+    diag.add(at("training.precision"), "training.precision",
+             "expected a device that runs " + precision + " GEMMs: " + s.hardware.file + " gives no " + key +
+                 " for " + device + " (block-scaled " + precision + " tensor cores are Blackwell's and later), got '" +
+                 precision + "'");
+  }
+  else if (hardware_ok && s.hardware.peak_flops(precision) <= 0)
     diag.add(at("training.precision"), "training.precision",
              "expected a precision with a peak_flops entry in " + s.hardware.file + ", got '" +
                  s.training.precision + "'");

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "hardware/hardware_yaml.hpp"
 #include "kernels/attention_kernel.hpp"
 #include "kernels/compute_model.hpp"
 #include "model/transformer.hpp"
@@ -20,7 +21,31 @@ using dtsim::stack::AttentionKernel;
 using dtsim::test::rel_diff;
 using dtsim::test::source_path;
 
-const std::string kH100 = "H100-SXM5-80GB", kA100 = "A100-SXM4-80GB";
+// The devices as their hardware files describe them: the attention figures are the files'.
+dtsim::hardware::DeviceSpec device_of(const std::string& file)
+{
+  dtsim::Diagnostics diag;
+  auto hw = dtsim::hardware::load_hardware(source_path(file), diag);
+  EXPECT_TRUE(diag.empty()) << file;
+  return hw.device;
+}
+const dtsim::hardware::DeviceSpec& h100()
+{
+  static const auto d = device_of("hardware/dgx-h100.yaml");
+  return d;
+}
+const dtsim::hardware::DeviceSpec& a100()
+{
+  static const auto d = device_of("hardware/dgx-a100-80gb.yaml");
+  return d;
+}
+
+// The kernel's throughput as a fraction of the device's 16-bit peak, as the published figures are read.
+double attention_efficiency(const dtsim::hardware::DeviceSpec& d, AttentionKernel k, AttentionDirection dir,
+                            bool causal, double seq, double head_dim)
+{
+  return dtsim::kernels::attention_flops_per_s(d, k, dir, causal, seq, head_dim) / d.peak_flops.at("bf16");
+}
 
 dtsim::scenario::ScenarioSpec tiny(std::vector<std::string> overrides)
 {
@@ -39,34 +64,46 @@ const dtsim::model::Op* find(const std::vector<dtsim::model::Segment>& segs, con
 // The published points themselves (FlashAttention-3 paper, Fig. 5 and 6, H100 SXM5, BF16 peak 989 TFLOP/s).
 TEST(AttentionKernel, PublishedPointsAndInterpolation)
 {
-  using dtsim::kernels::attention_efficiency;
   const auto F = AttentionDirection::Forward, B = AttentionDirection::Backward;
-  EXPECT_DOUBLE_EQ(attention_efficiency(kH100, AttentionKernel::FlashAttention3, F, false, 2048, 128), 625.0 / 989);
-  EXPECT_DOUBLE_EQ(attention_efficiency(kH100, AttentionKernel::CuDnn, B, false, 16384, 64), 433.0 / 989);
+  EXPECT_DOUBLE_EQ(attention_efficiency(h100(), AttentionKernel::FlashAttention3, F, false, 2048, 128), 625.0 / 989);
+  EXPECT_DOUBLE_EQ(attention_efficiency(h100(), AttentionKernel::CuDnn, B, false, 16384, 64), 433.0 / 989);
   // Causal forward at head dim 128 is its own published row.
-  EXPECT_NEAR(attention_efficiency(kH100, AttentionKernel::FlashAttention2, F, true, 8192, 128), 333.0 / 989, 1e-15);
+  EXPECT_NEAR(attention_efficiency(h100(), AttentionKernel::FlashAttention2, F, true, 8192, 128), 333.0 / 989, 1e-15);
   // Causal backward: the non-causal backward times the forward's causal share at that length.
-  EXPECT_NEAR(attention_efficiency(kH100, AttentionKernel::FlashAttention2, B, true, 8192, 128),
+  EXPECT_NEAR(attention_efficiency(h100(), AttentionKernel::FlashAttention2, B, true, 8192, 128),
               318.0 * 333 / 370 / 989, 1e-15);
   // Halfway in log2(seq) between 2k and 4k, and in log2(head_dim) between 64 and 128.
-  EXPECT_NEAR(attention_efficiency(kH100, AttentionKernel::FlashAttention3, F, false, 2048 * std::sqrt(2.0), 128),
+  EXPECT_NEAR(attention_efficiency(h100(), AttentionKernel::FlashAttention3, F, false, 2048 * std::sqrt(2.0), 128),
               (625.0 + 638) / 2 / 989, 1e-12);
-  EXPECT_NEAR(attention_efficiency(kH100, AttentionKernel::FlashAttention2, F, false, 512, 64 * std::sqrt(2.0)),
+  EXPECT_NEAR(attention_efficiency(h100(), AttentionKernel::FlashAttention2, F, false, 512, 64 * std::sqrt(2.0)),
               (282.0 + 309) / 2 / 989, 1e-12);
   // Clamped outside 512..16k and 64..128.
-  EXPECT_DOUBLE_EQ(attention_efficiency(kH100, AttentionKernel::FlashAttention3, F, false, 65536, 256),
-                   attention_efficiency(kH100, AttentionKernel::FlashAttention3, F, false, 16384, 128));
+  EXPECT_DOUBLE_EQ(attention_efficiency(h100(), AttentionKernel::FlashAttention3, F, false, 65536, 256),
+                   attention_efficiency(h100(), AttentionKernel::FlashAttention3, F, false, 16384, 128));
   // A100: FlashAttention-2's 230 TFLOP/s forward (its paper) at the long-sequence head-dim-128 point, of 312.
-  EXPECT_NEAR(attention_efficiency(kA100, AttentionKernel::FlashAttention2, F, false, 16384, 128), 230.0 / 312, 1e-12);
+  EXPECT_NEAR(attention_efficiency(a100(), AttentionKernel::FlashAttention2, F, false, 16384, 128), 230.0 / 312, 1e-12);
+}
+
+// A device whose file holds no figures for a kernel does not run it: a stack naming it runs FlashAttention-2, and
+// a device without FlashAttention-2's figures cannot fuse attention at all (an input error naming the key).
+TEST(AttentionKernel, FiguresComeFromTheHardwareFile)
+{
+  EXPECT_TRUE(dtsim::kernels::has_attention_figures(h100(), AttentionKernel::FlashAttention3));
+  EXPECT_FALSE(dtsim::kernels::has_attention_figures(a100(), AttentionKernel::FlashAttention3));
+  dtsim::hardware::DeviceSpec bare = h100();
+  bare.attention.clear();
+  EXPECT_THROW(dtsim::kernels::attention_flops_per_s(bare, AttentionKernel::FlashAttention2,
+                                                     AttentionDirection::Forward, false, 4096, 128),
+               dtsim::InternalError);
 }
 
 TEST(AttentionKernel, ChoiceOfKernel)
 {
   using dtsim::kernels::attention_kernel_for;
-  EXPECT_EQ(attention_kernel_for(kH100, AttentionKernel::Unfused, false), AttentionKernel::FlashAttention2);
-  EXPECT_EQ(attention_kernel_for(kH100, AttentionKernel::CuDnn, true), AttentionKernel::CuDnn);
-  EXPECT_EQ(attention_kernel_for(kA100, AttentionKernel::FlashAttention3, true), AttentionKernel::FlashAttention2);
-  EXPECT_EQ(attention_kernel_for(kA100, AttentionKernel::CuDnn, true), AttentionKernel::FlashAttention2);
+  EXPECT_EQ(attention_kernel_for(h100(), AttentionKernel::Unfused, false), AttentionKernel::FlashAttention2);
+  EXPECT_EQ(attention_kernel_for(h100(), AttentionKernel::CuDnn, true), AttentionKernel::CuDnn);
+  EXPECT_EQ(attention_kernel_for(a100(), AttentionKernel::FlashAttention3, true), AttentionKernel::FlashAttention2);
+  EXPECT_EQ(attention_kernel_for(a100(), AttentionKernel::CuDnn, true), AttentionKernel::FlashAttention2);
 }
 
 // A causal kernel does half the counted work: its time is (counted FLOPs / 2) / published causal throughput.

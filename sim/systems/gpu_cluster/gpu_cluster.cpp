@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "config/units.hpp"
+#include "kernels/attention_kernel.hpp"
 #include "kernels/compute_model.hpp"
 #include "model/transformer.hpp"
 #include "parallel/memory.hpp"
@@ -45,6 +46,23 @@ class GpuCluster : public SystemKind {
     if (s.where.count("wafer"))
       diag.add(at("wafer"), "wafer",
                "the wafer section applies to wafer-scale hardware only; " + s.hardware.file + " is a GPU cluster");
+    // Fused attention runs at the figures the hardware file publishes for its kernel; FlashAttention-2's are the
+    // least it needs (the kernel every other gives way to). No figures are taken from another device.
+    if (s.training.flash_attention) {
+      const auto kernel = kernels::attention_kernel_for(s.hardware.device, s.stack.attention, s.stack.attention_given);
+      if (!kernels::has_attention_figures(s.hardware.device, kernel))
+        diag.add({s.hardware.file, 0, 0},
+                 std::string("device.efficiency.attention.") + kernels::attention_figures_key(kernel),
+                 "expected the published throughput of the fused attention kernel on " + s.hardware.device.name +
+                     " (training.flash_attention is true), found none in " + s.hardware.file);
+    }
+    // Block-scaled GEMMs run on their own measured efficiency curve: none is borrowed from another precision.
+    const std::string& precision = s.training.precision;
+    if ((precision == "mxfp8" || precision == "nvfp4") && s.hardware.peak_flops(precision) > 0 &&
+        !s.hardware.device.gemm_block_scaled.count(precision))
+      diag.add({s.hardware.file, 0, 0}, "device.efficiency.gemm_" + precision,
+               "expected the efficiency curve of " + precision + " GEMMs on " + s.hardware.device.name +
+                   " (training.precision is " + precision + "), found none in " + s.hardware.file);
     if (s.parallel.tp_overlap && s.hardware.device.sm_count == 0)
       diag.add(at("parallel.tp_overlap"), "parallel.tp_overlap",
                "expected device.sm_count in " + s.hardware.file +

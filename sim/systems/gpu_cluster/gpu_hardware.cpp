@@ -32,6 +32,10 @@ const Key kEfficiency = Key::section("efficiency", kRequired, "what the device a
 const Key kGemm = Key::section("gemm", kRequired, "GEMM efficiency against shape (docs/calibration.md)");
 const Key kGemmFp8 = Key::section("gemm_fp8", kOptional,
                                   "the same for fp8 GEMMs at the fp8 peak; absent: fp8 GEMMs use `gemm`");
+const Key kGemmMxfp8 = Key::section("gemm_mxfp8", kOptional,
+                                    "the same for MXFP8 GEMMs at the mxfp8 peak; training.precision mxfp8 needs it");
+const Key kGemmNvfp4 = Key::section("gemm_nvfp4", kOptional,
+                                    "the same for NVFP4 GEMMs at the nvfp4 peak; training.precision nvfp4 needs it");
 const Key kGemmMax = Key::number("max", 0.01, 1.0, kRequired, "", "the fraction of peak large GEMMs approach")
                          .defaults_to(1.0);
 const Key kGemmHalfArea = Key::number("half_area", 0, 1e12, kRequired, "",
@@ -45,6 +49,31 @@ const Key kMemoryEfficiency = Key::number("memory", 0.01, 1.0, kRequired, "",
                                   .defaults_to(1.0);
 const Key kKernelMinTime = Key::quantity("kernel_min_time", Dimension::Time, limits::kLatency, kRequired, "",
                                          "shortest time any kernel takes (launch and tail)");
+const Key kAttention = Key::section("attention", kOptional,
+                                   "fused attention kernels' published BF16 throughput on this device, one section "
+                                   "per kernel that runs here (docs/calibration.md, \"Fused attention kernels\"); "
+                                   "absent: a scenario that fuses attention is an input error naming the missing key");
+const Key kFlashAttention2 = Key::section("flash_attention_2", kOptional,
+                                          "FlashAttention-2: the kernel of every fused attention unless the stack "
+                                          "names another that runs here; required by fused attention");
+const Key kFlashAttention3 = Key::section("flash_attention_3", kOptional,
+                                          "FlashAttention-3 (sm90 kernels: Hopper only); absent: a stack naming it "
+                                          "runs FlashAttention-2");
+const Key kCudnnAttention = Key::section("cudnn", kOptional,
+                                         "cuDNN's fused attention (Transformer Engine's default on Hopper); absent: a "
+                                         "stack naming it runs FlashAttention-2");
+// Each row: TFLOP/s as the benchmark counts them (causal: half the score matrix) at sequence 512, 1k, 2k, 4k, 8k, 16k.
+const std::string kRowDoc = "TFLOP/s at sequence 512, 1k, 2k, 4k, 8k and 16k (six numbers)";
+const Key kForwardD64 = Key::number_list("forward_d64", 0.1, 1e5, kRequired, "", "forward, head dim 64: " + kRowDoc);
+const Key kForwardD128 = Key::number_list("forward_d128", 0.1, 1e5, kRequired, "",
+                                          "forward, head dim 128: " + kRowDoc);
+const Key kForwardD128Causal = Key::number_list("forward_d128_causal", 0.1, 1e5, kRequired, "",
+                                                "forward, head dim 128, causal (its FLOPs halved): " + kRowDoc +
+                                                    "; its ratio to forward_d128 is the causal factor of every row");
+const Key kBackwardD64 = Key::number_list("backward_d64", 0.1, 1e5, kRequired, "",
+                                          "backward, head dim 64: " + kRowDoc);
+const Key kBackwardD128 = Key::number_list("backward_d128", 0.1, 1e5, kRequired, "",
+                                           "backward, head dim 128: " + kRowDoc);
 const Key kNode = Key::section("node", kRequired, "a host and its NVLink domain");
 const Key kNodeDevices = Key::integer("devices", limits::kNodeDevices, kRequired, "", "devices per node")
                              .defaults_to(1);
@@ -97,6 +126,39 @@ GemmEfficiency read_gemm(MapReader m)
   return g;
 }
 
+hardware::AttentionTable read_attention_table(MapReader m)
+{
+  hardware::AttentionTable t;
+  for (auto [key, row] : {std::pair<const Key*, hardware::AttentionTable::Row*>{&kForwardD64, &t.forward_d64},
+                          {&kForwardD128, &t.forward_d128},
+                          {&kForwardD128Causal, &t.forward_d128_causal},
+                          {&kBackwardD64, &t.backward_d64},
+                          {&kBackwardD128, &t.backward_d128}}) {
+    auto v = m.number_list(*key);
+    if (!v)
+      continue;
+    if (v->size() != row->size()) {
+      m.error(key->name, "expected " + std::to_string(row->size()) + " numbers (sequence 512 to 16k), got " +
+                             std::to_string(v->size()));
+      continue;
+    }
+    for (size_t i = 0; i < row->size(); ++i)
+      (*row)[i] = (*v)[i] * 1e12;  // TFLOP/s
+  }
+  m.finish();
+  return t;
+}
+
+std::map<std::string, hardware::AttentionTable> read_attention(MapReader m)
+{
+  std::map<std::string, hardware::AttentionTable> kernels;
+  for (const Key* k : {&kFlashAttention2, &kFlashAttention3, &kCudnnAttention})
+    if (m.has(k->name))
+      kernels[k->name] = read_attention_table(m.map(*k));
+  m.finish();
+  return kernels;
+}
+
 DeviceSpec read_device(MapReader m)
 {
   DeviceSpec d;
@@ -112,6 +174,11 @@ DeviceSpec read_device(MapReader m)
     d.has_gemm_fp8 = true;
     d.gemm_fp8 = read_gemm(eff.map(kGemmFp8));
   }
+  for (const Key* k : {&kGemmMxfp8, &kGemmNvfp4})
+    if (eff.has(k->name))
+      d.gemm_block_scaled[k->name.substr(5)] = read_gemm(eff.map(*k));  // "gemm_mxfp8" -> "mxfp8"
+  if (eff.has(kAttention.name))
+    d.attention = read_attention(eff.map(kAttention));
   d.memory_efficiency = eff.value(kMemoryEfficiency);
   d.kernel_min_s = eff.value(kKernelMinTime);
   eff.finish();
@@ -178,12 +245,18 @@ std::vector<config::KeyGroup> gpu_hardware_key_groups()
 {
   const std::vector<const Key*> link = {&kLinkBandwidth, &kLinkLatency, &kLinkGoodput};
   const std::vector<const Key*> gemm = {&kGemmMax, &kGemmHalfArea, &kGemmAreaExponent, &kGemmHalfK};
+  const std::vector<const Key*> attention_rows = {&kForwardD64, &kForwardD128, &kForwardD128Causal, &kBackwardD64,
+                                                  &kBackwardD128};
   namespace hk = hardware::keys;
   return {{"device", {&kDeviceName, &kMemory, &kMemoryBandwidth, &kPower, &kSmCount}},
           {"device.peak_flops", hk::peak_flops_key_list()},
           {"device.efficiency", {&kMemoryEfficiency, &kKernelMinTime}},
           {"device.efficiency.gemm", gemm},
           {"device.efficiency.gemm_fp8", gemm},
+          {"device.efficiency.gemm_mxfp8", gemm},
+          {"device.efficiency.gemm_nvfp4", gemm},
+          {"device.efficiency.attention", {&kFlashAttention2, &kFlashAttention3, &kCudnnAttention}},
+          {"device.efficiency.attention.KERNEL", attention_rows},
           {"node", {&kNodeDevices, &kNvSwitchGeneration}},
           {"node.nvlink", link},
           {"network", {&kNicsPerNode}},

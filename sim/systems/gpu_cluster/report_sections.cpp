@@ -65,6 +65,10 @@ class GpuSections : public report::SystemSections {
                           ", loss " + stack::to_string(s.training.cross_entropy);
     if (s.training.precision == "fp8")
       kernels += std::string(", fp8 ") + stack::to_string(s.training.fp8_recipe) + " scaling";
+    if (s.training.precision == "mxfp8")
+      kernels += ", MXFP8 block scaling (1x32, E8M0 scales)";
+    if (s.training.precision == "nvfp4")
+      kernels += ", NVFP4 block scaling (1x16, E4M3 scales, per-tensor FP32 scale)";
     row("kernels", kernels);
   }
 

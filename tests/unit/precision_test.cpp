@@ -1,0 +1,150 @@
+// training.precision mxfp8 and nvfp4 (Transformer Engine's MXFP8BlockScaling and NVFP4BlockScaling, docs/precisions.md)
+// on B200: which GEMMs run at the block-scaled peak and on which curve, the bytes of the block-scaled casts, of the
+// saved inputs and of the weights' copies, and the refusal by a device without the precision. Every expected value is
+// computed by hand from the formats (1x32 E8M0 scales for MXFP8, 1x16 E4M3 scales for NVFP4) and from
+// hardware/dgx-b200.yaml, on tiny-gpt (h 256, ffn 1024, 8 heads; tp 2, no sp; micro batch 4, sequence 512).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/diagnostics.hpp"
+#include "kernels/compute_model.hpp"
+#include "parallel/memory.hpp"
+#include "parallel/precision.hpp"
+#include "scenario/scenario_spec.hpp"
+#include "test_paths.hpp"
+
+namespace {
+
+using dtsim::parallel::derive_plan;
+using dtsim::parallel::precision_of;
+using dtsim::test::rel_diff;
+using dtsim::test::source_path;
+
+dtsim::scenario::ScenarioSpec tiny_on(const std::string& hardware, const std::string& precision)
+{
+  return dtsim::scenario::load_scenario(source_path("scenarios/tiny.yaml"),
+                                        {"hardware=../hardware/" + hardware, "training.precision=" + precision});
+}
+
+const dtsim::model::Op* find(const dtsim::model::PassProgram& p, const std::string& name, bool backward = false)
+{
+  for (const auto& seg : backward ? p.backward : p.forward)
+    for (const auto& op : seg.ops)
+      if (op.name == name)
+        return &op;
+  return nullptr;
+}
+
+TEST(Precision, BlockScaledBytes)
+{
+  const auto mx = precision_of("mxfp8"), nv = precision_of("nvfp4"), f8 = precision_of("fp8");
+  EXPECT_DOUBLE_EQ(mx.block_scaled_bytes, 1.0 + 1.0 / 32);   // E4M3 + one E8M0 per 32
+  EXPECT_DOUBLE_EQ(nv.block_scaled_bytes, 0.5 + 1.0 / 16);   // E2M1 + one E4M3 per 16
+  EXPECT_DOUBLE_EQ(mx.weight_copy_bytes, 2 * (1.0 + 1.0 / 32));  // row- and column-wise
+  EXPECT_DOUBLE_EQ(nv.weight_copy_bytes, 2 * (0.5 + 1.0 / 16));
+  EXPECT_DOUBLE_EQ(f8.weight_copy_bytes, 1.0);
+  EXPECT_EQ(f8.block_scaled_bytes, 0.0);
+  EXPECT_TRUE(nv.per_tensor_amax);
+  EXPECT_FALSE(mx.per_tensor_amax);
+  for (const auto& p : {mx, nv, f8}) {
+    EXPECT_TRUE(p.fp8_linear);
+    EXPECT_EQ(p.gradient_bytes, 2);  // gradients, optimizer states and communication as in bf16
+    EXPECT_EQ(p.optimizer_bytes_per_param, 12);
+  }
+  EXPECT_FALSE(precision_of("bf16").fp8_linear);
+}
+
+// The linear layers' GEMMs read block-scaled inputs; a cast kernel before each writes both copies; attention stays
+// 16-bit and its GEMMs run at the bf16 peak.
+TEST(Precision, CastsAndGemmInputs)
+{
+  for (const std::string name : {"mxfp8", "nvfp4"}) {
+    auto s = tiny_on("dgx-b200.yaml", name);
+    const auto plan = derive_plan(s);
+    dtsim::model::Transformer t(s.model);
+    const auto layer = t.layer(plan.shape);
+    const double q = precision_of(name).block_scaled_bytes;
+    const double amax = name == "nvfp4" ? 2.0 : 0.0;  // NVFP4's per-tensor amax reads the 16-bit tensor once more
+    const auto* fc1 = find(layer, "fc1");
+    const auto* cast = find(layer, "fc1.block_cast");
+    ASSERT_TRUE(fc1 && cast) << name;
+    EXPECT_TRUE(fc1->linear);
+    // fc1 per TP rank: (2048 x 256) x (256 x 512), block-scaled inputs, a 16-bit result.
+    EXPECT_LT(rel_diff(fc1->bytes, q * (2048.0 * 256 + 256.0 * 512) + 2.0 * 2048 * 512), 1e-15) << name;
+    // The cast: read 2 bytes, write two copies of q (and the amax pass): the input, and the weights' share of one
+    // cast per step (64 / (4 x 2 dp) = 8 microbatches per step: an eighth).
+    const double per = 2 + 2 * q + amax;
+    EXPECT_LT(rel_diff(cast->bytes, per * (2048.0 * 256 + 0.125 * 256 * 512)), 1e-15) << name;
+    const auto* cast_bwd = find(layer, "fc1.block_cast.bwd", true);
+    ASSERT_TRUE(cast_bwd) << name;
+    EXPECT_LT(rel_diff(cast_bwd->bytes, per * 2048.0 * 512), 1e-15) << name;
+    const auto* scores = find(layer, "attn_scores");
+    ASSERT_TRUE(scores);
+    EXPECT_FALSE(scores->linear);
+  }
+}
+
+// A large linear GEMM runs at the precision's peak on its own curve (hardware/dgx-b200.yaml: gemm_mxfp8 max 0.90,
+// half_area 2351352, p 1.5, half_k 512 at 4500; gemm_nvfp4 max 0.65, half_area 8388608, p 1.5, half_k 192 at 9000;
+// bf16 gemm max 0.82, half_area 1662657, p 3, half_k 192 at 2250); the attention GEMMs at the bf16 peak.
+TEST(Precision, GemmPeaksAndCurves)
+{
+  auto s = tiny_on("dgx-b200.yaml", "bf16");
+  const auto& d = s.hardware.device;
+  dtsim::kernels::ComputeModel bf16(d, "bf16"), mx(d, "mxfp8"), nv(d, "nvfp4");
+  dtsim::model::Op big;
+  big.kind = dtsim::model::Op::Kind::Gemm;
+  big.linear = true;
+  big.m = big.n = big.k = 16384;
+  const double A = 16384.0 * 16384, k = 16384;
+  auto eff = [&](double mx_, double ha, double p, double hk) {
+    return mx_ * std::pow(A, p) / (std::pow(A, p) + std::pow(ha, p)) * k / (k + hk);
+  };
+  const double flops = 2.0 * A * k;
+  EXPECT_LT(rel_diff(bf16.seconds(big), flops / (2250e12 * eff(0.82, 1662657, 3, 192))), 1e-12);
+  EXPECT_LT(rel_diff(mx.seconds(big), flops / (4500e12 * eff(0.90, 2351352, 1.5, 512))), 1e-12);
+  EXPECT_LT(rel_diff(nv.seconds(big), flops / (9000e12 * eff(0.65, 8388608, 1.5, 192))), 1e-12);
+  dtsim::model::Op other = big;
+  other.linear = false;  // an attention or logits GEMM: 16-bit under every precision
+  EXPECT_DOUBLE_EQ(mx.seconds(other), bf16.seconds(other));
+  EXPECT_DOUBLE_EQ(nv.seconds(other), bf16.seconds(other));
+}
+
+// Weights: the 16-bit weights plus both block-scaled copies; saved linear inputs: the column-wise copy.
+TEST(Precision, Memory)
+{
+  auto b = tiny_on("dgx-b200.yaml", "bf16");
+  dtsim::model::Transformer t(b.model);
+  const double sbh = 512.0 * 4 * 256;
+  const double bf16_act = dtsim::parallel::layer_activation_bytes(b.model, derive_plan(b).shape, false);
+  for (const std::string name : {"mxfp8", "nvfp4"}) {
+    auto s = tiny_on("dgx-b200.yaml", name);
+    const double q = precision_of(name).block_scaled_bytes;
+    auto m = dtsim::parallel::estimate_memory(s, derive_plan(s), t);
+    EXPECT_LT(rel_diff(m.stages[1].weights_bytes, (2.0 + 2 * q) * m.stages[1].params), 1e-15) << name;
+    // Per s*b*h, tp 2 without sp: the QKV and fc1 inputs (replicated, 2 x 2 bytes), the projection input (2 x 256
+    // / 256 / 2) and the fc2 input (2 x 1024 / 256 / 2) keep q bytes instead of 2.
+    const double saved16 = 2 * 2 + (2.0 + 8.0) / 2;
+    const double less = saved16 * (2 - q) / 2 * sbh;
+    const double act = dtsim::parallel::layer_activation_bytes(s.model, derive_plan(s).shape, false);
+    EXPECT_LT(rel_diff(bf16_act - act, less), 1e-12) << name;
+  }
+}
+
+// A device whose file gives no block-scaled peak refuses the precision, naming the key and the file.
+TEST(Precision, RefusedWithoutThePeak)
+{
+  for (const std::string name : {"mxfp8", "nvfp4"}) {
+    try {
+      tiny_on("dgx-h100.yaml", name);
+      ADD_FAILURE() << name << " accepted on H100";
+    } catch (const dtsim::ConfigError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("device.peak_flops." + name), std::string::npos) << what;
+      EXPECT_NE(what.find("dgx-h100.yaml"), std::string::npos) << what;
+    }
+  }
+}
+
+}  // namespace
