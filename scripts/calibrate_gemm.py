@@ -4,9 +4,10 @@ measurements, once per device. Model (sim/kernels/compute_model.cpp):
     eff = max * A^p / (A^p + half_area^p) * k / (k + half_k),  A = batch * m * n
     time = max(flops / (peak * eff), bytes / (memory_bandwidth * memory_efficiency))
 Grid search on the squared log error. Prints the parameters and the fit error per point.
-Usage: scripts/calibrate_gemm.py a100|h100|h100-fp8
+Usage: scripts/calibrate_gemm.py a100|h100|h100-fp8|gb200-fp8
 h100-fp8 fits device.efficiency.gemm_fp8 of hardware/dgx-h100.yaml: the same model at the fp8 peak, with 1-byte inputs
-and a 2-byte (bf16) result in the roofline, as Transformer Engine's fp8 GEMMs run.
+and a 2-byte (bf16) result in the roofline, as Transformer Engine's fp8 GEMMs run. gb200-fp8 likewise for
+hardware/gb200-nvl72.yaml.
 """
 import math
 import sys
@@ -47,6 +48,22 @@ H100_FP8 = dict(peak=1979e12, bw=3350e9 * 0.89, in_bytes=1, points=[
     (802816, 192, 768, 1, 663.8, "same"),
 ], maxes=[0.66, 0.68, 0.69, 0.70, 0.71, 0.72, 0.74])
 
+# Azure/AI-benchmarking-guide "Azure_Results/ND_GB200_v6_results.md", the newer of the two versions (fork
+# egmsft/AI-benchmarking-guide at 0682f76, CUDA 12.8, driver 570.133.20), GEMM CuBLASLt FP8 table, random
+# initialization, 10,000 warm-up iterations, one GB200 GPU (../shared/reference/blackwell-h200-amd.md, 2.2.a). Peak:
+# 5,000 TFLOP/s dense FP8 (hardware/gb200-nvl72.yaml); memory: 8 TB/s at the assumed 0.88 of that file.
+GB200_FP8 = dict(peak=5000e12, bw=8000e9 * 0.88, in_bytes=1, points=[
+    (1024, 1024, 1024, 1, 349.4, "Azure AI-benchmarking-guide ND GB200 v6, cuBLASLt FP8"),
+    (2048, 2048, 2048, 1, 1676.1, "same"),
+    (4096, 4096, 4096, 1, 2694.7, "same"),
+    (8192, 8192, 8192, 1, 2781.5, "same"),
+    (16384, 16384, 16384, 1, 2819.5, "same"),
+    (32768, 32768, 32768, 1, 2755.3, "same"),
+    (1024, 2145, 1024, 1, 627.2, "same"),
+    (6144, 12288, 12288, 1, 2798.7, "same"),
+    (802816, 192, 768, 1, 1482.5, "same"),
+], maxes=[0.54, 0.55, 0.56, 0.57, 0.58, 0.59, 0.60, 0.62])
+
 
 def model(dev, m, n, k, b, mx, half_area, half_k, p):
     area = b * m * n
@@ -72,7 +89,7 @@ def fit(dev):
 
 
 if __name__ == "__main__":
-    dev = {"a100": A100, "h100": H100, "h100-fp8": H100_FP8}[sys.argv[1] if len(sys.argv) > 1 else "a100"]
+    dev = {"a100": A100, "h100": H100, "h100-fp8": H100_FP8, "gb200-fp8": GB200_FP8}[sys.argv[1] if len(sys.argv) > 1 else "a100"]
     _, mx, ha, hk, p = fit(dev)
     print(f"max: {mx}\nhalf_area: {ha:.0f}\narea_exponent: {p}\nhalf_k: {hk}")
     for m, n, k, b, v, src in dev["points"]:

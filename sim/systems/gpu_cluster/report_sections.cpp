@@ -34,6 +34,12 @@ class GpuSections : public report::SystemSections {
     const int64_t nodes = (s.devices + s.hardware.node.devices - 1) / s.hardware.node.devices;
     row("devices", std::to_string(s.devices) + " (" + std::to_string(nodes) + (nodes == 1 ? " node" : " nodes") +
                        " of " + std::to_string(s.hardware.node.devices) + ")");
+    if (s.hardware.scale_up.from_section) {  // a DGX-style node is its own domain: the row above says it
+      const int64_t per = s.hardware.domain_devices(), domains = (s.devices + per - 1) / per;
+      row("NVLink domains", std::to_string(domains) + " of " + std::to_string(per) + " devices (" +
+                                std::to_string(s.hardware.scale_up.nodes) + " nodes each); tp " +
+                                (s.parallel.tp <= per ? "within one" : "across domains"));
+    }
     row("plan", "dp " + std::to_string(s.parallel.dp) + ", tp " + std::to_string(s.parallel.tp) + ", pp " +
                     std::to_string(s.parallel.pp) +
                     (s.parallel.vpp > 1 ? ", vpp " + std::to_string(s.parallel.vpp) : "") +
