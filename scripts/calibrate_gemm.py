@@ -4,10 +4,10 @@ measurements, once per device. Model (sim/kernels/compute_model.cpp):
     eff = max * A^p / (A^p + half_area^p) * k / (k + half_k),  A = batch * m * n
     time = max(flops / (peak * eff), bytes / (memory_bandwidth * memory_efficiency))
 Grid search on the squared log error. Prints the parameters and the fit error per point.
-Usage: scripts/calibrate_gemm.py a100|h100|h100-fp8|gb200-fp8
+Usage: scripts/calibrate_gemm.py a100|h100|h100-fp8|gb200-fp8|gb300|gb300-fp8
 h100-fp8 fits device.efficiency.gemm_fp8 of hardware/dgx-h100.yaml: the same model at the fp8 peak, with 1-byte inputs
 and a 2-byte (bf16) result in the roofline, as Transformer Engine's fp8 GEMMs run. gb200-fp8 likewise for
-hardware/gb200-nvl72.yaml.
+hardware/gb200-nvl72.yaml. gb300 and gb300-fp8 fit hardware/gb300-nvl72.yaml to cuBLASLt on a B300 (the GB300's GPU).
 """
 import math
 import sys
@@ -64,6 +64,23 @@ GB200_FP8 = dict(peak=5000e12, bw=8000e9 * 0.88, in_bytes=1, points=[
     (802816, 192, 768, 1, 1482.5, "same"),
 ], maxes=[0.54, 0.55, 0.56, 0.57, 0.58, 0.59, 0.60, 0.62])
 
+# Antoniomv7/gb300-microbench, B300 SXM6 AC (compute capability 10.3), cuBLASLt, FP32 accumulate, hot cache, mean of 3
+# (results/precision_cutedsl_vs_cublaslt.csv at 1c36b44; BF16 also the README table at 060c4ae; ../shared/reference/
+# blackwell-h200-amd.md 2.2.b). No GB300 GEMM table was found: the B300's, at the GB300's peaks (2,500 / 5,000
+# TFLOP/s): its throughput, so `max` comes out below what a GB300 at its higher power may reach.
+GB300 = dict(peak=2500e12, bw=8000e9 * 0.88, points=[
+    (4096, 4096, 4096, 1, 1767.98, "gb300-microbench B300, cuBLASLt BF16"),
+    (8192, 8192, 8192, 1, 2099.27, "same"),
+    (32768, 512, 4096, 1, 1516.27, "same"),
+    (16384, 512, 4096, 1, 1432.7, "same, README table"),
+    (512, 16384, 4096, 1, 1495.1, "same, README table"),
+], maxes=[0.80, 0.82, 0.84, 0.86, 0.88, 0.90])
+GB300_FP8 = dict(peak=5000e12, bw=8000e9 * 0.88, in_bytes=1, points=[
+    (4096, 4096, 4096, 1, 3187.09, "gb300-microbench B300, cuBLASLt FP8 e4m3"),
+    (8192, 8192, 8192, 1, 3944.74, "same"),
+    (32768, 512, 4096, 1, 2672.78, "same"),
+], maxes=[0.76, 0.78, 0.80, 0.82, 0.84, 0.86])
+
 
 def model(dev, m, n, k, b, mx, half_area, half_k, p):
     area = b * m * n
@@ -89,7 +106,8 @@ def fit(dev):
 
 
 if __name__ == "__main__":
-    dev = {"a100": A100, "h100": H100, "h100-fp8": H100_FP8, "gb200-fp8": GB200_FP8}[sys.argv[1] if len(sys.argv) > 1 else "a100"]
+    dev = {"a100": A100, "h100": H100, "h100-fp8": H100_FP8, "gb200-fp8": GB200_FP8, "gb300": GB300,
+           "gb300-fp8": GB300_FP8}[sys.argv[1] if len(sys.argv) > 1 else "a100"]
     _, mx, ha, hk, p = fit(dev)
     print(f"max: {mx}\nhalf_area: {ha:.0f}\narea_exponent: {p}\nhalf_k: {hk}")
     for m, n, k, b, v, src in dev["points"]:

@@ -12,12 +12,22 @@
 
 namespace dtsim::parallel {
 
+/// The devices a plan uses of each scale-up domain of `domain_devices`: whole tensor-parallel groups, so that no
+/// group straddles two domains where one fits in a domain (tp 16 on a 72-GPU NVL72 rack: 64, its other 8 idle, as
+/// runs that need NVLink for tp leave them). A tp group larger than the domain spans several (tp 16 on DGX hosts of
+/// 8): every device is used. DGX-style domains of 8 and power-of-two tp always divide.
+inline int64_t devices_used_per_domain(int64_t domain_devices, int64_t tp)
+{
+  return tp <= domain_devices ? domain_devices - domain_devices % tp : domain_devices;
+}
+
 struct Coord {
   int64_t stage = 0, dp = 0, tp = 0;
 };
 
 class Placement {
  public:
+  /// `devices_per_domain`: the devices the plan uses of each domain (devices_used_per_domain).
   Placement(int64_t dp, int64_t tp, int64_t pp, int64_t devices_per_domain)
       : dp_(dp), tp_(tp), pp_(pp), per_domain_(devices_per_domain) {}
   int64_t device(const Coord& c) const { return c.stage * dp_ * tp_ + c.dp * tp_ + c.tp; }
@@ -28,7 +38,8 @@ class Placement {
     const int64_t n = device / per_domain_;
     return cluster_nodes_.empty() ? n : cluster_nodes_[std::size_t(n)];
   }
-  /// The device's number in the cluster (its own number unless the job shares a cluster).
+  /// The device's number in the cluster, counted in used devices per domain (its own number unless the job shares a
+  /// cluster).
   int64_t cluster_device(int64_t device) const { return domain_of(device) * per_domain_ + device % per_domain_; }
   int64_t devices() const { return dp_ * tp_ * pp_; }
   int64_t domains() const { return (devices() + per_domain_ - 1) / per_domain_; }

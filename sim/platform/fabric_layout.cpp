@@ -5,7 +5,10 @@
 namespace dtsim::platform {
 
 FabricLayout::FabricLayout(const hardware::HardwareSpec& hw, const parallel::Placement& placement)
-    : placement_(placement), nics_per_domain_(hw.domain_nics()), oversubscription_(hw.network.oversubscription)
+    : placement_(placement),
+      nics_per_domain_(hw.domain_nics()),
+      gpus_per_nic_(hw.node.devices / std::max(1, hw.network.nics_per_node)),
+      oversubscription_(hw.network.oversubscription)
 {
   const auto& net = hw.network;
   // Uplinks that are not oversubscribed carry at least what the NICs below them can send, so max-min sharing never
@@ -31,16 +34,16 @@ FabricLayout::FabricLayout(const hardware::HardwareSpec& hw, const parallel::Pla
 
 int64_t FabricLayout::nic_index(int64_t device) const
 {
-  const int64_t per_domain = placement_.devices_per_domain();
-  const int64_t gpus_per_nic = per_domain / nics_per_domain_;
-  return placement_.domain_of(device) * nics_per_domain_ + (device % per_domain) / gpus_per_nic;
+  // The devices a plan uses of a domain are its first ones (parallel::devices_used_per_domain).
+  const int64_t position = device % placement_.devices_per_domain();
+  return placement_.domain_of(device) * nics_per_domain_ + position / gpus_per_nic_;
 }
 
 bool FabricLayout::crosses_shared_link(int64_t a, int64_t b) const
 {
   if (same_domain(a, b))
     return false;
-  if (placement_.devices_per_domain() > nics_per_domain_)
+  if (gpus_per_nic_ > 1)
     return true;
   return oversubscription_ > 1 && nic_leaf_[size_t(nic_index(a))] != nic_leaf_[size_t(nic_index(b))];
 }
@@ -52,7 +55,7 @@ std::vector<int64_t> FabricLayout::shared_links(int64_t a, int64_t b) const
     return out;
   // Ids: 4 per NIC (its link up and down, its leaf's uplink up and down), then 2 per pod.
   const int64_t na = nic_index(a), nb = nic_index(b);
-  if (placement_.devices_per_domain() > nics_per_domain_) {
+  if (gpus_per_nic_ > 1) {
     out.push_back(4 * na);
     out.push_back(4 * nb + 1);
   }

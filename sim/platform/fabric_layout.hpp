@@ -36,11 +36,12 @@ class FabricLayout {
   /// The shared links (as above) that the route from `a` to `b` crosses, each direction a link id of its own.
   std::vector<int64_t> shared_links(int64_t a, int64_t b) const;
   /// Whether any link is shared in that sense (several GPUs per NIC, or oversubscribed uplinks).
-  bool has_shared_links() const { return placement_.devices_per_domain() > nics_per_domain_ || oversubscription_ > 1; }
+  bool has_shared_links() const { return gpus_per_nic_ > 1 || oversubscription_ > 1; }
 
  private:
   parallel::Placement placement_;
   int64_t nics_per_domain_ = 1;  ///< every host's NICs in the domain
+  int64_t gpus_per_nic_ = 1;     ///< devices of a host that send through one of its NICs
   int levels_ = 1;
   double oversubscription_ = 1;
   int64_t leaves_per_pod_ = 0;

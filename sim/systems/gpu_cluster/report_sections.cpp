@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "config/units.hpp"
+#include "parallel/placement.hpp"
 #include "report/run_report.hpp"
 #include "stack/interval.hpp"
 #include "systems/gpu_cluster/gpu_cluster.hpp"
@@ -35,10 +36,13 @@ class GpuSections : public report::SystemSections {
     row("devices", std::to_string(s.devices) + " (" + std::to_string(nodes) + (nodes == 1 ? " node" : " nodes") +
                        " of " + std::to_string(s.hardware.node.devices) + ")");
     if (s.hardware.scale_up.from_section) {  // a DGX-style node is its own domain: the row above says it
-      const int64_t per = s.hardware.domain_devices(), domains = (s.devices + per - 1) / per;
+      const int64_t per = s.hardware.domain_devices();
+      const int64_t used = parallel::devices_used_per_domain(per, s.parallel.tp);
+      const int64_t domains = (s.devices + used - 1) / used;
       row("NVLink domains", std::to_string(domains) + " of " + std::to_string(per) + " devices (" +
-                                std::to_string(s.hardware.scale_up.nodes) + " nodes each); tp " +
-                                (s.parallel.tp <= per ? "within one" : "across domains"));
+                                std::to_string(s.hardware.scale_up.nodes) + " nodes each)" +
+                                (used < per ? ", " + std::to_string(used) + " used of each (whole tp groups)" : "") +
+                                "; tp " + (s.parallel.tp <= per ? "within one" : "across domains"));
     }
     row("plan", "dp " + std::to_string(s.parallel.dp) + ", tp " + std::to_string(s.parallel.tp) + ", pp " +
                     std::to_string(s.parallel.pp) +
