@@ -93,6 +93,9 @@ void print_explain(std::ostream& out, const scenario::ScenarioSpec& s, const par
   out << "Kernels of one microbatch on one tensor-parallel rank (" << s.model.name << ", micro batch "
       << shape.micro_batch << ", sequence " << shape.seq << ", tp " << g.tp << (shape.sp ? ", sp" : "") << ", "
       << plan.precision.name << " on " << s.hardware.device.name << ")\n";
+  if (s.hardware.scale_up.from_section)  // a DGX-style node is its own domain
+    out << "  NVLink domain of " << s.hardware.domain_devices() << " devices (" << s.hardware.scale_up.nodes
+        << " nodes of " << s.hardware.node.devices << "): collectives of groups inside it run on NVLink\n";
   char head[256];
   std::snprintf(head, sizeof head, "  %-24s %-26s %10s %10s %8s %10s\n", "kernel", "shape (batch x m x n x k)",
                 "GFLOP", "MB", "us", "of peak");

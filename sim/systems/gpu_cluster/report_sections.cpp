@@ -110,7 +110,21 @@ class GpuSections : public report::SystemSections {
   const char* dp_label() const override { return "exposed DP communication"; }
   void extra_parts(const replay::Breakdown&, const Part&) const override {}
   void extra_breakdown_json(nlohmann::ordered_json&, const replay::Breakdown&) const override {}
-  void json_section(nlohmann::ordered_json&, const RunReport&) const override {}
+  // The scale-up domain, where the hardware has a scale_up section (a DGX-style node is its own domain, and its
+  // records keep their keys).
+  void json_section(nlohmann::ordered_json& j, const RunReport& r) const override
+  {
+    const auto& s = *r.scenario;
+    if (!s.hardware.scale_up.from_section)
+      return;
+    const int64_t per = s.hardware.domain_devices();
+    const int64_t used = parallel::devices_used_per_domain(per, s.parallel.tp);
+    j["scale_up"] = {{"domains", (s.devices + used - 1) / used},
+                     {"devices_per_domain", per},
+                     {"nodes_per_domain", s.hardware.scale_up.nodes},
+                     {"devices_used_per_domain", used},
+                     {"tp_within_domain", s.parallel.tp <= per}};
+  }
   std::string execution(const RunReport&) const override { return ""; }
 
   const char* track_name(int track) const override
@@ -119,9 +133,18 @@ class GpuSections : public report::SystemSections {
     return tracks[track];
   }
 
-  std::string process_name(const RunReport&, int64_t device) const override
+  std::string process_name(const RunReport& r, int64_t device) const override
   {
-    return device < 0 ? "MemoryX" : "device " + std::to_string(device);
+    if (device < 0)
+      return "MemoryX";
+    const auto& hw = r.scenario->hardware;
+    if (!hw.scale_up.from_section)
+      return "device " + std::to_string(device);
+    // Its NVLink domain and node: the trace groups a rack's devices together.
+    const int64_t used = parallel::devices_used_per_domain(hw.domain_devices(), r.scenario->parallel.tp);
+    const int64_t domain = device / used, node = domain * hw.scale_up.nodes + (device % used) / hw.node.devices;
+    return "device " + std::to_string(device) + " (domain " + std::to_string(domain) + ", node " +
+           std::to_string(node) + ")";
   }
 };
 
