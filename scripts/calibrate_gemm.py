@@ -4,11 +4,12 @@ measurements, once per device. Model (sim/kernels/compute_model.cpp):
     eff = max * A^p / (A^p + half_area^p) * k / (k + half_k),  A = batch * m * n
     time = max(flops / (peak * eff), bytes / (memory_bandwidth * memory_efficiency))
 Grid search on the squared log error. Prints the parameters and the fit error per point.
-Usage: scripts/calibrate_gemm.py a100|h100|h100-fp8|h200-fp8|b200|b200-fp8|b200-nvfp4
+Usage: scripts/calibrate_gemm.py a100|h100|h100-fp8|h200-fp8|b200|b200-fp8|b200-nvfp4|gb200-fp8|gb200-nvfp4|gb300|gb300-fp8|gb300-nvfp4
 h100-fp8 fits device.efficiency.gemm_fp8 of hardware/dgx-h100.yaml: the same model at the fp8 peak, with 1-byte inputs
 and a 2-byte (bf16) result in the roofline, as Transformer Engine's fp8 GEMMs run. A device with a single published
 point (b200, b200-fp8) keeps the H100 curve's shape (its half_area scaled by the SM count, 148 / 132) and fits `max`
-alone; `checks` are points of a related device printed beside the fit, not fitted.
+alone; `checks` are points of a related device printed beside the fit, not fitted. gb200-fp8 fits
+hardware/gb200-nvl72.yaml's fp8 curve like h100-fp8. gb300 and gb300-fp8 fit hardware/gb300-nvl72.yaml to cuBLASLt on a B300 (the GB300's GPU).
 """
 import math
 import sys
@@ -93,6 +94,48 @@ B200_NVFP4 = dict(peak=9800e12, bw=8000e9 * 0.88, in_bytes=0.5625, points=[
     (1024, 2145, 1024, 1, 548.3, "same"),
     (802816, 192, 768, 1, 2624.5, "same"),
 ], maxes=[0.50, 0.55, 0.60, 0.65, 0.70, 0.75, 0.80])
+# Azure/AI-benchmarking-guide "Azure_Results/ND_GB200_v6_results.md", the newer of the two versions (fork
+# egmsft/AI-benchmarking-guide at 0682f76, CUDA 12.8, driver 570.133.20), GEMM CuBLASLt FP8 table, random
+# initialization, 10,000 warm-up iterations, one GB200 GPU (../shared/reference/blackwell-h200-amd.md, 2.2.a). Peak:
+# 5,000 TFLOP/s dense FP8 (hardware/gb200-nvl72.yaml); memory: 8 TB/s at the assumed 0.88 of that file.
+GB200_FP8 = dict(peak=5000e12, bw=8000e9 * 0.88, in_bytes=1, points=[
+    (1024, 1024, 1024, 1, 349.4, "Azure AI-benchmarking-guide ND GB200 v6, cuBLASLt FP8"),
+    (2048, 2048, 2048, 1, 1676.1, "same"),
+    (4096, 4096, 4096, 1, 2694.7, "same"),
+    (8192, 8192, 8192, 1, 2781.5, "same"),
+    (16384, 16384, 16384, 1, 2819.5, "same"),
+    (32768, 32768, 32768, 1, 2755.3, "same"),
+    (1024, 2145, 1024, 1, 627.2, "same"),
+    (6144, 12288, 12288, 1, 2798.7, "same"),
+    (802816, 192, 768, 1, 1482.5, "same"),
+], maxes=[0.54, 0.55, 0.56, 0.57, 0.58, 0.59, 0.60, 0.62])
+
+# Antoniomv7/gb300-microbench, B300 SXM6 AC (compute capability 10.3), cuBLASLt, FP32 accumulate, hot cache, mean of 3
+# (results/precision_cutedsl_vs_cublaslt.csv at 1c36b44; BF16 also the README table at 060c4ae; ../shared/reference/
+# blackwell-h200-amd.md 2.2.b). No GB300 GEMM table was found: the B300's, at the GB300's peaks (2,500 / 5,000
+# TFLOP/s): its throughput, so `max` comes out below what a GB300 at its higher power may reach.
+GB300 = dict(peak=2500e12, bw=8000e9 * 0.88, points=[
+    (4096, 4096, 4096, 1, 1767.98, "gb300-microbench B300, cuBLASLt BF16"),
+    (8192, 8192, 8192, 1, 2099.27, "same"),
+    (32768, 512, 4096, 1, 1516.27, "same"),
+    (16384, 512, 4096, 1, 1432.7, "same, README table"),
+    (512, 16384, 4096, 1, 1495.1, "same, README table"),
+], maxes=[0.80, 0.82, 0.84, 0.86, 0.88, 0.90])
+GB300_FP8 = dict(peak=5000e12, bw=8000e9 * 0.88, in_bytes=1, points=[
+    (4096, 4096, 4096, 1, 3187.09, "gb300-microbench B300, cuBLASLt FP8 e4m3"),
+    (8192, 8192, 8192, 1, 3944.74, "same"),
+    (32768, 512, 4096, 1, 2672.78, "same"),
+], maxes=[0.76, 0.78, 0.80, 0.82, 0.84, 0.86])
+# NVFP4 on GB200: the Azure GB200 FP4 table of B200_NVFP4 against the 10,000 TFLOP/s peak hardware/gb200-nvl72.yaml
+# takes (datasheet figures, as its bf16 and fp8 peaks).
+GB200_NVFP4 = dict(B200_NVFP4, peak=10000e12)
+# NVFP4 on GB300: the same B300 campaign's three cuBLASLt NVFP4 points (e2m1 with a ue4m3 scale per 16 elements),
+# against the 15,000 TFLOP/s peak hardware/gb300-nvl72.yaml takes.
+GB300_NVFP4 = dict(peak=15000e12, bw=8000e9 * 0.88, in_bytes=0.5625, points=[
+    (4096, 4096, 4096, 1, 4785.60, "gb300-microbench B300, cuBLASLt NVFP4"),
+    (8192, 8192, 8192, 1, 7545.62, "same"),
+    (32768, 512, 4096, 1, 4096.23, "same"),
+], maxes=[0.40, 0.45, 0.50, 0.55, 0.60, 0.65, 0.70])
 
 
 def model(dev, m, n, k, b, mx, half_area, half_k, p):
@@ -129,7 +172,8 @@ def fit(dev):
 
 if __name__ == "__main__":
     dev = {"a100": A100, "h100": H100, "h100-fp8": H100_FP8, "h200-fp8": H200_FP8, "b200": B200, "b200-fp8": B200_FP8,
-           "b200-nvfp4": B200_NVFP4}[sys.argv[1] if len(sys.argv) > 1 else "a100"]
+           "b200-nvfp4": B200_NVFP4, "gb200-fp8": GB200_FP8, "gb300": GB300,
+           "gb300-fp8": GB300_FP8, "gb200-nvfp4": GB200_NVFP4, "gb300-nvfp4": GB300_NVFP4}[sys.argv[1] if len(sys.argv) > 1 else "a100"]
     _, mx, ha, hk, p = fit(dev)
     print(f"max: {mx}\nhalf_area: {ha:.0f}\narea_exponent: {p}\nhalf_k: {hk}")
     for m, n, k, b, v, src in dev["points"]:

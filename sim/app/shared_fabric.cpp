@@ -33,7 +33,8 @@ std::string cluster_difference(const hardware::HardwareSpec& a, const hardware::
   const std::vector<std::tuple<const char*, std::string, std::string>> keys{
       {"device.name", a.device.name, b.device.name},
       {"node.devices", text(a.node.devices), text(b.node.devices)},
-      {"node.nvlink", text(a.node.nvlink.goodput_Bps), text(b.node.nvlink.goodput_Bps)},
+      {"scale_up.nodes", text(a.scale_up.nodes), text(b.scale_up.nodes)},
+      {"NVLink", text(a.scale_up.nvlink.goodput_Bps), text(b.scale_up.nvlink.goodput_Bps)},
       {"network.nics_per_node", text(a.network.nics_per_node), text(b.network.nics_per_node)},
       {"network.nic bandwidth", text(a.network.nic.goodput_Bps), text(b.network.nic.goodput_Bps)},
       {"network.nic latency", text(a.network.nic.latency_s), text(b.network.nic.latency_s)},
@@ -77,12 +78,13 @@ Jobs load_jobs(const SharedFabricOptions& o)
                                    ", whose " + why);
   }
   diag.throw_if_any();
-  // Each job on whole nodes of its own: consecutive (packed) or dealt in turn (spread).
-  const int64_t per_node = first.hardware.node.devices;
+  // Each job on whole scale-up domains of its own (nodes, or racks of nodes): consecutive (packed) or dealt in turn
+  // (spread).
+  const int64_t per_node = first.hardware.domain_devices();
   std::vector<int64_t> wanted;
   for (const auto& s : jobs.specs) {
     jobs.placements.emplace_back(s.parallel.dp_cp(), s.parallel.tp, s.parallel.pp, per_node);
-    wanted.push_back(jobs.placements.back().nodes());
+    wanted.push_back(jobs.placements.back().domains());
   }
   std::vector<std::vector<int64_t>> nodes(jobs.specs.size());
   int64_t next = 0;
@@ -242,8 +244,8 @@ int run_shared_fabric(std::ostream& out, std::ostream& err, const SharedFabricOp
     job.spec = &jobs.specs[j];
     job.sections = &systems::system_kind(jobs.specs[j]).sections();
     job.summary = systems::system_kind(jobs.specs[j]).summary(jobs.specs[j]);
-    for (int64_t k = 0; k < jobs.placements[j].nodes(); ++k)
-      job.nodes.push_back(jobs.placements[j].node_of(k * jobs.placements[j].devices_per_node()));
+    for (int64_t k = 0; k < jobs.placements[j].domains(); ++k)
+      job.nodes.push_back(jobs.placements[j].domain_of(k * jobs.placements[j].devices_per_domain()));
     const auto& alone = *results[j];
     job.alone = take(alone, 2);
     job.alone_s = alone.at(2 + kBreakdownTerms);

@@ -48,7 +48,7 @@ void tree_flows(const MembersByNode& by_node, const GroupShape& g, double nic_by
   });
 }
 
-bool nvls_node(const GroupShape& g) { return g.nvswitch_generation >= 3; }
+bool nvls_node(const GroupShape& g) { return g.nvls_enabled && g.nvswitch_generation >= 3; }
 
 double nvls_efficiency(const GroupShape& g) { return g.nvswitch_generation >= 4 ? 0.74 : 0.85; }
 

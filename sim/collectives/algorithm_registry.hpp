@@ -29,9 +29,12 @@ using PerProtocol = std::array<double, 3>;
 /// The shape of a collective's group and the links it runs on.
 struct GroupShape {
   int64_t ranks = 0;     ///< n
-  int64_t nodes = 0;     ///< N (the group's members are spread evenly over them unless `uniform` is false)
+  /// N: NCCL's nodes, the scale-up (NVLink) domains the group spans (the group's members are spread evenly over
+  /// them unless `uniform` is false); a host on DGX-style hardware, a rack on an NVL72
+  int64_t nodes = 0;
   bool uniform = true;   ///< every node holds the same number of members
   int nvswitch_generation = 0;  ///< the nodes' NVSwitch (0: none known); NVLS needs 3 or more
+  bool nvls_enabled = true;     ///< false where the hardware turns NVLS off (scale_up.nvls false)
   double nvlink_Bps = 0;  ///< goodput of one device's NVLink to the switch, per direction
   double nic_Bps = 0;     ///< goodput of one NIC, per direction
   double nvlink_latency_s = 0, nic_latency_s = 0;  ///< route latencies (paid by the flows themselves)

@@ -70,8 +70,10 @@ inline constexpr IntRange kDenseLayers{0, int64_t(1) << 16};
 inline constexpr IntRange kLatentRank{0, int64_t(1) << 20};
 
 // --- Hardware ---
-/// Devices per node (one NVLink domain): 4,096; the largest announced is 576 (NVL576).
+/// Devices per node, and per scale-up (NVLink) domain: 4,096; the largest announced domain is 576 (NVL576).
 inline constexpr IntRange kNodeDevices{1, 4096};
+/// Nodes (hosts) per scale-up domain: 1,024 (a GB200 NVL72 rack: 18 compute trays; NVL576: 144).
+inline constexpr IntRange kDomainNodes{1, 1024};
 inline constexpr IntRange kNvSwitchGeneration{0, 10};
 /// Streaming multiprocessors per device: 4,096 (H100: 132, MI300X: 304 compute units); at least 21, so that the
 /// SMs the replay takes from the compute beside communication kernels (16 for an NCCL collective, 20 for an

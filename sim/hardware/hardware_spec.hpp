@@ -72,12 +72,24 @@ struct CollectiveForce {
   std::string algorithm, protocol;
 };
 
+/// A host: its devices (and, in NetworkSpec, its NICs).
 struct NodeSpec {
-  int devices = 0;  ///< devices per node
-  LinkSpec nvlink;  ///< each device's link to the node switch (NVSwitch), per direction
-  /// NVSwitch generation (node.nvswitch_generation; 0: not given). 3 and later reduce in the switch (NVLink
-  /// SHARP, NCCL's NVLS algorithms); 2 is the A100's, 3 the H100's, 4 the B200's.
+  int devices = 0;  ///< devices per node (host, compute tray)
+};
+
+/// The scale-up (NVLink) domain: the devices that reach each other through NVSwitches, without a NIC. A DGX or HGX
+/// host is one domain (no `scale_up` section: its NVLink is `node.nvlink`); a GB200 NVL72 rack is one domain of
+/// 18 hosts of 4 GPUs. Devices in different domains talk through their hosts' NICs.
+struct ScaleUpSpec {
+  bool from_section = false;  ///< read from a `scale_up` section (else from `node`: a domain of one node)
+  int nodes = 1;              ///< hosts per domain (scale_up.nodes; 1 without a scale_up section)
+  LinkSpec nvlink;  ///< each device's link to the domain's switches (NVSwitch), per direction
+  /// NVSwitch generation (0: not given). 3 and later reduce in the switch (NVLink SHARP, NCCL's NVLS algorithms);
+  /// 2 is the A100's, 3 the H100's, 4 the B200's and the NVL72 racks'.
   int nvswitch_generation = 0;
+  /// Whether NCCL may reduce in the switches (NVLS): scale_up.nvls, by default where the generation has NVLink
+  /// SHARP (3 and later).
+  bool nvls = false;
 };
 
 enum class Topology { FatTree, RailOptimized };
@@ -104,12 +116,17 @@ struct HardwareSpec {
   // A GPU cluster's sections.
   DeviceSpec device;
   NodeSpec node;
+  ScaleUpSpec scale_up;
   NetworkSpec network;
   CollectiveForce collectives;  ///< collectives: {algorithm, protocol}
   /// The sections of a kind other than a GPU cluster, as its wing read them.
   std::shared_ptr<const SystemHardware> system;
   /// Peak FLOP/s of one device (a GPU, or a whole wafer) at a precision; 0 when the precision is unknown.
   double peak_flops(const std::string& precision) const;
+  /// Devices of one scale-up (NVLink) domain: the host's devices times the hosts in a domain.
+  int64_t domain_devices() const { return int64_t(node.devices) * scale_up.nodes; }
+  /// Compute NICs of one domain: every host's.
+  int64_t domain_nics() const { return int64_t(network.nics_per_node) * scale_up.nodes; }
   double device_memory_bytes() const { return system ? system->device_memory_bytes() : device.memory_bytes; }
   double device_power_W() const { return system ? system->device_power_W() : device.power_W; }
 };

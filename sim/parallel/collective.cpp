@@ -23,13 +23,14 @@ Fabric fabric_of(const scenario::ScenarioSpec& s)
 {
   Fabric f;
   const auto& hw = s.hardware;
-  f.nvlink_Bps = hw.node.nvlink.goodput_Bps;
-  f.nvlink_latency_s = hw.node.nvlink.latency_s;
+  f.nvlink_Bps = hw.scale_up.nvlink.goodput_Bps;
+  f.nvlink_latency_s = hw.scale_up.nvlink.latency_s;
   f.nic_Bps = hw.network.nic.goodput_Bps;
   f.nic_latency_s = hw.network.nic.latency_s;
-  f.nics_per_node = hw.network.nics_per_node;
-  f.devices_per_node = hw.node.devices;
-  f.nvswitch_generation = hw.node.nvswitch_generation;
+  f.nics_per_domain = hw.domain_nics();
+  f.devices_per_domain = hw.domain_devices();
+  f.nvswitch_generation = hw.scale_up.nvswitch_generation;
+  f.nvls_enabled = hw.scale_up.nvls;
   f.choice.algorithm = !s.stack.collective_algorithm.empty() ? s.stack.collective_algorithm : hw.collectives.algorithm;
   f.choice.protocol = !s.stack.collective_protocol.empty() ? s.stack.collective_protocol : hw.collectives.protocol;
   return f;
@@ -41,14 +42,15 @@ GroupShape group_shape(const std::vector<int64_t>& group, const parallel::Placem
   g.ranks = int64_t(group.size());
   std::map<int64_t, int64_t> per_node;
   for (int64_t d : group)
-    ++per_node[placement.node_of(d)];
+    ++per_node[placement.domain_of(d)];
   g.nodes = int64_t(per_node.size());
   for (const auto& [node, count] : per_node)
     g.uniform = g.uniform && count == per_node.begin()->second;
   g.nvswitch_generation = f.nvswitch_generation;
+  g.nvls_enabled = f.nvls_enabled;
   g.nvlink_Bps = f.nvlink_Bps;
-  // Device i sends across nodes from NIC i % nics_per_node: with fewer NICs than devices they share them.
-  g.nic_Bps = f.nic_Bps * std::min(1.0, double(f.nics_per_node) / double(std::max<int64_t>(1, f.devices_per_node)));
+  // A device sends across domains from its host's NIC: with fewer NICs than devices they share them.
+  g.nic_Bps = f.nic_Bps * std::min(1.0, double(f.nics_per_domain) / double(std::max<int64_t>(1, f.devices_per_domain)));
   g.nvlink_latency_s = f.nvlink_latency_s;
   g.nic_latency_s = f.nic_latency_s;
   return g;
@@ -67,7 +69,7 @@ std::vector<Phase> plan_collective(Kind kind, double bytes, const std::vector<in
     for (int64_t a : group)
       for (int64_t b : group)
         if (a != b) {
-          const bool across = placement.node_of(a) != placement.node_of(b);
+          const bool across = placement.domain_of(a) != placement.domain_of(b);
           ph.flows.push_back({a, b, across ? share * inter_node_scale : share});
           ph.inter_node = ph.inter_node || across;
         }
@@ -88,7 +90,7 @@ std::vector<Phase> plan_collective(Kind kind, double bytes, const std::vector<in
   ph.latency_s = std::max(0.0, pr.latency_s - (nic_bound ? fabric.nic_latency_s : fabric.nvlink_latency_s));
   std::map<int64_t, std::vector<int64_t>> members_of_node;  // in group order
   for (int64_t d : group)
-    members_of_node[placement.node_of(d)].push_back(d);
+    members_of_node[placement.domain_of(d)].push_back(d);
   MembersByNode by_node;
   for (auto& [node, members] : members_of_node)
     by_node.push_back(std::move(members));

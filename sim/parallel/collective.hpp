@@ -24,11 +24,12 @@ Kind kind_of(model::TpCollective c);
 /// The links collectives run on, and what the hardware or stack forces.
 struct Fabric {
   double nvlink_Bps = 0;         ///< goodput of a device's NVLink, per direction
-  double nvlink_latency_s = 0;   ///< route latency between two devices of a node
+  double nvlink_latency_s = 0;   ///< route latency between two devices of a scale-up domain
   double nic_Bps = 0;            ///< goodput of a NIC, per direction
   double nic_latency_s = 0;      ///< route latency between two NICs
-  int64_t nics_per_node = 1, devices_per_node = 1;
+  int64_t nics_per_domain = 1, devices_per_domain = 1;  ///< of one scale-up (NVLink) domain
   int nvswitch_generation = 0;
+  bool nvls_enabled = true;  ///< false where the hardware turns NVLS off (hardware::ScaleUpSpec::nvls)
   CollectiveChoice choice;
 };
 
@@ -44,7 +45,11 @@ struct Phase {
 /// set_stack_factors folds into the goodputs) and the algorithm and protocol the stack, else the hardware, forces.
 Fabric fabric_of(const scenario::ScenarioSpec& s);
 
-/// The group's shape on this fabric (members per node in group order).
+/// The group's shape on this fabric (members per domain in group order). NCCL's "nodes" are scale-up domains: on a
+/// multi-node NVLink system (MNNVL) it fuses the topologies of every rank of a clique into one node (NVIDIA/nccl
+/// src/graph/topo.cc, ncclTopoGetSystem, "MNNVL clique support", at 5067397c) and counts NVLink domains as nodes
+/// (src/init.cc, initNvlDomainInfo: nNvlDomains = nNodes), so its rings, trees and NVLS run within a rack as
+/// within a DGX.
 GroupShape group_shape(const std::vector<int64_t>& group, const parallel::Placement& placement, const Fabric& f);
 
 /// Phases of a collective of `bytes` (the whole tensor) over `group` (devices in ring order). AllToAll only:

@@ -9,12 +9,12 @@ namespace dtsim::parallel {
 void Placement::place_on(std::vector<int64_t> nodes, int64_t cluster_size)
 {
   // The caller (app/shared_fabric.cpp) has laid the jobs out; a wrong map is a bug, not an input error.
-  if (int64_t(nodes.size()) != this->nodes())
-    throw InternalError("a job of " + std::to_string(this->nodes()) + " nodes placed on " +
+  if (int64_t(nodes.size()) != this->domains())
+    throw InternalError("a job of " + std::to_string(this->domains()) + " domains placed on " +
                            std::to_string(nodes.size()));
   for (size_t i = 0; i < nodes.size(); ++i)
     if (nodes[i] < 0 || nodes[i] >= cluster_size || (i > 0 && nodes[i] <= nodes[i - 1]))
-      throw InternalError("job nodes must increase within the cluster");
+      throw InternalError("job domains must increase within the cluster");
   cluster_nodes_ = std::move(nodes);
   cluster_size_ = cluster_size;
 }

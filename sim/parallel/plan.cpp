@@ -86,7 +86,7 @@ DerivedPlan derive_plan(const scenario::ScenarioSpec& s)
   p.groups.vpp = p.two_directions ? 2 : par.vpp;
   p.groups.dense_dp = par.dp_cp();
   p.groups.expert_dp = par.expert_ranks() / par.ep;
-  p.placement = Placement(par.dp_cp(), par.tp, par.pp, s.hardware.node.devices);
+  p.placement = Placement(par.dp_cp(), par.tp, par.pp, devices_used_per_domain(s.hardware.domain_devices(), par.tp));
   p.comm.dp_overlap = par.dp_overlap;
   p.comm.pp_overlap = par.pp_overlap;
   p.comm.tp_overlap = par.tp_overlap;

@@ -186,7 +186,7 @@ PlanSpace enumerate_plans(const scenario::ScenarioSpec& base, const PlanDimensio
         }
   };
   for (int64_t cp : cps)
-    for (int64_t tp = 1; tp <= base.hardware.node.devices; tp *= 2)
+    for (int64_t tp = 1; tp <= base.hardware.domain_devices(); tp *= 2)  // tp within one NVLink domain
       for (int64_t pp = 1; pp <= layers; ++pp) {
         if (layers % pp != 0 || devices % (tp * pp * cp) != 0)
           continue;

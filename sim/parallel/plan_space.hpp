@@ -51,7 +51,7 @@ struct PlanSpace {
   std::map<std::string, int64_t> pruned;        ///< reason -> plans pruned for it (first reason of each plan)
 };
 
-/// tp runs over the powers of two up to the devices per node, pp over the divisors of the layer count that
+/// tp runs over the powers of two up to the devices of a scale-up (NVLink) domain, pp over the divisors of the layer count that
 /// divide the devices, dp = devices / (tp * pp); then the dimensions above.
 PlanSpace enumerate_plans(const scenario::ScenarioSpec& base, const PlanDimensions& dims = PlanDimensions{});
 

@@ -13,33 +13,30 @@ using sg4::LinkInRoute;
 
 ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const parallel::Placement& placement,
                                  const std::vector<char>& needed)
-    : layout_(hw, placement), nvlink_latency_s_(hw.node.nvlink.latency_s), nic_latency_s_(hw.network.nic.latency_s)
+    : layout_(hw, placement), nvlink_latency_s_(hw.scale_up.nvlink.latency_s),
+      nic_latency_s_(hw.network.nic.latency_s)
 {
-  const int64_t per_node = placement.devices_per_node();
   auto is_needed = [&](int64_t d) { return needed.empty() || needed[size_t(d)] != 0; };
-  const int64_t nodes = placement.nodes();
   auto* root = sg4::create_star_zone("cluster");
 
-  // Nodes: NVSwitch as a star of per-GPU split-duplex links. All GPUs share one star zone: GPUs only exchange
-  // data within their node (across nodes a device sends from its NIC host), so the routes are those of one star
-  // zone per node, and SimGrid 3.32 looks every new host and link name up zone by zone (Engine::link_by_name_or_null),
-  // which made one zone per node cost a quarter of a 3,072-GPU run.
-  const auto& nvl = hw.node.nvlink;
+  // Scale-up domains: NVSwitch as a star of per-GPU split-duplex links. All GPUs share one star zone: GPUs only
+  // exchange data within their domain (across domains a device sends from its NIC host), so the routes are those of
+  // one star zone per domain, and SimGrid 3.32 looks every new host and link name up zone by zone
+  // (Engine::link_by_name_or_null), which made one zone per node cost a quarter of a 3,072-GPU run.
+  const auto& nvl = hw.scale_up.nvlink;
   gpus_.resize(size_t(placement.devices()));
   auto* gpu_zone = sg4::create_star_zone("nodes");
   gpu_zone->set_parent(root);
-  for (int64_t n = 0; n < nodes; ++n)
-    for (int64_t l = 0; l < per_node && n * per_node + l < placement.devices(); ++l) {
-      int64_t d = n * per_node + l;
-      if (!is_needed(d))
-        continue;
-      auto* host = gpu_zone->create_host("gpu" + std::to_string(d), kHostSpeed)->seal();
-      auto* link = gpu_zone->create_split_duplex_link("nvlink" + std::to_string(d), nvl.goodput_Bps)->seal();
-      ++links_;
-      gpu_zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {{link, LinkInRoute::Direction::UP}},
-                          true);
-      gpus_[size_t(d)] = host;
-    }
+  for (int64_t d = 0; d < placement.devices(); ++d) {
+    if (!is_needed(d))
+      continue;
+    auto* host = gpu_zone->create_host("gpu" + std::to_string(d), kHostSpeed)->seal();
+    auto* link = gpu_zone->create_split_duplex_link("nvlink" + std::to_string(d), nvl.goodput_Bps)->seal();
+    ++links_;
+    gpu_zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {{link, LinkInRoute::Direction::UP}},
+                        true);
+    gpus_[size_t(d)] = host;
+  }
   auto* nodes_gw = gpu_zone->create_router("nodes-gw");
   gpu_zone->add_route(nodes_gw, nullptr, nullptr, nullptr, {}, true);
   gpu_zone->seal();
@@ -79,18 +76,16 @@ ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const paralle
   // has no route to it).
   auto* fabric_gw = fabric->create_router("fabric-gw");
   nics_.resize(size_t(nic_count));
-  for (int64_t n = 0; n < nodes; ++n)
-    for (int64_t l = 0; l < net.nics_per_node; ++l) {
-      int64_t i = n * net.nics_per_node + l;
-      if (!nic_needed[size_t(i)])
-        continue;
-      auto* zone = single ? single : leaf_zones[size_t(layout_.leaf_of_nic(i))];
-      auto* host = zone->create_host("nic" + std::to_string(i), kHostSpeed)->seal();
-      auto* link = zone->create_split_duplex_link("niclink" + std::to_string(i), net.nic.goodput_Bps)->seal();
-      ++links_;
-      zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {{link, LinkInRoute::Direction::UP}}, true);
-      nics_[size_t(i)] = host;
-    }
+  for (int64_t i = 0; i < nic_count; ++i) {
+    if (!nic_needed[size_t(i)])
+      continue;
+    auto* zone = single ? single : leaf_zones[size_t(layout_.leaf_of_nic(i))];
+    auto* host = zone->create_host("nic" + std::to_string(i), kHostSpeed)->seal();
+    auto* link = zone->create_split_duplex_link("niclink" + std::to_string(i), net.nic.goodput_Bps)->seal();
+    ++links_;
+    zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {{link, LinkInRoute::Direction::UP}}, true);
+    nics_[size_t(i)] = host;
+  }
   // Uplinks: a leaf's capacity towards the spine is its NICs' bandwidth divided by the oversubscription; a pod's
   // towards the core likewise.
   std::vector<sg4::Link*> leaf_up(size_t(leaves), nullptr), pod_up(size_t(pod_count), nullptr);

@@ -46,7 +46,7 @@ class ClusterPlatform {
   simgrid::s4u::Host* gpu(int64_t device) const;
   /// The NIC host that carries this device's inter-node traffic.
   simgrid::s4u::Host* nic(int64_t device) const;
-  bool same_node(int64_t a, int64_t b) const { return layout_.same_node(a, b); }
+  bool same_domain(int64_t a, int64_t b) const { return layout_.same_domain(a, b); }
   /// The latency of a route between two devices of a node (NVLink), or between two NICs.
   double route_latency(bool within_node) const { return within_node ? nvlink_latency_s_ : nic_latency_s_; }
   int64_t link_count() const { return links_; }

@@ -5,7 +5,10 @@
 namespace dtsim::platform {
 
 FabricLayout::FabricLayout(const hardware::HardwareSpec& hw, const parallel::Placement& placement)
-    : placement_(placement), nics_per_node_(hw.network.nics_per_node), oversubscription_(hw.network.oversubscription)
+    : placement_(placement),
+      nics_per_domain_(hw.domain_nics()),
+      gpus_per_nic_(hw.node.devices / std::max(1, hw.network.nics_per_node)),
+      oversubscription_(hw.network.oversubscription)
 {
   const auto& net = hw.network;
   // Uplinks that are not oversubscribed carry at least what the NICs below them can send, so max-min sharing never
@@ -15,9 +18,11 @@ FabricLayout::FabricLayout(const hardware::HardwareSpec& hw, const parallel::Pla
   levels_ = net.oversubscription > 1 ? std::max(1, net.levels) : 1;
   const int64_t group = std::max<int64_t>(1, net.switch_radix / 2);  // down ports of a switch
   leaves_per_pod_ = levels_ >= 3 ? group : 0;
-  const int64_t nodes = placement.cluster_size();  // a job sharing the cluster sees every node's NICs
-  nic_leaf_.resize(size_t(nodes * net.nics_per_node));
-  for (int64_t n = 0; n < nodes; ++n)
+  // NICs are numbered host by host (the hosts of a domain are consecutive); rails and leaves go by host, as the
+  // cables do: a domain of several hosts changes which devices share NVLink, not how hosts are wired.
+  const int64_t hosts = placement.cluster_size() * hw.scale_up.nodes;  // a shared cluster's hosts: every NIC
+  nic_leaf_.resize(size_t(hosts * net.nics_per_node));
+  for (int64_t n = 0; n < hosts; ++n)
     for (int64_t l = 0; l < net.nics_per_node; ++l)
       nic_leaf_[size_t(n * net.nics_per_node + l)] =
           net.topology == hardware::Topology::RailOptimized ? (n / group) * net.nics_per_node + l  // one rail
@@ -29,16 +34,16 @@ FabricLayout::FabricLayout(const hardware::HardwareSpec& hw, const parallel::Pla
 
 int64_t FabricLayout::nic_index(int64_t device) const
 {
-  const int64_t per_node = placement_.devices_per_node();
-  const int64_t gpus_per_nic = per_node / nics_per_node_;
-  return placement_.node_of(device) * nics_per_node_ + (device % per_node) / gpus_per_nic;
+  // The devices a plan uses of a domain are its first ones (parallel::devices_used_per_domain).
+  const int64_t position = device % placement_.devices_per_domain();
+  return placement_.domain_of(device) * nics_per_domain_ + position / gpus_per_nic_;
 }
 
 bool FabricLayout::crosses_shared_link(int64_t a, int64_t b) const
 {
-  if (same_node(a, b))
+  if (same_domain(a, b))
     return false;
-  if (placement_.devices_per_node() > nics_per_node_)
+  if (gpus_per_nic_ > 1)
     return true;
   return oversubscription_ > 1 && nic_leaf_[size_t(nic_index(a))] != nic_leaf_[size_t(nic_index(b))];
 }
@@ -46,11 +51,11 @@ bool FabricLayout::crosses_shared_link(int64_t a, int64_t b) const
 std::vector<int64_t> FabricLayout::shared_links(int64_t a, int64_t b) const
 {
   std::vector<int64_t> out;
-  if (same_node(a, b))
+  if (same_domain(a, b))
     return out;
   // Ids: 4 per NIC (its link up and down, its leaf's uplink up and down), then 2 per pod.
   const int64_t na = nic_index(a), nb = nic_index(b);
-  if (placement_.devices_per_node() > nics_per_node_) {
+  if (gpus_per_nic_ > 1) {
     out.push_back(4 * na);
     out.push_back(4 * nb + 1);
   }

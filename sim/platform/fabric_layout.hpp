@@ -1,9 +1,9 @@
 #pragma once
 /// Where each device of a GPU cluster sits in the network, computed from the hardware description alone (no SimGrid):
-/// its node, the NIC it sends through across nodes, that NIC's leaf switch and pod, and which links other devices'
+/// its scale-up domain, the NIC of its host it sends through across domains, that NIC's leaf switch and pod, and which links other devices'
 /// traffic can load at the same time. The replay asks it which flows fold (replay/driver.cpp) before any platform
 /// exists; ClusterPlatform builds its zones, hosts and links from it. For a job that shares the cluster with others
-/// (the placement's place_on), nodes, NICs and leaves are the cluster's.
+/// (the placement's place_on), domains, NICs and leaves are the cluster's.
 #include <cstdint>
 #include <vector>
 
@@ -17,9 +17,9 @@ class FabricLayout {
   FabricLayout(const hardware::HardwareSpec& hw, const parallel::Placement& placement);
 
   const parallel::Placement& placement() const { return placement_; }
-  bool same_node(int64_t a, int64_t b) const { return placement_.node_of(a) == placement_.node_of(b); }
+  bool same_domain(int64_t a, int64_t b) const { return placement_.domain_of(a) == placement_.domain_of(b); }
   int64_t nic_count() const { return int64_t(nic_leaf_.size()); }
-  /// The NIC (node * nics_per_node + local NIC) that carries this device's inter-node traffic.
+  /// The NIC (host * nics_per_node + local NIC) that carries this device's traffic to other domains.
   int64_t nic_index(int64_t device) const;
   /// Switch levels built: 1 (one switch) when the uplinks are not oversubscribed, else the hardware's.
   int levels() const { return levels_; }
@@ -36,11 +36,12 @@ class FabricLayout {
   /// The shared links (as above) that the route from `a` to `b` crosses, each direction a link id of its own.
   std::vector<int64_t> shared_links(int64_t a, int64_t b) const;
   /// Whether any link is shared in that sense (several GPUs per NIC, or oversubscribed uplinks).
-  bool has_shared_links() const { return placement_.devices_per_node() > nics_per_node_ || oversubscription_ > 1; }
+  bool has_shared_links() const { return gpus_per_nic_ > 1 || oversubscription_ > 1; }
 
  private:
   parallel::Placement placement_;
-  int nics_per_node_ = 1;
+  int64_t nics_per_domain_ = 1;  ///< every host's NICs in the domain
+  int64_t gpus_per_nic_ = 1;     ///< devices of a host that send through one of its NICs
   int levels_ = 1;
   double oversubscription_ = 1;
   int64_t leaves_per_pod_ = 0;

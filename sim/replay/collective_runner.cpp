@@ -13,7 +13,7 @@ void CollectiveRunner::flow(int64_t src, int64_t dst, double bytes, std::functio
 Activities::Segment CollectiveRunner::flow_segment(int64_t src, int64_t dst, double bytes) const
 {
   // Within a node over NVLink, across nodes from NIC to NIC.
-  bool local = folding_.layout().same_node(src, dst);
+  bool local = folding_.layout().same_domain(src, dst);
   const int64_t a_at = placement_.cluster_device(src), b_at = placement_.cluster_device(dst);
   auto* a = local ? platform_->gpu(a_at) : platform_->nic(a_at);
   auto* b = local ? platform_->gpu(b_at) : platform_->nic(b_at);

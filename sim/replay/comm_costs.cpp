@@ -15,7 +15,7 @@ double CommCosts::tp_exclusive_time(int64_t device, const Step& st)
 {
   if (!tp_exclusive_)
     return 0;
-  const auto& link = hw_.node.nvlink;
+  const auto& link = hw_.scale_up.nvlink;
   double total = 0;
   for (const auto& ph : *groups_.tp(device, st)) {
     double bytes = 0;  // the folded phase's flows share one sender's link

@@ -17,7 +17,7 @@ void Driver::ep_collective(size_t di, int lane, const Step& st, double t0)
   // Node-limited routing (DeepSeek-V3): each token crosses to at most M of the group's nodes, once per node.
   std::set<int64_t> nodes;
   for (int64_t dev : plan_.ep_group(d.coord.stage, d.coord.dp, d.coord.tp))
-    nodes.insert(placement_.node_of(dev));
+    nodes.insert(placement_.domain_of(dev));
   const double scale = model::node_limited_inter_node_scale(model_, int64_t(nodes.size()));
   Phases phases = groups_.ep(d.id, st.bytes, scale);
   // Paired, the all-to-all's kernels run beside the other lane's compute and take SMs from it: DeepSeek-V3's

@@ -67,7 +67,7 @@ bool Folding::check_copies_alike(const std::vector<collectives::Flow>& flows, in
         }
   // Within a node or across, the bytes, and the loads of the shared links crossed.
   auto signature = [&](const collectives::Flow& f) {
-    std::vector<double> sig{layout_.same_node(f.src, f.dst) ? 0.0 : 1.0, f.bytes};
+    std::vector<double> sig{layout_.same_domain(f.src, f.dst) ? 0.0 : 1.0, f.bytes};
     if (shared) {
       const size_t own = sig.size();
       for (int64_t l : layout_.shared_links(f.src, f.dst))
@@ -216,7 +216,7 @@ bool Folding::fold_onto(std::vector<collectives::Phase>& phases, int64_t device,
   auto pattern = [&](const std::vector<collectives::Flow>& flows) {
     std::vector<std::pair<bool, double>> out;
     for (const auto& f : flows)
-      out.push_back({layout_.same_node(f.src, f.dst), f.bytes});
+      out.push_back({layout_.same_domain(f.src, f.dst), f.bytes});
     std::sort(out.begin(), out.end());
     return out;
   };
@@ -224,7 +224,7 @@ bool Folding::fold_onto(std::vector<collectives::Phase>& phases, int64_t device,
     // Bytes each member sends and receives, within its node and across.
     std::map<int64_t, std::array<double, 4>> load;
     for (const auto& f : ph.flows) {
-      const bool across = !layout_.same_node(f.src, f.dst);
+      const bool across = !layout_.same_domain(f.src, f.dst);
       load[f.src][across ? 1 : 0] += f.bytes;
       load[f.dst][across ? 3 : 2] += f.bytes;
     }
@@ -261,40 +261,40 @@ bool Folding::fold_onto(std::vector<collectives::Phase>& phases, int64_t device,
 }
 
 // The representative's NVLink links carry its tensor-parallel flows only when the group sits in one
-// node, pipeline neighbours and the embedding pair are in other nodes, and data-parallel groups have one member
-// per node (no intra-node phase).
+// scale-up domain, pipeline neighbours and the embedding pair are in other domains, and data-parallel groups have
+// one member per domain (no phase within a domain).
 bool Folding::nvlink_exclusive_to_tp(bool embedding_sync) const
 {
   const auto& p = plan_.groups;
-  if (p.tp > placement().devices_per_node())
+  if (p.tp > placement().devices_per_domain())
     return false;
   for (int64_t st = 0; st < p.pp; ++st) {
     auto group = plan_.tp_group(st, 0);
-    if (placement().node_of(group.front()) != placement().node_of(group.back()))
+    if (placement().domain_of(group.front()) != placement().domain_of(group.back()))
       return false;
-    if (st + 1 < p.pp && layout_.same_node(placement().device({st, 0, 0}), placement().device({st + 1, 0, 0})))
+    if (st + 1 < p.pp && layout_.same_domain(placement().device({st, 0, 0}), placement().device({st + 1, 0, 0})))
       return false;
     if (p.cp > 1) {  // nor the context-parallel ring
       auto cpg = plan_.cp_group(st, 0, 0);
       for (size_t i = 1; i < cpg.size(); ++i)
-        if (layout_.same_node(cpg[0], cpg[i]))
+        if (layout_.same_domain(cpg[0], cpg[i]))
           return false;
     }
     if (p.ep > 1) {  // expert all-to-alls must not share the representative's NVLink links either
       auto epg = plan_.ep_group(st, 0, 0);
       for (size_t i = 1; i < epg.size(); ++i)
-        if (layout_.same_node(epg[0], epg[i]))
+        if (layout_.same_domain(epg[0], epg[i]))
           return false;
     }
     if (p.dp > 1) {
       auto dpg = plan_.dp_group(st, 0);
       for (size_t i = 1; i < dpg.size(); ++i)
-        if (layout_.same_node(dpg[i - 1], dpg[i]))
+        if (layout_.same_domain(dpg[i - 1], dpg[i]))
           return false;
     }
   }
   if (p.pp > 1 && embedding_sync &&
-      layout_.same_node(placement().device({0, 0, 0}), placement().device({p.pp - 1, 0, 0})))
+      layout_.same_domain(placement().device({0, 0, 0}), placement().device({p.pp - 1, 0, 0})))
     return false;
   return true;
 }

@@ -34,7 +34,7 @@ std::vector<SharedJobResult> run_shared_fabric(const std::vector<SharedJob>& job
     throw InternalError("run_shared_fabric: no job, or fewer than one step");
   Activities acts;
   const auto& hw = jobs.front().spec->hardware;
-  const int64_t per_node = hw.node.devices;
+  const int64_t per_node = hw.domain_devices();
   const int64_t cluster_nodes = jobs.front().placement.cluster_size();
   std::vector<JobRun> runs(jobs.size());
   double all_started = 0;  // when the last job starts

@@ -29,23 +29,24 @@ PassTime print_pass(std::ostream& out, const char* title, const std::vector<mode
   for (const auto& seg : segs) {
     if (seg.is_collective()) {
       // The expert all-to-all spans ep ranks and the context ring cp ranks, both next to tp in the placement:
-      // inside a node only when tp times the group fits in one.
+      // inside a scale-up (NVLink) domain only when tp times the group fits in one.
       const bool a2a = seg.collective == model::TpCollective::AllToAll;
       const bool ring = seg.collective == model::TpCollective::ContextGather ||
                         seg.collective == model::TpCollective::ContextGatherReduce;
       const int64_t n = a2a ? g.ep : ring ? g.cp : g.tp;
-      // NCCL's predicted time for the group's shape: one node when it fits (tp times the group for the expert
-      // and context groups), else one member per node.
-      const bool in_node = (!a2a && !ring ? n : g.tp * n) <= s.hardware.node.devices;
+      // NCCL's predicted time for the group's shape: one domain when it fits (tp times the group for the expert
+      // and context groups), else one member per domain.
+      const bool in_domain = (!a2a && !ring ? n : g.tp * n) <= s.hardware.domain_devices();
       double ct = 0;
       if (a2a) {
-        const auto& l = in_node ? s.hardware.node.nvlink : s.hardware.network.nic;
+        const auto& l = in_domain ? s.hardware.scale_up.nvlink : s.hardware.network.nic;
         ct = n > 1 ? l.latency_s + seg.collective_bytes * double(n - 1) / double(n) / l.goodput_Bps : 0.0;
       } else if (n > 1) {
         collectives::GroupShape shape;
         shape.ranks = n;
-        shape.nodes = in_node ? 1 : n;
+        shape.nodes = in_domain ? 1 : n;
         shape.nvswitch_generation = fabric.nvswitch_generation;
+        shape.nvls_enabled = fabric.nvls_enabled;
         shape.nvlink_Bps = fabric.nvlink_Bps;
         shape.nic_Bps = fabric.nic_Bps;
         ct = collectives::choose(collectives::kind_of(seg.collective), seg.collective_bytes, shape, fabric.choice)
@@ -92,6 +93,9 @@ void print_explain(std::ostream& out, const scenario::ScenarioSpec& s, const par
   out << "Kernels of one microbatch on one tensor-parallel rank (" << s.model.name << ", micro batch "
       << shape.micro_batch << ", sequence " << shape.seq << ", tp " << g.tp << (shape.sp ? ", sp" : "") << ", "
       << plan.precision.name << " on " << s.hardware.device.name << ")\n";
+  if (s.hardware.scale_up.from_section)  // a DGX-style node is its own domain
+    out << "  NVLink domain of " << s.hardware.domain_devices() << " devices (" << s.hardware.scale_up.nodes
+        << " nodes of " << s.hardware.node.devices << "): collectives of groups inside it run on NVLink\n";
   char head[256];
   std::snprintf(head, sizeof head, "  %-24s %-26s %10s %10s %8s %10s\n", "kernel", "shape (batch x m x n x k)",
                 "GFLOP", "MB", "us", "of peak");

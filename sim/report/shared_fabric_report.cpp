@@ -65,8 +65,11 @@ void print_shared_table(std::ostream& out, const SharedFabricReport& r)
     out << line;
   };
   out << "dtsim " << kVersion << ": " << r.jobs.size() << " jobs on one fabric\n";
-  row("cluster", std::to_string(r.cluster_nodes) + " nodes of " + std::to_string(hw.node.devices) + " x " +
-                     hw.device.name + " (" + hw.name + ")");
+  const std::string domains = hw.scale_up.from_section ? std::to_string(r.cluster_nodes) + " scale-up domains of " +
+                                                             std::to_string(hw.scale_up.nodes) + " nodes, "
+                                                       : "";
+  row("cluster", domains + std::to_string(r.cluster_nodes * hw.scale_up.nodes) + " nodes of " +
+                     std::to_string(hw.node.devices) + " x " + hw.device.name + " (" + hw.name + ")");
   row("fabric", std::string(topology_name(hw.network.topology)) + ", " + std::to_string(hw.network.levels) +
                     " levels of " + std::to_string(hw.network.switch_radix) + "-port switches, " +
                     std::to_string(hw.network.nics_per_node) + " NICs per node, uplinks " +
@@ -120,7 +123,7 @@ void print_shared_json(std::ostream& out, const SharedFabricReport& r)
   json j;
   j["dtsim_version"] = kVersion;
   j["shared_fabric"] = {{"hardware", hw.name},
-                        {"cluster_nodes", r.cluster_nodes},
+                        {"cluster_nodes", r.cluster_nodes * hw.scale_up.nodes},
                         {"devices_per_node", hw.node.devices},
                         {"oversubscription", hw.network.oversubscription},
                         {"placement", r.placement},

@@ -292,7 +292,7 @@ void set_stack_factors(ScenarioSpec& s, const stack::Factors& f)
   // The communication factor scales what collectives achieve on every link (the platform and the closed-form
   // collectives both read the links' goodput); the goodputs hold the current factor.
   const double ratio = f.communication / s.stack.factors.communication;
-  s.hardware.node.nvlink.goodput_Bps *= ratio;
+  s.hardware.scale_up.nvlink.goodput_Bps *= ratio;
   s.hardware.network.nic.goodput_Bps *= ratio;
   s.stack.factors = f;
 }

@@ -56,8 +56,8 @@ Fabric a100(const std::string& algorithm = "ring", const std::string& protocol =
   f.nvlink_latency_s = 2e-6;
   f.nic_Bps = 24e9;
   f.nic_latency_s = 5e-6;
-  f.nics_per_node = 8;
-  f.devices_per_node = 8;
+  f.nics_per_domain = 8;
+  f.devices_per_domain = 8;
   f.nvswitch_generation = 2;
   f.choice = {algorithm, protocol};
   return f;
@@ -131,9 +131,9 @@ TEST(PlanCollective, RingAcrossFourNodes)
   int inter = 0;
   for (const auto& f : ph.flows) {
     EXPECT_DOUBLE_EQ(f.bytes, 2.0 * 7.0 / 8.0 * S / 2);  // each link: one of the two channels
-    if (pl.node_of(f.src) != pl.node_of(f.dst)) {
+    if (pl.domain_of(f.src) != pl.domain_of(f.dst)) {
       ++inter;
-      EXPECT_EQ(pl.node_of(f.dst), (pl.node_of(f.src) + 1) % 4);
+      EXPECT_EQ(pl.domain_of(f.dst), (pl.domain_of(f.src) + 1) % 4);
       EXPECT_EQ(f.src % 8, f.dst % 8) << "the same local rank (rail) of the next node";
     }
   }
@@ -153,7 +153,7 @@ TEST(PlanCollective, TreeAcrossFourNodes)
   // per node: 1 chain link (2 flows), the trees: 3 + 3 links over 4 nodes x 2 local ranks x 2 directions
   ASSERT_EQ(phases[0].flows.size(), 4u * 2 + 6u * 2 * 2);
   for (const auto& f : phases[0].flows) {
-    if (pl.node_of(f.src) == pl.node_of(f.dst))
+    if (pl.domain_of(f.src) == pl.domain_of(f.dst))
       EXPECT_DOUBLE_EQ(f.bytes, S / 0.92);
     else
       EXPECT_DOUBLE_EQ(f.bytes, S / 2 / 2 / 0.92);

@@ -151,7 +151,7 @@ TEST(NodeLimitedRouting, InterNodeShareByHand)
   ASSERT_EQ(phases.size(), 1u);
   double inter = 0, intra = 0;
   for (const auto& f : phases[0].flows)
-    (placement.node_of(f.src) != placement.node_of(f.dst) ? inter : intra) += f.bytes;
+    (placement.domain_of(f.src) != placement.domain_of(f.dst) ? inter : intra) += f.bytes;
   EXPECT_DOUBLE_EQ(inter, 200.0);
   EXPECT_DOUBLE_EQ(intra, 400.0);
 }

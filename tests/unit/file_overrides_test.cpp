@@ -41,7 +41,7 @@ TEST(FileOverrides, HardwareKeyIsSet)
   EXPECT_DOUBLE_EQ(plain.hardware.network.nic.bw_Bps, 25e9);  // 200 Gb/s in the file
   const auto s = load({"hardware.network.nic.bandwidth=100 Gb/s", "hardware.node.nvlink.latency=3 us"});
   EXPECT_DOUBLE_EQ(s.hardware.network.nic.bw_Bps, 12.5e9);
-  EXPECT_DOUBLE_EQ(s.hardware.node.nvlink.latency_s, 3e-6);
+  EXPECT_DOUBLE_EQ(s.hardware.scale_up.nvlink.latency_s, 3e-6);
   EXPECT_EQ(s.hardware.file, plain.hardware.file);  // the file itself, not a copy
 }
 

@@ -28,7 +28,7 @@ TEST(PlanGroups, ScheduleEntryPlacementAndDenseGroups)
   const auto plan = derive_plan(s);
   EXPECT_EQ(plan.schedule, &dtsim::scenario::schedule_def(s.schedule));
   EXPECT_EQ(plan.placement.devices(), 16);
-  EXPECT_EQ(plan.placement.devices_per_node(), 8);
+  EXPECT_EQ(plan.placement.devices_per_domain(), 8);
   EXPECT_EQ(plan.tp_group(1, 1), (Group{6, 7}));      // stage 1 holds devices 4-7
   EXPECT_EQ(plan.dp_group(2, 1), (Group{9, 11}));     // stage 2, TP rank 1, both data-parallel indices
   EXPECT_EQ(plan.cp_group(3, 1, 0), (Group{14}));     // no context parallelism: the rank alone

@@ -43,7 +43,7 @@ TEST(ClusterPlatform, ThreeLevelFabricRoutes)
   // Links carry no latency (Activities::flow waits the route's latency with a timer): SimGrid's routes have none,
   // the platform reports the hardware's.
   EXPECT_DOUBLE_EQ(p.route_latency(false), s.hardware.network.nic.latency_s);
-  EXPECT_DOUBLE_EQ(p.route_latency(true), s.hardware.node.nvlink.latency_s);
+  EXPECT_DOUBLE_EQ(p.route_latency(true), s.hardware.scale_up.nvlink.latency_s);
   double lat = -1;
 
   // Same leaf (rail 0 of nodes 0 and 1): the two NIC links.

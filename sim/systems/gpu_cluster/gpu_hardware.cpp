@@ -74,14 +74,23 @@ const Key kBackwardD64 = Key::number_list("backward_d64", 0.1, 1e5, kRequired, "
                                           "backward, head dim 64: " + kRowDoc);
 const Key kBackwardD128 = Key::number_list("backward_d128", 0.1, 1e5, kRequired, "",
                                            "backward, head dim 128: " + kRowDoc);
-const Key kNode = Key::section("node", kRequired, "a host and its NVLink domain");
-const Key kNodeDevices = Key::integer("devices", limits::kNodeDevices, kRequired, "", "devices per node")
+const Key kNode = Key::section("node", kRequired, "a host: its devices (its NICs are in `network`)");
+const Key kNodeDevices = Key::integer("devices", limits::kNodeDevices, kRequired, "", "devices per node (host)")
                              .defaults_to(1);
-const Key kNvlink = Key::section("nvlink", kRequired, "each device's link to the node switch (NVSwitch)");
+const Key kNvlink = Key::section("nvlink", kOptional,
+                                 "each device's link to the NVSwitch of its scale-up domain; required in `node` "
+                                 "without a `scale_up` section, in `scale_up` with one");
 const Key kNvSwitchGeneration = Key::integer("nvswitch_generation", limits::kNvSwitchGeneration, kOptional,
                                              "0: not known",
                                              "3 and later reduce in the switch (NVLink SHARP): NCCL's `nvls` and "
-                                             "`nvls_tree` algorithms; 2: A100, 3: H100, 4: B200");
+                                             "`nvls_tree` algorithms; 2: A100, 3: H100, 4: B200 and NVL72 racks");
+const Key kNvls = Key::boolean("nvls", kOptional, "true where nvswitch_generation is 3 or later",
+                               "whether NCCL may reduce in the switches (NVLS; false: as NCCL_NVLS_ENABLE=0)");
+const Key kScaleUp = Key::section("scale_up", kOptional,
+                                  "the scale-up (NVLink) domain when it spans several nodes, as in a GB200 NVL72 "
+                                  "rack; absent: each node is its own domain and `node` holds its NVLink");
+const Key kScaleUpNodes = Key::integer("nodes", limits::kDomainNodes, kRequired, "",
+                                       "nodes (hosts) in one domain: its devices are node.devices times this");
 const Key kLinkBandwidth = Key::quantity("bandwidth", Dimension::Bandwidth, limits::kBandwidth, kRequired, "",
                                          "datasheet bandwidth, per direction");
 const Key kLinkLatency = Key::quantity("latency", Dimension::Time, limits::kLatency, kRequired, "",
@@ -188,6 +197,21 @@ DeviceSpec read_device(MapReader m)
 
 }  // namespace
 
+namespace {
+
+// The NVLink of a domain, from the section that describes it: `node` (a domain of one node) or `scale_up`.
+void read_domain_links(MapReader& m, hardware::ScaleUpSpec& d)
+{
+  d.nvlink = read_link(m.map(kNvlink.name, true));
+  d.nvswitch_generation = static_cast<int>(m.value(kNvSwitchGeneration));
+  d.nvls = m.boolean(kNvls).value_or(d.nvswitch_generation >= 3);
+  if (d.nvls && d.nvswitch_generation < 3 && m.has(kNvls.name))
+    m.error(kNvls.name, "expected false with nvswitch_generation " + std::to_string(d.nvswitch_generation) +
+                            " (NVLink SHARP needs NVSwitch generation 3 or later), got true");
+}
+
+}  // namespace
+
 void read_gpu_hardware(MapReader& root, HardwareSpec& hw)
 {
   hw.device = read_device(root.map(kDevice));
@@ -195,9 +219,29 @@ void read_gpu_hardware(MapReader& root, HardwareSpec& hw)
   MapReader node = root.map(kNode);
   const auto node_devices = node.integer(kNodeDevices);
   hw.node.devices = static_cast<int>(node_devices.value_or(1));
-  hw.node.nvlink = read_link(node.map(kNvlink));
-  hw.node.nvswitch_generation = static_cast<int>(node.value(kNvSwitchGeneration));
+  const bool scale_up = root.has(kScaleUp.name);
+  if (!scale_up) {
+    read_domain_links(node, hw.scale_up);
+  } else {
+    // The domain's NVLink is described once: in scale_up.
+    for (const Key* k : {&kNvlink, &kNvSwitchGeneration, &kNvls})
+      if (node.has(k->name))
+        node.error(k->name, "expected no such key in node when scale_up describes the domain's NVLink, got one");
+    node.accept({kNvlink.name, kNvSwitchGeneration.name, kNvls.name});
+  }
   node.finish();
+  if (scale_up) {
+    hw.scale_up.from_section = true;
+    MapReader domain = root.map(kScaleUp);
+    const auto hosts = domain.integer(kScaleUpNodes);
+    hw.scale_up.nodes = static_cast<int>(hosts.value_or(1));
+    read_domain_links(domain, hw.scale_up);
+    if (hosts && node_devices && *hosts * *node_devices > limits::kNodeDevices.hi)
+      domain.error(kScaleUpNodes.name, "expected at most " + std::to_string(limits::kNodeDevices.hi) +
+                                           " devices in a domain (node.devices " + std::to_string(*node_devices) +
+                                           " times the nodes), got " + std::to_string(*hosts * *node_devices));
+    domain.finish();
+  }
 
   MapReader net = root.map(kNetwork);
   const auto nics = net.integer(kNicsPerNode);
@@ -233,9 +277,10 @@ void check_gpu_hardware(HardwareSpec& hw, const HardwareSpec& file, Diagnostics&
     if (l.bw_Bps != f.bw_Bps && l.goodput_Bps == f.goodput_Bps && f.bw_Bps > 0)
       l.goodput_Bps = f.goodput_Bps * l.bw_Bps / f.bw_Bps;
   };
-  follow(hw.node.nvlink, file.node.nvlink);
+  follow(hw.scale_up.nvlink, file.scale_up.nvlink);
   follow(hw.network.nic, file.network.nic);
-  for (auto [l, key] : {std::pair<const LinkSpec*, const char*>{&hw.node.nvlink, "node.nvlink.goodput"},
+  const char* nvlink_goodput = hw.scale_up.from_section ? "scale_up.nvlink.goodput" : "node.nvlink.goodput";
+  for (auto [l, key] : {std::pair<const LinkSpec*, const char*>{&hw.scale_up.nvlink, nvlink_goodput},
                         {&hw.network.nic, "network.nic.goodput"}})
     if (l->goodput_Bps > l->bw_Bps && l->bw_Bps > 0)
       diag.add({hw.file, 0, 0}, key, "expected at most the link's bandwidth");
@@ -257,8 +302,10 @@ std::vector<config::KeyGroup> gpu_hardware_key_groups()
           {"device.efficiency.gemm_nvfp4", gemm},
           {"device.efficiency.attention", {&kFlashAttention2, &kFlashAttention3, &kCudnnAttention}},
           {"device.efficiency.attention.KERNEL", attention_rows},
-          {"node", {&kNodeDevices, &kNvSwitchGeneration}},
+          {"node", {&kNodeDevices, &kNvSwitchGeneration, &kNvls}},
           {"node.nvlink", link},
+          {"scale_up", {&kScaleUpNodes, &kNvSwitchGeneration, &kNvls}},
+          {"scale_up.nvlink", link},
           {"network", {&kNicsPerNode}},
           {"network.nic", link},
           {"network.topology", {&kTopologyType, &kLevels, &kSwitchRadix, &kOversubscription}},

@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "config/units.hpp"
+#include "parallel/placement.hpp"
 #include "report/run_report.hpp"
 #include "stack/interval.hpp"
 #include "systems/gpu_cluster/failure_assumptions.hpp"
@@ -35,6 +36,15 @@ class GpuSections : public report::SystemSections {
     const int64_t nodes = (s.devices + s.hardware.node.devices - 1) / s.hardware.node.devices;
     row("devices", std::to_string(s.devices) + " (" + std::to_string(nodes) + (nodes == 1 ? " node" : " nodes") +
                        " of " + std::to_string(s.hardware.node.devices) + ")");
+    if (s.hardware.scale_up.from_section) {  // a DGX-style node is its own domain: the row above says it
+      const int64_t per = s.hardware.domain_devices();
+      const int64_t used = parallel::devices_used_per_domain(per, s.parallel.tp);
+      const int64_t domains = (s.devices + used - 1) / used;
+      row("NVLink domains", std::to_string(domains) + " of " + std::to_string(per) + " devices (" +
+                                std::to_string(s.hardware.scale_up.nodes) + " nodes each)" +
+                                (used < per ? ", " + std::to_string(used) + " used of each (whole tp groups)" : "") +
+                                "; tp " + (s.parallel.tp <= per ? "within one" : "across domains"));
+    }
     row("plan", "dp " + std::to_string(s.parallel.dp) + ", tp " + std::to_string(s.parallel.tp) + ", pp " +
                     std::to_string(s.parallel.pp) +
                     (s.parallel.vpp > 1 ? ", vpp " + std::to_string(s.parallel.vpp) : "") +
@@ -105,7 +115,21 @@ class GpuSections : public report::SystemSections {
   const char* dp_label() const override { return "exposed DP communication"; }
   void extra_parts(const replay::Breakdown&, const Part&) const override {}
   void extra_breakdown_json(nlohmann::ordered_json&, const replay::Breakdown&) const override {}
-  void json_section(nlohmann::ordered_json&, const RunReport&) const override {}
+  // The scale-up domain, where the hardware has a scale_up section (a DGX-style node is its own domain, and its
+  // records keep their keys).
+  void json_section(nlohmann::ordered_json& j, const RunReport& r) const override
+  {
+    const auto& s = *r.scenario;
+    if (!s.hardware.scale_up.from_section)
+      return;
+    const int64_t per = s.hardware.domain_devices();
+    const int64_t used = parallel::devices_used_per_domain(per, s.parallel.tp);
+    j["scale_up"] = {{"domains", (s.devices + used - 1) / used},
+                     {"devices_per_domain", per},
+                     {"nodes_per_domain", s.hardware.scale_up.nodes},
+                     {"devices_used_per_domain", used},
+                     {"tp_within_domain", s.parallel.tp <= per}};
+  }
   std::string execution(const RunReport&) const override { return ""; }
   report::FailureAssumptions failure_assumptions(const RunReport& r) const override
   {
@@ -118,9 +142,18 @@ class GpuSections : public report::SystemSections {
     return tracks[track];
   }
 
-  std::string process_name(const RunReport&, int64_t device) const override
+  std::string process_name(const RunReport& r, int64_t device) const override
   {
-    return device < 0 ? "MemoryX" : "device " + std::to_string(device);
+    if (device < 0)
+      return "MemoryX";
+    const auto& hw = r.scenario->hardware;
+    if (!hw.scale_up.from_section)
+      return "device " + std::to_string(device);
+    // Its NVLink domain and node: the trace groups a rack's devices together.
+    const int64_t used = parallel::devices_used_per_domain(hw.domain_devices(), r.scenario->parallel.tp);
+    const int64_t domain = device / used, node = domain * hw.scale_up.nodes + (device % used) / hw.node.devices;
+    return "device " + std::to_string(device) + " (domain " + std::to_string(domain) + ", node " +
+           std::to_string(node) + ")";
   }
 };
 

@@ -1,0 +1,140 @@
+// Scale-up domains (issue 32, step 1): an NVLink domain of several hosts (GB200 NVL72: 18 trays of 4 GPUs) against
+// DGX-style hardware, whose domain is its host. Placement, the fabric's NICs, NCCL's algorithm choice and the plan
+// space follow the domain; the hosts keep their NICs.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "parallel/collective.hpp"
+#include "parallel/plan.hpp"
+#include "parallel/plan_space.hpp"
+#include "platform/fabric_layout.hpp"
+#include "scenario/scenario_spec.hpp"
+#include "test_paths.hpp"
+
+namespace {
+
+using dtsim::collectives::Kind;
+using dtsim::parallel::derive_plan;
+
+// GPT-3 175B on two NVL72 racks, tp 16 (scenarios/examples/gpt3-175b-gb200x144.yaml).
+const char* kNvl72 = "scenarios/examples/gpt3-175b-gb200x144.yaml";
+const char* kOnDgxH100 = "hardware=../../hardware/dgx-h100.yaml";
+
+dtsim::scenario::ScenarioSpec load(std::vector<std::string> overrides = {})
+{
+  return dtsim::scenario::load_scenario(dtsim::test::source_path(kNvl72), std::move(overrides));
+}
+
+std::set<int64_t> domains_of(const std::vector<int64_t>& group, const dtsim::parallel::Placement& p)
+{
+  std::set<int64_t> d;
+  for (int64_t dev : group)
+    d.insert(p.domain_of(dev));
+  return d;
+}
+
+std::string chosen_all_reduce(const dtsim::scenario::ScenarioSpec& s, const std::vector<int64_t>& group,
+                              const dtsim::parallel::Placement& p)
+{
+  const auto phases = dtsim::collectives::plan_collective(Kind::AllReduce, 1 << 30, group, p,
+                                                          dtsim::collectives::fabric_of(s));
+  return phases.empty() || phases.front().algorithm == nullptr ? "" : phases.front().algorithm->name;
+}
+
+TEST(ScaleUpDomain, Nvl72FileDescribesHostsAndTheRackDomain)
+{
+  const auto s = load();
+  const auto& hw = s.hardware;
+  EXPECT_TRUE(hw.scale_up.from_section);
+  EXPECT_EQ(hw.node.devices, 4);
+  EXPECT_EQ(hw.scale_up.nodes, 18);
+  EXPECT_EQ(hw.domain_devices(), 72);
+  EXPECT_EQ(hw.domain_nics(), 72);  // one NIC per GPU, every tray's
+  EXPECT_EQ(hw.scale_up.nvswitch_generation, 4);
+  EXPECT_TRUE(hw.scale_up.nvls);
+  EXPECT_DOUBLE_EQ(hw.scale_up.nvlink.goodput_Bps, 721.8e9);
+}
+
+TEST(ScaleUpDomain, DgxFileIsItsOwnDomain)
+{
+  const auto s = load({kOnDgxH100});
+  EXPECT_FALSE(s.hardware.scale_up.from_section);
+  EXPECT_EQ(s.hardware.scale_up.nodes, 1);
+  EXPECT_EQ(s.hardware.domain_devices(), 8);
+  EXPECT_DOUBLE_EQ(s.hardware.scale_up.nvlink.goodput_Bps, 370.8e9);  // node.nvlink of hardware/dgx-h100.yaml
+  EXPECT_EQ(s.hardware.scale_up.nvswitch_generation, 3);
+}
+
+TEST(ScaleUpDomain, Tp16StaysInOneNvl72DomainAndReducesInTheSwitch)
+{
+  const auto s = load();
+  const auto plan = derive_plan(s);
+  // 72 / 16 = 4.5: whole tp groups use 64 devices of each rack (8 idle), so the 144 devices need 3 racks.
+  EXPECT_EQ(plan.placement.devices_per_domain(), 64);
+  EXPECT_EQ(plan.placement.domains(), 3);
+  for (int64_t st = 0; st < 3; ++st)
+    for (int64_t dp = 0; dp < 3; ++dp) {
+      const auto group = plan.tp_group(st, dp);
+      ASSERT_EQ(group.size(), 16u);
+      EXPECT_EQ(domains_of(group, plan.placement).size(), 1u) << "stage " << st << " dp " << dp;
+      // 16 GPUs of 4 trays, one NVLink domain: NCCL's NVLS (NVLink SHARP), as within a DGX.
+      EXPECT_EQ(chosen_all_reduce(s, group, plan.placement), "nvls");
+    }
+  // Stage 1, dp 1 (devices 64-79) would straddle racks 0 and 1 in plain rank order; it is rack 1's first group.
+  EXPECT_EQ(domains_of(plan.tp_group(1, 1), plan.placement), (std::set<int64_t>{1}));
+}
+
+TEST(ScaleUpDomain, Tp16OnDgxSpansTwoHostsAndLeavesNvls)
+{
+  const auto s = load({kOnDgxH100});
+  const auto plan = derive_plan(s);
+  EXPECT_EQ(plan.placement.devices_per_domain(), 8);
+  const auto group = plan.tp_group(0, 0);
+  EXPECT_EQ(domains_of(group, plan.placement), (std::set<int64_t>{0, 1}));
+  const std::string algo = chosen_all_reduce(s, group, plan.placement);
+  EXPECT_NE(algo, "nvls");  // NVLS reduces within one domain only
+  EXPECT_FALSE(algo.empty());
+}
+
+TEST(ScaleUpDomain, NvlsOffIsHonoured)
+{
+  const auto s = load({"hardware.scale_up.nvls=false"});
+  EXPECT_FALSE(s.hardware.scale_up.nvls);
+  const auto plan = derive_plan(s);
+  EXPECT_EQ(chosen_all_reduce(s, plan.tp_group(0, 0), plan.placement), "ring");
+}
+
+TEST(ScaleUpDomain, DevicesSendAcrossRacksFromTheirTraysNics)
+{
+  const auto s = load();
+  const auto plan = derive_plan(s);
+  const dtsim::platform::FabricLayout layout(s.hardware, plan.placement);
+  EXPECT_EQ(layout.nic_count(), 3 * 72);  // 3 racks of 18 trays of 4 NICs
+  EXPECT_TRUE(layout.same_domain(0, 63));   // first and last used GPU of rack 0: 16 trays apart, one NVLink domain
+  EXPECT_FALSE(layout.same_domain(63, 64));
+  EXPECT_EQ(layout.nic_index(5), 5);        // tray 1's second GPU: its own NIC
+  EXPECT_EQ(layout.nic_index(64 + 6), 78);  // rack 1's seventh GPU (tray 20): NIC 72 + 6
+  EXPECT_FALSE(layout.crosses_shared_link(0, 64));  // one NIC per GPU, uplinks not oversubscribed
+}
+
+TEST(ScaleUpDomain, SearchTriesTpUpToTheDomain)
+{
+  // 288 devices (4 racks): tp 32 with pp 3 divides them.
+  auto s = load({"devices=288"});
+  dtsim::parallel::PlanDimensions dims;
+  const auto space = dtsim::parallel::enumerate_plans(s, dims);
+  int64_t largest = 0;
+  for (const auto& p : space.fitting)
+    largest = std::max(largest, p.parallel.tp);
+  EXPECT_EQ(largest, 32);  // 96 heads: tp 16 and 32 divide them, 64 does not; a DGX stops at 8
+  const auto dgx = dtsim::parallel::enumerate_plans(load({kOnDgxH100, "devices=288"}), dims);
+  largest = 0;
+  for (const auto& p : dgx.fitting)
+    largest = std::max(largest, p.parallel.tp);
+  EXPECT_EQ(largest, 8);
+}
+
+}  // namespace
