@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Fits the wafer's GEMM model (wafer.core_gemm in hardware/cerebras-cs2.yaml and cerebras-cs3.yaml; the model is
-sim/systems/cerebras_wafer/core_gemm.hpp) on the published runs of shared/reference/published_runs.md section 4.
+sim/systems/cerebras_wafer/core_gemm.hpp) on a named minority of the published Cerebras runs (3 of the 11 in
+tests/validation/cerebras_wafer.csv), and reports the others as checks.
 
 A GEMM runs at max_efficiency * v / (v + half_length) of peak, v its reduction elements per core. A step's compute
 time is then  M + C0 / max_efficiency + C1 * half_length / max_efficiency,  with M the memory-bound kernels, C0 the
@@ -9,10 +10,12 @@ max_efficiency. For each run the script reads M, C0 and C1 off three dtsim runs,
 (streaming, fabric, the MemoryX tail) from a run at the current fit, and solves the least-squares problem on the
 relative step-time errors; three rounds, since the rest moves a little with the fit.
 
-CS-2: both parameters on the two CS-2 calibration runs, with leave-one-out; max_efficiency is bounded by 1 (peak): when the
-unbounded optimum lies above it, it is held at 1 and half_length alone is fitted;
-likewise half_length is bounded by 0. CS-3: max_efficiency kept from CS-2 (1, the bound), half_length
-from its own run (GPT-J 6B on one CS-3): the per-step cost of its cores, not CS-2's efficiency.
+CS-2: both parameters on its two calibration runs (GPT-J 6B on two CS-2, BERT-Large at batch 1024), with
+leave-one-out (half_length on the other run, max_efficiency 1); max_efficiency is bounded by 1 (peak): when the
+unbounded optimum lies above it, it is held at 1 and half_length alone is fitted; likewise half_length is bounded
+by 0. CS-3: max_efficiency kept from CS-2, half_length from its own run (GPT-J 6B on one CS-3).
+Checks: every other published run; their step-time errors (simulated / measured - 1) are printed and, with
+--write, written as wafer.calibration.heldout_errors, which give every wafer answer its interval.
 Usage: scripts/calibrate_wafer.py [--write]   (--write puts the fitted values into the hardware files)
 """
 import json
