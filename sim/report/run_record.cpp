@@ -128,7 +128,7 @@ RunRecord make_record(const RunReport& r)
                   {"heldout_runs", s.stack.calibration.heldout_errors.size()}};
   if (r.simulated) {
     j["step_time_s"] = d.step;
-    const auto iv = stack::step_interval(s.stack, d.step);
+    const auto iv = r.sections->step_interval(r, d.step);
     j["step_time_interval_s"] = iv.known ? json::array({iv.low_s, iv.high_s}) : json(nullptr);
     j["step_time_interval_basis"] = iv.basis;
     j["samples_per_s"] = d.samples_per_s;

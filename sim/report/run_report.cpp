@@ -20,6 +20,11 @@ using config::Dimension;
 using config::format_quantity;
 using json = nlohmann::ordered_json;
 
+stack::StepInterval SystemSections::step_interval(const RunReport& r, double step_s) const
+{
+  return stack::step_interval(r.scenario->stack, step_s);
+}
+
 Derived derive(const RunReport& r)
 {
   Derived d;

@@ -12,6 +12,7 @@
 
 #include "replay/replay.hpp"
 #include "report/time_to_train.hpp"
+#include "stack/interval.hpp"
 
 namespace dtsim::report {
 
@@ -35,6 +36,9 @@ class SystemSections {
   virtual void memory_section(std::ostream& out, const RunReport& r, const Row& row) const = 0;
   /// Rows after "step time" (the step-time interval, where there is one).
   virtual void step_rows(const RunReport& r, double step_s, const Row& row) const = 0;
+  /// The 90% interval of the measured step time of a run simulated at `step_s`, for the JSON record; by default
+  /// from the scenario's software stack (stack/interval.hpp).
+  virtual stack::StepInterval step_interval(const RunReport& r, double step_s) const;
   /// Labels of the breakdown's pipeline and data-parallel terms.
   virtual const char* pp_label() const = 0;
   virtual const char* dp_label() const = 0;

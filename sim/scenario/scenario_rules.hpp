@@ -19,6 +19,8 @@ struct MicroBatchGiven {
   bool is_auto = false;  ///< as `auto`
   Origin where;  ///< its value's place, or the training section's when not written
   bool section_read = false;  ///< the training section was read (else its absence is reported already)
+  bool recompute_given = false;  ///< training.recompute is written (a compiler may choose it with the micro batch)
+  Origin recompute_where;  ///< its value's place, or the training section's when not written
 };
 
 class ScenarioRules {

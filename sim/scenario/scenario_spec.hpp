@@ -85,6 +85,8 @@ struct TrainingSpec {
   std::string micro_batch_reason;
   std::string precision = "bf16";
   Recompute recompute = Recompute::None;
+  /// Why recompute has its value when a system's compiler chose it (the scenario left it out), else "".
+  std::string recompute_reason;
   /// Full recomputation of only the first N layers of each model chunk; the others keep all their activations
   /// (Megatron-LM's --recompute-method block --recompute-num-layers N, used to recompute no more than memory needs).
   /// 0: every layer (Megatron-LM's uniform method, one layer per group).

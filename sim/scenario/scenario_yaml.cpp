@@ -473,7 +473,8 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   if (hardware_ok)
     scenario_rules(s).take_micro_batch(
         s, {micro_batch_given, micro_batch_auto, micro_batch_given ? tr.where("micro_batch") : tr.where_self(),
-            tr.valid()},
+            tr.valid(), tr.has(k::kRecompute.name),
+            tr.has(k::kRecompute.name) ? tr.where(k::kRecompute.name) : tr.where_self()},
         diag);
   const auto& ov = s.stack.overlap;
   s.parallel.dp_overlap = dp_overlap.value_or(ov.dp_overlap.value_or(true));

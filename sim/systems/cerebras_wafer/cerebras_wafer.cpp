@@ -13,6 +13,8 @@
 #include "systems/cerebras_wafer/wafer_hardware.hpp"
 #include "systems/cerebras_wafer/wafer_run.hpp"
 #include "systems/cerebras_wafer/micro_batch.hpp"
+#include "systems/cerebras_wafer/recompute_choice.hpp"
+#include "systems/cerebras_wafer/wafer_interval.hpp"
 #include "systems/cerebras_wafer/wafer_program.hpp"
 #include "systems/cerebras_wafer/wafer_replay.hpp"
 
@@ -188,11 +190,20 @@ class CerebrasWafer : public SystemKind {
            ") takes its calibration from wafer.core_gemm";
   }
 
-  // Left out or `auto`, the micro batch is the Cerebras compiler's: the largest that fits (complete()).
+  // Left out or `auto`, the micro batch is the Cerebras compiler's: the largest that fits (complete()). Left out,
+  // the recomputation is the compiler's too (wafer::compiler_recompute); a recomputation the Cerebras stack does
+  // not offer is an input error.
   void take_micro_batch(scenario::ScenarioSpec& s, const scenario::MicroBatchGiven& given,
-                        Diagnostics&) const override
+                        Diagnostics& diag) const override
   {
     s.training.micro_batch_auto = given.is_auto || !given.given;
+    if (!given.recompute_given) {
+      s.training.recompute = wafer::compiler_recompute(s);
+      s.training.recompute_reason = wafer::compiler_recompute_reason(s);
+      return;
+    }
+    if (const std::string why = wafer::why_recompute_not_offered(s); !why.empty())
+      diag.add(given.recompute_where, "training.recompute", why);
   }
 
   // The Cerebras model zoo keeps the vocabulary as the model gives it.
@@ -260,13 +271,11 @@ class CerebrasWafer : public SystemKind {
            (s.training.micro_batch_auto ? " (auto)" : "") + " " + scenario::describe_recompute(s.training);
   }
 
-  // The wafer's GEMM model is fitted on three runs: three leave-one-out errors are too few for an interval.
-  stack::StepInterval step_interval(const scenario::ScenarioSpec&, double) const override
+  // From the wafer model's errors on the published runs it was not fitted on (hardware file, wafer.calibration),
+  // as the GPU side's intervals come from a stack's held-out runs: once six or more back it.
+  stack::StepInterval step_interval(const scenario::ScenarioSpec& s, double step_s) const override
   {
-    stack::StepInterval iv;
-    iv.basis = "none: the wafer's GEMM model is fitted on three CS-2 runs (docs/wafer.md); their leave-one-out "
-               "errors (+19%, -41%, -10%) are too few for an interval";
-    return iv;
+    return wafer::step_interval(wafer_hardware(s.hardware).wafer, step_s);
   }
 
   // Nothing to partition: the execution modes that fit are the plans.

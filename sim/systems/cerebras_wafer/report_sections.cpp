@@ -1,7 +1,8 @@
 // The report's parts of a wafer-scale system (Cerebras CS-2 class): the systems and the execution mode, on-wafer
 // SRAM and MemoryX, the gradients streaming out and the hand-offs between regions in the breakdown, weight
-// streaming and the on-wafer fabric, and the wafer's trace tracks. No software stack and no step-time interval: the
-// wafer's GEMM model is fitted on three runs only (docs/wafer.md).
+// streaming and the on-wafer fabric, and the wafer's trace tracks. No software stack; the step-time interval comes
+// from the wafer model's held-out published runs (wafer_interval.hpp).
+#include <cstdio>
 #include <ostream>
 
 #include <stdexcept>
@@ -10,6 +11,7 @@
 #include "config/units.hpp"
 #include "report/run_report.hpp"
 #include "systems/cerebras_wafer/failure_assumptions.hpp"
+#include "systems/cerebras_wafer/wafer_interval.hpp"
 #include "systems/cerebras_wafer/wafer_run.hpp"
 
 namespace dtsim::systems {
@@ -31,6 +33,9 @@ class WaferSections : public report::SystemSections {
                        (s.devices > 1 ? ", data parallel through SwarmX" : ""));
     const WaferRun& w = wafer_run(r);
     row("execution", std::string(scenario::to_string(w.mode)) + " (" + w.mode_reason + ")");
+    row("recompute", scenario::describe_recompute(s.training) +
+                         (s.training.recompute_reason.empty() ? " (set in the scenario)"
+                                                              : " (" + s.training.recompute_reason + ")"));
   }
 
   // The wafer's kernels are the compiler's: no attention, loss or fp8 choices to report.
@@ -52,7 +57,18 @@ class WaferSections : public report::SystemSections {
     row("fits", r.fits() ? "yes" : "NO: " + r.why_not_fitting);
   }
 
-  void step_rows(const RunReport&, double, const Row&) const override {}
+  void step_rows(const RunReport& r, double step_s, const Row& row) const override
+  {
+    const auto iv = step_interval(r, step_s);
+    char b[64];
+    std::snprintf(b, sizeof b, "%.4f - %.4f s, ", iv.low_s, iv.high_s);
+    row("  interval", iv.known ? b + iv.basis : iv.basis);
+  }
+
+  stack::StepInterval step_interval(const RunReport& r, double step_s) const override
+  {
+    return wafer::step_interval(wafer_hardware(r.scenario->hardware).wafer, step_s);
+  }
 
   const char* pp_label() const override { return "exposed region hand-offs"; }
   const char* dp_label() const override { return "exposed gradient streaming"; }
@@ -83,7 +99,10 @@ class WaferSections : public report::SystemSections {
                   {"sram_activations_bytes", w.sram_activations},
                   {"memoryx_bytes", w.memoryx_total()},
                   {"memoryx_capacity_bytes", w.memoryx_capacity},
-                  {"passes_per_step", s.microbatches}};
+                  {"passes_per_step", s.microbatches},
+                  {"recompute", scenario::describe_recompute(s.training)},
+                  {"recompute_reason", s.training.recompute_reason.empty() ? std::string("set in the scenario")
+                                                                           : s.training.recompute_reason}};
   }
 
   std::string execution(const RunReport& r) const override { return scenario::to_string(wafer_run(r).mode); }

@@ -31,6 +31,14 @@ const Key kCoreGemmMaxEfficiency =
 const Key kCoreGemmHalfLength = Key::number("half_length", 0.0, 1e6, kRequired, "",
                                             "reduction elements per core at which a GEMM reaches half of "
                                             "`max_efficiency` (fitted; 0: shape-independent)");
+// The spread of the wafer model's errors on published runs it was not fitted on (scripts/calibrate_wafer.py).
+const Key kCalibration = Key::section("calibration", kOptional, "how the wafer model meets published runs");
+const Key kCalibrationRuns = Key::integer("runs", limits::kCalibrationRuns, kOptional, "", "the runs fitted")
+                                 .defaults_to(0);
+const Key kHeldoutErrors = Key::number_list("heldout_errors", -0.99, 100, kOptional, "none",
+                                            "relative step-time errors (simulated / measured - 1) of published runs "
+                                            "the fit did not see; six or more give every answer the 90% interval "
+                                            "`step_time_s * exp(+-1.645 * RMS(log(1 + e)))`");
 const Key kMesh = Key::section("mesh", kRequired, "the simulated tile grid");
 const Key kMeshRows = Key::integer("rows", limits::kMeshSide, kRequired, "", "tile rows").defaults_to(1);
 const Key kMeshCols = Key::integer("cols", limits::kMeshSide, kRequired, "", "tile columns").defaults_to(1);
@@ -94,6 +102,10 @@ void read_wafer_hardware(MapReader& root, hardware::HardwareSpec& hw)
   wf.gemm_max_efficiency = gemm.value(kCoreGemmMaxEfficiency);
   wf.gemm_half_length = gemm.value(kCoreGemmHalfLength);
   gemm.finish();
+  MapReader cal = w.map(kCalibration);
+  wf.calibration_runs = int64_t(cal.value(kCalibrationRuns));
+  wf.heldout_errors = cal.number_list(kHeldoutErrors).value_or(std::vector<double>{});
+  cal.finish();
   wf.power_W = w.value(kWaferPower);
   MapReader mesh = w.map(kMesh);
   wf.mesh_rows = int(mesh.value(kMeshRows));
@@ -124,6 +136,7 @@ std::vector<config::KeyGroup> wafer_hardware_key_groups()
   return {{"wafer", {&kWaferName, &kCores, &kSram, &kSramBandwidth, &kFabricBandwidth, &kWaferPower}},
           {"wafer.peak_flops", hardware::keys::peak_flops_key_list()},
           {"wafer.core_gemm", {&kCoreGemmMaxEfficiency, &kCoreGemmHalfLength}},
+          {"wafer.calibration", {&kCalibrationRuns, &kHeldoutErrors}},
           {"wafer.mesh", {&kMeshRows, &kMeshCols, &kHopLatency}},
           {"wafer.io", {&kIoBandwidth, &kIoLatency}},
           {"memoryx", {&kMemoryXCapacity, &kMemoryXBandwidth, &kMemoryXUpdateBandwidth}},
