@@ -129,7 +129,9 @@ const Key kZero =
 const Key kSchedule =
     Key::choice("schedule", schedule_names(), kOptional, "",
                 "pipeline schedule; interleaved needs microbatches per pipeline to be a multiple of pp; zb-h1 and"
-                " zb-h2 (zero bubble, Qi et al. 2024) split each backward into input and weight gradients; "
+                " zb-h2 (zero bubble, Qi et al. 2024) split each backward into input and weight gradients; zb-v"
+                " does too over two chunks per stage placed in a V (vpp 2), the first stage holding the embedding "
+                "and the loss; "
                 "dualpipe (DeepSeek-V3) feeds microbatches from both ends, needs an even pp and an even count of "
                 "at least 2 pp microbatches per pipeline, and holds two copies of the layers "
                 "(docs/parallelism.md). The names, options, stage orders and held activations come from one "

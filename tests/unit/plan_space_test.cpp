@@ -48,6 +48,15 @@ TEST(PlanSpace, PruningCountsOfASmallCaseByHand)
   EXPECT_EQ(space.pruned.at(
                 "global batch does not divide into microbatches (or interleaving needs a multiple of pp, DualPipe 2 pp)"),
             16);
+  // zb-v is searched by default, with two chunks only: (1,2), (2,2) and (4,2), 6 plans each.
+  int64_t zb_v = 0;
+  for (const auto& s : space.fitting)
+    if (s.schedule == "zb-v") {
+      ++zb_v;
+      EXPECT_EQ(s.parallel.vpp, 2);
+      EXPECT_TRUE(s.parallel.pp_overlap);
+    }
+  EXPECT_EQ(zb_v, 18);
 }
 
 // The full space's options only, on one plan per (tp, pp): micro batch 1, 1 chunk, no recomputation, 1F1B,
