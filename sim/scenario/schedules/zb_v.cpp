@@ -148,7 +148,8 @@ std::vector<std::vector<StageUnit>> zb_v_orders(int64_t p, int64_t v, int64_t m)
 
 // Every stage fills up to the limit once m >= pp: 2 pp chunk activations of half a stage's layers each, the
 // activations of pp whole microbatches, 1F1B's first stage (the paper's claim); fewer microbatches fill 2 m. The
-// registry test walks the orders to check it.
+// registry test walks the unit-time orders to check it; an order built on other times never holds more (the limit),
+// so the memory model stays an upper bound there.
 int64_t zb_v_in_flight(int64_t, int64_t p, int64_t, int64_t m) { return 2 * std::min(p, m); }
 
 }  // namespace
