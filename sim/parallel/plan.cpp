@@ -83,6 +83,7 @@ DerivedPlan derive_plan(const scenario::ScenarioSpec& s)
   p.groups.pp = par.pp;
   p.schedule = &scenario::schedule_def(s.schedule);
   p.two_directions = p.schedule->two_directions;
+  p.chunk_placement = p.schedule->chunk_placement;
   p.groups.vpp = p.two_directions ? 2 : par.vpp;
   p.groups.dense_dp = par.dp_cp();
   p.groups.expert_dp = par.expert_ranks() / par.ep;

@@ -75,17 +75,29 @@ struct DerivedPlan {
 
   /// Chunks fed from both ends (scenario::ScheduleDef::two_directions).
   bool two_directions = false;
-  /// The index into the chunk vectors (the layer partition, chunk * pp + stage for interleaving) of the layers
-  /// `chunk` of `stage` holds.
+  /// Where each chunk's layers sit (scenario::ScheduleDef::chunk_placement).
+  scenario::ChunkPlacement chunk_placement = scenario::ChunkPlacement::Looped;
+  /// The index into the chunk vectors (the layer partition, in the model's order) of the layers `chunk` of `stage`
+  /// holds: chunk * pp + stage for interleaving, stage or 2 pp - 1 - stage in a V.
   int64_t partition_index(int64_t stage, int64_t chunk) const
   {
     if (two_directions)
       return chunk == 0 ? stage : groups.pp - 1 - stage;
+    if (chunk_placement == scenario::ChunkPlacement::V)
+      return chunk == 0 ? stage : 2 * groups.pp - 1 - stage;
     return chunk * groups.pp + stage;
   }
-  /// Whether `stage` holds the first layers (the embedding) or the last (the output layer) in one of its chunks.
+  /// Whether `stage` holds the first layers (the embedding) or the last (the output layer) in one of its chunks: in
+  /// a V the first stage holds both.
   bool holds_embedding(int64_t stage) const { return stage == 0 || (two_directions && stage == groups.pp - 1); }
-  bool holds_head(int64_t stage) const { return stage == groups.pp - 1 || (two_directions && stage == 0); }
+  bool holds_head(int64_t stage) const
+  {
+    if (chunk_placement == scenario::ChunkPlacement::V)
+      return stage == 0;
+    return stage == groups.pp - 1 || (two_directions && stage == 0);
+  }
+  /// The output layer sits on the stage of the embedding, which ties its weights without a copy: a V.
+  bool head_beside_embedding() const { return chunk_placement == scenario::ChunkPlacement::V; }
   /// Layers one device of `stage` holds, over all its chunks.
   int64_t stage_layers(int64_t stage) const;
   /// Of those, the ones recomputed in full.

@@ -91,15 +91,17 @@ std::string describe_plan(const scenario::ScenarioSpec& s)
 // The registry's schedules a plan with (or without) model chunks can run, those searched by default first; the
 // others (GPipe) only when asked, and only with a pipeline. A split backward (zero bubble) fills a pipeline's
 // bubble and changes nothing without one, so those schedules are tried only with pp > 1; DualPipe only with an even
-// pp.
+// pp; a V (zb-v) only with two chunks.
 namespace {
 
-std::vector<std::string> searched_schedules(bool chunked, int64_t pp, bool also_on_request)
+std::vector<std::string> searched_schedules(int64_t vpp, int64_t pp, bool also_on_request)
 {
   std::vector<std::string> out;
+  const bool chunked = vpp > 1;
   for (bool by_default : {true, false})
     for (const auto& d : scenario::schedule_registry())
       if (d.chunked == chunked && d.searched_by_default == by_default &&
+          (d.chunk_placement != scenario::ChunkPlacement::V || vpp == 2) &&
           (by_default || (also_on_request && pp > 1)) && (!d.splits_backward || pp > 1) &&
           (!d.two_directions || pp % 2 == 0))
         out.push_back(d.name);
@@ -198,7 +200,7 @@ PlanSpace enumerate_plans(const scenario::ScenarioSpec& base, const PlanDimensio
               for (int64_t vpp : dims.chunks) {
                 if (vpp > 1 && pp < 2)
                   continue;
-                const std::vector<std::string> schedules = searched_schedules(vpp > 1, pp, dims.gpipe);
+                const std::vector<std::string> schedules = searched_schedules(vpp, pp, dims.gpipe);
                 for (const std::string& sc : schedules) {
                   scenario::ScenarioSpec s = base;
                   s.parallel.tp = tp;

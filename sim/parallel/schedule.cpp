@@ -10,13 +10,15 @@
 
 namespace dtsim::parallel {
 
-PipelineSchedule build_schedule(const std::string& schedule_name, int64_t p, int64_t v, int64_t microbatches)
+PipelineSchedule build_schedule(const std::string& schedule_name, int64_t p, int64_t v, int64_t microbatches,
+                                const scenario::PassTimes& times)
 {
   const auto& def = scenario::schedule_def(schedule_name);
   PipelineSchedule s;
   s.stages = p;
   s.chunks = v;
   s.two_directions = def.two_directions;
+  s.placement = def.chunk_placement;
   s.microbatches = def.two_directions ? microbatches / 2 : microbatches;
   const int64_t m = s.microbatches;
   s.order.resize(size_t(p));
@@ -36,7 +38,8 @@ PipelineSchedule build_schedule(const std::string& schedule_name, int64_t p, int
   auto pass_of = [](const scenario::StageUnit& u) {
     return !u.backward ? 0 : u.part == scenario::BackwardPart::Weight ? 2 : 1;
   };
-  const auto orders = def.stage_orders(p, v, microbatches);
+  const auto orders = def.timed_stage_orders && !times.empty() ? def.timed_stage_orders(p, v, microbatches, times)
+                                                               : def.stage_orders(p, v, microbatches);
   for (int64_t st = 0; st < p; ++st)
     for (const auto& u : orders[size_t(st)]) {
       UnitId& id = ids[slot(s.virtual_stage(st, u.chunk), u.microbatch, pass_of(u))];

@@ -50,13 +50,19 @@ struct PipelineSchedule {
   /// chunk c carries direction c's microbatches.
   int64_t stages = 1, chunks = 1, microbatches = 1;
   bool two_directions = false;
-  /// Virtual stages form one chain (chunk * stages + stage, layers split into stages * chunks consecutive pieces),
-  /// or one chain per direction: chunk 0 of stage i is position i of the first, chunk 1 position stages - 1 - i of
-  /// the second (numbered from `stages`).
+  /// Where each chunk's layers sit (scenario::ChunkPlacement): in loops, or in a V.
+  scenario::ChunkPlacement placement = scenario::ChunkPlacement::Looped;
+  /// Virtual stages form one chain, layers split into stages * chunks consecutive pieces: in loops chunk c of
+  /// stage i is position c * stages + i, in a V chunk 0 is position i and chunk 1 position 2 stages - 1 - i (the
+  /// last stage's two chunks are neighbours, and its hand-off stays on the stage). Or one chain per direction:
+  /// chunk 0 of stage i is position i of the first, chunk 1 position stages - 1 - i of the second (numbered from
+  /// `stages`).
   int64_t virtual_stage(int64_t stage, int64_t chunk) const
   {
     if (two_directions)
       return chunk == 0 ? stage : stages + (stages - 1 - stage);
+    if (placement == scenario::ChunkPlacement::V)
+      return chunk == 0 ? stage : 2 * stages - 1 - stage;
     return chunk * stages + stage;
   }
   int64_t virtual_stages() const { return stages * chunks; }
@@ -67,8 +73,10 @@ struct PipelineSchedule {
 /// Builds the schedule for `stages` pipeline stages, `chunks` model chunks per stage and `microbatches`
 /// microbatches per step, each stage running its units in the order of the schedule's registry entry
 /// (scenario/schedule_registry.hpp).
+/// `times`: the passes' seconds, which a schedule list-scheduled on them reads (ScheduleDef::timed_stage_orders);
+/// empty, or for any other schedule, the registry's order.
 PipelineSchedule build_schedule(const std::string& schedule_name, int64_t stages, int64_t chunks,
-                                int64_t microbatches);
+                                int64_t microbatches, const scenario::PassTimes& times = {});
 
 /// True when the graph has no cycle (a schedule that could deadlock would have one).
 bool is_acyclic(const PipelineSchedule& s);

@@ -171,7 +171,10 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
                             : LayerUnit{layer, layer_dense, layer_experts, gathered_experts};
   };
   double head_params = t.head_params() - (m.tied_embeddings ? 0.0 : double(m.vocab) * h);
-  if (!m.tied_embeddings || p > 1)
+  // Tied embeddings on another stage than the output layer: that stage keeps a copy (Megatron-LM), kept in step
+  // by an all-reduce of the two copies' gradients below; in a V the first stage holds both, one matrix.
+  const bool embedding_copy = m.tied_embeddings && p > 1 && !plan.head_beside_embedding();
+  if (!m.tied_embeddings || embedding_copy)
     head_params += double(m.vocab) * h / double(tp);
   const double emb_params = double(m.vocab) * h / double(tp) +
                             (m.learned_positions ? double(std::min(plan.shape.seq, m.max_positions)) * h : 0.0);
@@ -273,10 +276,10 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
     prog.param_allgather_bytes.push_back(refresh ? dense * elem : 0.0);
     prog.expert_allgather_bytes.push_back(refresh ? experts * elem : 0.0);
   }
+  if (embedding_copy)
+    prog.embedding_sync_bytes = double(m.vocab) * h / double(tp) * grad_elem;
   // Megatron-LM's scatter/gather: each tensor-parallel rank sends 1/t of the activations to the next stage
   // (sequence parallelism shards them the same way).
-  if (m.tied_embeddings && p > 1)
-    prog.embedding_sync_bytes = double(m.vocab) * h / double(tp) * grad_elem;
   prog.send_bytes = double(plan.tokens_per_rank) * h * plan.precision.activation_bytes / double(tp);
 
   const double tokens = double(plan.tokens_per_microbatch), seq = double(plan.shape.seq);
@@ -304,6 +307,30 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
     recompute += double(m.layers) * 2.0 * tokens * seq * scores_width;
   prog.hardware_flops = prog.model_flops + recompute * plan.microbatches_per_step;
   return prog;
+}
+
+scenario::PassTimes pass_times(const StepProgram& p)
+{
+  scenario::PassTimes times;
+  if (p.backward_input.empty())
+    return times;
+  auto seconds = [](const std::vector<std::vector<std::vector<Step>>>& table) {
+    std::vector<std::vector<double>> out;
+    for (const auto& stage : table) {
+      out.emplace_back();
+      for (const auto& chunk : stage) {
+        double sum = 0;
+        for (const Step& x : chunk)
+          sum += x.kind == Step::Kind::Compute ? x.seconds : 0.0;
+        out.back().push_back(sum);
+      }
+    }
+    return out;
+  };
+  times.forward_s = seconds(p.forward);
+  times.input_s = seconds(p.backward_input);
+  times.weight_s = seconds(p.backward_weight);
+  return times;
 }
 
 }  // namespace dtsim::replay

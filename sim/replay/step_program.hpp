@@ -86,6 +86,11 @@ struct StepProgram {
 const std::vector<Step>& unit_steps(const StepProgram& p, int64_t stage, int64_t chunk, int64_t microbatch,
                                     bool backward, scenario::BackwardPart part = scenario::BackwardPart::Whole);
 
+/// The compute seconds of one microbatch's forward, B and W of each chunk of each stage (collectives, which the
+/// replay times, not counted): what a schedule list-scheduled on its passes' times orders by (ZB-V). Empty for a
+/// program whose backward is not split.
+scenario::PassTimes pass_times(const StepProgram& p);
+
 /// Bytes moved per parameter by a mixed-precision optimizer step as Megatron-LM runs it, one memory-bound pass
 /// per kernel: copy 16-bit gradients to fp32 main gradients (2 + 4), unscale and check for inf/nan (4 + 4),
 /// gradient norm for clipping (4), fused Adam reading parameter, gradient, momentum and variance and writing

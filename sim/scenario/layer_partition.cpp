@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "scenario/schedule_registry.hpp"
+
 namespace dtsim::scenario {
 
 std::vector<int64_t> chunk_layers(const ScenarioSpec& s)
@@ -12,12 +14,19 @@ std::vector<int64_t> chunk_layers(const ScenarioSpec& s)
   return std::vector<int64_t>(size_t(chunks), s.model.layers / chunks);
 }
 
+int64_t chunk_index(const ScenarioSpec& s, int64_t stage, int64_t chunk)
+{
+  if (schedule_def(s.schedule).chunk_placement == ChunkPlacement::V)
+    return chunk == 0 ? stage : 2 * s.parallel.pp - 1 - stage;
+  return chunk * s.parallel.pp + stage;
+}
+
 int64_t stage_layers(const ScenarioSpec& s, int64_t stage)
 {
   const auto layers = chunk_layers(s);
   int64_t n = 0;
   for (int64_t c = 0; c < s.parallel.vpp; ++c)
-    n += layers[size_t(c * s.parallel.pp + stage)];
+    n += layers[size_t(chunk_index(s, stage, c))];
   return n;
 }
 
@@ -50,7 +59,7 @@ int64_t stage_recomputed_layers(const ScenarioSpec& s, int64_t stage)
   const auto layers = chunk_layers(s);
   int64_t n = 0;
   for (int64_t c = 0; c < s.parallel.vpp; ++c)
-    n += recomputed_layers(s, layers[size_t(c * s.parallel.pp + stage)]);
+    n += recomputed_layers(s, layers[size_t(chunk_index(s, stage, c))]);
   return n;
 }
 

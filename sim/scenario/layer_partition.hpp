@@ -9,8 +9,13 @@
 
 namespace dtsim::scenario {
 
-/// Layers of each virtual stage (model chunk), indexed by chunk * pp + stage; they sum to num_hidden_layers.
+/// Layers of each virtual stage (model chunk) in the model's order (chunk * pp + stage in loops); they sum to
+/// num_hidden_layers.
 std::vector<int64_t> chunk_layers(const ScenarioSpec& s);
+
+/// The virtual stage (index into chunk_layers) that model chunk `chunk` of `stage` holds under the scenario's
+/// schedule: chunk * pp + stage in loops, stage or 2 pp - 1 - stage in a V (ScheduleDef::chunk_placement).
+int64_t chunk_index(const ScenarioSpec& s, int64_t stage, int64_t chunk);
 
 /// Layers one device of `stage` holds, over all its chunks.
 int64_t stage_layers(const ScenarioSpec& s, int64_t stage);

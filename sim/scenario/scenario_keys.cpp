@@ -27,7 +27,7 @@ const Key kPp =
     Key::integer("pp", limits::kPlanSize, kOptional, "", "pipeline stages; pp * vpp divides the layer count")
         .defaults_to(1);
 const Key kVpp = Key::integer("vpp", limits::kVirtualStages, kOptional, "",
-                              "model chunks per stage; >= 2 only with `interleaved-1f1b`")
+                              "model chunks per stage; >= 2 only with `interleaved-1f1b`, exactly 2 with `zb-v`")
                      .defaults_to(1);
 const Key kDp = Key::integer("dp", limits::kPlanSize, kOptional, "devices / (tp * pp * cp)", "data-parallel size");
 const Key kSp =
@@ -72,8 +72,9 @@ const Key kParamGatherOverlap = Key::boolean(
     "gathers");
 const Key kStageLayers =
     Key::integer_list("stage_layers", limits::kChunkLayers, kOptional, "an even split",
-                      "layers of each pipeline stage, or of each model chunk with vpp > 1 (pp * vpp entries, in chunk *"
-                      " pp + stage order), summing to the model's layers; for published runs that give the first and "
+                      "layers of each pipeline stage, or of each model chunk with vpp > 1 (pp * vpp entries, in the "
+                      "model's order: chunk c of stage i is entry c * pp + i, under `zb-v` entries i and 2 pp - 1 - i),"
+                      " summing to the model's layers; for published runs that give the first and "
                       "last stages fewer layers to balance the embedding and the head. Without it, pp * vpp must divide"
                       " the layers. `dtsim search` keeps it only for the scenario's own pp and vpp");
 const Key kTpAsyncAllreduce =
@@ -128,7 +129,9 @@ const Key kZero =
 const Key kSchedule =
     Key::choice("schedule", schedule_names(), kOptional, "",
                 "pipeline schedule; interleaved needs microbatches per pipeline to be a multiple of pp; zb-h1 and"
-                " zb-h2 (zero bubble, Qi et al. 2024) split each backward into input and weight gradients; "
+                " zb-h2 (zero bubble, Qi et al. 2024) split each backward into input and weight gradients; zb-v"
+                " does too over two chunks per stage placed in a V (vpp 2), the first stage holding the embedding "
+                "and the loss; "
                 "dualpipe (DeepSeek-V3) feeds microbatches from both ends, needs an even pp and an even count of "
                 "at least 2 pp microbatches per pipeline, and holds two copies of the layers "
                 "(docs/parallelism.md). The names, options, stage orders and held activations come from one "

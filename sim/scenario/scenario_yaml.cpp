@@ -249,12 +249,18 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
   const ScheduleDef& sched = schedule_def(s.schedule);
   if (sched.chunked) {
     const std::string name = sched.name;
-    if (p.vpp < 2)
+    const bool v_shape = sched.chunk_placement == ChunkPlacement::V;
+    if (v_shape && p.vpp != 2)
+      diag.add(at("parallel.vpp"), "parallel.vpp",
+               "expected vpp 2 for schedule " + name + " (two model chunks per stage, placed in a V), got " +
+                   str(p.vpp));
+    else if (p.vpp < 2)
       diag.add(at("parallel.vpp"), "parallel.vpp",
                "expected vpp >= 2 for schedule " + name + " (model chunks per stage), got " + str(p.vpp));
     if (p.pp < 2)
       diag.add(at("parallel.pp"), "parallel.pp", "expected pp >= 2 for schedule " + name + ", got " + str(p.pp));
-    if (s.microbatches % p.pp != 0)
+    // A V's order is list-scheduled for any microbatch count (schedules/zb_v.cpp).
+    if (!v_shape && s.microbatches % p.pp != 0)
       diag.add(at("training.global_batch"), "training.global_batch",
                "expected the microbatch count per pipeline (global_batch / (micro_batch * dp) = " +
                    str(s.microbatches) + ") to be a multiple of pp (" + str(p.pp) + ") for schedule " + name);

@@ -11,6 +11,7 @@ ScheduleDef one_f_one_b_schedule();
 ScheduleDef interleaved_1f1b_schedule();
 ScheduleDef zb_h1_schedule();
 ScheduleDef zb_h2_schedule();
+ScheduleDef zb_v_schedule();
 ScheduleDef dualpipe_schedule();
 
 const std::vector<ScheduleDef>& schedule_registry()
@@ -21,6 +22,7 @@ const std::vector<ScheduleDef>& schedule_registry()
       interleaved_1f1b_schedule(),
       zb_h1_schedule(),
       zb_h2_schedule(),
+      zb_v_schedule(),
       dualpipe_schedule(),
   };
   return registry;

@@ -17,6 +17,18 @@ namespace dtsim::scenario {
 /// the bubbles. Other schedules run it whole. Forward units are `Whole`.
 enum class BackwardPart { Whole, Input, Weight };
 
+/// Which layers each model chunk of a stage holds, the model split into pp * vpp consecutive virtual stages.
+enum class ChunkPlacement {
+  /// Chunk c of stage i holds virtual stage c * pp + i: a microbatch loops over the stages vpp times (Megatron-LM's
+  /// interleaving; with one chunk, plain pipelining).
+  Looped,
+  /// Two chunks: chunk 0 of stage i holds virtual stage i, chunk 1 virtual stage 2 pp - 1 - i (Qi et al., NeurIPS
+  /// 2024, Sec. 3). A microbatch goes down the stages through chunk 0 and back up through chunk 1: the last stage
+  /// hands its chunk 0's output to its own chunk 1 (no transfer), and the first stage holds both the embedding and
+  /// the output layer with the loss.
+  V,
+};
+
 /// One unit in a stage's order: the forward or backward pass (or a part of it) of one model chunk on one
 /// microbatch. Consecutive units with the same group run back to back, the stage's pipeline sends and receives
 /// happening between groups.
@@ -33,13 +45,21 @@ struct StageUnit {
   bool beside_previous = false;
 };
 
+/// Seconds of one microbatch's forward, input-gradient (B) and weight-gradient (W) pass of each model chunk of each
+/// stage, indexed [stage][chunk]: what a schedule whose order is list-scheduled on the passes' times reads
+/// (ScheduleDef::timed_stage_orders). Empty: every pass takes one unit of time.
+struct PassTimes {
+  std::vector<std::vector<double>> forward_s, input_s, weight_s;
+  bool empty() const { return forward_s.empty(); }
+};
+
 /// A schedule's entry. The flags default to false, so that an entry names only what it does.
 struct ScheduleDef {
   const char* name = "";     ///< the value of `schedule:` in a scenario
   const char* summary = "";  ///< one line for `dtsim run --help`
-  /// Takes model chunks: parallel.vpp >= 2 and pp >= 2 are required, and the microbatches per pipeline must be a
-  /// multiple of pp (Megatron-LM's interleaved schedule groups microbatches by pp). A schedule that does not take
-  /// them requires vpp 1.
+  /// Takes model chunks: parallel.vpp >= 2 and pp >= 2 are required and, placed in loops, the microbatches per
+  /// pipeline must be a multiple of pp (Megatron-LM's interleaved schedule groups microbatches by pp). A schedule
+  /// that does not take them requires vpp 1.
   bool chunked = false;
   /// `dtsim search` tries it without being asked (GPipe is tried only with --gpipe: it never beats 1F1B in time
   /// and holds every microbatch's activations).
@@ -55,6 +75,8 @@ struct ScheduleDef {
   /// for the half that come up. `parallel.vpp` stays 1; the microbatches per pipeline must be even and at least
   /// 2 pp, and pp even. Its order numbers each direction's microbatches from 0 to m / 2 - 1.
   bool two_directions = false;
+  /// Which layers its chunks hold (see ChunkPlacement); a V takes exactly two chunks (parallel.vpp 2).
+  ChunkPlacement chunk_placement = ChunkPlacement::Looped;
   /// Some of its units run beside the one before them (StageUnit::beside_previous): parallel.ep_overlap applies.
   bool pairs_units = false;
   /// parallel.ep_overlap's default: on for DualPipe (its reference runs every F&B overlapped), off for interleaved
@@ -67,6 +89,11 @@ struct ScheduleDef {
   /// The units each stage runs, in order, indexed by stage (all at once: a list-scheduled order, zb-h2's, comes
   /// out of one pass over every stage).
   std::vector<std::vector<StageUnit>> (*stage_orders)(int64_t pp, int64_t vpp, int64_t microbatches) = nullptr;
+  /// The same, list-scheduled on the passes' own times (ZB-V, whose order is tight at unit times and must follow
+  /// the real ratio of F, B and W, as its reference implementation does); nullptr for orders that do not depend on
+  /// them. stage_orders is then this order at unit times.
+  std::vector<std::vector<StageUnit>> (*timed_stage_orders)(int64_t pp, int64_t vpp, int64_t microbatches,
+                                                            const PassTimes& times) = nullptr;
 };
 
 /// Every schedule, in the order the YAML check lists them.

@@ -94,6 +94,10 @@ std::vector<MatrixCase> other_cases()
       {"dualpipe_fattree_os4", "scenarios/tiny.yaml",
        fabric(8, "fat-tree", 4) + " --set devices=64 --set parallel.dp=8 --set parallel.pp_overlap=true"
                                   " --set schedule=dualpipe --set training.global_batch=256"},
+      // zb-v: transfers down and back up the stages, the last stage's hand-off kept on the device.
+      {"zb_v_fattree_os4", "scenarios/tiny.yaml",
+       fabric(8, "fat-tree", 4) + " --set devices=64 --set parallel.dp=16 --set parallel.pp=2 --set parallel.vpp=2"
+                                  " --set parallel.pp_overlap=true --set schedule=zb-v --set training.global_batch=256"},
   };
 }
 

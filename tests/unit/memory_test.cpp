@@ -124,6 +124,30 @@ TEST(StateMemory, SingleDeviceHoldsTheWholeModel)
   EXPECT_LT(rel_diff(states, 2.8e12), 0.01);
 }
 
+// ZB-V (Qi et al., NeurIPS 2024, Sec. 3): every stage holds 2p chunk activations of half a stage's layers, the
+// activations of 1F1B's first stage (p whole microbatches); its first stage also holds the output layer, whose logits
+// 1F1B keeps on its last stage.
+TEST(ActivationMemory, ZbVHoldsWhat1F1BFirstStageHolds)
+{
+  const int64_t p = 8, m = 32;
+  auto one = gpt3_spec(8, true, p, m, "1f1b");
+  auto v = gpt3_spec(8, true, p, m, "zb-v", 2);
+  dtsim::model::Transformer tr(one.model);
+  auto r1 = estimate_memory(one, derive_plan(one), tr), rv = estimate_memory(v, derive_plan(v), tr);
+  ASSERT_EQ(rv.stages.size(), size_t(p));
+  for (int64_t st = 0; st < p; ++st) {
+    SCOPED_TRACE("stage " + std::to_string(st));
+    EXPECT_EQ(rv.stages[size_t(st)].microbatches_in_flight, 2 * p);
+    if (st > 0) {
+      EXPECT_LT(rel_diff(rv.stages[size_t(st)].activations_bytes, r1.stages[0].activations_bytes), 1e-12);
+    }
+  }
+  // 1F1B's last stage: one microbatch of its layers and the logits.
+  const double logits = r1.stages[size_t(p - 1)].activations_bytes - r1.stages[0].activations_bytes / double(p);
+  EXPECT_GT(logits, 0);
+  EXPECT_LT(rel_diff(rv.stages[0].activations_bytes - rv.stages[1].activations_bytes, logits), 1e-9);
+}
+
 // 1F1B: stage s holds min(p - s, m) microbatches, the first stage min(p, m); GPipe holds all m.
 TEST(ActivationMemory, MicrobatchesInFlightPerSchedule)
 {

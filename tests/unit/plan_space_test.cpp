@@ -21,31 +21,42 @@ using dtsim::test::source_path;
 //
 // (tp, pp) with pp dividing the 4 layers and tp * pp dividing 8: (1,1) (1,2) (1,4) (2,1) (2,2) (2,4) (4,1) (4,2)
 // (8,1), nine pairs. Each gives 3 micro batches x 2 recomputations = 6 plans with 1 chunk, and when pp >= 2 (five
-// pairs) 6 more with 2 chunks and 3 x 6 more with the zero-bubble schedules zb-h1, zb-h2 and DualPipe (1 chunk;
-// tried only with a pipeline, DualPipe with an even one): 9 x 6 + 5 x 6 + 5 x 18 = 174 candidates.
+// pairs) 6 more with 2 chunks (interleaved), 6 more with zb-v (2 chunks in a V) and 3 x 6 more with the
+// zero-bubble schedules zb-h1, zb-h2 and DualPipe (1 chunk; tried only with a pipeline, DualPipe with an even one):
+// 9 x 6 + 5 x 12 + 5 x 18 = 204 candidates.
 // Every tp divides the heads and widths. Pruned:
-// - pp 4 with 2 chunks needs 8 layers: (1,4) and (2,4), 6 plans each = 12 "do not divide the layers";
+// - pp 4 with 2 chunks needs 8 layers: (1,4) and (2,4), 6 plans each for interleaving and for zb-v = 24 "do not
+//   divide the layers";
 // - microbatches per pipeline = 16 / (micro batch x dp) must be whole: (1,1) has dp 8, so micro batch 4 gives
 //   16 / 32: 2 plans; interleaving needs a multiple of pp: (1,2) with 2 chunks has dp 4, micro batch 4 gives 1
 //   microbatch: 2 plans; 4 "global batch" in all ((2,2) and (4,2) with 2 chunks have 8, 4, 2 or 16, 8, 4: even);
 // - DualPipe needs an even count of at least 2 pp microbatches: (1,2) dp 4 has 4, 2, 1 (micro batch 2 and 4 fail:
 //   4 plans), (1,4) dp 2 has 8, 4, 2 (4 plans), (2,2) dp 2 has 8, 4, 2 (2 plans), (2,4) dp 1 has 16, 8, 4 (2 plans),
 //   (4,2) dp 1 has 16, 8, 4 (none): 12 more "global batch", 16 in all.
-// The zb-h1 and zb-h2 plans divide like the 1F1B ones. A 3.6M-parameter model fits everywhere (DualPipe's two copies
-// of the layers included): 174 - 28 = 146 plans left.
+// The zb-h1, zb-h2 and zb-v plans divide like the 1F1B ones (a V takes any microbatch count). A 3.6M-parameter model
+// fits everywhere (DualPipe's two copies of the layers included): 204 - 40 = 164 plans left.
 TEST(PlanSpace, PruningCountsOfASmallCaseByHand)
 {
   const auto base = dtsim::scenario::load_scenario(source_path("tests/unit/data/sweep/tiny-8.yaml"), {});
   const auto space = dtsim::parallel::enumerate_plans(base);
-  EXPECT_EQ(space.candidates, 174);
-  EXPECT_EQ(space.invalid, 28);
+  EXPECT_EQ(space.candidates, 204);
+  EXPECT_EQ(space.invalid, 40);
   EXPECT_EQ(space.not_fitting, 0);
-  EXPECT_EQ(space.fitting.size(), 146u);
+  EXPECT_EQ(space.fitting.size(), 164u);
   ASSERT_EQ(space.pruned.size(), 2u);
-  EXPECT_EQ(space.pruned.at("pipeline stages x chunks do not divide the layers"), 12);
+  EXPECT_EQ(space.pruned.at("pipeline stages x chunks do not divide the layers"), 24);
   EXPECT_EQ(space.pruned.at(
                 "global batch does not divide into microbatches (or interleaving needs a multiple of pp, DualPipe 2 pp)"),
             16);
+  // zb-v is searched by default, with two chunks only: (1,2), (2,2) and (4,2), 6 plans each.
+  int64_t zb_v = 0;
+  for (const auto& s : space.fitting)
+    if (s.schedule == "zb-v") {
+      ++zb_v;
+      EXPECT_EQ(s.parallel.vpp, 2);
+      EXPECT_TRUE(s.parallel.pp_overlap);
+    }
+  EXPECT_EQ(zb_v, 18);
 }
 
 // The full space's options only, on one plan per (tp, pp): micro batch 1, 1 chunk, no recomputation, 1F1B,

@@ -27,6 +27,8 @@ TEST(ScheduleRegistry, EveryStageRunsEachOfItsUnitsOnce)
       for (int64_t v : {1, 2, 3}) {
         if (d.chunked != (v > 1) || (d.chunked && p < 2) || (d.two_directions && p < 2))
           continue;
+        if (d.chunk_placement == dtsim::scenario::ChunkPlacement::V && v != 2)  // a V holds two chunks
+          continue;
         const int64_t m = 2 * p;  // a multiple of pp, as chunked schedules need; 2 pp, as DualPipe needs
         for (int64_t st = 0; st < p; ++st) {
           SCOPED_TRACE(std::string(d.name) + " p " + std::to_string(p) + " v " + std::to_string(v) + " stage " +
@@ -73,7 +75,7 @@ TEST(ScheduleRegistry, EveryStageRunsEachOfItsUnitsOnce)
             EXPECT_EQ(pairs, 2 * (m / 2 - p + h + 1) + (p / 2 - h - 1));
           }
           // Interleaved 1F1B pairs every steady-state forward with a backward: all v m of them but the warm-up's.
-          if (d.chunked) {
+          if (d.chunked && d.pairs_units) {
             EXPECT_EQ(pairs, std::max<int64_t>(0, v * m - std::min(v * m, (p - st - 1) * 2 + (v - 1) * p)));
           }
           EXPECT_EQ(pairs > 0, d.pairs_units && (d.two_directions || d.chunked)) << "pairs " << pairs;
@@ -102,8 +104,8 @@ int64_t held_at_peak(const std::vector<dtsim::scenario::StageUnit>& order)
 
 // Activations held at the peak, counted by walking the order (the most forwards whose backward, or W under a split
 // backward, has not run yet), equal what each entry declares for the memory model: 1F1B's p - stage, and for the
-// zero-bubble schedules the paper's p on every stage (ZB-H1) and 2p - 1 (ZB-H2; Qi et al. 2024, Sec. 2), DualPipe at
-// most pp + 1.
+// zero-bubble schedules the paper's p on every stage (ZB-H1) and 2p - 1 (ZB-H2; Qi et al. 2024, Sec. 2), ZB-V's 2p
+// chunk activations, DualPipe at most pp + 1.
 TEST(ScheduleRegistry, DeclaredActivationsMatchTheOrder)
 {
   for (const auto& d : schedule_registry()) {
@@ -119,6 +121,11 @@ TEST(ScheduleRegistry, DeclaredActivationsMatchTheOrder)
       }
       if (d.name == std::string("zb-h2")) {
         EXPECT_EQ(declared, 2 * p - 1);
+      }
+      // ZB-V: 2p chunk activations of half a stage's layers each, 1F1B's p whole microbatches of its first stage
+      // (Qi et al., NeurIPS 2024, Sec. 3), on every stage.
+      if (d.name == std::string("zb-v")) {
+        EXPECT_EQ(declared, 2 * p);
       }
       // DualPipe: pp + 1 chunk activations (deepseek-ai/DualPipe README, "Pipeline Bubbles and Memory Usage"), on the
       // stages nearest the middle, which hold the most.
@@ -140,6 +147,21 @@ TEST(ScheduleRegistry, ZbH2DeclaredActivationsHoldOnOtherShapes)
       const int64_t peak = held_at_peak(orders.at(size_t(st)));
       SCOPED_TRACE("p " + std::to_string(p) + " m " + std::to_string(m) + " stage " + std::to_string(st));
       EXPECT_EQ(d.in_flight(st, p, 1, m), peak);
+    }
+  }
+}
+
+// zb-v declares 2 min(p, m) chunk activations on every stage without building its list schedule; walking the
+// orders confirms it on other depths and microbatch counts (fewer than p, odd, not multiples of p).
+TEST(ScheduleRegistry, ZbVDeclaredActivationsHoldOnOtherShapes)
+{
+  const auto& d = dtsim::scenario::schedule_def("zb-v");
+  for (auto [p, m] : {std::pair<int64_t, int64_t>{2, 1}, {2, 3}, {3, 7}, {4, 5}, {5, 16}, {8, 3}, {8, 24}, {16, 64}}) {
+    const auto orders = d.stage_orders(p, 2, m);
+    for (int64_t st = 0; st < p; ++st) {
+      const int64_t peak = held_at_peak(orders.at(size_t(st)));
+      SCOPED_TRACE("p " + std::to_string(p) + " m " + std::to_string(m) + " stage " + std::to_string(st));
+      EXPECT_EQ(d.in_flight(st, p, 2, m), peak);
     }
   }
 }

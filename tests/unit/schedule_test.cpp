@@ -73,6 +73,55 @@ TEST(ScheduleStructure, EveryUnitOnceAndAcyclic)
     for (int64_t v : {2, 3, 4})
       for (int64_t m : {p, 2 * p, 4 * p})
         check_structure("interleaved-1f1b", p, v, m);
+  // ZB-V, two chunks in a V: any microbatch count (fewer than p, odd, many).
+  for (int64_t p : {2, 3, 4, 8, 16})
+    for (int64_t m : {1, 3, 8, 16, 33})
+      check_structure("zb-v", p, 2, m);
+}
+
+// ZB-V's V (Qi et al., NeurIPS 2024, Sec. 3): chunk 0 of stage i holds virtual stage i, chunk 1 virtual stage
+// 2p - 1 - i. Activations go down the stages through chunk 0 and back up through chunk 1, each data edge between
+// neighbouring stages but the last stage's hand-off from its chunk 0 to its chunk 1, which stays on the stage; the
+// loss (a forward feeding a backward) is on the first stage's chunk 1.
+TEST(ScheduleStructure, ZbVPlacesItsChunksInAV)
+{
+  for (int64_t p : {2, 4, 8}) {
+    const int64_t m = 2 * p;
+    auto s = build_schedule("zb-v", p, 2, m);
+    SCOPED_TRACE("p " + std::to_string(p));
+    for (int64_t st = 0; st < p; ++st) {
+      EXPECT_EQ(s.virtual_stage(st, 0), st);
+      EXPECT_EQ(s.virtual_stage(st, 1), 2 * p - 1 - st);
+    }
+    EXPECT_EQ(s.chain_length(), 2 * p);
+    int64_t crossing = 0, local_handoffs = 0, losses = 0;
+    for (auto [e, end] = boost::edges(s.graph); e != end; ++e) {
+      if (s.graph[*e].kind != dtsim::parallel::EdgeKind::Data)
+        continue;
+      const auto& a = s.graph[boost::source(*e, s.graph)];
+      const auto& b = s.graph[boost::target(*e, s.graph)];
+      if (a.stage != b.stage) {
+        EXPECT_EQ(std::abs(a.stage - b.stage), 1);
+        EXPECT_EQ(a.chunk, b.chunk);  // chunk 0 down and chunk 1 up, forward and backward alike
+        EXPECT_EQ(b.stage - a.stage, (a.chunk == 0) != a.backward ? 1 : -1);
+        ++crossing;
+      } else if (!a.backward && !b.backward) {
+        EXPECT_EQ(a.stage, p - 1);
+        EXPECT_TRUE(a.chunk == 0 && b.chunk == 1);
+        ++local_handoffs;
+      } else if (!a.backward && b.backward) {
+        EXPECT_TRUE(a.stage == 0 && a.chunk == 1 && b.chunk == 1);
+        ++losses;
+      } else if (a.part == dtsim::scenario::BackwardPart::Input && b.part == dtsim::scenario::BackwardPart::Input) {
+        EXPECT_EQ(a.stage, p - 1);  // the gradient's hand-off back from chunk 1 to chunk 0
+        EXPECT_TRUE(a.chunk == 1 && b.chunk == 0);
+        ++local_handoffs;
+      }
+    }
+    EXPECT_EQ(crossing, m * 4 * (p - 1));  // 2p - 2 sends down and back, forward and backward
+    EXPECT_EQ(local_handoffs, 2 * m);
+    EXPECT_EQ(losses, m);
+  }
 }
 
 // GPipe: all forwards, then all backwards.
@@ -257,6 +306,86 @@ TEST(ZeroBubbleReplay, H1) { check_zero_bubble("zb-h1", 3 * (kF + kB - kW)); }
 // ZB-H2: (p - 1)(T_F + T_B - 2 T_W) idle inside stage 0's span, never less than the pipeline fill (p - 1) T_F in
 // one synchronous step (the paper hides the fill across steps; schedule_registry.cpp).
 TEST(ZeroBubbleReplay, H2) { check_zero_bubble("zb-h2", 3 * std::max(kF, kF + kB - 2 * kW)); }
+
+// ---- equal F, B and W (the zero-bubble papers' handcrafting assumption): each schedule's time over the work, on
+// p = 4 stages and m = 16 microbatches, every stage's forward, B and W of one microbatch T = 1 ms each (over two
+// chunks, 0.5 ms per chunk) -------------------------------------------------------------------------------------
+
+constexpr double kT = 1e-3;
+
+// `extra`: the step's time beyond m (T_F + T_B + T_W) = 3 m T.
+void check_equal_passes(const std::string& schedule, double extra)
+{
+  const bool v_shape = schedule == "zb-v";
+  std::vector<std::string> overrides = {"schedule=" + schedule, "training.global_batch=16", "parallel.pp_overlap=true"};
+  if (v_shape)
+    overrides.push_back("parallel.vpp=2");
+  auto spec = dtsim::scenario::load_scenario(source_path("tests/unit/data/pipeline.yaml"), overrides);
+  const int64_t p = spec.parallel.pp, v = spec.parallel.vpp, m = spec.microbatches;
+  auto prog = compute_only_program(p, v);
+  prog.backward_input = prog.backward;
+  prog.backward_weight = prog.backward;
+  for (int64_t st = 0; st < p; ++st)
+    for (int64_t c = 0; c < v; ++c) {
+      prog.forward[size_t(st)][size_t(c)][0].seconds = kT / double(v);
+      prog.backward[size_t(st)][size_t(c)][0].seconds = 2 * kT / double(v);
+      prog.backward_input[size_t(st)][size_t(c)][0].seconds = kT / double(v);
+      prog.backward_weight[size_t(st)][size_t(c)][0].seconds = kT / double(v);
+    }
+  auto sched = build_schedule(spec.schedule, p, v, m);
+  auto r = dtsim::replay::run_replay(spec, dtsim::parallel::derive_plan(spec), prog, sched, false);
+  const double work = 3.0 * double(m) * kT;
+  EXPECT_LT(std::abs((r.step_time_s - work) - extra), 1e-9) << "over the work " << r.step_time_s - work;
+  for (const auto& b : r.per_stage)
+    EXPECT_LT(rel_diff(b.compute_s, work), 1e-9);
+  std::printf("[bubble] %s p=%lld m=%lld, T_F = T_B = T_W = %.1f ms: step %.9g s, over the work %.6g s (%.2f%%)\n",
+              schedule.c_str(), (long long)p, (long long)m, kT * 1e3, r.step_time_s, r.step_time_s - work,
+              100.0 * (r.step_time_s - work) / r.step_time_s);
+}
+
+// 1F1B: (p - 1)(T_F + T_B + T_W) = 9 T; ZB-H1: (p - 1)(T_F + T_B - T_W) = 3 T; ZB-H2: the fill (p - 1) T_F = 3 T
+// (no idle time inside stage 0's span).
+TEST(EqualPassesReplay, OneFOneB) { check_equal_passes("1f1b", 9 * kT); }
+TEST(EqualPassesReplay, ZbH1) { check_equal_passes("zb-h1", 3 * kT); }
+TEST(EqualPassesReplay, ZbH2) { check_equal_passes("zb-h2", 3 * kT); }
+// ZB-V: only the V's fill, (p - 1) chunk forwards of T_F / 2 = 1.5 T before the last stage starts, after which
+// the last stage never idles: half of ZB-H1's and ZB-H2's, a sixth of 1F1B's. The paper counts a stage's idle time
+// from its first unit (zbv.py's stage_bubble) and hides the fill across steps, as for ZB-H2: zero bubble in the
+// steady state at 1F1B's memory.
+TEST(EqualPassesReplay, ZbV) { check_equal_passes("zb-v", 1.5 * kT); }
+
+// ZB-V with the zero-bubble pieces above (T_F 1, T_B 1.5, T_W 0.5 ms; each chunk half): its order list-scheduled on
+// the program's own pass times (replay::pass_times) idles less than ZB-H1's (p - 1)(T_F + T_B - T_W) = 6 ms and
+// 1F1B's 9 ms; more than the V's fill of 1.5 ms, since W is too short to fill every gap.
+TEST(ZeroBubbleReplay, ZbVOnItsPassTimes)
+{
+  auto spec = dtsim::scenario::load_scenario(
+      source_path("tests/unit/data/pipeline.yaml"),
+      {"schedule=zb-v", "parallel.vpp=2", "training.global_batch=16", "parallel.pp_overlap=true"});
+  const int64_t p = spec.parallel.pp, m = spec.microbatches;
+  auto prog = compute_only_program(p, 2);
+  prog.backward_input = prog.backward;
+  prog.backward_weight = prog.backward;
+  for (int64_t st = 0; st < p; ++st)
+    for (size_t c = 0; c < 2; ++c) {
+      prog.forward[size_t(st)][c][0].seconds = kF / 2;
+      prog.backward[size_t(st)][c][0].seconds = (kB + kW) / 2;
+      prog.backward_input[size_t(st)][c][0].seconds = kB / 2;
+      prog.backward_weight[size_t(st)][c][0].seconds = kW / 2;
+    }
+  const auto times = dtsim::replay::pass_times(prog);
+  ASSERT_EQ(times.input_s.size(), size_t(p));
+  EXPECT_DOUBLE_EQ(times.input_s[0][1], kB / 2);
+  auto sched = build_schedule(spec.schedule, p, 2, m, times);
+  auto r = dtsim::replay::run_replay(spec, dtsim::parallel::derive_plan(spec), prog, sched, false);
+  const double work = double(m) * (kF + kB + kW), extra = r.step_time_s - work;
+  EXPECT_LT(extra, double(p - 1) * (kF + kB - kW));
+  EXPECT_GE(extra, double(p - 1) * kF / 2 - 1e-9);
+  std::printf("[bubble] zb-v p=%lld m=%lld, T_F %.1f T_B %.1f T_W %.1f ms, ordered on these times: over the work %.6g s "
+              "(zb-h1 %.6g s, 1F1B %.6g s)\n",
+              (long long)p, (long long)m, kF * 1e3, kB * 1e3, kW * 1e3, extra, double(p - 1) * (kF + kB - kW),
+              double(p - 1) * (kF + kB + kW));
+}
 
 // DualPipe (DeepSeek-V3 report, Sec. 3.2.1; deepseek-ai/DualPipe README): each stage runs two chunks, one per
 // direction, each a whole stage's layers (T_F, T_B, T_W each); half the microbatches enter at each end. Its README

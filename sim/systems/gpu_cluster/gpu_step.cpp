@@ -11,7 +11,9 @@ GpuStep prepare_gpu_step(const scenario::ScenarioSpec& s, const parallel::Derive
   kernels::ComputeModel compute(s.hardware.device, plan.precision.name, s.stack);
   GpuStep step;
   step.program = std::make_shared<const replay::StepProgram>(replay::build_step_program(s, plan, t, compute));
-  step.schedule = parallel::build_schedule(s.schedule, plan.groups.pp, plan.groups.vpp, s.microbatches);
+  // A schedule list-scheduled on its passes' times (ZB-V) orders by the program's compute times.
+  step.schedule = parallel::build_schedule(s.schedule, plan.groups.pp, plan.groups.vpp, s.microbatches,
+                                           replay::pass_times(*step.program));
   return step;
 }
 
