@@ -151,3 +151,15 @@ def running(pid):
             return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
     except FileNotFoundError:
         return False
+
+
+def test_calibrate_fits_a_stack_that_reproduces_the_measured_step(tmp_path):
+    runs = tmp_path / "runs.csv"
+    runs.write_text("scenario,measured_step_time_s,label\n%s,0.0050,tiny\n" % TINY)
+    report = dtsim.calibrate(runs, tmp_path / "stack.yaml")
+    assert "fitted factors: compute" in report
+    step = dtsim.run(TINY, set={"stack": str(tmp_path / "stack.yaml")})["step_time_s"]
+    assert step == pytest.approx(0.0050, rel=0.005)
+    with pytest.raises(dtsim.InputError) as e:
+        dtsim.calibrate(runs, tmp_path / "x.yaml", fit=["compute", "communication"])
+    assert "expected at most as many factors as runs" in e.value.message
