@@ -4,7 +4,8 @@ measurements, once per device. Model (sim/kernels/compute_model.cpp):
     eff = max * A^p / (A^p + half_area^p) * k / (k + half_k),  A = batch * m * n
     time = max(flops / (peak * eff), bytes / (memory_bandwidth * memory_efficiency))
 Grid search on the squared log error. Prints the parameters and the fit error per point.
-Usage: scripts/calibrate_gemm.py a100|h100|h100-fp8|h200-fp8|b200|b200-fp8|b200-nvfp4|gb200-fp8|gb200-nvfp4|gb300|gb300-fp8|gb300-nvfp4
+Usage: scripts/calibrate_gemm.py a100|h100|h100-fp8|h200-fp8|b200|b200-fp8|b200-nvfp4|gb200-fp8|gb200-nvfp4|gb300|gb300-fp8|gb300-nvfp4|
+       mi300x|mi300x-fp8
 h100-fp8 fits device.efficiency.gemm_fp8 of hardware/dgx-h100.yaml: the same model at the fp8 peak, with 1-byte inputs
 and a 2-byte (bf16) result in the roofline, as Transformer Engine's fp8 GEMMs run. A device with a single published
 point (b200, b200-fp8) keeps the H100 curve's shape (its half_area scaled by the SM count, 148 / 132) and fits `max`
@@ -138,6 +139,30 @@ GB300_NVFP4 = dict(peak=15000e12, bw=8000e9 * 0.88, in_bytes=0.5625, points=[
 ], maxes=[0.40, 0.45, 0.50, 0.55, 0.60, 0.65, 0.70])
 
 
+# AMD MI300X (304 CUs, HBM3 5.3 TB/s; memory efficiency 0.77: STREAM triad 4.09 of 5.3 TB/s on ND MI300X v5).
+# FP8: Azure AI-benchmarking-guide "Azure_Results/ND_MI300X_v5_results.md" (samuel-bohman fork @ 3de0c29, ROCm 6.2,
+# HIP 6.2.41133), GEMM hipBLASLt FP8 table, random initialization, 10,000 warm-up iterations, against the 2,610 TFLOP/s
+# dense FP8 peak (stas00/ml-engineering accelerator table) (../shared/reference/blackwell-h200-amd.md, 2.2.c).
+MI300X_FP8 = dict(peak=2610e12, bw=5300e9 * 0.77, in_bytes=1, points=[
+    (1024, 1024, 1024, 1, 53.13, "Azure AI-benchmarking-guide ND MI300X v5, hipBLASLt FP8"),
+    (2048, 2048, 2048, 1, 427.74, "same"),
+    (4096, 4096, 4096, 1, 955.17, "same"),
+    (8192, 8192, 8192, 1, 1159.23, "same"),
+    (16384, 16384, 16384, 1, 1015.1, "same"),
+    (32768, 32768, 32768, 1, 1029.14, "same"),
+    (1024, 2145, 1024, 1, 110.96, "same"),
+    (6144, 12288, 12288, 1, 1159.54, "same"),
+    (802816, 192, 768, 1, 605.34, "same"),
+], maxes=[0.36, 0.38, 0.40, 0.42, 0.44, 0.46, 0.48, 0.50])
+# BF16: one published point, stas00/ml-engineering MAMF table (torch 2.5.1+ROCm 6.3, TunableOp on, best shape of a
+# brute-force search) against the 1,300 TFLOP/s peak of the same table: the MI300X fp8 curve's shape (the same
+# device's hipBLASLt tiles, fitted above) with max fitted alone.
+MI300X_FP8_SHAPE = dict(half_area=5931642, p=1.5, half_k=640)  # mi300x-fp8 as fitted: its half_area, area_exponent, half_k
+MI300X = dict(peak=1300e12, bw=5300e9 * 0.77, points=[
+    (10240, 15360, 8192, 1, 668.4, "stas00/ml-engineering MAMF table, MI300X BF16 best shape"),
+], fixed=dict(half_area=MI300X_FP8_SHAPE["half_area"], p=MI300X_FP8_SHAPE["p"], half_k=MI300X_FP8_SHAPE["half_k"]))
+
+
 def model(dev, m, n, k, b, mx, half_area, half_k, p):
     area = b * m * n
     eff = mx * area ** p / (area ** p + half_area ** p) * k / (k + half_k)
@@ -173,7 +198,8 @@ def fit(dev):
 if __name__ == "__main__":
     dev = {"a100": A100, "h100": H100, "h100-fp8": H100_FP8, "h200-fp8": H200_FP8, "b200": B200, "b200-fp8": B200_FP8,
            "b200-nvfp4": B200_NVFP4, "gb200-fp8": GB200_FP8, "gb300": GB300,
-           "gb300-fp8": GB300_FP8, "gb200-nvfp4": GB200_NVFP4, "gb300-nvfp4": GB300_NVFP4}[sys.argv[1] if len(sys.argv) > 1 else "a100"]
+           "gb300-fp8": GB300_FP8, "gb200-nvfp4": GB200_NVFP4, "gb300-nvfp4": GB300_NVFP4,
+           "mi300x": MI300X, "mi300x-fp8": MI300X_FP8}[sys.argv[1] if len(sys.argv) > 1 else "a100"]
     _, mx, ha, hk, p = fit(dev)
     print(f"max: {mx}\nhalf_area: {ha:.0f}\narea_exponent: {p}\nhalf_k: {hk}")
     for m, n, k, b, v, src in dev["points"]:

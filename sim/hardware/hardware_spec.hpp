@@ -90,6 +90,15 @@ struct ScaleUpSpec {
   /// Whether NCCL may reduce in the switches (NVLS): scale_up.nvls, by default where the generation has NVLink
   /// SHARP (3 and later).
   bool nvls = false;
+  /// No switch: every device has one link to each other device of its domain (AMD MI300X's xGMI, `topology:
+  /// full-mesh`), and `nvlink` is one such per-pair link. Else `nvlink` is each device's link to the switch.
+  bool full_mesh = false;
+  /// Per direction, what one device can send at once to `peers` other devices of its domain: its one switch link,
+  /// or on a full mesh one link per peer.
+  double device_Bps(int64_t peers) const
+  {
+    return full_mesh ? nvlink.goodput_Bps * double(peers > 1 ? peers : 1) : nvlink.goodput_Bps;
+  }
 };
 
 enum class Topology { FatTree, RailOptimized };

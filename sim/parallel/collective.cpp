@@ -31,6 +31,7 @@ Fabric fabric_of(const scenario::ScenarioSpec& s)
   f.devices_per_domain = hw.domain_devices();
   f.nvswitch_generation = hw.scale_up.nvswitch_generation;
   f.nvls_enabled = hw.scale_up.nvls;
+  f.full_mesh = hw.scale_up.full_mesh;
   f.choice.algorithm = !s.stack.collective_algorithm.empty() ? s.stack.collective_algorithm : hw.collectives.algorithm;
   f.choice.protocol = !s.stack.collective_protocol.empty() ? s.stack.collective_protocol : hw.collectives.protocol;
   return f;
@@ -48,13 +49,47 @@ GroupShape group_shape(const std::vector<int64_t>& group, const parallel::Placem
     g.uniform = g.uniform && count == per_node.begin()->second;
   g.nvswitch_generation = f.nvswitch_generation;
   g.nvls_enabled = f.nvls_enabled;
-  g.nvlink_Bps = f.nvlink_Bps;
+  // On a mesh a device reaches each other member of its domain by its own link: RCCL's channels lay rings over
+  // every pair (ROCm/rccl#1210: "maxBw 48.0 totalBw 144.0" on 4 MI300X, 3 links of 48 GB/s), so a member sends at
+  // the links to the fewest other local members of any domain the group spans.
+  int64_t fewest = g.ranks;
+  for (const auto& [node, count] : per_node)
+    fewest = std::min(fewest, count);
+  g.nvlink_Bps = f.full_mesh ? f.nvlink_Bps * double(std::max<int64_t>(1, fewest - 1)) : f.nvlink_Bps;
   // A device sends across domains from its host's NIC: with fewer NICs than devices they share them.
   g.nic_Bps = f.nic_Bps * std::min(1.0, double(f.nics_per_domain) / double(std::max<int64_t>(1, f.devices_per_domain)));
   g.nvlink_latency_s = f.nvlink_latency_s;
   g.nic_latency_s = f.nic_latency_s;
   return g;
 }
+
+namespace {
+
+// On a switchless mesh RCCL runs its channels' rings over different pairs of devices, so that each device sends
+// on all its links at once: the bytes an algorithm sends from one device to another of its domain are shared
+// equally among every other member of the group in that domain, each share on its own per-pair link.
+void spread_over_mesh(const MembersByNode& by_node, const parallel::Placement& placement, std::vector<Flow>& flows)
+{
+  std::map<int64_t, const std::vector<int64_t>*> local;  // domain -> the group's members there
+  for (const auto& members : by_node)
+    local[placement.domain_of(members.front())] = &members;
+  std::vector<Flow> spread;
+  for (const Flow& f : flows) {
+    const int64_t domain = placement.domain_of(f.src);
+    const auto& members = *local.at(domain);
+    if (placement.domain_of(f.dst) != domain || members.size() <= 2) {
+      spread.push_back(f);
+      continue;
+    }
+    const double share = f.bytes / double(members.size() - 1);
+    for (int64_t peer : members)
+      if (peer != f.src)
+        spread.push_back({f.src, peer, share});
+  }
+  flows = std::move(spread);
+}
+
+}  // namespace
 
 std::vector<Phase> plan_collective(Kind kind, double bytes, const std::vector<int64_t>& group,
                                    const parallel::Placement& placement, const Fabric& fabric,
@@ -95,6 +130,8 @@ std::vector<Phase> plan_collective(Kind kind, double bytes, const std::vector<in
   for (auto& [node, members] : members_of_node)
     by_node.push_back(std::move(members));
   pr.algorithm->lay_flows(group, by_node, g, nvl_bytes, nic_bytes, ph.flows);
+  if (fabric.full_mesh)
+    spread_over_mesh(by_node, placement, ph.flows);
   phases.push_back(std::move(ph));
   return phases;
 }

@@ -30,6 +30,8 @@ struct Fabric {
   int64_t nics_per_domain = 1, devices_per_domain = 1;  ///< of one scale-up (NVLink) domain
   int nvswitch_generation = 0;
   bool nvls_enabled = true;  ///< false where the hardware turns NVLS off (hardware::ScaleUpSpec::nvls)
+  /// No switch: `nvlink_Bps` is one per-pair link of a mesh (hardware::ScaleUpSpec::full_mesh)
+  bool full_mesh = false;
   CollectiveChoice choice;
 };
 

@@ -3,6 +3,8 @@
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/s4u.hpp>
 
+#include <functional>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -11,36 +13,73 @@ namespace dtsim::platform {
 namespace sg4 = simgrid::s4u;
 using sg4::LinkInRoute;
 
+// NVSwitch: each device's one split-duplex link to the centre of a star.
+sg4::NetZone* ClusterPlatform::build_switch_zone(const hardware::LinkSpec& nvl, const parallel::Placement& placement,
+                                                const IsNeeded& is_needed, sg4::NetZone* parent)
+{
+  auto* zone = sg4::create_star_zone("nodes");
+  zone->set_parent(parent);
+  for (int64_t d = 0; d < placement.devices(); ++d) {
+    if (!is_needed(d))
+      continue;
+    auto* host = zone->create_host("gpu" + std::to_string(d), kHostSpeed)->seal();
+    auto* link = zone->create_split_duplex_link("nvlink" + std::to_string(d), nvl.goodput_Bps)->seal();
+    ++links_;
+    zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {{link, LinkInRoute::Direction::UP}}, true);
+    gpus_[size_t(d)] = host;
+  }
+  nodes_gw_ = zone->create_router("nodes-gw");
+  zone->add_route(nodes_gw_, nullptr, nullptr, nullptr, {}, true);
+  return zone;
+}
+
+// A switchless domain (xGMI): one split-duplex link per pair of devices of a domain, each route one link. A full
+// zone sizes its routing table on its first route, so every host and the gateway exist before any route; no flow
+// enters or leaves the zone (across domains a device sends from its NIC host), so the gateway has no route.
+sg4::NetZone* ClusterPlatform::build_mesh_zone(const hardware::LinkSpec& nvl, const parallel::Placement& placement,
+                                              const IsNeeded& is_needed, sg4::NetZone* parent)
+{
+  auto* zone = sg4::create_full_zone("nodes");
+  zone->set_parent(parent);
+  std::map<int64_t, std::vector<int64_t>> domains;
+  for (int64_t d = 0; d < placement.devices(); ++d) {
+    if (!is_needed(d))
+      continue;
+    gpus_[size_t(d)] = zone->create_host("gpu" + std::to_string(d), kHostSpeed)->seal();
+    domains[placement.domain_of(d)].push_back(d);
+  }
+  nodes_gw_ = zone->create_router("nodes-gw");
+  for (const auto& [domain, members] : domains)
+    for (size_t i = 0; i < members.size(); ++i)
+      for (size_t j = i + 1; j < members.size(); ++j) {
+        const int64_t a = members[i], b = members[j];
+        auto* link = zone->create_split_duplex_link("xgmi" + std::to_string(a) + "-" + std::to_string(b),
+                                                    nvl.goodput_Bps)->seal();
+        ++links_;
+        zone->add_route(gpus_[size_t(a)]->get_netpoint(), gpus_[size_t(b)]->get_netpoint(), nullptr, nullptr,
+                        {{link, LinkInRoute::Direction::UP}}, true);
+      }
+  return zone;
+}
+
 ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const parallel::Placement& placement,
                                  const std::vector<char>& needed)
     : layout_(hw, placement), nvlink_latency_s_(hw.scale_up.nvlink.latency_s),
       nic_latency_s_(hw.network.nic.latency_s)
 {
-  auto is_needed = [&](int64_t d) { return needed.empty() || needed[size_t(d)] != 0; };
+  IsNeeded is_needed = [&](int64_t d) { return needed.empty() || needed[size_t(d)] != 0; };
   auto* root = sg4::create_star_zone("cluster");
 
-  // Scale-up domains: NVSwitch as a star of per-GPU split-duplex links. All GPUs share one star zone: GPUs only
-  // exchange data within their domain (across domains a device sends from its NIC host), so the routes are those of
-  // one star zone per domain, and SimGrid 3.32 looks every new host and link name up zone by zone
-  // (Engine::link_by_name_or_null), which made one zone per node cost a quarter of a 3,072-GPU run.
+  // Scale-up domains: NVSwitch as a star of per-GPU split-duplex links, or a switchless mesh of per-pair links.
+  // All GPUs share one zone: GPUs only exchange data within their domain (across domains a device sends from its
+  // NIC host), so the routes are those of one zone per domain, and SimGrid 3.32 looks every new host and link name
+  // up zone by zone (Engine::link_by_name_or_null), which made one zone per node cost a quarter of a 3,072-GPU run.
   const auto& nvl = hw.scale_up.nvlink;
   gpus_.resize(size_t(placement.devices()));
-  auto* gpu_zone = sg4::create_star_zone("nodes");
-  gpu_zone->set_parent(root);
-  for (int64_t d = 0; d < placement.devices(); ++d) {
-    if (!is_needed(d))
-      continue;
-    auto* host = gpu_zone->create_host("gpu" + std::to_string(d), kHostSpeed)->seal();
-    auto* link = gpu_zone->create_split_duplex_link("nvlink" + std::to_string(d), nvl.goodput_Bps)->seal();
-    ++links_;
-    gpu_zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {{link, LinkInRoute::Direction::UP}},
-                        true);
-    gpus_[size_t(d)] = host;
-  }
-  auto* nodes_gw = gpu_zone->create_router("nodes-gw");
-  gpu_zone->add_route(nodes_gw, nullptr, nullptr, nullptr, {}, true);
+  auto* gpu_zone = hw.scale_up.full_mesh ? build_mesh_zone(nvl, placement, is_needed, root)
+                                         : build_switch_zone(nvl, placement, is_needed, root);
   gpu_zone->seal();
-  root->add_route(gpu_zone->get_netpoint(), nullptr, nodes_gw, nullptr, {}, true);
+  root->add_route(gpu_zone->get_netpoint(), nullptr, nodes_gw_, nullptr, {}, true);
 
   // Fabric: NIC hosts grouped into leaf switches, leaves into pods, pods under a non-blocking core (FabricLayout);
   // only the NICs of needed devices are built.

@@ -1,6 +1,7 @@
 #include "replay/comm_costs.hpp"
 
 #include <algorithm>
+#include <map>
 
 namespace dtsim::replay {
 
@@ -18,10 +19,15 @@ double CommCosts::tp_exclusive_time(int64_t device, const Step& st)
   const auto& link = hw_.scale_up.nvlink;
   double total = 0;
   for (const auto& ph : *groups_.tp(device, st)) {
-    double bytes = 0;  // the folded phase's flows share one sender's link
+    // The folded phase's flows share one sender's link to the switch; on a mesh each peer has its own link, and
+    // the busiest ends the phase.
+    std::map<int64_t, double> bytes_on_link;
     for (const auto& f : ph.flows)
-      bytes += f.bytes;
-    total += ph.latency_s + (ph.flows.empty() ? 0.0 : link.latency_s + bytes / link.goodput_Bps);
+      bytes_on_link[hw_.scale_up.full_mesh ? f.dst : 0] += f.bytes;
+    double busiest = 0;
+    for (const auto& [link_end, bytes] : bytes_on_link)
+      busiest = std::max(busiest, bytes);
+    total += ph.latency_s + (ph.flows.empty() ? 0.0 : link.latency_s + busiest / link.goodput_Bps);
   }
   return total;
 }

@@ -40,14 +40,15 @@ PassTime print_pass(std::ostream& out, const char* title, const std::vector<mode
       double ct = 0;
       if (a2a) {
         const auto& l = in_domain ? s.hardware.scale_up.nvlink : s.hardware.network.nic;
-        ct = n > 1 ? l.latency_s + seg.collective_bytes * double(n - 1) / double(n) / l.goodput_Bps : 0.0;
+        const double bw = in_domain ? s.hardware.scale_up.device_Bps(n - 1) : l.goodput_Bps;
+        ct = n > 1 ? l.latency_s + seg.collective_bytes * double(n - 1) / double(n) / bw : 0.0;
       } else if (n > 1) {
         collectives::GroupShape shape;
         shape.ranks = n;
         shape.nodes = in_domain ? 1 : n;
         shape.nvswitch_generation = fabric.nvswitch_generation;
         shape.nvls_enabled = fabric.nvls_enabled;
-        shape.nvlink_Bps = fabric.nvlink_Bps;
+        shape.nvlink_Bps = fabric.full_mesh && in_domain ? fabric.nvlink_Bps * double(n - 1) : fabric.nvlink_Bps;
         shape.nic_Bps = fabric.nic_Bps;
         ct = collectives::choose(collectives::kind_of(seg.collective), seg.collective_bytes, shape, fabric.choice)
                  .time_s;

@@ -86,6 +86,10 @@ const Key kNvSwitchGeneration = Key::integer("nvswitch_generation", limits::kNvS
                                              "`nvls_tree` algorithms; 2: A100, 3: H100, 4: B200 and NVL72 racks");
 const Key kNvls = Key::boolean("nvls", kOptional, "true where nvswitch_generation is 3 or later",
                                "whether NCCL may reduce in the switches (NVLS; false: as NCCL_NVLS_ENABLE=0)");
+const Key kScaleUpTopology = Key::choice("topology", {"switch", "full-mesh"}, kOptional, "switch",
+                                         "switch: each device's `nvlink` goes to the domain's NVSwitch; full-mesh: no "
+                                         "switch, one `nvlink` from each device to each other of the domain (AMD "
+                                         "MI300X and MI355X xGMI: 7 links per GPU in a node of 8)");
 const Key kScaleUp = Key::section("scale_up", kOptional,
                                   "the scale-up (NVLink) domain when it spans several nodes, as in a GB200 NVL72 "
                                   "rack; absent: each node is its own domain and `node` holds its NVLink");
@@ -208,6 +212,14 @@ void read_domain_links(MapReader& m, hardware::ScaleUpSpec& d)
   if (d.nvls && d.nvswitch_generation < 3 && m.has(kNvls.name))
     m.error(kNvls.name, "expected false with nvswitch_generation " + std::to_string(d.nvswitch_generation) +
                             " (NVLink SHARP needs NVSwitch generation 3 or later), got true");
+  d.full_mesh = m.choice(kScaleUpTopology).value_or("switch") == "full-mesh";
+  if (d.full_mesh && m.has(kNvSwitchGeneration.name) && d.nvswitch_generation != 0)
+    m.error(kNvSwitchGeneration.name, "expected 0 or no such key with topology full-mesh (a mesh has no switch), got " +
+                                          std::to_string(d.nvswitch_generation));
+  if (d.full_mesh && d.nvls && m.has(kNvls.name))
+    m.error(kNvls.name, "expected false with topology full-mesh (no switch to reduce in), got true");
+  if (d.full_mesh)
+    d.nvls = false;
 }
 
 }  // namespace
@@ -224,10 +236,10 @@ void read_gpu_hardware(MapReader& root, HardwareSpec& hw)
     read_domain_links(node, hw.scale_up);
   } else {
     // The domain's NVLink is described once: in scale_up.
-    for (const Key* k : {&kNvlink, &kNvSwitchGeneration, &kNvls})
+    for (const Key* k : {&kNvlink, &kNvSwitchGeneration, &kNvls, &kScaleUpTopology})
       if (node.has(k->name))
         node.error(k->name, "expected no such key in node when scale_up describes the domain's NVLink, got one");
-    node.accept({kNvlink.name, kNvSwitchGeneration.name, kNvls.name});
+    node.accept({kNvlink.name, kNvSwitchGeneration.name, kNvls.name, kScaleUpTopology.name});
   }
   node.finish();
   if (scale_up) {
@@ -236,6 +248,10 @@ void read_gpu_hardware(MapReader& root, HardwareSpec& hw)
     const auto hosts = domain.integer(kScaleUpNodes);
     hw.scale_up.nodes = static_cast<int>(hosts.value_or(1));
     read_domain_links(domain, hw.scale_up);
+    // xGMI joins the GPUs of one host: a mesh spanning hosts is not a product, and its links would need cables.
+    if (hw.scale_up.full_mesh && hosts && *hosts != 1)
+      domain.error(kScaleUpNodes.name, "expected 1 with topology full-mesh (a mesh joins the devices of one node), "
+                                       "got " + std::to_string(*hosts));
     if (hosts && node_devices && *hosts * *node_devices > limits::kNodeDevices.hi)
       domain.error(kScaleUpNodes.name, "expected at most " + std::to_string(limits::kNodeDevices.hi) +
                                            " devices in a domain (node.devices " + std::to_string(*node_devices) +
@@ -302,9 +318,9 @@ std::vector<config::KeyGroup> gpu_hardware_key_groups()
           {"device.efficiency.gemm_nvfp4", gemm},
           {"device.efficiency.attention", {&kFlashAttention2, &kFlashAttention3, &kCudnnAttention}},
           {"device.efficiency.attention.KERNEL", attention_rows},
-          {"node", {&kNodeDevices, &kNvSwitchGeneration, &kNvls}},
+          {"node", {&kNodeDevices, &kNvSwitchGeneration, &kNvls, &kScaleUpTopology}},
           {"node.nvlink", link},
-          {"scale_up", {&kScaleUpNodes, &kNvSwitchGeneration, &kNvls}},
+          {"scale_up", {&kScaleUpNodes, &kNvSwitchGeneration, &kNvls, &kScaleUpTopology}},
           {"scale_up.nvlink", link},
           {"network", {&kNicsPerNode}},
           {"network.nic", link},
