@@ -37,6 +37,8 @@ bool same_plan(const scenario::ScenarioSpec& a, const scenario::ScenarioSpec& b)
          a.parallel.zero == b.parallel.zero && a.parallel.ep == b.parallel.ep && a.parallel.cp == b.parallel.cp &&
          a.parallel.tp_overlap == b.parallel.tp_overlap &&
          a.parallel.param_gather_overlap == b.parallel.param_gather_overlap &&
+         a.parallel.reshard_after_forward == b.parallel.reshard_after_forward &&
+         a.parallel.defer_gradient_sync == b.parallel.defer_gradient_sync &&
          a.parallel.pp_overlap == b.parallel.pp_overlap && a.training.precision == b.training.precision;
 }
 

@@ -158,9 +158,14 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
     // their block scales), kept across microbatches.
     if (plan.precision.fp8_linear)
       sm.weights_bytes += sharded(3) * plan.precision.weight_copy_bytes;
-    if (zero >= 3)
+    // Without resharding after forward (FSDP2's reshard_after_forward=False) every layer of the stage stays
+    // gathered from its forward to its backward: the stage's weights are held whole beside their shards.
+    if (zero >= 3 && s.parallel.reshard_after_forward)
       sm.weights_bytes += 2.0 * t.layer_params_per_rank(tp, plan.groups.ep, false, plan.groups.expert_tp) * weight_bytes;
-    sm.gradients_bytes = sharded(2) * plan.precision.gradient_bytes;
+    else if (zero >= 3)
+      sm.weights_bytes += sm.params * weight_bytes;
+    // Gradients accumulated unsharded until the last microbatch (parallel.defer_gradient_sync) are held whole.
+    sm.gradients_bytes = (s.parallel.defer_gradient_sync ? sm.params : sharded(2)) * plan.precision.gradient_bytes;
     sm.optimizer_bytes = sharded(1) * plan.precision.optimizer_bytes_per_param;
     const int64_t in_flight = plan.schedule->in_flight(st, pp, v, mb);
     sm.microbatches_in_flight = in_flight;

@@ -94,6 +94,8 @@ DerivedPlan derive_plan(const scenario::ScenarioSpec& s)
   p.comm.pairs = par.pairs_units(p.schedule->pairs_by_default);
   p.comm.param_gather_overlap = par.param_gather_overlap;
   p.comm.zero = par.zero;
+  p.comm.reshard_after_forward = par.reshard_after_forward;
+  p.comm.defer_gradient_sync = par.defer_gradient_sync;
   p.comm.dp_bucket_bytes = par.dp_bucket_bytes;
 
   // The kernel-level shape (fused attention, fp8 recipe and weight-cast share included) is the scenario's one

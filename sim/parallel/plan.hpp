@@ -47,6 +47,10 @@ struct CommunicationPlan {
   bool pairs = false;
   /// ZeRO 1 and 2: the updated parameters are gathered during the next step's first forward.
   bool param_gather_overlap = false;
+  /// ZeRO 3: false, a layer's parameters stay gathered from its forward to its backward (no backward gathers).
+  bool reshard_after_forward = true;
+  /// ZeRO 2 and 3: gradients reduce-scattered after the last microbatch only.
+  bool defer_gradient_sync = false;
   int zero = 0;                  ///< ZeRO stage over the data-parallel group
   double dp_bucket_bytes = 0;    ///< gradient bucket size
 };

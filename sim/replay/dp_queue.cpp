@@ -77,7 +77,8 @@ void DataParallelQueue::setup_buckets()
 
 bool DataParallelQueue::reduces_gradients(const parallel::Unit& u) const
 {
-  return plan_.groups.dense_dp > 1 && (plan_.comm.zero >= 2 || u.microbatch == sched_.microbatches - 1);
+  const bool every_microbatch = plan_.comm.zero >= 2 && !plan_.comm.defer_gradient_sync;
+  return plan_.groups.dense_dp > 1 && (every_microbatch || u.microbatch == sched_.microbatches - 1);
 }
 
 collectives::Kind DataParallelQueue::gradient_collective() const

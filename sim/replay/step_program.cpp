@@ -180,6 +180,8 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
                             (m.learned_positions ? double(std::min(plan.shape.seq, m.max_positions)) * h : 0.0);
   const bool fused = s.training.grad_accumulation_fusion;
   const int zero = plan.comm.zero;
+  // Backward gathers: ZeRO-3 gathers again what it resharded after the forward; without resharding nothing.
+  const int bw_zero = plan.comm.reshard_after_forward ? zero : 0;
 
   StepProgram prog;
   prog.forward.assign(size_t(p), std::vector<std::vector<Step>>(size_t(v)));
@@ -222,7 +224,7 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
       BackwardBuilder back{bw, split ? &prog.backward_input[size_t(st)][size_t(c)] : nullptr,
                            split ? &prog.backward_weight[size_t(st)][size_t(c)] : nullptr, cm};
       if (last) {
-        back.mirror(false, [&](std::vector<Step>& out) { param_gather(out, head_params, elem, zero, "head"); });
+        back.mirror(false, [&](std::vector<Step>& out) { param_gather(out, head_params, elem, bw_zero, "head"); });
         back.pass(head.backward, "backward head");
         back.mirror(true, [&](std::vector<Step>& out) { grad_ready(out, grads, head_params * grad_elem, cm, fused); });
       }
@@ -230,8 +232,8 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
         std::string name = "layer " + std::to_string(layer0 + l);
         const LayerUnit u = unit_of(layer0 + l);
         back.mirror(false, [&](std::vector<Step>& out) {
-          param_gather(out, u.dense, elem, zero, name);
-          param_gather(out, u.gathered, elem, zero, name, true);
+          param_gather(out, u.dense, elem, bw_zero, name);
+          param_gather(out, u.gathered, elem, bw_zero, name, true);
           if (l < plan.chunk_recomputed_layers[size_t(vs)])  // Megatron-LM's block method: the chunk's first layers
             append(out, u.program.forward, cm, "recompute " + name, true);
           else if (s.training.recompute == Recompute::Selective)
@@ -244,7 +246,7 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
         });
       }
       if (first) {
-        back.mirror(false, [&](std::vector<Step>& out) { param_gather(out, emb_params, elem, zero, "embedding"); });
+        back.mirror(false, [&](std::vector<Step>& out) { param_gather(out, emb_params, elem, bw_zero, "embedding"); });
         back.pass(emb.backward, "backward embedding");
         back.mirror(true, [&](std::vector<Step>& out) { grad_ready(out, grads, emb_params * grad_elem, cm, fused); });
       }

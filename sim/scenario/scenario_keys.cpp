@@ -70,6 +70,18 @@ const Key kParamGatherOverlap = Key::boolean(
     "waiting for its own parameters (Megatron-LM's `--overlap-param-gather`, off by default) instead "
     "of after the optimizer. Simulated in the steady state: the step starts with the previous step's "
     "gathers");
+const Key kReshardAfterForward = Key::boolean(
+    "reshard_after_forward", kOptional, "true",
+    "ZeRO 3 only: false keeps each layer's gathered parameters from its forward to its backward, so the backward "
+    "gathers nothing and the rank holds the gathered weights of its whole stage (PyTorch FSDP2's "
+    "`fully_shard(reshard_after_forward=False)`, which torchtitan sets under pipeline parallelism); true "
+    "gathers them again before the backward (FSDP's default)");
+const Key kDeferGradientSync = Key::boolean(
+    "defer_gradient_sync", kOptional, "false",
+    "ZeRO 2 and 3 only: true accumulates the gradients unsharded over the microbatches and reduce-scatters them "
+    "after the last microbatch's backward only, holding the stage's gradients whole (FSDP2's "
+    "`set_requires_gradient_sync(False)` on every microbatch but the last, as torch.distributed.pipelining's "
+    "stages call it); false reduce-scatters them on every microbatch");
 const Key kStageLayers =
     Key::integer_list("stage_layers", limits::kChunkLayers, kOptional, "an even split",
                       "layers of each pipeline stage, or of each model chunk with vpp > 1 (pp * vpp entries, in the "
@@ -252,7 +264,7 @@ std::vector<config::KeyGroup> groups()
   return {{"", {&kName, &kDescription, &kModel, &kHardware, &kStack, &kDevices}},
           {"parallel",
            {&kTp, &kPp, &kDp, &kVpp, &kSp, &kDpOverlap, &kDpBucket, &kPpOverlap, &kExpertTp, &kEpOverlap,
-            &kParamGatherOverlap, &kStageLayers, &kTpAsyncAllreduce, &kTpOverlap, &kEp, &kCp, &kZero}},
+            &kParamGatherOverlap, &kReshardAfterForward, &kDeferGradientSync, &kStageLayers, &kTpAsyncAllreduce, &kTpOverlap, &kEp, &kCp, &kZero}},
           {"", {&kSchedule}},
           {"training",
            {&kGlobalBatch, &kMicroBatch, &kSeqLen, &kExpertImbalance, &kExpertCapacityFactor, &kFlashAttention,

@@ -11,7 +11,7 @@ using config::Key;
 
 extern const Key kName, kDescription, kModel, kHardware, kStack, kDevices;
 extern const Key kParallel, kTp, kPp, kVpp, kDp, kSp, kDpOverlap, kDpBucket, kPpOverlap, kExpertTp, kEpOverlap;
-extern const Key kParamGatherOverlap, kStageLayers, kTpAsyncAllreduce, kTpOverlap, kEp, kCp, kZero;
+extern const Key kParamGatherOverlap, kReshardAfterForward, kDeferGradientSync, kStageLayers, kTpAsyncAllreduce, kTpOverlap, kEp, kCp, kZero;
 extern const Key kSchedule;
 extern const Key kTraining, kGlobalBatch, kMicroBatch, kSeqLen, kExpertImbalance, kExpertCapacityFactor;
 extern const Key kFlashAttention, kPrecision, kRecompute, kRecomputeLayers, kFp8Recipe, kCrossEntropy;

@@ -56,6 +56,12 @@ struct ParallelSpec {
   /// waiting for its own parameters (Megatron-LM's --overlap-param-gather, off by default), instead of after the
   /// optimizer. Simulated in the steady state: the step starts with the previous step's gathers.
   bool param_gather_overlap = false;
+  /// ZeRO 3: false keeps a layer's gathered parameters from its forward to its backward (FSDP2's
+  /// reshard_after_forward=False): no backward gathers, the stage's gathered weights held.
+  bool reshard_after_forward = true;
+  /// ZeRO 2 and 3: gradients accumulated unsharded and reduce-scattered after the last microbatch only (FSDP2's
+  /// set_requires_gradient_sync(False) on the others, as torch.distributed.pipelining calls it).
+  bool defer_gradient_sync = false;
   /// Expert parallelism (mixture-of-experts models): the experts of each layer are split over ep ranks, carved out
   /// of the data-parallel ranks (with cp, of the dp * cp ranks, cp ranks first) as Megatron-Core does (ep divides
   /// dp * cp); tokens go to their experts by all-to-all.

@@ -201,6 +201,12 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
     diag.add(at("parallel.param_gather_overlap"), "parallel.param_gather_overlap",
              "applies to zero 1 and 2 (the all-gather of updated parameters after the optimizer), got zero " +
                  str(p.zero));
+  if (!p.reshard_after_forward && p.zero != 3)
+    diag.add(at("parallel.reshard_after_forward"), "parallel.reshard_after_forward",
+             "applies to zero 3 (the weights sharded and gathered layer by layer), got zero " + str(p.zero));
+  if (p.defer_gradient_sync && p.zero != 2 && p.zero != 3)
+    diag.add(at("parallel.defer_gradient_sync"), "parallel.defer_gradient_sync",
+             "applies to zero 2 and 3 (gradients reduce-scattered on every microbatch), got zero " + str(p.zero));
   if (p.tp_overlap && !p.sp)
     diag.add(at("parallel.tp_overlap"), "parallel.tp_overlap",
              "expected parallel.sp: true with tp_overlap (Megatron-LM overlaps the all-gathers and reduce-scatters of "
@@ -363,10 +369,13 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   s.parallel.ep = int64_t(par.value(k::kEp));
   s.parallel.expert_tp = int64_t(par.value(k::kExpertTp));  // 0: not given, tp
   const auto param_gather_overlap = par.boolean(k::kParamGatherOverlap);
+  s.parallel.reshard_after_forward = par.boolean(k::kReshardAfterForward).value_or(true);
+  s.parallel.defer_gradient_sync = par.boolean(k::kDeferGradientSync).value_or(false);
   s.parallel.ep_overlap = par.boolean(k::kEpOverlap);
   s.parallel.cp = int64_t(par.value(k::kCp));
   for (const config::Key* key : {&k::kTp, &k::kPp, &k::kVpp, &k::kDp, &k::kSp, &k::kZero, &k::kStageLayers,
-                                 &k::kTpOverlap, &k::kEp, &k::kCp, &k::kParamGatherOverlap, &k::kExpertTp})
+                                 &k::kTpOverlap, &k::kEp, &k::kCp, &k::kParamGatherOverlap, &k::kExpertTp,
+                                 &k::kReshardAfterForward, &k::kDeferGradientSync})
     remember(par, key->name);
   if (par.has(k::kEpOverlap.name))  // check_plan refuses it given true where nothing pairs
     remember(par, k::kEpOverlap.name);

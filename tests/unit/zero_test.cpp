@@ -98,6 +98,41 @@ TEST(ZeroTraffic, Stage3GathersEachLayerBeforeForwardAndBackward)
     EXPECT_EQ(b, 0.0);
 }
 
+// FSDP2's reshard_after_forward=False (parallel.reshard_after_forward: false): the forward gathers as before, the
+// backward gathers nothing, and the stage holds its gathered weights whole (stage 1: one layer, 2 B each) beside
+// its shard, instead of the two gathered layers of ZeRO-3.
+TEST(ZeroTraffic, WithoutReshardAfterForwardTheBackwardGathersNothing)
+{
+  auto s = dtsim::scenario::load_scenario(source_path("scenarios/tiny.yaml"),
+                                          {"parallel.zero=3", "parallel.reshard_after_forward=false", "stack=none"});
+  dtsim::model::Transformer t(s.model);
+  dtsim::kernels::ComputeModel cm(s.hardware.device, s.training.precision);
+  auto prog = dtsim::replay::build_step_program(s, derive_plan(s), t, cm);
+  EXPECT_EQ(gathers(prog.forward[0][0]).size(), 2u);  // embedding, layer 0
+  EXPECT_EQ(gathers(prog.forward[3][0]).size(), 2u);  // layer 3, head
+  for (int64_t st = 0; st < 4; ++st)
+    EXPECT_TRUE(gathers(prog.backward[size_t(st)][0]).empty()) << "stage " << st;
+  auto r = dtsim::parallel::estimate_memory(s, derive_plan(s), t);
+  const double P = kLayerPerRank;
+  EXPECT_DOUBLE_EQ(r.stages[1].weights_bytes, 2 * P / 2 + 2 * P);
+  EXPECT_DOUBLE_EQ(r.stages[1].gradients_bytes, 2 * P / 2);
+}
+
+// parallel.defer_gradient_sync (FSDP2 under torch.distributed.pipelining): gradients held whole until the last
+// microbatch; refused outside ZeRO 2 and 3, as reshard_after_forward is outside ZeRO 3.
+TEST(ZeroMemory, DeferredGradientSyncHoldsTheGradientsWhole)
+{
+  auto s = dtsim::scenario::load_scenario(source_path("scenarios/tiny.yaml"),
+                                          {"parallel.zero=3", "parallel.defer_gradient_sync=true", "stack=none"});
+  dtsim::model::Transformer t(s.model);
+  auto r = dtsim::parallel::estimate_memory(s, derive_plan(s), t);
+  EXPECT_DOUBLE_EQ(r.stages[1].gradients_bytes, 2 * kLayerPerRank);
+  EXPECT_ANY_THROW(dtsim::scenario::load_scenario(source_path("scenarios/tiny.yaml"),
+                                                  {"parallel.zero=1", "parallel.defer_gradient_sync=true"}));
+  EXPECT_ANY_THROW(dtsim::scenario::load_scenario(source_path("scenarios/tiny.yaml"),
+                                                  {"parallel.zero=2", "parallel.reshard_after_forward=false"}));
+}
+
 TEST(ZeroTraffic, Stages1And2AllGatherUpdatedParametersAfterTheOptimizer)
 {
   auto s0 = tiny(0);
@@ -176,6 +211,20 @@ TEST(ZeroEndToEnd, Zero3TradesTrafficForMemory)
             z2.at("breakdown").at("exposed_dp_comm_s").get<double>());
   const auto &m2 = z2.at("memory").at("stages").at(0), &m3 = z3.at("memory").at("stages").at(0);
   EXPECT_LT(m3.at("weights_bytes").get<double>(), m2.at("weights_bytes").get<double>());
+}
+
+// Deferring the gradient sync to the last microbatch (16 microbatches of tiny.yaml) and keeping the parameters
+// gathered from forward to backward cut ZeRO-3's data-parallel traffic: the exposed time shrinks, dp not overlapped.
+TEST(ZeroEndToEnd, Fsdp2UnderPipeliningCommunicatesLess)
+{
+  if (dtsim::test::dtsim_binary().empty())
+    GTEST_SKIP() << "DTSIM_BINARY is not set or not an executable";
+  const std::string plan = " --set parallel.zero=3 --set parallel.dp_overlap=false";
+  auto base = run_tiny(plan);
+  auto fsdp2 = run_tiny(plan + " --set parallel.reshard_after_forward=false --set parallel.defer_gradient_sync=true");
+  EXPECT_LT(fsdp2.at("breakdown").at("exposed_dp_comm_s").get<double>(),
+            base.at("breakdown").at("exposed_dp_comm_s").get<double>());
+  EXPECT_LT(fsdp2.at("step_time_s").get<double>(), base.at("step_time_s").get<double>());
 }
 
 // parallel.param_gather_overlap: ZeRO-1's all-gather of updated parameters moves from after the optimizer (fully
