@@ -15,14 +15,8 @@ stack::StepInterval step_interval(const systems::WaferSpec& w, double step_s)
                " (docs/wafer.md)";
     return iv;
   }
-  double sum = 0;
-  for (double e : w.heldout_errors)
-    sum += std::log1p(e) * std::log1p(e);
-  const double r = std::sqrt(sum / double(n));
-  constexpr double z90 = 1.6449;  // two-sided 90% quantile of the standard normal
-  iv.known = true;
-  iv.low_s = step_s * std::exp(-z90 * r);
-  iv.high_s = step_s * std::exp(z90 * r);
+  double r = 0;
+  iv = stack::log_normal_interval(w.heldout_errors, step_s, r);
   char b[200];
   std::snprintf(b, sizeof b, "90%% interval from %zu published wafer runs held out of the fit (RMS log error %.1f%%)",
                 n, 100 * r);
