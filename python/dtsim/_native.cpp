@@ -24,13 +24,15 @@ namespace py = pybind11;
 
 namespace {
 
-// Stops the child's whole process group and reaps the child.
-void kill_group(pid_t pid)
+// Stops the child's whole process group and reaps the child; returns its wait status. Called while the child is
+// not yet reaped, so that its process id still names its own group and no other.
+int stop_and_reap(pid_t pid)
 {
   kill(-pid, SIGKILL);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  return status;
 }
 
 // Hands each complete line of `pending` (ended by '\n' or '\r', as a progress bar redraws) to `on_line`, keeping
@@ -115,18 +117,19 @@ py::tuple run_process(const std::vector<std::string>& argv, const py::object& on
     for (auto& f : fds)
       if (f.fd >= 0)
         close(f.fd);
-    kill_group(pid);
+    stop_and_reap(pid);
     throw;
   }
   if (!pending.empty() && !on_line.is_none())
     on_line(pending);
-  int status = 0;
   {
+    // Waits for the program's end without reaping it (WNOWAIT), then stops the children it left behind, if any.
     py::gil_scoped_release release;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    siginfo_t info{};
+    while (waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
     }
   }
-  kill(-pid, SIGKILL);  // children the program left behind, if any
+  const int status = stop_and_reap(pid);
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? -WTERMSIG(status) : -1;
   return py::make_tuple(code, py::bytes(out), py::bytes(err).attr("decode")("utf-8", "replace"));
 }
