@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "config/suggest.hpp"
+#include "config/text.hpp"
 #include "config/units.hpp"
 #include "core/diagnostics.hpp"
 
@@ -42,11 +43,8 @@ std::string trim(const std::string& s)
   return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
 }
 
-bool starts_with(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }
-bool ends_with(const std::string& s, const std::string& p)
-{
-  return s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0;
-}
+using config::ends_with;
+using config::starts_with;
 
 /// A whole cell as a finite number, or nothing.
 std::optional<double> to_number(const std::string& raw)

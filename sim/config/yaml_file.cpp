@@ -9,6 +9,7 @@
 
 #include "config/input_file.hpp"
 #include "config/suggest.hpp"
+#include "config/text.hpp"
 
 namespace dtsim::config {
 
@@ -110,11 +111,6 @@ std::optional<YAML::Mark> too_large(const YAML::Node& node, int depth, int64_t& 
         return at;
     }
   return std::nullopt;
-}
-
-bool ends_with(const std::string& s, const std::string& tail)
-{
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
 // Where strict JSON parsing of `text` fails, with why; nullopt when the text is JSON. YAML accepts more than JSON
