@@ -16,7 +16,12 @@ unbounded optimum lies above it, it is held at 1 and half_length alone is fitted
 by 0. CS-3: max_efficiency kept from CS-2, half_length from its own run (GPT-J 6B on one CS-3).
 Checks: every other published run; their step-time errors (simulated / measured - 1) are printed and, with
 --write, written as wafer.calibration.heldout_errors, which give every wafer answer its interval.
-Usage: scripts/calibrate_wafer.py [--write]   (--write puts the fitted values into the hardware files)
+--candidates: for each candidate cost the GEMM model leaves out (a fixed cost per step, per pass, per layer and pass,
+per token and layer, per activation element, per attention-score element), fits its coefficient together with the
+two half_lengths on the same calibration runs (max_efficiency held at 1: a GEMM reaches at most peak, and the
+two CS-2 runs then fix half_length and the coefficient) and prints the checks' errors: what
+docs/wafer.md ("What the checks say") reports on the candidates.
+Usage: scripts/calibrate_wafer.py [--write | --candidates]   (--write puts the fitted values into the hardware files)
 """
 import json
 import os
@@ -52,14 +57,18 @@ def with_gemm(hw_text, emax, half):
     return re.sub(r"half_length: [0-9.A-Z]+", f"half_length: {half:.6g}", t)
 
 
-def run(scenario, hw_text, emax, half, tmp):
+def run_json(scenario, hw_text, emax, half, tmp):
     path = os.path.join(tmp, "hw.yaml")
     open(path, "w").write(with_gemm(hw_text, emax, half))
     out = subprocess.run([DTSIM, "run", os.path.join(ROOT, scenario), "--set", f"hardware={path}", "--format",
                           "json"], capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"dtsim failed on {scenario} (max_efficiency {emax}, half_length {half}):\n{out.stderr}")
-    d = json.loads(out.stdout)
+    return json.loads(out.stdout)
+
+
+def run(scenario, hw_text, emax, half, tmp):
+    d = run_json(scenario, hw_text, emax, half, tmp)
     return d["step_time_s"], d["breakdown"]["compute_s"], d["samples_per_s"]
 
 
@@ -122,8 +131,90 @@ def report(runs, hw_text, tmp, emax, half, label):
         print(f"| {os.path.basename(s)} | {sps:g} | {sim:.2f} | {100 * (sim / sps - 1):+.1f}% |")
 
 
+def model_shape(scenario):
+    """layers, hidden size and heads of the scenario's model file."""
+    text = open(os.path.join(ROOT, scenario)).read()
+    model = os.path.normpath(os.path.join(ROOT, os.path.dirname(scenario), re.search(r"^model: (\S+)", text, re.M)[1]))
+    spec = open(model).read()
+    key = lambda k: int(re.search(rf"^{k}: (\d+)", spec, re.M)[1])
+    return key("num_hidden_layers"), key("hidden_size"), key("num_attention_heads")
+
+
+# Candidate costs left out of the GEMM model, each as a count per step of one system: a coefficient (seconds per
+# count) is fitted with the half_lengths. d is the run's JSON, (L, h, a) its model's layers, hidden size, heads.
+CANDIDATES = [
+    ("fixed cost per step", lambda d, L, h, a: 1.0),
+    ("per pass (micro batch)", lambda d, L, h, a: d["wafer"]["passes_per_step"]),
+    ("per layer and pass", lambda d, L, h, a: d["wafer"]["passes_per_step"] * L),
+    ("per token and layer", lambda d, L, h, a: d["wafer"]["passes_per_step"] * d["plan"]["micro_batch"] *
+     d["plan"]["seq_len"] * L),
+    ("per activation element (token x hidden x layer)", lambda d, L, h, a: d["wafer"]["passes_per_step"] *
+     d["plan"]["micro_batch"] * d["plan"]["seq_len"] * h * L),
+    ("per attention-score element", lambda d, L, h, a: d["wafer"]["passes_per_step"] * d["plan"]["micro_batch"] *
+     a * d["plan"]["seq_len"] ** 2 * L),
+]
+
+
+def solve3(a, b):
+    """Solves the 3 x 3 linear system a x = b (Cramer's rule)."""
+    det = lambda m: (m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) - m[0][1] * (m[1][0] * m[2][2] - m[1][2] *
+                     m[2][0]) + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]))
+    d = det(a)
+    return [det([[b[r] if c == i else a[r][c] for c in range(3)] for r in range(3)]) / d for i in range(3)]
+
+
+def candidates(cs2, cs3, tmp):
+    """Each candidate's coefficient and the two half_lengths, fitted on the three calibration runs (max_efficiency
+    held at 1): step = rest + M + C0 / max_efficiency + w * C1 + b * count, linear in (w2, w3, b). The rest of the
+    step (streaming, fabric, the MemoryX tail) is taken from a run at the current fit."""
+    emax = 1.0
+    halves = {CS2: float(re.search(r"half_length: ([0-9.]+)", cs2)[1]),
+              CS3: float(re.search(r"half_length: ([0-9.]+)", cs3)[1])}
+    texts = {CS2: cs2, CS3: cs3}
+    runs = [(s, b, sps, CS2, "calibration") for s, b, sps in CS2_RUNS] + \
+           [(s, b, sps, CS3, "calibration") for s, b, sps in CS3_RUNS] + [r + ("check",) for r in CHECK_RUNS]
+    rows = []
+    for s, batch, sps, hw, role in runs:
+        m, c0, c1 = terms(s, texts[hw], tmp)
+        d = run_json(s, texts[hw], emax, halves[hw], tmp)
+        rest = d["step_time_s"] - d["breakdown"]["compute_s"]
+        rows.append((s, batch / sps, hw, role, rest + m + c0 / emax, c1, d, model_shape(s)))
+    print(f"Candidate costs, each fitted with the half_lengths on the calibration runs (max_efficiency {emax}); "
+          "checks' errors in throughput (positive: simulated faster)")
+    cal = [r for r in rows if r[3] == "calibration"]
+
+    def half_lengths_alone(extra):
+        """w = half_length / max_efficiency of each system by least squares, given each run's extra seconds."""
+        return [sum((r[1] - r[4] - extra(r)) * r[5] / r[1] ** 2 for r in cal if r[2] == hw) /
+                sum((r[5] / r[1]) ** 2 for r in cal if r[2] == hw) for hw in (CS2, CS3)]
+
+    none = lambda d, L, h, a: 0.0
+    for name, count in [("none (the GEMM model alone)", none)] + CANDIDATES:
+        b = -1.0
+        if count is not none:
+            # Relative step-time error of each calibration run set to zero: (base + w C1 + b n) / target = 1.
+            a = [[r[5] / r[1] if r[2] == CS2 else 0.0, r[5] / r[1] if r[2] == CS3 else 0.0,
+                  count(r[6], *r[7]) / r[1]] for r in cal]
+            w2, w3, b = solve3(a, [1 - r[4] / r[1] for r in cal])
+        if b < 0:  # a negative cost means the candidate is not there: held at 0
+            b = 0.0
+            w2, w3 = half_lengths_alone(lambda r: 0.0)
+        errors = []
+        for s, target, hw, role, base, c1, d, shape in rows:
+            step = base + (w2 if hw == CS2 else w3) * c1 + b * count(d, *shape)
+            if role == "check":
+                errors.append(target / step - 1)
+        mae = sum(abs(e) for e in errors) / len(errors)
+        print(f"  {name}: {b:.3g} s each, half_length CS-2 {w2 * emax:.1f}, CS-3 {w3 * emax:.1f}; checks "
+              + ", ".join(f"{100 * e:+.1f}%" for e in errors) + f"; mean absolute {100 * mae:.1f}%")
+
+
 def main():
     write = "--write" in sys.argv
+    if "--candidates" in sys.argv:
+        with tempfile.TemporaryDirectory() as tmp:
+            candidates(open(CS2).read(), open(CS3).read(), tmp)
+        return
     cs2, cs3 = open(CS2).read(), open(CS3).read()
     with tempfile.TemporaryDirectory() as tmp:
         emax, half, rows = fit(CS2_RUNS, cs2, tmp)
