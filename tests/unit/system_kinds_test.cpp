@@ -116,6 +116,20 @@ TEST(SystemKinds, EachKindNamesItsOwnTermsDevicesAndLimits)
   EXPECT_EQ(gpu.sections().execution({}), "");
 }
 
+// Jobs on a shared fabric are replayed by their wing; the wafer, which has no switch fabric, refuses and says why.
+TEST(SystemKinds, AWaferRefusesToReplayJobsOnASharedFabricSayingWhy)
+{
+  auto wafer = dtsim::app::load_for_simulation(source_path("scenarios/wafer/gpt-neox-20b-cs2.yaml"), {});
+  const std::string why = systems::cerebras_wafer().why_no_shared_fabric(wafer);
+  ASSERT_NE(why, "");
+  try {
+    systems::cerebras_wafer().replay_shared_fabric({{&wafer, dtsim::parallel::Placement(1, 1, 1, 1), 0.0}}, 1);
+    FAIL() << "the wafer replayed a shared fabric";
+  } catch (const dtsim::InternalError& e) {
+    EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+  }
+}
+
 TEST(SystemKinds, TheWaferPartOfAReportIsTheWafersOnly)
 {
   dtsim::report::RunReport gpu_report;

@@ -9,6 +9,7 @@
 #include <ostream>
 
 #include "core/child_process.hpp"
+#include "core/diagnostics.hpp"
 #include "model/transformer.hpp"
 #include "systems/cerebras_wafer/wafer_hardware.hpp"
 #include "systems/cerebras_wafer/wafer_run.hpp"
@@ -237,6 +238,12 @@ class CerebrasWafer : public SystemKind {
   {
     return "expected a GPU cluster for a job on a shared fabric, got the wafer-scale system " + s.hardware.name +
            " (a wafer-scale system has no switch fabric to share)";
+  }
+
+  std::vector<replay::SharedJobResult> replay_shared_fabric(const std::vector<FabricJob>& jobs,
+                                                            int64_t) const override
+  {
+    throw InternalError("dtsim run --shared-fabric: " + why_no_shared_fabric(*jobs.at(0).spec));
   }
 
   report::RunReport check_fit(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan) const override
