@@ -164,7 +164,9 @@ class CerebrasWafer : public SystemKind {
   std::string key_doc() const override
   {
     return "Cerebras wafer-scale systems (hardware/cerebras-*.yaml): the wafer, its weight store (MemoryX) and its "
-           "broadcast/reduce tree (SwarmX).";
+           "broadcast/reduce tree (SwarmX). A step time has its 90% interval where " +
+           std::to_string(wafer::kIntervalMinRuns) + " or more held-out errors are given "
+           "(`wafer.calibration.heldout_errors`).";
   }
 
   // Several wafer-scale systems are purely data parallel through SwarmX: one model replica per system.
