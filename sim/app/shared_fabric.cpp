@@ -6,13 +6,11 @@
 #include <set>
 
 #include "core/child_process.hpp"
-#include "systems/gpu_cluster/gpu_step.hpp"
 #include "app/load.hpp"
 #include "app/simulate.hpp"
 #include "systems/system_kinds.hpp"
 #include "core/diagnostics.hpp"
 #include "platform/fabric_layout.hpp"
-#include "replay/shared_fabric.hpp"
 #include "report/shared_fabric_report.hpp"
 
 namespace dtsim::app {
@@ -144,24 +142,17 @@ replay::Breakdown take(const std::vector<double>& v, size_t at)
   return b;
 }
 
-// In a child process: the replay of the jobs `which` together; per job its steps run, its contended steps' count,
-// their breakdown, then their times.
+// In a child process: the replay of the jobs `which` together, by their kind of system; per job its steps run, its
+// contended steps' count, their breakdown, then their times.
 std::vector<double> replay_jobs(const Jobs& jobs, const std::vector<size_t>& which, int64_t min_steps,
                                 const std::vector<double>& start_s = {})
 {
-  std::vector<parallel::DerivedPlan> plans;
-  plans.reserve(which.size());
-  std::vector<systems::GpuStep> steps;
-  steps.reserve(which.size());
-  std::vector<replay::SharedJob> shared;
-  for (size_t j : which) {
-    plans.push_back(parallel::derive_plan(jobs.specs[j]));
-    steps.push_back(systems::prepare_gpu_step(jobs.specs[j], plans.back()));
-    shared.push_back({&jobs.specs[j], &plans.back(), steps.back().program.get(), &steps.back().schedule,
-                      jobs.placements[j], start_s.empty() ? 0.0 : start_s[j]});
-  }
+  std::vector<systems::FabricJob> fabric_jobs;
+  for (size_t j : which)
+    fabric_jobs.push_back({&jobs.specs[j], jobs.placements[j], start_s.empty() ? 0.0 : start_s[j]});
+  const auto& kind = systems::system_kind(jobs.specs[which.front()]);
   std::vector<double> v;
-  for (const auto& r : replay::run_shared_fabric(shared, min_steps)) {
+  for (const auto& r : kind.replay_shared_fabric(fabric_jobs, min_steps)) {
     v.push_back(double(r.steps_run));
     v.push_back(double(r.contended_s.size()));
     put(v, r.average);

@@ -27,6 +27,9 @@
 #include "core/diagnostics.hpp"
 #include "core/version.hpp"
 #include "report/run_formats.hpp"
+#include "report/run_record.hpp"
+#include "report/table_writer.hpp"
+#include "report/trace_writer.hpp"
 #include "scenario/scenario_spec.hpp"
 #include "scenario/schedule_registry.hpp"
 
@@ -115,8 +118,9 @@ int run(const RunOptions& o)
       return kBadInput;
     }
   }
-  auto report = dtsim::app::simulate(spec, !o.trace.empty());
-  dtsim::report::run_format(o.format).write(std::cout, report);
+  const auto report = dtsim::app::simulate(spec, !o.trace.empty());
+  const auto record = dtsim::report::make_record(report);
+  dtsim::report::run_format(o.format).write(std::cout, record);
   if (!report.simulated)
     return does_not_fit(report);
   if (!o.trace.empty()) {
@@ -125,7 +129,7 @@ int run(const RunOptions& o)
       std::cerr << "dtsim: cannot write the trace file " << o.trace << "\n";
       return kBadInput;
     }
-    dtsim::report::write_trace(out, report);
+    dtsim::report::write_trace(out, record);
     out.flush();
     if (!out) {
       std::cerr << "dtsim: --trace " << o.trace << ": writing the trace file failed\n";
@@ -147,7 +151,7 @@ int validate(const RunOptions& o)
   // Every check run makes before it simulates, the memory fit included.
   const auto fit = dtsim::app::check_fit(spec);
   if (!fit.why_not_fitting.empty()) {
-    dtsim::report::print_table(std::cout, fit);
+    dtsim::report::write_table(std::cout, dtsim::report::make_record(fit));
     return does_not_fit(fit);
   }
   std::cout << o.scenario << ": ok (" << dtsim::systems::system_kind(spec).summary(spec) << ")\n";

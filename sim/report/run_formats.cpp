@@ -3,17 +3,14 @@
 #include <ostream>
 #include <stdexcept>
 
-#include "report/run_record.hpp"
+#include "report/table_writer.hpp"
 
 namespace dtsim::report {
 
 namespace {
 
-// The table is phrased for people by the kind's sections, which read the report itself.
-void write_table(std::ostream& out, const RunReport& report) { print_table(out, report); }
-
 // Stable keys for programs: the record's document as it is.
-void write_json(std::ostream& out, const RunReport& report) { out << make_record(report).document.dump(2) << "\n"; }
+void write_json(std::ostream& out, const RunRecord& record) { out << record.document.dump(2) << "\n"; }
 
 }  // namespace
 

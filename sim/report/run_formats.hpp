@@ -1,18 +1,19 @@
 #pragma once
-/// The formats a run is written in, by name: the one place `--format` of `dtsim run` is looked up. Adding a format
-/// is one writer and one line in the list (run_formats.cpp); the command line offers whatever the list holds.
+/// The formats a run is written in, by name: the one place `--format` of `dtsim run` is looked up. Each writer reads
+/// the run's record. Adding a format is one writer and one line in the list (run_formats.cpp); the command line
+/// offers whatever the list holds.
 #include <iosfwd>
 #include <string>
 #include <vector>
 
-#include "report/run_report.hpp"
+#include "report/run_record.hpp"
 
 namespace dtsim::report {
 
 struct RunFormat {
   const char* name;
   /// Writes the whole run to `out`.
-  void (*write)(std::ostream& out, const RunReport& report);
+  void (*write)(std::ostream& out, const RunRecord& record);
 };
 
 /// Every format, the default ("table") first.

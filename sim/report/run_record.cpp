@@ -1,5 +1,6 @@
 #include "report/run_record.hpp"
 
+#include <functional>
 #include <utility>
 
 #include "core/version.hpp"
@@ -55,6 +56,120 @@ void add_time_to_train(json& j, const TimeToTrain& t)
   j["time_to_train"] = d;
 }
 
+// The rows the kind phrases, collected in order.
+std::vector<TableRow> rows_of(const std::function<void(const Row&)>& give)
+{
+  std::vector<TableRow> rows;
+  give([&](const char* key, const std::string& value) { rows.push_back({key, value}); });
+  return rows;
+}
+
+// What the table prints beside the document's figures. The breakdown's terms are those the document holds (the
+// expert and context terms where those groups exist, the stack's overhead where it has one), in the table's order.
+RunTable table_of(const RunReport& r, const json& document)
+{
+  const auto& s = *r.scenario;
+  const SystemSections& k = *r.sections;
+  RunTable t;
+  t.placement = rows_of([&](const Row& row) { k.placement_rows(r, row); });
+  t.recompute = scenario::describe_recompute(s.training);
+  t.software = rows_of([&](const Row& row) { k.software_rows(r, row); });
+  t.memory_heading = k.memory_heading(r);
+  t.memory = rows_of([&](const Row& row) { k.memory_rows(r, row); });
+  if (!document.contains("breakdown"))
+    return t;
+  t.breakdown = {{"compute", "compute_s"},
+                 {"  of which recomputation", "recompute_s"},
+                 {"exposed TP communication", "exposed_tp_comm_s"},
+                 {k.pp_label(), "exposed_pp_comm_s"},
+                 {k.dp_label(), "exposed_dp_comm_s"}};
+  if (s.parallel.ep > 1)
+    t.breakdown.push_back({"exposed expert all-to-all", "exposed_ep_comm_s"});
+  if (s.parallel.cp > 1)
+    t.breakdown.push_back({"exposed context-parallel ring", "exposed_cp_comm_s"});
+  t.breakdown.push_back({"pipeline bubble / idle", "bubble_s"});
+  t.breakdown.push_back({"optimizer", "optimizer_s"});
+  if (document.at("breakdown").contains("stack_overhead_s"))
+    t.breakdown.push_back({"stack overhead per step", "stack_overhead_s"});
+  for (const ExtraTerm& e : k.extra_terms())
+    t.breakdown.push_back({e.label, e.key});
+  return t;
+}
+
+// The timeline with the kind's names of its tracks and of every device it shows.
+RunTrace trace_of(const RunReport& r)
+{
+  RunTrace t;
+  t.events = r.replay.trace;
+  for (int k = 0; k < 4; ++k)
+    t.tracks[size_t(k)] = r.sections->track_name(k);
+  for (const auto& e : t.events)
+    if (!t.processes.count(e.device))
+      t.processes[e.device] = r.sections->process_name(r, e.device);
+  return t;
+}
+
+json rows_json(const std::vector<TableRow>& rows)
+{
+  json a = json::array();
+  for (const auto& row : rows)
+    a.push_back({row.key, row.value});
+  return a;
+}
+
+std::vector<TableRow> rows_from(const json& a)
+{
+  std::vector<TableRow> rows;
+  for (const auto& row : a)
+    rows.push_back({row.at(0).get<std::string>(), row.at(1).get<std::string>()});
+  return rows;
+}
+
+json table_json(const RunTable& t)
+{
+  json terms = json::array();
+  for (const auto& term : t.breakdown)
+    terms.push_back({term.label, term.key});
+  return {{"placement", rows_json(t.placement)}, {"recompute", t.recompute},
+          {"software", rows_json(t.software)},   {"memory_heading", t.memory_heading},
+          {"memory", rows_json(t.memory)},       {"breakdown", terms}};
+}
+
+RunTable table_from(const json& j)
+{
+  RunTable t;
+  t.placement = rows_from(j.at("placement"));
+  t.recompute = j.at("recompute").get<std::string>();
+  t.software = rows_from(j.at("software"));
+  t.memory_heading = j.at("memory_heading").get<std::string>();
+  t.memory = rows_from(j.at("memory"));
+  for (const auto& term : j.at("breakdown"))
+    t.breakdown.push_back({term.at(0).get<std::string>(), term.at(1).get<std::string>()});
+  return t;
+}
+
+json trace_json(const RunTrace& t)
+{
+  json events = json::array(), processes = json::array();
+  for (const auto& e : t.events)
+    events.push_back({e.device, e.track, e.name, e.start, e.end});
+  for (const auto& [device, name] : t.processes)
+    processes.push_back({device, name});
+  return {{"events", events}, {"tracks", t.tracks}, {"processes", processes}};
+}
+
+RunTrace trace_from(const json& j)
+{
+  RunTrace t;
+  for (const auto& e : j.at("events"))
+    t.events.push_back({e.at(0).get<int64_t>(), e.at(1).get<int>(), e.at(2).get<std::string>(),
+                        e.at(3).get<double>(), e.at(4).get<double>()});
+  t.tracks = j.at("tracks").get<std::array<std::string, 4>>();
+  for (const auto& p : j.at("processes"))
+    t.processes[p.at(0).get<int64_t>()] = p.at(1).get<std::string>();
+  return t;
+}
+
 }  // namespace
 
 json breakdown_json(const replay::Breakdown& b, const SystemSections& sections)
@@ -70,7 +185,8 @@ json breakdown_json(const replay::Breakdown& b, const SystemSections& sections)
          {"optimizer_s", b.optimizer_s}};
   if (b.stack_overhead_s > 0)
     j["stack_overhead_s"] = b.stack_overhead_s;
-  sections.extra_breakdown_json(j, b);
+  for (const ExtraTerm& t : sections.extra_terms())
+    j[t.key] = b.*t.seconds;
   return j;
 }
 
@@ -151,18 +267,31 @@ RunRecord make_record(const RunReport& r)
     if (s.training.tokens > 0)
       add_time_to_train(j, time_to_train(s, d.step, r.total_params, r.sections->failure_assumptions(r)));
   }
-  return RunRecord{std::move(j), r.sections->execution(r)};
+  RunRecord record;
+  record.table = table_of(r, j);
+  record.trace = trace_of(r);
+  record.execution = r.sections->execution(r);
+  record.document = std::move(j);
+  return record;
 }
 
 std::vector<uint8_t> record_to_cbor(const RunRecord& record)
 {
-  return json::to_cbor(json{{"document", record.document}, {"execution", record.execution}});
+  return json::to_cbor(json{{"document", record.document},
+                            {"execution", record.execution},
+                            {"table", table_json(record.table)},
+                            {"trace", trace_json(record.trace)}});
 }
 
 RunRecord record_from_cbor(const std::vector<uint8_t>& bytes)
 {
   json j = json::from_cbor(bytes);
-  return RunRecord{std::move(j.at("document")), j.at("execution").get<std::string>()};
+  RunRecord record;
+  record.document = std::move(j.at("document"));
+  record.execution = j.at("execution").get<std::string>();
+  record.table = table_from(j.at("table"));
+  record.trace = trace_from(j.at("trace"));
+  return record;
 }
 
 }  // namespace dtsim::report

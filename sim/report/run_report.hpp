@@ -1,7 +1,6 @@
 #pragma once
-/// The result of `dtsim run`: derived metrics (throughput, TFLOP/s, MFU/HFU), the breakdown of the step and the
-/// memory per device, printed as a table for people; programs read its record (run_record.hpp).
-#include <iosfwd>
+/// The result of `dtsim run` while it is made: the scenario, the replay and the kind's own part. Its record
+/// (run_record.hpp) is made from it once, and every writer reads the record.
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,15 +42,5 @@ struct Derived {
   double power_W = 0, energy_J = 0;
 };
 Derived derive(const RunReport& r);
-
-void print_table(std::ostream& out, const RunReport& r);
-
-/// Chrome trace-event JSON (opens in Perfetto): one process per simulated device, threads for compute and the
-/// three kinds of communication, each split into lanes where its slices partly overlap (see trace_lanes).
-void write_trace(std::ostream& out, const RunReport& r);
-
-/// The lane of each event within its device's track, so that on every lane the slices nest or follow each other
-/// (Perfetto mis-draws slices that partly overlap): 0 for every event that already does, 1, 2... for the others.
-std::vector<int> trace_lanes(const std::vector<replay::TraceEvent>& events);
 
 }  // namespace dtsim::report

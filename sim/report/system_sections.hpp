@@ -1,12 +1,12 @@
 #pragma once
-/// The parts of a run report that differ between kinds of system: the rows saying where the model runs, the memory
-/// section, the names of some breakdown terms, the system's own JSON section and the trace's names. Each kind
-/// supplies one (sim/systems/*/report_sections.cpp) and sets it in the report it simulates, so that run_report.cpp
-/// prints any kind without asking which it is.
+/// The parts of a run's record that differ between kinds of system: the rows saying where the model runs, the
+/// memory section, the names of some breakdown terms, the system's own JSON section and the trace's names. Each kind
+/// supplies one (sim/systems/*/report_sections.cpp) and sets it in the report it simulates, so that make_record
+/// (run_record.cpp) records any kind without asking which it is.
 #include <cstdint>
 #include <functional>
-#include <iosfwd>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -18,11 +18,19 @@ namespace dtsim::report {
 
 struct RunReport;
 
-/// Prints one "key  value" row of the table.
+/// Gives one "key  value" row of the table.
 using Row = std::function<void(const char* key, const std::string& value)>;
-/// Prints one term of the breakdown: its label and seconds.
-using Part = std::function<void(const char* label, double seconds)>;
 
+/// A term of the breakdown that only some kinds of system have: its label in the table, its key in the JSON
+/// record, and the field of the breakdown that holds its seconds.
+struct ExtraTerm {
+  const char* label;
+  const char* key;
+  double replay::Breakdown::*seconds;
+};
+
+/// Called once per run, when its record is made (run_record.cpp): what they phrase travels on the record, and
+/// the writers read only the record.
 class SystemSections {
  public:
   virtual ~SystemSections() = default;
@@ -32,20 +40,17 @@ class SystemSections {
   virtual void plan_json(nlohmann::ordered_json& plan, const RunReport& r) const = 0;
   /// Rows after "training" (the software stack, where the system has one).
   virtual void software_rows(const RunReport& r, const Row& row) const = 0;
-  /// The memory section, its heading included.
-  virtual void memory_section(std::ostream& out, const RunReport& r, const Row& row) const = 0;
-  /// Rows after "step time" (the step-time interval, where there is one).
-  virtual void step_rows(const RunReport& r, double step_s, const Row& row) const = 0;
-  /// The 90% interval of the measured step time of a run simulated at `step_s`, for the JSON record; by default
-  /// from the scenario's software stack (stack/interval.hpp).
+  /// The memory section: its heading, then its rows.
+  virtual std::string memory_heading(const RunReport& r) const = 0;
+  virtual void memory_rows(const RunReport& r, const Row& row) const = 0;
+  /// The 90% interval of the measured step time of a run simulated at `step_s`; by default from the scenario's
+  /// software stack (stack/interval.hpp).
   virtual stack::StepInterval step_interval(const RunReport& r, double step_s) const;
   /// Labels of the breakdown's pipeline and data-parallel terms.
   virtual const char* pp_label() const = 0;
   virtual const char* dp_label() const = 0;
   /// Breakdown terms of this kind of system only, after the common ones.
-  virtual void extra_parts(const replay::Breakdown& b, const Part& part) const = 0;
-  /// Keys of this kind of system only in a JSON breakdown.
-  virtual void extra_breakdown_json(nlohmann::ordered_json& j, const replay::Breakdown& b) const = 0;
+  virtual std::vector<ExtraTerm> extra_terms() const = 0;
   /// The system's own section of the JSON report, where it has one.
   virtual void json_section(nlohmann::ordered_json& j, const RunReport& r) const = 0;
   /// How the run was executed where this kind chooses among ways (a wafer's mode), "" where it does not.

@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "hardware/hardware_kind.hpp"
+#include "parallel/placement.hpp"
 #include "parallel/plan.hpp"
+#include "replay/shared_fabric.hpp"
 #include "report/run_report.hpp"
 #include "report/system_sections.hpp"
 #include "scenario/scenario_rules.hpp"
@@ -24,6 +26,14 @@ struct PlanChoices {
   int64_t candidates = 0, invalid = 0, not_fitting = 0;
   std::vector<scenario::ScenarioSpec> plans;  ///< those that divide and fit, to be simulated
   std::vector<std::string> names;             ///< one per plan, in a few words
+};
+
+/// One of several jobs on one switch fabric (`dtsim run --shared-fabric`): its scenario, its placement on the
+/// cluster's nodes, and when its first step starts.
+struct FabricJob {
+  const scenario::ScenarioSpec* spec = nullptr;
+  parallel::Placement placement;
+  double start_s = 0;
 };
 
 /// Adds one "label: value" row of a table of inputs.
@@ -83,6 +93,11 @@ class SystemKind : public hardware::HardwareKind, public scenario::ScenarioRules
   virtual std::string why_no_stack_calibration() const = 0;
   /// Why jobs of this kind cannot share a switch fabric (`dtsim run --shared-fabric`), or "" when they can.
   virtual std::string why_no_shared_fabric(const scenario::ScenarioSpec& s) const = 0;
+  /// Replays the steps of `jobs` (all of this kind, on one cluster) together on its switch fabric, as
+  /// replay::run_shared_fabric says, `min_steps` contended steps each. A kind whose why_no_shared_fabric is not ""
+  /// throws it. Runs a SimGrid engine: one call per process.
+  virtual std::vector<replay::SharedJobResult> replay_shared_fabric(const std::vector<FabricJob>& jobs,
+                                                                    int64_t min_steps) const = 0;
 };
 
 }  // namespace dtsim::systems

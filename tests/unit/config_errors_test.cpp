@@ -11,6 +11,9 @@
 //
 // Files named model-*.yaml / hardware-*.yaml / stack-*.yaml are not cases: scenarios reference them.
 //
+// The choices a catalog gives (every pipeline schedule, every collective algorithm) stand in the .expected files as
+// {schedules} and {algorithms}, so that adding an entry to a catalog edits no expected message.
+//
 // DTSIM_UPDATE_GOLDEN=1 rewrites the .expected files from the current messages instead of comparing. Read every
 // rewritten file before committing it: an expectation states how the message SHOULD read.
 #include <gtest/gtest.h>
@@ -25,7 +28,10 @@
 #include <string>
 #include <vector>
 
+#include "collectives/algorithm_registry.hpp"
+#include "config/suggest.hpp"
 #include "core/diagnostics.hpp"
+#include "scenario/schedule_registry.hpp"
 #include "scenario/scenario_spec.hpp"
 
 namespace fs = std::filesystem;
@@ -40,6 +46,35 @@ bool update_golden()
 {
   const char* v = std::getenv("DTSIM_UPDATE_GOLDEN");
   return v && std::string(v) == "1";
+}
+
+// Each placeholder of an expected message and the catalog's list it stands for, as a message writes it.
+std::vector<std::pair<std::string, std::string>> catalog_lists()
+{
+  return {{"{schedules}", dtsim::config::join_list(dtsim::scenario::schedule_names())},
+          {"{algorithms}", dtsim::config::join_list(dtsim::collectives::algorithm_choices())}};
+}
+
+// `text` with every `from` replaced by `to`.
+std::string replaced(std::string text, const std::string& from, const std::string& to)
+{
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+// An expected message with the catalogs' lists in place of their placeholders, and back.
+std::string with_lists(std::string text)
+{
+  for (const auto& [placeholder, list] : catalog_lists())
+    text = replaced(text, placeholder, list);
+  return text;
+}
+std::string with_placeholders(std::string text)
+{
+  for (const auto& [placeholder, list] : catalog_lists())
+    text = replaced(text, "one of " + list + ",", "one of " + placeholder + ",");
+  return text;
 }
 
 // Case names (file names without .yaml) of every scenario-*.yaml, sorted.
@@ -124,7 +159,7 @@ TEST_P(ConfigErrorsTest, MessageMatchesExpected)
   ASSERT_TRUE(threw_config_error) << yaml.generic_string() << ": expected load_scenario to throw dtsim::ConfigError, it succeeded";
 
   if (update_golden()) {
-    std::ofstream(expected_file, std::ios::binary) << actual << "\n";
+    std::ofstream(expected_file, std::ios::binary) << with_placeholders(actual) << "\n";
     std::cout << "[golden] wrote " << expected_file.generic_string() << "\n";
     return;
   }
@@ -132,7 +167,7 @@ TEST_P(ConfigErrorsTest, MessageMatchesExpected)
       << "missing " << expected_file.generic_string() << " for case " << yaml.generic_string()
       << " (run with DTSIM_UPDATE_GOLDEN=1 to write it, then read it). Actual message:\n"
       << actual;
-  const std::string expected = strip_final_newline(read_text(expected_file));
+  const std::string expected = with_lists(strip_final_newline(read_text(expected_file)));
   EXPECT_EQ(expected, actual) << "message of " << yaml.generic_string() << " differs from "
                               << expected_file.generic_string();
 }

@@ -1,12 +1,14 @@
 // The run record (issue 31): it travels from a child process as CBOR and comes back exactly, keys in order and every
-// number to the last bit.
+// number to the last bit, with the table's rows and the trace; the table is written from it alone.
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <string>
 
 #include "app/simulate.hpp"
 #include "core/child_process.hpp"
 #include "report/run_record.hpp"
+#include "report/table_writer.hpp"
 #include "scenario/scenario_spec.hpp"
 #include "test_paths.hpp"
 
@@ -29,6 +31,14 @@ RunRecord awkward_record()
   r.document["stages"] = nlohmann::ordered_json::array({1.5, 2.25});
   r.document["note"] = std::string(200000, 'x');
   r.execution = "layer-pipelined";
+  r.table.placement = {{"systems", "2 x WSE-2"}, {"execution", "layer-pipelined (fits)"}};
+  r.table.recompute = "none";
+  r.table.memory_heading = "Memory";
+  r.table.memory = {{"fits", "yes"}};
+  r.table.breakdown = {{"compute", "compute_s"}, {"exposed on-wafer fabric", "exposed_fabric_s"}};
+  r.trace.events = {{-1, 3, "optimizer (MemoryX)", 0.1, 1.0 / 3.0}, {0, 0, "layer 0 forward", 0, 1e-300}};
+  r.trace.tracks = {"compute", "on-wafer fabric", "weights in", "gradients out"};
+  r.trace.processes = {{-1, "MemoryX"}, {0, "region 0"}};
   return r;
 }
 
@@ -42,6 +52,16 @@ TEST(RunRecord, ComesBackFromAChildExactly)
   EXPECT_EQ(got.document.dump(2), sent.document.dump(2));  // same keys in the same order, same digits
   EXPECT_EQ(got.document["third"].get<double>(), 1.0 / 3.0);
   EXPECT_EQ(got.execution, sent.execution);
+  EXPECT_EQ(got.table, sent.table);
+  ASSERT_EQ(got.trace.events.size(), sent.trace.events.size());
+  for (size_t i = 0; i < sent.trace.events.size(); ++i) {
+    const auto &a = got.trace.events[i], &b = sent.trace.events[i];
+    EXPECT_TRUE(a.device == b.device && a.track == b.track && a.name == b.name && a.start == b.start &&
+                a.end == b.end)
+        << "event " << i;
+  }
+  EXPECT_EQ(got.trace.tracks, sent.trace.tracks);
+  EXPECT_EQ(got.trace.processes, sent.trace.processes);
 }
 
 // One simulate() call: one SimGrid engine in this process.
@@ -56,6 +76,26 @@ TEST(RunRecord, OfASimulatedRunRoundTripsThroughCbor)
   EXPECT_EQ(back.document.dump(2), made.document.dump(2));
   EXPECT_EQ(back.execution, "");  // a GPU cluster has no execution mode to choose
   EXPECT_EQ(dtsim::report::record_to_cbor(back), bytes);
+}
+
+// The table reads the record alone: the same table from the record that came back through CBOR, and a figure
+// changed in the document shows in the table (it is not recomputed from the run). One simulate() call.
+TEST(RunRecord, TheTableIsWrittenFromTheRecordAlone)
+{
+  auto s = dtsim::scenario::load_scenario(dtsim::test::source_path("scenarios/tiny.yaml"), {"training.tokens=1e9"});
+  RunRecord made = dtsim::report::make_record(dtsim::app::simulate(s, false));
+  std::ostringstream table, back;
+  dtsim::report::write_table(table, made);
+  dtsim::report::write_table(back, dtsim::report::record_from_cbor(dtsim::report::record_to_cbor(made)));
+  EXPECT_EQ(back.str(), table.str());
+  EXPECT_NE(table.str().find("Time to train 1 B tokens (30518 steps)"), std::string::npos) << table.str();
+
+  made.document["step_time_s"] = 12.5;
+  made.document["time_to_train_s"] = 86400.0 * 3;
+  std::ostringstream changed;
+  dtsim::report::write_table(changed, made);
+  EXPECT_NE(changed.str().find("step time                    12.5000 s"), std::string::npos) << changed.str();
+  EXPECT_NE(changed.str().find("time to train                3.0 days"), std::string::npos) << changed.str();
 }
 
 TEST(RunRecord, BytesThatAreNoRecordAreRefused)

@@ -52,8 +52,8 @@ TEST(TinyScenario, BreakdownThroughputAndJson)
     expect_partition(r.replay.per_stage[i], step, "stage " + std::to_string(i));
 
   std::ostringstream a, b;
-  dtsim::report::run_format("json").write(a, r);
-  dtsim::report::run_format("json").write(b, r);
+  dtsim::report::run_format("json").write(a, dtsim::report::make_record(r));
+  dtsim::report::run_format("json").write(b, dtsim::report::make_record(r));
   EXPECT_EQ(a.str(), b.str());  // byte-identical
 
   auto j = nlohmann::json::parse(a.str());

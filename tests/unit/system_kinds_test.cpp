@@ -3,7 +3,9 @@
 // by kind give each kind's answer. No simulation runs here.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <set>
 
 #include "app/load.hpp"
 #include "core/diagnostics.hpp"
@@ -36,7 +38,10 @@ TEST(SystemKinds, EachWingReadsItsOwnHardwareAndSetsItsOwnRules)
   std::vector<std::string> names;
   for (const auto* k : systems::system_kinds())
     names.push_back(k->name());
-  EXPECT_EQ(names, (std::vector<std::string>{"gpu-cluster", "cerebras-wafer"}));
+  // Both wings of today, each registered once; a new vendor's wing adds its own name without editing this test.
+  for (const std::string kind : {"gpu-cluster", "cerebras-wafer"})
+    EXPECT_EQ(std::count(names.begin(), names.end(), kind), 1) << kind;
+  EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size());
   // systems::install (run by the tests' main, as by every program) registered each wing for the readers.
   EXPECT_EQ(dtsim::hardware::hardware_kind_names(), names);
   for (const auto* k : systems::system_kinds()) {
@@ -52,6 +57,26 @@ TEST(SystemKinds, EachWingReadsItsOwnHardwareAndSetsItsOwnRules)
   EXPECT_EQ(systems::wafer_hardware(wafer.hardware).wafer.name, "WSE-2");
   EXPECT_TRUE(systems::gpu_cluster().pads_vocabulary());
   EXPECT_FALSE(systems::cerebras_wafer().pads_vocabulary());
+}
+
+// A misspelt kind: the one error, listing every registered kind (so that a new wing needs no edit here) with the
+// nearest as a suggestion, and no follow-on errors from the sections the file's kind would have read.
+TEST(SystemKinds, AMisspeltKindIsRefusedWithEveryRegisteredKind)
+{
+  const std::string path = testing::TempDir() + "misspelt-kind.yaml";
+  std::ifstream in(source_path("hardware/dgx-a100-80gb.yaml"));
+  std::ofstream out(path);
+  for (std::string line; std::getline(in, line);)
+    out << (line.rfind("kind:", 0) == 0 ? "kind: gpu-clustr" : line) << "\n";
+  out.close();
+  dtsim::Diagnostics diag;
+  dtsim::hardware::load_hardware(path, diag, {});
+  ASSERT_EQ(diag.items().size(), 1u);
+  EXPECT_EQ(diag.items()[0].key_path, "kind");
+  std::string kinds;
+  for (const auto& name : dtsim::hardware::hardware_kind_names())
+    kinds += (kinds.empty() ? "" : ", ") + name;
+  EXPECT_EQ(diag.items()[0].message, "expected one of " + kinds + ", got 'gpu-clustr'; did you mean 'gpu-cluster'?");
 }
 
 TEST(SystemKinds, AHardwareFileWithoutItsKindIsRefusedWithTheKinds)
@@ -114,6 +139,20 @@ TEST(SystemKinds, EachKindNamesItsOwnTermsDevicesAndLimits)
   EXPECT_EQ(gpu.why_no_plan_search(), "");
   EXPECT_NE(wafer.why_no_plan_search(), "");
   EXPECT_EQ(gpu.sections().execution({}), "");
+}
+
+// Jobs on a shared fabric are replayed by their wing; the wafer, which has no switch fabric, refuses and says why.
+TEST(SystemKinds, AWaferRefusesToReplayJobsOnASharedFabricSayingWhy)
+{
+  auto wafer = dtsim::app::load_for_simulation(source_path("scenarios/wafer/gpt-neox-20b-cs2.yaml"), {});
+  const std::string why = systems::cerebras_wafer().why_no_shared_fabric(wafer);
+  ASSERT_NE(why, "");
+  try {
+    systems::cerebras_wafer().replay_shared_fabric({{&wafer, dtsim::parallel::Placement(1, 1, 1, 1), 0.0}}, 1);
+    FAIL() << "the wafer replayed a shared fabric";
+  } catch (const dtsim::InternalError& e) {
+    EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+  }
 }
 
 TEST(SystemKinds, TheWaferPartOfAReportIsTheWafersOnly)

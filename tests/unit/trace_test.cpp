@@ -14,7 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "app/simulate.hpp"
-#include "report/run_report.hpp"
+#include "report/run_record.hpp"
+#include "report/trace_writer.hpp"
 #include "scenario/scenario_spec.hpp"
 #include "test_paths.hpp"
 
@@ -75,7 +76,7 @@ TEST(TraceLanes, WaferTraceHasNoPartlyOverlappingSlicesOnAnyTrack)
   EXPECT_GT(raw_bad, 0);
 
   std::ostringstream out;
-  dtsim::report::write_trace(out, report);
+  dtsim::report::write_trace(out, dtsim::report::make_record(report));
   const auto j = nlohmann::json::parse(out.str());
   std::map<std::pair<int64_t, int64_t>, std::vector<Slice>> lanes;
   std::map<std::pair<int64_t, int64_t>, bool> named;

@@ -9,6 +9,7 @@
 #include <ostream>
 
 #include "core/child_process.hpp"
+#include "core/diagnostics.hpp"
 #include "model/transformer.hpp"
 #include "systems/cerebras_wafer/wafer_hardware.hpp"
 #include "systems/cerebras_wafer/wafer_run.hpp"
@@ -163,7 +164,9 @@ class CerebrasWafer : public SystemKind {
   std::string key_doc() const override
   {
     return "Cerebras wafer-scale systems (hardware/cerebras-*.yaml): the wafer, its weight store (MemoryX) and its "
-           "broadcast/reduce tree (SwarmX).";
+           "broadcast/reduce tree (SwarmX). A step time has its 90% interval where " +
+           std::to_string(wafer::kIntervalMinRuns) + " or more held-out errors are given "
+           "(`wafer.calibration.heldout_errors`).";
   }
 
   // Several wafer-scale systems are purely data parallel through SwarmX: one model replica per system.
@@ -237,6 +240,12 @@ class CerebrasWafer : public SystemKind {
   {
     return "expected a GPU cluster for a job on a shared fabric, got the wafer-scale system " + s.hardware.name +
            " (a wafer-scale system has no switch fabric to share)";
+  }
+
+  std::vector<replay::SharedJobResult> replay_shared_fabric(const std::vector<FabricJob>& jobs,
+                                                            int64_t) const override
+  {
+    throw InternalError("dtsim run --shared-fabric: " + why_no_shared_fabric(*jobs.at(0).spec));
   }
 
   report::RunReport check_fit(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan) const override

@@ -2,9 +2,6 @@
 // SRAM and MemoryX, the gradients streaming out and the hand-offs between regions in the breakdown, weight
 // streaming and the on-wafer fabric, and the wafer's trace tracks. No software stack; the step-time interval comes
 // from the wafer model's held-out published runs (wafer_interval.hpp).
-#include <cstdio>
-#include <ostream>
-
 #include <stdexcept>
 
 #include "systems/cerebras_wafer/wafer_hardware.hpp"
@@ -20,7 +17,6 @@ namespace {
 
 using config::Dimension;
 using config::format_quantity;
-using report::Part;
 using report::Row;
 using report::RunReport;
 
@@ -43,10 +39,11 @@ class WaferSections : public report::SystemSections {
 
   void software_rows(const RunReport&, const Row&) const override {}
 
-  void memory_section(std::ostream& out, const RunReport& r, const Row& row) const override
+  std::string memory_heading(const RunReport&) const override { return "Memory"; }
+
+  void memory_rows(const RunReport& r, const Row& row) const override
   {
     const auto& w = wafer_run(r).memory;
-    out << "\nMemory\n";
     row("on-wafer SRAM", format_quantity(w.sram_total(), Dimension::Bytes) + " of " +
                              format_quantity(w.sram_capacity, Dimension::Bytes) + " (weights and states " +
                              format_quantity(w.sram_weights, Dimension::Bytes) + ", activations " +
@@ -57,14 +54,6 @@ class WaferSections : public report::SystemSections {
     row("fits", r.fits() ? "yes" : "NO: " + r.why_not_fitting);
   }
 
-  void step_rows(const RunReport& r, double step_s, const Row& row) const override
-  {
-    const auto iv = step_interval(r, step_s);
-    char b[64];
-    std::snprintf(b, sizeof b, "%.4f - %.4f s, ", iv.low_s, iv.high_s);
-    row("  interval", iv.known ? b + iv.basis : iv.basis);
-  }
-
   stack::StepInterval step_interval(const RunReport& r, double step_s) const override
   {
     return wafer::step_interval(wafer_hardware(r.scenario->hardware).wafer, step_s);
@@ -73,16 +62,10 @@ class WaferSections : public report::SystemSections {
   const char* pp_label() const override { return "exposed region hand-offs"; }
   const char* dp_label() const override { return "exposed gradient streaming"; }
 
-  void extra_parts(const replay::Breakdown& b, const Part& part) const override
+  std::vector<report::ExtraTerm> extra_terms() const override
   {
-    part("exposed weight streaming", b.exposed_weight_streaming_s);
-    part("exposed on-wafer fabric", b.exposed_fabric_s);
-  }
-
-  void extra_breakdown_json(nlohmann::ordered_json& j, const replay::Breakdown& b) const override
-  {
-    j["exposed_weight_streaming_s"] = b.exposed_weight_streaming_s;
-    j["exposed_fabric_s"] = b.exposed_fabric_s;
+    return {{"exposed weight streaming", "exposed_weight_streaming_s", &replay::Breakdown::exposed_weight_streaming_s},
+            {"exposed on-wafer fabric", "exposed_fabric_s", &replay::Breakdown::exposed_fabric_s}};
   }
 
   void json_section(nlohmann::ordered_json& j, const RunReport& r) const override

@@ -5,6 +5,7 @@
 
 #include "hardware/hardware_keys.hpp"
 #include "hardware/hardware_yaml.hpp"
+#include "stack/stack_keys.hpp"
 
 namespace dtsim::systems {
 
@@ -31,14 +32,11 @@ const Key kCoreGemmMaxEfficiency =
 const Key kCoreGemmHalfLength = Key::number("half_length", 0.0, 1e6, kRequired, "",
                                             "reduction elements per core at which a GEMM reaches half of "
                                             "`max_efficiency` (fitted; 0: shape-independent)");
-// The spread of the wafer model's errors on published runs it was not fitted on (scripts/calibrate_wafer.py).
+// The spread of the wafer model's errors on published runs it was not fitted on (scripts/calibrate_wafer.py). Its
+// keys are a software stack's calibration keys (stack/stack_keys.hpp), declared there once.
 const Key kCalibration = Key::section("calibration", kOptional, "how the wafer model meets published runs");
-const Key kCalibrationRuns = Key::integer("runs", limits::kCalibrationRuns, kOptional, "", "the runs fitted")
-                                 .defaults_to(0);
-const Key kHeldoutErrors = Key::number_list("heldout_errors", -0.99, 100, kOptional, "none",
-                                            "relative step-time errors (simulated / measured - 1) of published runs "
-                                            "the fit did not see; six or more give every answer the 90% interval "
-                                            "`step_time_s * exp(+-1.645 * RMS(log(1 + e)))`");
+using stack::keys::kCalibrationRuns;
+using stack::keys::kHeldoutErrors;
 const Key kMesh = Key::section("mesh", kRequired, "the simulated tile grid");
 const Key kMeshRows = Key::integer("rows", limits::kMeshSide, kRequired, "", "tile rows").defaults_to(1);
 const Key kMeshCols = Key::integer("cols", limits::kMeshSide, kRequired, "", "tile columns").defaults_to(1);

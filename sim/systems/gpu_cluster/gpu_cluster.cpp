@@ -11,6 +11,7 @@
 #include "parallel/memory.hpp"
 #include "parallel/plan_space.hpp"
 #include "parallel/schedule.hpp"
+#include "replay/shared_fabric.hpp"
 #include "replay/step_program.hpp"
 #include "report/explain.hpp"
 #include "systems/gpu_cluster/gpu_hardware.hpp"
@@ -110,6 +111,24 @@ class GpuCluster : public SystemKind {
   std::string why_no_plan_search() const override { return ""; }
   std::string why_no_stack_calibration() const override { return ""; }
   std::string why_no_shared_fabric(const scenario::ScenarioSpec&) const override { return ""; }
+
+  // Each job's plan, step program and schedule, then their steps together on one platform.
+  std::vector<replay::SharedJobResult> replay_shared_fabric(const std::vector<FabricJob>& jobs,
+                                                            int64_t min_steps) const override
+  {
+    std::vector<parallel::DerivedPlan> plans;
+    plans.reserve(jobs.size());
+    std::vector<GpuStep> steps;
+    steps.reserve(jobs.size());
+    std::vector<replay::SharedJob> shared;
+    for (const FabricJob& job : jobs) {
+      plans.push_back(parallel::derive_plan(*job.spec));
+      steps.push_back(prepare_gpu_step(*job.spec, plans.back()));
+      shared.push_back({job.spec, &plans.back(), steps.back().program.get(), &steps.back().schedule, job.placement,
+                        job.start_s});
+    }
+    return replay::run_shared_fabric(shared, min_steps);
+  }
 
   // Parameters and the memory of every stage; why_not_fitting says why the plan does not fit, if it does not.
   report::RunReport check_fit(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan) const override

@@ -1,8 +1,5 @@
 // The report's parts of a GPU cluster: nodes and the parallel plan, the software stack, memory per device on the
-// peak stage, the stack's step-time interval, and the names of the communication terms and trace tracks.
-#include <cstdio>
-#include <ostream>
-
+// peak stage, and the names of the communication terms and trace tracks.
 #include "config/units.hpp"
 #include "parallel/placement.hpp"
 #include "report/run_report.hpp"
@@ -14,19 +11,11 @@ namespace dtsim::systems {
 
 namespace {
 
-using report::Part;
 using report::Row;
 using report::RunReport;
 
 using config::Dimension;
 using config::format_quantity;
-
-std::string num(const char* fmt, double v)
-{
-  char b[64];
-  std::snprintf(b, sizeof b, fmt, v);
-  return b;
-}
 
 class GpuSections : public report::SystemSections {
  public:
@@ -82,9 +71,13 @@ class GpuSections : public report::SystemSections {
     row("kernels", kernels);
   }
 
-  void memory_section(std::ostream& out, const RunReport& r, const Row& row) const override
+  std::string memory_heading(const RunReport& r) const override
   {
-    out << "\nMemory per device (peak on stage " << r.memory.peak_stage << ")\n";
+    return "Memory per device (peak on stage " + std::to_string(r.memory.peak_stage) + ")";
+  }
+
+  void memory_rows(const RunReport& r, const Row& row) const override
+  {
     const auto& pk = r.memory.stages[size_t(r.memory.peak_stage)];
     row("weights", format_quantity(pk.weights_bytes, Dimension::Bytes));
     row("gradients", format_quantity(pk.gradients_bytes, Dimension::Bytes));
@@ -105,16 +98,9 @@ class GpuSections : public report::SystemSections {
                                   (r.memory.fits() ? "  fits" : "  DOES NOT FIT"));
   }
 
-  void step_rows(const RunReport& r, double step_s, const Row& row) const override
-  {
-    const auto iv = stack::step_interval(r.scenario->stack, step_s);
-    row("  interval", iv.known ? num("%.4f", iv.low_s) + num(" - %.4f s, ", iv.high_s) + iv.basis : iv.basis);
-  }
-
   const char* pp_label() const override { return "exposed PP communication"; }
   const char* dp_label() const override { return "exposed DP communication"; }
-  void extra_parts(const replay::Breakdown&, const Part&) const override {}
-  void extra_breakdown_json(nlohmann::ordered_json&, const replay::Breakdown&) const override {}
+  std::vector<report::ExtraTerm> extra_terms() const override { return {}; }
   // The scale-up domain, where the hardware has a scale_up section (a DGX-style node is its own domain, and its
   // records keep their keys).
   void json_section(nlohmann::ordered_json& j, const RunReport& r) const override

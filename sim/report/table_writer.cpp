@@ -1,0 +1,128 @@
+#include "report/table_writer.hpp"
+
+#include <cstdio>
+#include <ostream>
+#include <string>
+
+#include "config/units.hpp"
+
+namespace dtsim::report {
+
+namespace {
+
+using config::Dimension;
+using config::format_quantity;
+using json = nlohmann::ordered_json;
+
+std::string num(const char* fmt, double v)
+{
+  char b[64];
+  std::snprintf(b, sizeof b, fmt, v);
+  return b;
+}
+
+// 3.55M, 1.3B, 175B, 1.01T: three significant digits with the largest scale that leaves at least 1.
+std::string parameters_in_words(double params)
+{
+  return params >= 1e12 ? num("%.3gT", params / 1e12)
+         : params >= 1e9 ? num("%.3gB", params / 1e9)
+         : params >= 1e6 ? num("%.3gM", params / 1e6)
+                         : num("%.3gK", params / 1e3);
+}
+
+std::string text(const json& j, const char* key) { return j.at(key).get<std::string>(); }
+std::string count(const json& j, const char* key) { return std::to_string(j.at(key).get<int64_t>()); }
+
+// The whole run's time, failures and checkpoints included (document's `time_to_train`).
+void time_to_train_rows(std::ostream& out, const json& doc, const Row& row)
+{
+  const json& t = doc.at("time_to_train");
+  out << "\nTime to train " << format_quantity(t.at("tokens").get<double>(), Dimension::Count) << " tokens ("
+      << t.at("steps").get<int64_t>() << " steps)\n";
+  if (t.contains("why_not")) {
+    row("time to train", "never: " + text(t, "why_not"));
+  } else {
+    row("time to train", num("%.1f days", doc.at("time_to_train_s").get<double>() / 86400) +
+                             num("  (goodput %.1f%%", 100 * doc.at("goodput").get<double>()) +
+                             num(", %.0f failures expected)", t.at("expected_failures").get<double>()));
+    row("  steps alone", num("%.1f days", t.at("compute_s").get<double>() / 86400));
+    row("  checkpoint writes", num("%.2f days", t.at("checkpoint_stall_s").get<double>() / 86400) +
+                                   num(" (every %.3g min, ", t.at("checkpoint_interval_s").get<double>() / 60) +
+                                   num("%.3g s each, ", t.at("checkpoint_write_s").get<double>()) +
+                                   text(t, "checkpoint") + ", " + text(t, "checkpoint_interval_basis") + ")");
+    row("  restarts", num("%.2f days", t.at("restarts_s").get<double>() / 86400));
+    row("  work lost to failures", num("%.2f days", t.at("lost_work_s").get<double>() / 86400) +
+                                       num(" (the job fails every %.3g h)", t.at("job_mtbf_s").get<double>() / 3600));
+  }
+  row("  failures and checkpoints", text(t, "basis"));
+}
+
+}  // namespace
+
+void write_table(std::ostream& out, const RunRecord& record)
+{
+  const json& doc = record.document;
+  const json& plan = doc.at("plan");
+  const RunTable& table = record.table;
+  char line[256];
+  auto row = [&](const char* k, const std::string& v) {
+    std::snprintf(line, sizeof line, "  %-28s %s\n", k, v.c_str());
+    out << line;
+  };
+  auto rows = [&](const std::vector<TableRow>& given) {
+    for (const auto& r : given)
+      row(r.key.c_str(), r.value);
+  };
+  out << "dtsim " << text(doc, "dtsim_version") << ": " << text(doc, "scenario") << "\n";
+  row("model", text(doc, "model") + " (" + parameters_in_words(doc.at("params").get<double>()) + " parameters)");
+  row("hardware", text(doc, "hardware"));
+  rows(table.placement);
+  const int64_t microbatches = plan.at("microbatches").get<int64_t>();
+  row("batch", count(plan, "global_batch") + " x " + count(plan, "seq_len") + " tokens, micro batch " +
+                   count(plan, "micro_batch") + ", " + std::to_string(microbatches) +
+                   (microbatches == 1 ? " microbatch" : " microbatches") + " per pipeline");
+  if (plan.contains("micro_batch_reason"))
+    row("micro batch", count(plan, "micro_batch") + " (" + text(plan, "micro_batch_reason") + ")");
+  row("training", text(plan, "precision") + ", recompute " + table.recompute);
+  rows(table.software);
+  out << "\n" << table.memory_heading << "\n";
+  rows(table.memory);
+  if (!doc.contains("step_time_s")) {
+    out << "\nNot simulated: the plan does not fit in memory (" << doc.value("why_not_fitting", "") << ").\n";
+    return;
+  }
+  const double step = doc.at("step_time_s").get<double>();
+  out << "\nStep\n";
+  row("step time", num("%.4f s", step));
+  const json& interval = doc.at("step_time_interval_s");
+  const std::string basis = text(doc, "step_time_interval_basis");
+  row("  interval", interval.is_null() ? basis
+                                       : num("%.4f", interval.at(0).get<double>()) +
+                                             num(" - %.4f s, ", interval.at(1).get<double>()) + basis);
+  row("throughput", num("%.2f samples/s", doc.at("samples_per_s").get<double>()) + ", " +
+                        num("%.0f tokens/s", doc.at("tokens_per_s").get<double>()));
+  row("model TFLOP/s per device", num("%.1f", doc.at("model_tflops_per_device").get<double>()) +
+                                      num("  (MFU %.1f%%)", 100 * doc.at("mfu").get<double>()));
+  row("hardware TFLOP/s per device", num("%.1f", doc.at("hardware_tflops_per_device").get<double>()) +
+                                         num("  (HFU %.1f%%)", 100 * doc.at("hfu").get<double>()));
+  out << "\nWhere the time goes (mean over simulated devices)\n";
+  const json& breakdown = doc.at("breakdown");
+  for (const auto& term : table.breakdown) {
+    const double v = breakdown.at(term.key).get<double>();
+    row(term.label.c_str(), num("%.4f s", v) + num("  %5.1f%%", 100 * v / step));
+  }
+  const double power = doc.at("power_w").get<double>();
+  if (power > 0)
+    row("power, energy per step", format_quantity(power, Dimension::Power) +
+                                      num(", %.3g kWh", doc.at("energy_per_step_j").get<double>() / 3.6e6));
+  if (doc.contains("time_to_train"))
+    time_to_train_rows(out, doc, row);
+  out << "\n";
+  const json& sim = doc.at("simulation");
+  row("simulated", count(sim, "simulated_devices") + " devices (" + text(plan, "fidelity") + "), " +
+                       count(sim, "activities") + " activities\n");
+  if (sim.contains("folding_note"))
+    out << "  note: " << text(sim, "folding_note") << "\n";
+}
+
+}  // namespace dtsim::report
