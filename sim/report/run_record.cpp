@@ -70,6 +70,8 @@ json breakdown_json(const replay::Breakdown& b, const SystemSections& sections)
          {"optimizer_s", b.optimizer_s}};
   if (b.stack_overhead_s > 0)
     j["stack_overhead_s"] = b.stack_overhead_s;
+  if (b.step_collectives_s > 0)
+    j["step_collectives_s"] = b.step_collectives_s;
   sections.extra_breakdown_json(j, b);
   return j;
 }

@@ -102,6 +102,8 @@ void print_table(std::ostream& out, const RunReport& r)
     part("exposed context-parallel ring", b.exposed_cp_comm_s);
   part("pipeline bubble / idle", b.bubble_s);
   part("optimizer", b.optimizer_s);
+  if (b.step_collectives_s > 0)
+    part("step all-reduces", b.step_collectives_s);
   if (b.stack_overhead_s > 0)
     part("stack overhead per step", b.stack_overhead_s);
   r.sections->extra_parts(b, part);
