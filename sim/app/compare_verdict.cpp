@@ -26,7 +26,8 @@ std::vector<double> compare_terms(const nlohmann::ordered_json& breakdown)
   // On a wafer the DP term is the gradients streaming out, the PP term the hand-offs between regions, and the
   // fabric term the activations crossing the mesh: all communication left exposed.
   t[kTermCommunication] = term("exposed_tp_comm_s") + term("exposed_pp_comm_s") + term("exposed_dp_comm_s") +
-                          term("exposed_ep_comm_s") + term("exposed_cp_comm_s") + term("exposed_fabric_s");
+                          term("exposed_ep_comm_s") + term("exposed_cp_comm_s") + term("exposed_fabric_s") +
+                          term("step_collectives_s");
   t[kTermStreaming] = term("exposed_weight_streaming_s");
   t[kTermBubble] = term("bubble_s");
   t[kTermOptimizer] = term("optimizer_s");

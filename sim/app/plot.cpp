@@ -259,6 +259,7 @@ std::vector<Part> breakdown_parts(const Table& t, const std::vector<size_t>& row
                                 {"breakdown.exposed_cp_comm_s", "exposed context ring", "#76B7B2"},
                                 {"breakdown.bubble_s", "bubble", "#BAB0AC"},
                                 {"breakdown.optimizer_s", "optimizer", "#59A14F"},
+                                {"breakdown.step_collectives_s", "step all-reduces", "#D4A6C8"},
                                 {"breakdown.exposed_weight_streaming_s", "weight streaming", "#B07AA1"},
                                 {"breakdown.exposed_fabric_s", "fabric", "#9C755F"}};
   static const char* extra_colours[] = {"#8CD17D", "#D37295", "#F1CE63", "#86BCB6"};

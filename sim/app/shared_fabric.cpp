@@ -121,13 +121,13 @@ int check_fits(const Jobs& jobs, std::ostream& err)
   return code;
 }
 
-constexpr size_t kBreakdownTerms = 12;
+constexpr size_t kBreakdownTerms = 13;
 
 void put(std::vector<double>& v, const replay::Breakdown& b)
 {
   for (double x : {b.compute_s, b.recompute_s, b.exposed_tp_comm_s, b.exposed_pp_comm_s, b.exposed_dp_comm_s,
                    b.exposed_ep_comm_s, b.exposed_cp_comm_s, b.bubble_s, b.optimizer_s, b.exposed_weight_streaming_s,
-                   b.exposed_fabric_s, b.stack_overhead_s})
+                   b.exposed_fabric_s, b.stack_overhead_s, b.step_collectives_s})
     v.push_back(x);
 }
 
@@ -136,7 +136,8 @@ replay::Breakdown take(const std::vector<double>& v, size_t at)
   replay::Breakdown b;
   double* fields[] = {&b.compute_s, &b.recompute_s, &b.exposed_tp_comm_s, &b.exposed_pp_comm_s,
                       &b.exposed_dp_comm_s, &b.exposed_ep_comm_s, &b.exposed_cp_comm_s, &b.bubble_s,
-                      &b.optimizer_s, &b.exposed_weight_streaming_s, &b.exposed_fabric_s, &b.stack_overhead_s};
+                      &b.optimizer_s, &b.exposed_weight_streaming_s, &b.exposed_fabric_s, &b.stack_overhead_s,
+                      &b.step_collectives_s};
   for (size_t k = 0; k < kBreakdownTerms; ++k)
     *fields[k] = v.at(at + k);
   return b;

@@ -7,7 +7,14 @@
 // --csv FILE also writes both series (published, simulated) as rows that `dtsim plot` reads (docs/studies.md).
 // A sixth column, role, marks the runs a stack was calibrated on ("calibration"): they are shown but not held
 // to the bounds, nor counted in the mean.
-//   usage: dtsim_validation TABLE.csv [--row-bound 0.10] [--mean-bound 0.05] [--csv FILE]
+// Drift (issue 34, item 3): a scaling set's slope, the error at its largest run (most GPUs) less the error at its
+// smallest (runs sharing a GPU count averaged; --drift-series S: only runs whose label contains S). Printed for every
+// set; --drift-bound B fails it beyond B in absolute value (0.03: 3 points). `--drift CSV` reads the series an
+// earlier run wrote with --csv and only checks the drift (ctest's validation.drift.*, without simulating again).
+//   usage: dtsim_validation TABLE.csv [--row-bound 0.10] [--mean-bound 0.05] [--drift-bound 0.03]
+//                           [--drift-series S] [--csv FILE]
+//          dtsim_validation --drift SERIES.csv [--drift-bound 0.03] [--drift-series S]
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -29,6 +36,7 @@ struct Row {
   std::string scenario, label, metric;
   bool calibration = false;  ///< a run the scenario's stack was calibrated on: shown, not held to the bounds
   double gpus = 0, published = 0, simulated = NAN, step_s = NAN;
+  double error = NAN;  ///< in throughput terms: positive means the simulation is faster
 };
 
 struct Measured {
@@ -71,30 +79,133 @@ Measured simulate_in_child(const std::string& scenario)
   return {in[0], in[1], in[2]};
 }
 
+// A set's slope: the mean error of its runs (those whose label contains `series`, every run when empty;
+// calibration runs included, since a slope is the model's whatever was fitted) at the fewest GPUs and at the most.
+struct Drift {
+  double gpus_small = INFINITY, gpus_large = 0, error_small = 0, error_large = 0;
+  int runs_small = 0, runs_large = 0;
+  double points() const { return error_large - error_small; }
+  bool defined() const { return runs_small > 0 && gpus_large > gpus_small; }
+};
+
+Drift scaling_drift(const std::vector<Row>& rows, const std::string& series)
+{
+  Drift d;
+  auto in_series = [&](const Row& r) { return series.empty() || r.label.find(series) != std::string::npos; };
+  for (const auto& r : rows)
+    if (in_series(r)) {
+      d.gpus_small = std::min(d.gpus_small, r.gpus);
+      d.gpus_large = std::max(d.gpus_large, r.gpus);
+    }
+  for (const auto& r : rows) {
+    if (!in_series(r))
+      continue;
+    if (r.gpus == d.gpus_small) {
+      d.error_small += r.error;
+      ++d.runs_small;
+    }
+    if (r.gpus == d.gpus_large) {
+      d.error_large += r.error;
+      ++d.runs_large;
+    }
+  }
+  if (d.runs_small > 0) {
+    d.error_small /= d.runs_small;
+    d.error_large /= d.runs_large;
+  }
+  return d;
+}
+
+// Prints the drift; whether it is within `bound` (NaN: not bounded, always true).
+bool report_drift(const std::vector<Row>& rows, const std::string& series, double bound)
+{
+  const Drift d = scaling_drift(rows, series);
+  if (!d.defined()) {
+    std::printf("Drift: no runs of '%s' at two GPU counts\n", series.c_str());
+    return std::isnan(bound);
+  }
+  const bool ok = std::isnan(bound) || (std::isfinite(d.points()) && std::fabs(d.points()) <= bound);
+  std::printf("Drift%s%s%s: %+.1f%% at %.0f GPUs (%d run%s), %+.1f%% at %.0f GPUs (%d run%s): %+.1f points",
+              series.empty() ? "" : " of '", series.c_str(), series.empty() ? "" : "'", 100 * d.error_small,
+              d.gpus_small, d.runs_small, d.runs_small == 1 ? "" : "s", 100 * d.error_large, d.gpus_large,
+              d.runs_large, d.runs_large == 1 ? "" : "s", 100 * d.points());
+  if (std::isnan(bound))
+    std::printf(" (not bounded)\n");
+  else
+    std::printf(" (bound %.0f points): %s\n", 100 * bound, ok ? "met" : "NOT met");
+  return ok;
+}
+
+// --drift FILE: the drift of a series CSV that an earlier run wrote with --csv, without simulating again.
+int drift_of_csv(const std::string& path, const std::string& series, double bound)
+{
+  std::ifstream in(path);
+  std::string header;
+  if (!in || !std::getline(in, header)) {
+    std::cerr << "dtsim_validation: cannot read " << path << "\n";
+    return 2;
+  }
+  const bool by_time = header.find("step_time_s") != std::string::npos;
+  std::vector<Row> published, simulated;
+  for (std::string line; std::getline(in, line);) {
+    std::stringstream ss(line);
+    std::string gpus, which, label, value;
+    std::getline(ss, gpus, ',');
+    std::getline(ss, which, ',');
+    std::getline(ss, label, ',');
+    std::getline(ss, value, ',');
+    Row r;
+    r.label = label;
+    r.gpus = std::stod(gpus);
+    r.published = value.empty() ? NAN : std::stod(value);
+    (which == "published" ? published : simulated).push_back(r);
+  }
+  if (published.size() != simulated.size()) {
+    std::cerr << "dtsim_validation: " << path << ": " << published.size() << " published rows, expected as many as the "
+              << simulated.size() << " simulated\n";
+    return 2;
+  }
+  for (size_t i = 0; i < published.size(); ++i) {
+    const double p = published[i].published, v = simulated[i].published;
+    published[i].error = by_time ? p / v - 1 : (v - p) / p;
+  }
+  return report_drift(published, series, bound) ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
 {
   dtsim::systems::install();
   if (argc < 2) {
-    std::cerr << "usage: dtsim_validation TABLE.csv [--row-bound 0.10] [--mean-bound 0.05] [--csv FILE]\n";
+    std::cerr << "usage: dtsim_validation TABLE.csv [--row-bound 0.10] [--mean-bound 0.05] [--drift-bound 0.03] "
+                 "[--csv FILE]\n";
     return 2;
   }
-  double row_bound = 0.10, mean_bound = 0.05;
-  std::string csv_path;
-  for (int i = 2; i + 1 < argc; i += 2) {
+  double row_bound = 0.10, mean_bound = 0.05, drift_bound = NAN;
+  std::string csv_path, drift_series, drift_csv;
+  const bool drift_only = std::string(argv[1]) == "--drift";
+  if (drift_only && argc > 2)
+    drift_csv = argv[2];
+  for (int i = drift_only ? 3 : 2; i + 1 < argc; i += 2) {
     std::string k = argv[i];
     if (k == "--row-bound")
       row_bound = std::stod(argv[i + 1]);
     else if (k == "--mean-bound")
       mean_bound = std::stod(argv[i + 1]);
+    else if (k == "--drift-bound")
+      drift_bound = std::stod(argv[i + 1]);
+    else if (k == "--drift-series")
+      drift_series = argv[i + 1];
     else if (k == "--csv")
       csv_path = argv[i + 1];
     else {
-      std::cerr << "dtsim_validation: unknown option '" << k << "' (expected --row-bound, --mean-bound or --csv)\n";
+      std::cerr << "dtsim_validation: unknown option '" << k << "' (expected --row-bound, --mean-bound, --drift-bound, --drift-series or --csv)\n";
       return 2;
     }
   }
+  if (drift_only)
+    return drift_of_csv(drift_csv, drift_series, drift_bound);
   std::ifstream in(argv[1]);
   if (!in) {
     std::cerr << "cannot read " << argv[1] << "\n";
@@ -138,6 +249,7 @@ int main(int argc, char** argv)
     const bool by_time = r.metric == "step_time_s";
     r.simulated = by_time ? r.step_s : r.metric == "mfu" ? m.mfu : m.tflops;
     double err = by_time ? r.published / r.simulated - 1 : (r.simulated - r.published) / r.published;
+    r.error = err;
     bool row_ok = std::isfinite(err) && std::fabs(err) <= row_bound;
     if (!r.calibration) {  // calibration runs fitted the stack: their error says nothing about its accuracy
       ok = ok && row_ok;
@@ -171,5 +283,6 @@ int main(int argc, char** argv)
   std::printf("\nMean absolute error: %.1f%% over %d runs not used for calibration (bound %.0f%%); per-row bound "
               "%.0f%%: %s\n",
               100 * mae, held_to_bounds, 100 * mean_bound, 100 * row_bound, ok && mean_ok ? "met" : "NOT met");
-  return ok && mean_ok ? 0 : 1;
+  const bool drift_ok = report_drift(rows, drift_series, drift_bound);
+  return ok && mean_ok && drift_ok ? 0 : 1;
 }

@@ -18,6 +18,7 @@ Breakdown& Breakdown::operator+=(const Breakdown& o)
   exposed_weight_streaming_s += o.exposed_weight_streaming_s;
   exposed_fabric_s += o.exposed_fabric_s;
   stack_overhead_s += o.stack_overhead_s;
+  step_collectives_s += o.step_collectives_s;
   return *this;
 }
 
@@ -25,7 +26,7 @@ Breakdown& Breakdown::operator/=(double n)
 {
   for (double* x : {&compute_s, &recompute_s, &exposed_tp_comm_s, &exposed_pp_comm_s, &exposed_dp_comm_s,
                     &exposed_ep_comm_s, &exposed_cp_comm_s, &bubble_s, &optimizer_s, &exposed_weight_streaming_s, &exposed_fabric_s,
-                    &stack_overhead_s})
+                    &stack_overhead_s, &step_collectives_s})
     *x /= n;
   return *this;
 }
@@ -38,6 +39,16 @@ void add_step_overhead(ReplayResult& r, double seconds)
   r.average.stack_overhead_s += seconds;
   for (auto& b : r.per_stage)
     b.stack_overhead_s += seconds;
+}
+
+void add_step_collectives(ReplayResult& r, double seconds)
+{
+  if (seconds <= 0)
+    return;
+  r.step_time_s += seconds;
+  r.average.step_collectives_s += seconds;
+  for (auto& b : r.per_stage)
+    b.step_collectives_s += seconds;
 }
 
 ReplayResult run_replay(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan, const StepProgram& program,

@@ -28,11 +28,14 @@ struct Breakdown {
   double exposed_weight_streaming_s = 0;  ///< wafer: waiting for a layer's weights to arrive
   double exposed_fabric_s = 0;            ///< wafer: activations moving across the mesh between layers
   double stack_overhead_s = 0;            ///< the software stack's fixed time per step (factors.step_overhead)
+  /// the small all-reduces of a step outside the overlapped ones: gradient norm, update agreement, the loss of
+  /// each microbatch (parallel/step_collectives.hpp)
+  double step_collectives_s = 0;
   double total() const
   {
     return compute_s + exposed_tp_comm_s + exposed_pp_comm_s + exposed_dp_comm_s + exposed_ep_comm_s +
            exposed_cp_comm_s + bubble_s + optimizer_s + exposed_weight_streaming_s + exposed_fabric_s +
-           stack_overhead_s;
+           stack_overhead_s + step_collectives_s;
   }
   Breakdown& operator+=(const Breakdown& o);
   Breakdown& operator/=(double n);
@@ -79,6 +82,10 @@ struct ReplayResult {
 
 /// The software stack's fixed time per step (factors.step_overhead), after the replayed step, on every device.
 void add_step_overhead(ReplayResult& r, double seconds);
+
+/// The step's small synchronising all-reduces (parallel::step_collectives), after the replayed step, on every
+/// device: every device waits for them, whatever its stage.
+void add_step_collectives(ReplayResult& r, double seconds);
 
 /// Runs the step of `plan` (derive_plan(s); `s` gives the hardware, the model and the fidelity). Creates its own
 /// SimGrid engine: call once per process.

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "core/diagnostics.hpp"
+#include "parallel/step_collectives.hpp"
 #include "replay/driver.hpp"
 
 namespace dtsim::replay {
@@ -58,15 +59,20 @@ std::vector<SharedJobResult> run_shared_fabric(const std::vector<SharedJob>& job
   auto every_job_ran = [&]() {
     return std::all_of(runs.begin(), runs.end(), [&](const JobRun& r) { return r.contended_started >= min_steps; });
   };
+  std::vector<double> step_collectives_s;
+  for (const auto& job : jobs)
+    step_collectives_s.push_back(parallel::step_collectives(*job.spec, *job.plan).total_s());
   std::function<void(size_t, Driver&)> launch;
   launch = [&](size_t j, Driver& step) {
     step.attach(platform);
     Driver* const finished = &step;  // by value: the lambda outlives this call
     step.on_done([&, j, finished]() {
       ReplayResult r = finished->finish();
-      const double overhead = jobs[j].spec->stack.factors.step_overhead_s;
-      add_step_overhead(r, overhead);
-      const double end = Activities::now() + std::max(0.0, overhead);
+      // As `dtsim run` prices them: the step's small all-reduces, then the stack's fixed overhead.
+      add_step_collectives(r, step_collectives_s[j]);
+      add_step_overhead(r, jobs[j].spec->stack.factors.step_overhead_s);
+      const double after_s = step_collectives_s[j] + std::max(0.0, jobs[j].spec->stack.factors.step_overhead_s);
+      const double end = Activities::now() + after_s;
       runs[j].results.push_back(std::move(r));
       runs[j].ends.push_back(end);
       if (runs[j].starts[runs[j].results.size() - 1] >= all_started - eps)
@@ -74,8 +80,8 @@ std::vector<SharedJobResult> run_shared_fabric(const std::vector<SharedJob>& job
       if (every_job_ran())
         return;
       auto next = [&, j, end]() { launch(j, new_step(j, end)); };
-      if (overhead > 0)
-        acts.delay(overhead, next);
+      if (after_s > 0)
+        acts.delay(after_s, next);
       else
         next();
     });

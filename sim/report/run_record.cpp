@@ -89,6 +89,8 @@ RunTable table_of(const RunReport& r, const json& document)
     t.breakdown.push_back({"exposed context-parallel ring", "exposed_cp_comm_s"});
   t.breakdown.push_back({"pipeline bubble / idle", "bubble_s"});
   t.breakdown.push_back({"optimizer", "optimizer_s"});
+  if (document.at("breakdown").contains("step_collectives_s"))
+    t.breakdown.push_back({"step all-reduces", "step_collectives_s"});
   if (document.at("breakdown").contains("stack_overhead_s"))
     t.breakdown.push_back({"stack overhead per step", "stack_overhead_s"});
   for (const ExtraTerm& e : k.extra_terms())
@@ -185,6 +187,8 @@ json breakdown_json(const replay::Breakdown& b, const SystemSections& sections)
          {"optimizer_s", b.optimizer_s}};
   if (b.stack_overhead_s > 0)
     j["stack_overhead_s"] = b.stack_overhead_s;
+  if (b.step_collectives_s > 0)
+    j["step_collectives_s"] = b.step_collectives_s;
   for (const ExtraTerm& t : sections.extra_terms())
     j[t.key] = b.*t.seconds;
   return j;

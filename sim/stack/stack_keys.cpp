@@ -22,6 +22,11 @@ const Key kCrossEntropy = Key::choice("cross_entropy", cross_entropy_names(), kO
                                       "the loss kernels: the default of `training.cross_entropy`")
                               .defaults_to("unfused");
 const Key kCudaGraphs = Key::boolean("cuda_graphs", kOptional, "false", "true: no per-kernel host launch");
+const Key kLossAllReduce = Key::choice("loss_all_reduce", {"per_microbatch", "none"}, kOptional, "",
+                                       "the loss reported for logging, all-reduced over the data-parallel group "
+                                       "after each microbatch's forward on the last stage (Megatron-LM's "
+                                       "pretrain_gpt.py loss_func), or not every step (torchtitan)")
+                               .defaults_to("per_microbatch");
 
 const Key kHost = Key::section("host", kOptional, "host time: a run of kernels takes at least its launches");
 const Key kLaunch = Key::quantity("launch", Dimension::Time, limits::kLatency, kOptional, "", "per kernel launch")
@@ -79,7 +84,7 @@ const Key kHeldoutErrors = Key::number_list("heldout_errors", -0.99, 100, kOptio
 std::vector<config::KeyGroup> groups()
 {
   return {{"", {&kName, &kFramework, &kVersion, &kDescription}},
-          {"kernels", {&kAttention, &kFp8Recipe, &kCrossEntropy, &kCudaGraphs}},
+          {"kernels", {&kAttention, &kFp8Recipe, &kCrossEntropy, &kCudaGraphs, &kLossAllReduce}},
           {"host", {&kLaunch, &kPerLayer, &kPerMicrobatch}},
           {"memory", {&kCudaContext, &kNcclBuffers, &kFragmentation, &kFp32Gradients}},
           {"overlap", {&kTpOverlap, &kDpOverlap, &kPpOverlap, &kParamGatherOverlap, &kTpAsyncAllreduce}},

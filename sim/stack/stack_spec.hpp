@@ -72,6 +72,10 @@ struct StackSpec {
   Fp8Recipe fp8_recipe = Fp8Recipe::Delayed;
   CrossEntropyKernel cross_entropy = CrossEntropyKernel::Unfused;
   bool cuda_graphs = false;  ///< kernels replayed from CUDA graphs: no per-kernel host launch
+  /// The reported loss all-reduced over the data-parallel group after every microbatch's forward on the last stage
+  /// (Megatron-LM, NeMo, Megatron-Bridge, Megatron-DeepSpeed); false where the framework reduces it only on logging
+  /// steps (torchtitan).
+  bool loss_all_reduce_per_microbatch = true;
   HostOverheads host;
   FrameworkMemory memory;
   OverlapDefaults overlap;

@@ -25,7 +25,8 @@ double part_sum(const nlohmann::json& b)
   for (const char* k : {"compute_s", "exposed_tp_comm_s", "exposed_pp_comm_s", "exposed_dp_comm_s", "exposed_ep_comm_s",
                         "exposed_cp_comm_s", "bubble_s", "optimizer_s"})
     sum += b.at(k).get<double>();
-  return sum + b.value("stack_overhead_s", 0.0);  // present where the stack has one
+  // present where the stack has one, and where the step's small all-reduces cost anything
+  return sum + b.value("stack_overhead_s", 0.0) + b.value("step_collectives_s", 0.0);
 }
 
 // Megatron-Core's combined 1F1B (--overlap-moe-expert-parallel-comm): interleaved 1F1B's steady-state pairs, with

@@ -29,12 +29,14 @@ void expect_partition(const dtsim::replay::Breakdown& b, double step, const std:
 {
   SCOPED_TRACE(what);
   for (double part : {b.compute_s, b.recompute_s, b.exposed_tp_comm_s, b.exposed_pp_comm_s, b.exposed_dp_comm_s,
-                      b.exposed_ep_comm_s, b.exposed_cp_comm_s, b.bubble_s, b.optimizer_s, b.stack_overhead_s})
+                      b.exposed_ep_comm_s, b.exposed_cp_comm_s, b.bubble_s, b.optimizer_s, b.stack_overhead_s,
+                      b.step_collectives_s})
     EXPECT_GE(part, 0.0);
   EXPECT_LE(b.recompute_s, b.compute_s);
   // Every part counts, the stack's fixed per-step overhead included where the stack has one.
   const double sum = b.compute_s + b.exposed_tp_comm_s + b.exposed_pp_comm_s + b.exposed_dp_comm_s +
-                     b.exposed_ep_comm_s + b.exposed_cp_comm_s + b.bubble_s + b.optimizer_s + b.stack_overhead_s;
+                     b.exposed_ep_comm_s + b.exposed_cp_comm_s + b.bubble_s + b.optimizer_s + b.stack_overhead_s +
+                     b.step_collectives_s;
   EXPECT_LT(rel_diff(sum, step), 1e-9) << "parts add up to " << sum << " s, step is " << step << " s";
 }
 

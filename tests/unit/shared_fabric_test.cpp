@@ -155,7 +155,8 @@ TEST(SharedFabric, UnevenSharingFoldedAgreesWithEveryDevice)
   // time depends on both timelines: its slowdown is 0.07% or none).
   double slowed = 0;
   for (size_t j = 0; j < 2; ++j) {
-    EXPECT_GE(together(folded.at("jobs")[j]), alone(folded.at("jobs")[j]));
+    // (up to rounding: a step's end adds its closing all-reduces to the clock, its time alone adds them to a length)
+    EXPECT_GE(together(folded.at("jobs")[j]), alone(folded.at("jobs")[j]) * (1 - 1e-12));
     slowed += together(folded.at("jobs")[j]) - alone(folded.at("jobs")[j]);
     EXPECT_LT(rel_diff(together(folded.at("jobs")[j]), together(full.at("jobs")[j])), 0.005);
   }

@@ -12,6 +12,7 @@
 #include "parallel/plan_space.hpp"
 #include "parallel/schedule.hpp"
 #include "replay/shared_fabric.hpp"
+#include "parallel/step_collectives.hpp"
 #include "replay/step_program.hpp"
 #include "report/explain.hpp"
 #include "systems/gpu_cluster/gpu_hardware.hpp"
@@ -158,6 +159,7 @@ class GpuCluster : public SystemKind {
     r.model_flops = step.program->model_flops;
     r.hardware_flops = step.program->hardware_flops;
     r.replay = replay::run_replay(s, plan, *step.program, step.schedule, record_trace);
+    replay::add_step_collectives(r.replay, parallel::step_collectives(s, plan).total_s());
     replay::add_step_overhead(r.replay, s.stack.factors.step_overhead_s);
     r.simulated = true;
     return r;

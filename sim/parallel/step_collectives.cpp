@@ -1,0 +1,37 @@
+#include "parallel/step_collectives.hpp"
+
+#include <numeric>
+
+#include "parallel/collective.hpp"
+
+namespace dtsim::parallel {
+
+namespace {
+constexpr double kFp32Bytes = 4;  // one fp32 (or int32) element: the norm, the update flag, the largest norm
+constexpr double kLossBytes = 8;  // Megatron-LM's reported loss: [sum of the losses, tokens], two fp32
+}  // namespace
+
+StepCollectives step_collectives(const scenario::ScenarioSpec& s, const DerivedPlan& plan)
+{
+  const Placement& pl = plan.placement;
+  const collectives::Fabric fabric = collectives::fabric_of(s);
+  // The model-parallel group of data-parallel rank 0: every tensor-parallel rank of every stage.
+  std::vector<int64_t> model_parallel;
+  for (int64_t st = 0; st < pl.pp(); ++st)
+    for (int64_t t = 0; t < pl.tp(); ++t)
+      model_parallel.push_back(pl.device({st, 0, t}));
+  std::vector<int64_t> everyone(size_t(pl.devices()));
+  std::iota(everyone.begin(), everyone.end(), int64_t(0));
+  auto all_reduce = [&](double bytes, const std::vector<int64_t>& group) {
+    return collectives::collective_time(collectives::Kind::AllReduce, bytes, group, pl, fabric);
+  };
+  StepCollectives c;
+  // A distributed optimizer holds 1/dp of each gradient: its norm needs every rank.
+  c.grad_norm_s = all_reduce(kFp32Bytes, plan.comm.zero >= 1 ? everyone : model_parallel);
+  c.agreement_s = 2 * all_reduce(kFp32Bytes, model_parallel);
+  if (s.stack.loss_all_reduce_per_microbatch)
+    c.loss_s = double(s.microbatches) * all_reduce(kLossBytes, pl.dp_group(pl.pp() - 1, 0));
+  return c;
+}
+
+}  // namespace dtsim::parallel
