@@ -70,6 +70,8 @@ json breakdown_json(const replay::Breakdown& b, const SystemSections& sections)
          {"optimizer_s", b.optimizer_s}};
   if (b.stack_overhead_s > 0)
     j["stack_overhead_s"] = b.stack_overhead_s;
+  if (b.straggler_s > 0)
+    j["straggler_s"] = b.straggler_s;
   sections.extra_breakdown_json(j, b);
   return j;
 }
@@ -131,6 +133,13 @@ RunRecord make_record(const RunReport& r)
     const auto iv = r.sections->step_interval(r, d.step);
     j["step_time_interval_s"] = iv.known ? json::array({iv.low_s, iv.high_s}) : json(nullptr);
     j["step_time_interval_basis"] = iv.basis;
+    if (const StepSpread sp = step_spread(r); sp.known)
+      j["step_time_spread_s"] = {{"p5", sp.p5}, {"p50", sp.p50}, {"p95", sp.p95}};
+    if (s.variability.on() || s.variability.samples > 1)
+      j["variability"] = {{"device_spread", s.variability.device_spread},
+                          {"kernel_jitter", s.variability.kernel_jitter},
+                          {"samples", s.variability.samples},
+                          {"seed", s.variability.seed}};
     j["samples_per_s"] = d.samples_per_s;
     j["tokens_per_s"] = d.tokens_per_s;
     j["model_tflops_per_device"] = d.model_tflops;

@@ -45,6 +45,26 @@ Derived derive(const RunReport& r)
   return d;
 }
 
+StepSpread step_spread(const RunReport& r)
+{
+  std::vector<double> x = r.replay.sample_steps;
+  StepSpread s;
+  if (!r.simulated || x.size() < 2)
+    return s;
+  std::sort(x.begin(), x.end());
+  auto at = [&](double p) {
+    const double pos = p * double(x.size() - 1);
+    const size_t i = size_t(pos);
+    const double f = pos - double(i);
+    return i + 1 < x.size() ? x[i] + f * (x[i + 1] - x[i]) : x[i];
+  };
+  s.known = true;
+  s.p5 = at(0.05);
+  s.p50 = at(0.50);
+  s.p95 = at(0.95);
+  return s;
+}
+
 void print_table(std::ostream& out, const RunReport& r)
 {
   const auto& s = *r.scenario;
@@ -85,6 +105,10 @@ void print_table(std::ostream& out, const RunReport& r)
   out << "\nStep\n";
   row("step time", num("%.4f s", d.step));
   r.sections->step_rows(r, d.step, row);
+  if (const StepSpread sp = step_spread(r); sp.known)
+    row("  sampled steps", num("mean of %.0f", double(r.replay.sample_steps.size())) +
+                               num(", p5 %.4f", sp.p5) + num(" / p50 %.4f", sp.p50) + num(" / p95 %.4f s", sp.p95) +
+                               num(" (seed %.0f)", double(s.variability.seed)));
   row("throughput", num("%.2f samples/s", d.samples_per_s) + ", " + num("%.0f tokens/s", d.tokens_per_s));
   row("model TFLOP/s per device", num("%.1f", d.model_tflops) + num("  (MFU %.1f%%)", 100 * d.mfu));
   row("hardware TFLOP/s per device", num("%.1f", d.hw_tflops) + num("  (HFU %.1f%%)", 100 * d.hfu));
@@ -104,6 +128,8 @@ void print_table(std::ostream& out, const RunReport& r)
   part("optimizer", b.optimizer_s);
   if (b.stack_overhead_s > 0)
     part("stack overhead per step", b.stack_overhead_s);
+  if (b.straggler_s > 0)
+    part("waiting for slower devices", b.straggler_s);
   r.sections->extra_parts(b, part);
   if (d.power_W > 0)
     row("power, energy per step", format_quantity(d.power_W, Dimension::Power) + num(", %.3g kWh", d.energy_J / 3.6e6));

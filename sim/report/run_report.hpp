@@ -44,6 +44,14 @@ struct Derived {
 };
 Derived derive(const RunReport& r);
 
+/// The 5th, 50th and 95th percentiles of a run's sampled steps (variability.samples > 1), linear between order
+/// statistics (Hyndman and Fan's definition 7, numpy's default).
+struct StepSpread {
+  bool known = false;  ///< false for one sample
+  double p5 = 0, p50 = 0, p95 = 0;
+};
+StepSpread step_spread(const RunReport& r);
+
 void print_table(std::ostream& out, const RunReport& r);
 
 /// Chrome trace-event JSON (opens in Perfetto): one process per simulated device, threads for compute and the
