@@ -227,4 +227,21 @@ TEST(VariabilityReplay, TheStepGrowsWithTheGroupsThatWait)
   }
 }
 
+TEST(VariabilityReplay, WaferAndSharedFabricRefuseItWithExitTwo)
+{
+  if (dtsim_binary().empty())
+    GTEST_SKIP() << "DTSIM_BINARY is not set or not an executable";
+  const std::string bin = "'" + dtsim_binary() + "' run ";
+  const std::string tiny = "'" + dtsim::test::source_path("scenarios/tiny.yaml") + "'";
+  auto wafer = dtsim::test::run_capture(bin + "'" + dtsim::test::source_path("scenarios/wafer/bert-large-cs2.yaml") +
+                                        "' --set variability.device_spread=0.01 2>&1");
+  EXPECT_EQ(wafer.rc, 2);
+  EXPECT_NE(wafer.out.find("variability: expected no variability section on wafer-scale hardware"), std::string::npos)
+      << wafer.out;
+  auto shared = dtsim::test::run_capture(bin + tiny + " " + tiny + " --shared-fabric --samples 2 2>&1");
+  EXPECT_EQ(shared.rc, 2);
+  EXPECT_NE(shared.out.find("variability: expected no variability on a shared fabric"), std::string::npos)
+      << shared.out;
+}
+
 }  // namespace
