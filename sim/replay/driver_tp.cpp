@@ -251,7 +251,17 @@ void Driver::tp_collective(size_t di, int lane, const Step& st, double t0)
   }
   const int64_t group = d.coord.stage * plan_.groups.dense_dp + d.coord.dp;
   comm_.run_joined(CollectiveRunner::join_key(CollectiveRunner::kTpGroup, lane, group, seq), plan_.groups.tp, di,
-                   phases, [finish, di, t0]() { finish(di, t0); });
+                   phases, [this, finish, di, t0]() {
+                     if (!var_.on()) {
+                       finish(di, t0);
+                       return;
+                     }
+                     // Under variability, the wait for the group's slowest member is named as such, as the
+                     // folded representative's kernels beyond its own draw are (Breakdown::straggler_s).
+                     const double joined = comm_.joined_t();
+                     devices_[di].b.straggler_s += joined - t0;
+                     finish(di, joined);
+                   });
 }
 
 }  // namespace dtsim::replay

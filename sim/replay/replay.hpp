@@ -29,8 +29,8 @@ struct Breakdown {
   double exposed_fabric_s = 0;            ///< wafer: activations moving across the mesh between layers
   double stack_overhead_s = 0;            ///< the software stack's fixed time per step (factors.step_overhead)
   /// Variability (docs/variability.md): a folded device's kernels beyond its own draw, the time its tensor-parallel
-  /// group or its stage's slowest device holds it back. In full fidelity the same waiting shows where the device
-  /// waits: in collectives (exposed communication) and as bubble.
+  /// group or its stage's slowest device holds it back. In full fidelity: the wait at a TP collective for the group's
+  /// last member; the waits elsewhere show where they happen (data-parallel communication, bubble).
   double straggler_s = 0;
   double total() const
   {
