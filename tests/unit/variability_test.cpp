@@ -162,8 +162,8 @@ TEST(VariabilityReplay, FoldedMatchesFullUnderTheSameDeviceDraws)
     GTEST_SKIP() << "DTSIM_BINARY is not set or not an executable";
   // pp 1: a stage's devices wait for each other at every TP collective and gradient bucket, so its slowest device
   // sets the pace of all, which is what the folded representative runs at.
-  for (const char* plan : {"--set parallel.pp=1 --set parallel.dp=8", "--set parallel.pp=1 --set parallel.dp=4 "
-                                                                       "--set devices=8 --set training.global_batch=32"}) {
+  for (const char* plan : {"--set parallel.pp=1 --set parallel.dp=8",
+                           "--set parallel.pp=1 --set parallel.dp=4 --set devices=8 --set training.global_batch=32"}) {
     const std::string args = std::string(plan) + kDevice + " --samples 3 --seed 5";
     const auto folded = run(args), full = run(args + " --set simulation.fidelity=full");
     const auto base_folded = run(plan), base_full = run(std::string(plan) + " --set simulation.fidelity=full");
