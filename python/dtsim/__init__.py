@@ -169,14 +169,20 @@ def _invoke(args, progress=False):
 # --- the commands -----------------------------------------------------------------------------------------------
 
 
-def run(scenario, set=None, trace=None):
+def run(scenario, set=None, trace=None, samples=None, seed=None):
     """Simulates one training step: the record of `dtsim run --format json` as a dict. `trace`: a file to write the
-    Chrome trace-event timeline to. A plan that does not fit raises DoesNotFit (its `record` has the memory)."""
+    Chrome trace-event timeline to. `samples`, `seed`: steps drawn under the scenario's variability and the seed of
+    the draws (`dtsim run --samples N --seed S`; docs/variability.md). A plan that does not fit raises DoesNotFit
+    (its `record` has the memory)."""
     files = _Scenarios()
     try:
         args = ["run", files.path(scenario), "--format", "json"] + _set_args(set)
         if trace is not None:
             args += ["--trace", os.fspath(trace)]
+        if samples is not None:
+            args += ["--samples", str(int(samples))]
+        if seed is not None:
+            args += ["--seed", str(int(seed))]
         out = _invoke(args)
     finally:
         files.close()

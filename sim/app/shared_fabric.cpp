@@ -62,6 +62,10 @@ Jobs load_jobs(const SharedFabricOptions& o)
   const auto& first = jobs.specs.front();
   for (const auto& s : jobs.specs) {
     const Origin at = s.where.count("hardware") ? s.where.at("hardware") : Origin{s.file, 0, 0};
+    if (s.variability.on() || s.variability.samples > 1)
+      diag.add(s.where.count("variability") ? s.where.at("variability") : Origin{s.file, 0, 0}, "variability",
+               "expected no variability on a shared fabric: a job's steps there are its steps one after the other, "
+               "not samples (docs/variability.md); run the job alone with --samples");
     const std::string why_not = systems::system_kind(s).why_no_shared_fabric(s);
     if (!why_not.empty()) {
       diag.add(at, "hardware", why_not);

@@ -226,6 +226,13 @@ int main(int argc, char** argv)
   }
   run_cmd->add_option("--trace", ro.trace, "Write a Chrome trace-event JSON timeline (opens in Perfetto)")
       ->check(kNonEmpty);
+  // Variability (docs/variability.md): the same as --set variability.samples=N and --set variability.seed=S.
+  run_cmd->add_option_function<std::string>(
+      "--samples", [&ro](const std::string& v) { ro.sets.push_back("variability.samples=" + v); },
+      "Steps drawn under the scenario's variability; the report gives their mean and 5th/50th/95th percentiles");
+  run_cmd->add_option_function<std::string>(
+      "--seed", [&ro](const std::string& v) { ro.sets.push_back("variability.seed=" + v); },
+      "Seed of the variability draws (the same seed, the same output)");
   // Several jobs on one cluster (app/shared_fabric.hpp); validate takes the same options.
   auto add_shared_fabric = [](CLI::App* cmd, RunOptions& o) {
     auto* flag = cmd->add_flag("--shared-fabric", o.shared_fabric,

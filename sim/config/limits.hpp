@@ -45,6 +45,12 @@ inline constexpr IntRange kMicroBatch{1, int64_t(1) << 16};
 /// Tokens per sequence: 2^20 (a million-token context); b * s * h products stay far below 2^63.
 inline constexpr IntRange kSeqLen{1, int64_t(1) << 20};
 
+/// Steps drawn under variability (variability.samples, `dtsim run --samples`): 10,000, each a whole replay; enough
+/// for a 5th and 95th percentile to within a fraction of a percent.
+inline constexpr IntRange kSamples{1, 10000};
+/// Seeds of the variability draws: any non-negative 63-bit integer.
+inline constexpr IntRange kSeed{0, INT64_MAX};
+
 // --- Model shape (model files and config.json) ---
 /// Hidden and head sizes: 2^20, 20 times the widest published model (hidden 53,248 is Llama 3 405B's FFN).
 inline constexpr IntRange kWidth{1, int64_t(1) << 20};

@@ -110,7 +110,8 @@ void CollectiveRunner::run_joined(const JoinKey& key, int64_t members, size_t di
     return;
   auto dones = std::make_shared<std::vector<std::function<void()>>>(std::move(joined_done_[key]));
   joined_done_.erase(key);
-  run_phases(phases, 0, [dones]() {
+  run_phases(phases, 0, [this, dones, joined = Activities::now()]() {
+    joined_t_ = joined;
     for (auto& f : *dones)
       f();
   });

@@ -65,6 +65,8 @@ class CollectiveRunner {
   /// Device `di` joins instance `key`; when the last of `members` arrives, `phases` run and then every member's
   /// `done`, in the order they arrived.
   void run_joined(const JoinKey& key, int64_t members, size_t di, Phases phases, std::function<void()> done);
+  /// Inside a `done` of run_joined: when its collective started, i.e. when its last member joined.
+  double joined_t() const { return joined_t_; }
 
  private:
   Activities& acts_;
@@ -74,6 +76,7 @@ class CollectiveRunner {
   std::map<std::pair<int64_t, int64_t>, std::vector<collectives::Flow>> pipeline_copies_;  // (src, dst) -> copies
   std::map<JoinKey, Instance> instances_;
   std::map<JoinKey, std::vector<std::function<void()>>> joined_done_;  // see run_joined
+  double joined_t_ = 0;  // see joined_t
 };
 
 }  // namespace dtsim::replay

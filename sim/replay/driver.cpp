@@ -5,7 +5,8 @@
 namespace dtsim::replay {
 
 Driver::Driver(Activities& acts, const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan,
-               const StepProgram& prog, const parallel::PipelineSchedule& sched, bool trace, const ClusterSlot* slot)
+               const StepProgram& prog, const parallel::PipelineSchedule& sched, bool trace, const ClusterSlot* slot,
+               int64_t sample)
     : acts_(acts), model_(s.model), plan_(plan), prog_(prog), sched_(sched), placement_(slot ? slot->placement : plan.placement),
       fabric_(collectives::fabric_of(s)), full_(s.fidelity == scenario::Fidelity::Full),
       folding_(plan, placement_, s.hardware, fabric_, full_), groups_(plan, placement_, fabric_, folding_, full_),
@@ -18,7 +19,8 @@ Driver::Driver(Activities& acts, const scenario::ScenarioSpec& s, const parallel
       pipeline_(sched, prog, placement_, comm_, trace_, full_ ? plan.groups.dense_dp * plan.groups.tp : 1,
                 plan.comm.pp_overlap,
                 [this](size_t di, double entered, double covered) { exchanged(di, entered, covered); },
-                [this](size_t di) { next_unit(di); })
+                [this](size_t di) { next_unit(di); }),
+      var_(s.variability, placement_, plan.groups.tp, full_, sample)
 {
   start_t_ = slot ? slot->start_t : 0.0;
   // Simulated devices: all of them, or one representative (dp 0, tp 0) per stage.
@@ -84,6 +86,14 @@ ReplayResult Driver::finish()
   r.links = comm_.platform().link_count();
   r.trace = trace_.take();
   return r;
+}
+
+KernelFactor Driver::kernel_factor(const Device& d, int lane, size_t k) const
+{
+  if (!var_.on())
+    return {};
+  const Lane& ln = d.lanes[size_t(lane)];
+  return var_.kernel(d.id, int64_t(ln.unit), k, (*ln.steps)[k].jitter_weight);
 }
 
 // ---- activities ----------------------------------------------------------------------------------------

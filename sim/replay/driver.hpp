@@ -23,6 +23,7 @@
 #include "replay/group_collectives.hpp"
 #include "replay/pipeline_transfers.hpp"
 #include "replay/replay.hpp"
+#include "replay/variability.hpp"
 
 namespace dtsim::replay {
 
@@ -42,8 +43,12 @@ class Driver {
   /// entry and the communication choices come from `plan` (derive_plan(s)). Without `slot`, the job has the cluster
   /// to itself and the driver builds its platform; with one, the platform is shared and attached (attach) before
   /// start().
+  /// `sample`: which of the scenario's variability samples this step draws (replay/variability.hpp).
   Driver(Activities& acts, const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan, const StepProgram& prog,
-         const parallel::PipelineSchedule& sched, bool trace, const ClusterSlot* slot = nullptr);
+         const parallel::PipelineSchedule& sched, bool trace, const ClusterSlot* slot = nullptr, int64_t sample = 0);
+  /// The devices of the job's placement whose hosts the replay touches (empty: every device), as its own platform
+  /// would be built from.
+  std::vector<char> needed_devices() const { return folding_.needed_devices(); }
   /// The cluster devices (Placement::cluster_device) whose hosts the replay touches.
   std::vector<int64_t> needed_cluster_devices() const;
   void attach(const platform::ClusterPlatform& shared) { comm_.attach(shared); }
@@ -132,7 +137,21 @@ class Driver {
     return dp_.releases_buckets(sched_.graph[d.lanes[size_t(lane)].unit]);
   }
   /// Books `x` seconds of kernel `st` from `t` (compute, recompute, its trace slice), as a run's end shares them out.
-  void book_kernel(Device& d, const Step& st, double t, double x);
+  /// `own`: the share of it the device's own kernel takes (KernelFactor; the rest is straggler_s).
+  void book_kernel(Device& d, const Step& st, double t, double x, double own);
+  /// Step `k` of the lane's unit as this sample draws it (variability.hpp): its length over the timed one.
+  KernelFactor kernel_factor(const Device& d, int lane, size_t k) const;
+  /// Step `k`'s length in this sample.
+  double kernel_s(const Device& d, int lane, size_t k) const
+  {
+    return (*d.lanes[size_t(lane)].steps)[k].seconds * kernel_factor(d, lane, k).time;
+  }
+  /// The share of step `k` the device's own kernel takes.
+  double own_share(const Device& d, int lane, size_t k) const
+  {
+    const KernelFactor f = kernel_factor(d, lane, k);
+    return f.own / f.time;
+  }
   void tp_collective(size_t di, int lane, const Step& st, double t0);
   /// Mixture of experts: the token all-to-all over the device's expert-parallel group (driver_experts.cpp).
   void ep_collective(size_t di, int lane, const Step& st, double t0);
@@ -151,7 +170,7 @@ class Driver {
   /// group's compute ends).
   bool closed_form_groups(size_t di) const
   {
-    return !full_ && costs_.tp_exclusive() && !devices_[di].paired && !dp_kernels_beside(di);
+    return !full_ && costs_.tp_exclusive() && !devices_[di].paired && !dp_kernels_beside(di) && !var_.on();
   }
   /// Whether the overlap group [begin, end) (overlap_group_at) goes into run_merged's activity at its closed-form
   /// length (closed_form_groups; TP collectives only).
@@ -206,6 +225,7 @@ class Driver {
   std::string folding_note_;   // see Folding::asymmetry
   std::vector<Device> devices_;
   size_t done_count_ = 0;
+  Variability var_;  ///< this sample's speeds and jitter
 };
 
 }  // namespace dtsim::replay

@@ -132,10 +132,12 @@ void Driver::maybe_optimizer(size_t di)
   d.b.exposed_dp_comm_s += now - d.backward_end_t - d.embedding_wait_s;
   d.b.bubble_s += d.embedding_wait_s;
   double t0 = now;
-  exec_on(gpu_host(d.id), prog_.optimizer_seconds[size_t(d.coord.stage)], [this, di, t0]() {
+  const KernelFactor f = var_.device(d.id);
+  exec_on(gpu_host(d.id), prog_.optimizer_seconds[size_t(d.coord.stage)] * f.time, [this, di, t0, f]() {
     Device& d = devices_[di];
     double now = Activities::now();
-    d.b.optimizer_s += now - t0;
+    d.b.optimizer_s += (now - t0) * f.own / f.time;
+    d.b.straggler_s += (now - t0) * (1 - f.own / f.time);
     trace_.add(d.id, 0, "optimizer", t0, now);
     const size_t st = size_t(d.coord.stage);
     const double refresh = prog_.param_allgather_bytes.empty() ? 0.0 : prog_.param_allgather_bytes[st];

@@ -94,9 +94,11 @@ void Driver::finish_overlap_group(size_t di, int lane, size_t begin, size_t end,
   Lane& ln = d.lanes[size_t(lane)];
   const double now = Activities::now();
   const Step& c = (*ln.steps)[compute];
-  d.b.compute_s += busy;
+  const double own = own_share(d, lane, compute);
+  d.b.compute_s += busy * own;
+  d.b.straggler_s += busy * (1 - own);
   if (c.recompute)
-    d.b.recompute_s += busy;
+    d.b.recompute_s += busy * own;
   double& waited = ring ? d.b.exposed_cp_comm_s : d.b.exposed_tp_comm_s;
   if (gpu_released) {
     book_idle(d, waited);  // the other lane may have computed meanwhile
@@ -143,7 +145,7 @@ void Driver::run_overlap_group(size_t di, int lane, size_t end, double t0)
     finish_overlap_group(di, lane, begin, end, compute, t0, state->compute_end - t0,
                          Activities::now() - state->compute_end, ring, state->gpu_released);
   };
-  exec_on(gpu_host(d.id), (*ln.steps)[compute].seconds, [this, di, state, finish, beside]() {
+  exec_on(gpu_host(d.id), kernel_s(d, lane, compute), [this, di, state, finish, beside]() {
     state->compute_end = Activities::now();
     if (--state->pending == 0) {
       finish();

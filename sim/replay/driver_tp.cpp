@@ -5,11 +5,12 @@
 namespace dtsim::replay {
 
 // ---- runs of kernels and tensor-parallel collectives -------------------------------------------------------
-void Driver::book_kernel(Device& d, const Step& st, double t, double x)
+void Driver::book_kernel(Device& d, const Step& st, double t, double x, double own)
 {
-  d.b.compute_s += x;
+  d.b.compute_s += x * own;
+  d.b.straggler_s += x * (1 - own);
   if (st.recompute)
-    d.b.recompute_s += x;
+    d.b.recompute_s += x * own;
   trace_.add(d.id, 0, st.label, t, t + x);
 }
 
@@ -38,7 +39,7 @@ void Driver::run_merged(size_t di, int lane, double t0)
     if (group && end > begin)
       break;  // run_step overlaps it with its communication
     if (st.kind == Step::Kind::Compute) {
-      total += st.seconds;
+      total += kernel_s(d, lane, end);
       after_kernel = true;
       continue;
     }
@@ -102,9 +103,9 @@ void Driver::run_merged(size_t di, int lane, double t0)
         continue;
       }
       const bool kernel = st.kind == Step::Kind::Compute;
-      const double x = k == last ? now - t : kernel ? st.seconds : costs_.merged_tp_time(d.id, st);
+      const double x = k == last ? now - t : kernel ? kernel_s(d, lane, k) : costs_.merged_tp_time(d.id, st);
       if (kernel) {
-        book_kernel(d, st, t, x);
+        book_kernel(d, st, t, x, own_share(d, lane, k));
       } else {
         d.b.exposed_tp_comm_s += x;
         trace_.add(d.id, 1, st.label, t, t + x);
@@ -156,7 +157,7 @@ bool Driver::run_sequence(size_t di, int lane, double t0)
       if (!pending)
         kernels_first = end;
       pending = true;
-      kernels += st.seconds;
+      kernels += kernel_s(d, lane, end);
       continue;
     }
     if (st.kind == Step::Kind::ParamGather || st.kind == Step::Kind::EpCollective || st.kind == Step::Kind::CpRing)
@@ -206,8 +207,8 @@ bool Driver::run_sequence(size_t di, int lane, double t0)
         const Step& st = (*ln.steps)[k];
         if (st.kind != Step::Kind::Compute)
           continue;
-        const double x = k == last ? item_end - t : st.seconds;
-        book_kernel(d, st, t, x);
+        const double x = k == last ? item_end - t : kernel_s(d, lane, k);
+        book_kernel(d, st, t, x, own_share(d, lane, k));
         t += x;
       }
     }
@@ -250,7 +251,17 @@ void Driver::tp_collective(size_t di, int lane, const Step& st, double t0)
   }
   const int64_t group = d.coord.stage * plan_.groups.dense_dp + d.coord.dp;
   comm_.run_joined(CollectiveRunner::join_key(CollectiveRunner::kTpGroup, lane, group, seq), plan_.groups.tp, di,
-                   phases, [finish, di, t0]() { finish(di, t0); });
+                   phases, [this, finish, di, t0]() {
+                     if (!var_.on()) {
+                       finish(di, t0);
+                       return;
+                     }
+                     // Under variability, the wait for the group's slowest member is named as such, as the
+                     // folded representative's kernels beyond its own draw are (Breakdown::straggler_s).
+                     const double joined = comm_.joined_t();
+                     devices_[di].b.straggler_s += joined - t0;
+                     finish(di, joined);
+                   });
 }
 
 }  // namespace dtsim::replay

@@ -31,11 +31,15 @@ struct Breakdown {
   /// the small all-reduces of a step outside the overlapped ones: gradient norm, update agreement, the loss of
   /// each microbatch (parallel/step_collectives.hpp)
   double step_collectives_s = 0;
+  /// Variability (docs/variability.md): a folded device's kernels beyond its own draw, the time its tensor-parallel
+  /// group or its stage's slowest device holds it back. In full fidelity: the wait at a TP collective for the group's
+  /// last member; the waits elsewhere show where they happen (data-parallel communication, bubble).
+  double straggler_s = 0;
   double total() const
   {
     return compute_s + exposed_tp_comm_s + exposed_pp_comm_s + exposed_dp_comm_s + exposed_ep_comm_s +
            exposed_cp_comm_s + bubble_s + optimizer_s + exposed_weight_streaming_s + exposed_fabric_s +
-           stack_overhead_s + step_collectives_s;
+           stack_overhead_s + step_collectives_s + straggler_s;
   }
   Breakdown& operator+=(const Breakdown& o);
   Breakdown& operator/=(double n);
@@ -68,7 +72,9 @@ class Trace {
 };
 
 struct ReplayResult {
-  double step_time_s = 0;
+  double step_time_s = 0;  ///< with variability.samples > 1: the mean of the samples' steps
+  /// Each sample's step (variability.samples of them; empty for one sample).
+  std::vector<double> sample_steps;
   Breakdown average;                   ///< mean over simulated devices
   std::vector<Breakdown> per_stage;    ///< first simulated device of each stage
   int64_t simulated_devices = 0;
@@ -87,8 +93,10 @@ void add_step_overhead(ReplayResult& r, double seconds);
 /// device: every device waits for them, whatever its stage.
 void add_step_collectives(ReplayResult& r, double seconds);
 
-/// Runs the step of `plan` (derive_plan(s); `s` gives the hardware, the model and the fidelity). Creates its own
-/// SimGrid engine: call once per process.
+/// Runs the step of `plan` (derive_plan(s); `s` gives the hardware, the model, the fidelity and the variability).
+/// With variability.samples > 1 and variability on, the samples run one after the other in one simulation on one
+/// platform, each drawing its own speeds and jitter; the result holds their mean (breakdown included) and each
+/// step. Creates its own SimGrid engine: call once per process.
 ReplayResult run_replay(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan, const StepProgram& program,
                         const parallel::PipelineSchedule& schedule, bool record_trace);
 

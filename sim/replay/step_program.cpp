@@ -1,6 +1,7 @@
 #include "replay/step_program.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "parallel/memory.hpp"
 #include "scenario/layer_partition.hpp"
@@ -19,8 +20,14 @@ Step compute_step(const std::vector<model::Op>& ops, const kernels::ComputeModel
   st.recompute = recompute;
   st.label = std::move(label);
   st.seconds = cm.run_seconds(ops);
-  for (const auto& op : ops)
+  double sum = 0, squares = 0;
+  for (const auto& op : ops) {
     st.flops += op.flops();
+    const double t = cm.seconds(op);
+    sum += t;
+    squares += t * t;
+  }
+  st.jitter_weight = sum > 0 ? std::sqrt(squares) / sum : 1.0;
   return st;
 }
 

@@ -23,6 +23,9 @@ struct Step {
   Kind kind = Kind::Compute;
   double seconds = 0;        ///< compute time (Compute)
   double flops = 0;          ///< hardware FLOPs of the step on one device (Compute)
+  /// The relative spread of the run's time over one kernel's (Compute): sqrt(sum t_i^2) / sum t_i of its kernels'
+  /// times t_i, the coefficient of variation of a sum of independent kernels of equal coefficient of variation.
+  double jitter_weight = 1;
   bool recompute = false;    ///< re-running a forward for activation recomputation (Compute)
   bool accumulation = false; ///< adding a microbatch's gradients into the stored ones (Compute)
   model::TpCollective collective = model::TpCollective::None;

@@ -93,6 +93,8 @@ RunTable table_of(const RunReport& r, const json& document)
     t.breakdown.push_back({"step all-reduces", "step_collectives_s"});
   if (document.at("breakdown").contains("stack_overhead_s"))
     t.breakdown.push_back({"stack overhead per step", "stack_overhead_s"});
+  if (document.at("breakdown").contains("straggler_s"))
+    t.breakdown.push_back({"waiting for slower devices", "straggler_s"});
   for (const ExtraTerm& e : k.extra_terms())
     t.breakdown.push_back({e.label, e.key});
   return t;
@@ -189,6 +191,8 @@ json breakdown_json(const replay::Breakdown& b, const SystemSections& sections)
     j["stack_overhead_s"] = b.stack_overhead_s;
   if (b.step_collectives_s > 0)
     j["step_collectives_s"] = b.step_collectives_s;
+  if (b.straggler_s > 0)
+    j["straggler_s"] = b.straggler_s;
   for (const ExtraTerm& t : sections.extra_terms())
     j[t.key] = b.*t.seconds;
   return j;
@@ -251,6 +255,13 @@ RunRecord make_record(const RunReport& r)
     const auto iv = r.sections->step_interval(r, d.step);
     j["step_time_interval_s"] = iv.known ? json::array({iv.low_s, iv.high_s}) : json(nullptr);
     j["step_time_interval_basis"] = iv.basis;
+    if (const StepSpread sp = step_spread(r); sp.known)
+      j["step_time_spread_s"] = {{"p5", sp.p5}, {"p50", sp.p50}, {"p95", sp.p95}};
+    if (s.variability.on() || s.variability.samples > 1)
+      j["variability"] = {{"device_spread", s.variability.device_spread},
+                          {"kernel_jitter", s.variability.kernel_jitter},
+                          {"samples", s.variability.samples},
+                          {"seed", s.variability.seed}};
     j["samples_per_s"] = d.samples_per_s;
     j["tokens_per_s"] = d.tokens_per_s;
     j["model_tflops_per_device"] = d.model_tflops;

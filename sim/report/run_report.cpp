@@ -29,4 +29,24 @@ Derived derive(const RunReport& r)
   return d;
 }
 
+StepSpread step_spread(const RunReport& r)
+{
+  std::vector<double> x = r.replay.sample_steps;
+  StepSpread s;
+  if (!r.simulated || x.size() < 2)
+    return s;
+  std::sort(x.begin(), x.end());
+  auto at = [&](double p) {
+    const double pos = p * double(x.size() - 1);
+    const size_t i = size_t(pos);
+    const double f = pos - double(i);
+    return i + 1 < x.size() ? x[i] + f * (x[i + 1] - x[i]) : x[i];
+  };
+  s.known = true;
+  s.p5 = at(0.05);
+  s.p50 = at(0.50);
+  s.p95 = at(0.95);
+  return s;
+}
+
 }  // namespace dtsim::report

@@ -43,4 +43,12 @@ struct Derived {
 };
 Derived derive(const RunReport& r);
 
+/// The 5th, 50th and 95th percentiles of a run's sampled steps (variability.samples > 1), linear between order
+/// statistics (Hyndman and Fan's definition 7, numpy's default).
+struct StepSpread {
+  bool known = false;  ///< false for one sample
+  double p5 = 0, p50 = 0, p95 = 0;
+};
+StepSpread step_spread(const RunReport& r);
+
 }  // namespace dtsim::report

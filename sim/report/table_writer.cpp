@@ -99,6 +99,15 @@ void write_table(std::ostream& out, const RunRecord& record)
   row("  interval", interval.is_null() ? basis
                                        : num("%.4f", interval.at(0).get<double>()) +
                                              num(" - %.4f s, ", interval.at(1).get<double>()) + basis);
+  if (doc.contains("step_time_spread_s")) {
+    const json& spread = doc.at("step_time_spread_s");
+    const json& v = doc.at("variability");
+    row("  sampled steps", num("mean of %.0f", v.at("samples").get<double>()) +
+                               num(", p5 %.4f", spread.at("p5").get<double>()) +
+                               num(" / p50 %.4f", spread.at("p50").get<double>()) +
+                               num(" / p95 %.4f s", spread.at("p95").get<double>()) +
+                               num(" (seed %.0f)", v.at("seed").get<double>()));
+  }
   row("throughput", num("%.2f samples/s", doc.at("samples_per_s").get<double>()) + ", " +
                         num("%.0f tokens/s", doc.at("tokens_per_s").get<double>()));
   row("model TFLOP/s per device", num("%.1f", doc.at("model_tflops_per_device").get<double>()) +

@@ -252,6 +252,27 @@ const Key kSimulation = Key::section("simulation", kOptional, "how the step is s
 const Key kFidelity = Key::choice("fidelity", {"folded", "full"}, kOptional, "",
                                   "one device per stage (one system on wafer-scale hardware), or every device")
                           .defaults_to("folded");
+const Key kVariability = Key::section("variability", kOptional,
+                                      "GPU clusters: per-device speed differences and per-kernel jitter, drawn from a "
+                                      "seed; synchronizing collectives and pipeline hand-offs wait for their "
+                                      "slowest member (docs/variability.md)");
+const Key kDeviceSpread =
+    Key::number("device_spread", 0.0, 0.5, kOptional, "",
+                "coefficient of variation of a device's speed across the job's devices (log-normal, mean 1), drawn "
+                "once per device and step; 0.015 is Sinha et al. SC'22's V100 clusters (docs/variability.md)")
+        .defaults_to(0);
+const Key kKernelJitter =
+    Key::number("kernel_jitter", 0.0, 0.5, kOptional, "",
+                "coefficient of variation of one kernel's time (log-normal, mean 1), drawn per kernel and device; a "
+                "run of kernels between two collectives varies as their sum")
+        .defaults_to(0);
+const Key kSamples = Key::integer("samples", limits::kSamples, kOptional, "",
+                                  "steps drawn (`dtsim run --samples`); the report gives their mean as the step "
+                                  "time and their 5th, 50th and 95th percentiles")
+                         .defaults_to(1);
+const Key kSeed = Key::integer("seed", limits::kSeed, kOptional, "",
+                               "seed of the draws (`dtsim run --seed`): the same seed, the same steps, byte for byte")
+                      .defaults_to(1);
 const Key kWafer = Key::section("wafer", kOptional, "wafer-scale hardware only");
 const Key kWaferMode =
     Key::choice("mode", {"auto", "weight-streaming", "layer-pipelined"}, kOptional, "",
@@ -272,6 +293,7 @@ std::vector<config::KeyGroup> groups()
             &kTokens}},
           {"resilience", {&kCheckpointInterval, &kCheckpoint, &kCheckpointBandwidth, &kRestart, &kDeviceMtbf, &kHostMtbf}},
           {"simulation", {&kFidelity}},
+          {"variability", {&kDeviceSpread, &kKernelJitter, &kSamples, &kSeed}},
           {"wafer", {&kWaferMode}}};
 }
 

@@ -18,6 +18,7 @@ extern const Key kFlashAttention, kPrecision, kRecompute, kRecomputeLayers, kFp8
 extern const Key kGradAccumulationFusion, kTokens;
 extern const Key kResilience, kCheckpointInterval, kCheckpoint, kCheckpointBandwidth, kRestart, kDeviceMtbf, kHostMtbf;
 extern const Key kSimulation, kFidelity, kWafer, kWaferMode;
+extern const Key kVariability, kDeviceSpread, kKernelJitter, kSamples, kSeed;
 
 /// The keys grouped by mapping, for the reference.
 std::vector<config::KeyGroup> groups();

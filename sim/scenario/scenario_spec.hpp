@@ -133,6 +133,18 @@ struct ResilienceSpec {
   double device_mtbf_s = 0, host_mtbf_s = 0;
 };
 
+/// Per-device speed differences and per-kernel jitter (docs/variability.md); zeros: every device at its nominal
+/// speed, every kernel at its timed length (the default).
+struct VariabilitySpec {
+  /// Coefficient of variation of a device's speed across the devices of the job, drawn once per device and step.
+  double device_spread = 0;
+  /// Coefficient of variation of one kernel's time, drawn per kernel.
+  double kernel_jitter = 0;
+  int64_t samples = 1;  ///< steps drawn; the report gives their mean and spread
+  int64_t seed = 1;     ///< the draws are a function of (seed, sample, device, kernel) only
+  bool on() const { return device_spread > 0 || kernel_jitter > 0; }
+};
+
 struct ScenarioSpec {
   std::string file;
   std::string name;
@@ -150,6 +162,7 @@ struct ScenarioSpec {
   TrainingSpec training;
   ResilienceSpec resilience;
   Fidelity fidelity = Fidelity::Folded;
+  VariabilitySpec variability;
   WaferMode wafer_mode = WaferMode::Auto;  ///< wafer-scale hardware only
   int64_t microbatches = 1;  ///< per pipeline per step: global_batch / (micro_batch * dp)
   std::map<std::string, Origin> where;  ///< origin of each scenario key, for cross-file messages

@@ -448,6 +448,15 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
     s.where[k::kWafer.name] = root.where(k::kWafer.name);
   wafer.finish();
 
+  MapReader var = root.map(k::kVariability);
+  s.variability.device_spread = var.number(k::kDeviceSpread).value_or(0);
+  s.variability.kernel_jitter = var.number(k::kKernelJitter).value_or(0);
+  s.variability.samples = var.integer(k::kSamples).value_or(1);
+  s.variability.seed = var.integer(k::kSeed).value_or(1);
+  if (root.has(k::kVariability.name))
+    s.where[k::kVariability.name] = root.where(k::kVariability.name);
+  var.finish();
+
   MapReader sim = root.map(k::kSimulation);
   auto fid = sim.choice(k::kFidelity).value_or(k::kFidelity.default_choice);
   s.fidelity = fid == "full" ? Fidelity::Full : Fidelity::Folded;

@@ -36,6 +36,15 @@ def test_set_overrides_keys():
     assert record == cli_json("run", TINY, "--format", "json", "--set", "parallel.tp=1", "--set", "parallel.dp=4")
 
 
+def test_samples_and_seed_reach_the_program():
+    spread = {"variability.device_spread": 0.05}
+    record = dtsim.run(TINY, set=spread, samples=3, seed=4)
+    assert record["variability"]["samples"] == 3 and record["variability"]["seed"] == 4
+    assert set(record["step_time_spread_s"]) == {"p5", "p50", "p95"}
+    assert record == cli_json("run", TINY, "--format", "json", "--set", "variability.device_spread=0.05",
+                              "--samples", "3", "--seed", "4")
+
+
 def test_a_scenario_can_be_a_dict_with_paths_from_the_current_folder():
     scenario = {"name": "tiny-from-a-dict", "model": "models/gpt2-small.yaml", "hardware": "hardware/dgx-a100-80gb.yaml",
                 "devices": 8, "parallel": {"tp": 2, "pp": 1},

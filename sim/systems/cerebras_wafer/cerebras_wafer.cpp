@@ -181,6 +181,10 @@ class CerebrasWafer : public SystemKind {
                      "): several systems are purely data parallel through SwarmX, got " + std::to_string(v));
     if (p.sp)
       diag.add(at("parallel.sp"), "parallel.sp", "expected false on wafer-scale hardware, got true");
+    if (s.variability.on() || s.variability.samples > 1)
+      diag.add(at("variability"), "variability",
+               "expected no variability section on wafer-scale hardware (" + s.hardware.file +
+                   "): per-device speed differences and kernel jitter are drawn by GPU clusters' replay only");
     if (p.zero != 0)
       diag.add(at("parallel.zero"), "parallel.zero",
                "expected 0 on wafer-scale hardware: weights and optimizer states live in MemoryX, got " +
