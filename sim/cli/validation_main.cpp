@@ -1,7 +1,9 @@
 // dtsim_validation: simulates each published run of a reference table and compares it with the published figure:
 // achieved TFLOP/s per device (metric tflops_per_gpu, recomputation counted), step time (metric step_time_s) or
-// model FLOP utilisation (metric mfu, a fraction; recomputation not counted).
-// Errors are given in throughput terms: positive means the simulation is faster than the published run.
+// model FLOP utilisation (metric mfu, a fraction; recomputation not counted), or peak memory per device in GiB
+// (metric peak_memory_gib: dtsim's estimate, simulating nothing, against a published measured figure).
+// Errors are given in throughput terms: positive means the simulation is faster than the published run; for memory,
+// positive means dtsim counts more than was measured.
 // Each row runs in a child process (SimGrid allows one engine per process). Prints a Markdown table; exits 1 when
 // a row misses its bound or the mean absolute error misses its bound.
 // --csv FILE also writes both series (published, simulated) as rows that `dtsim plot` reads (docs/studies.md).
@@ -40,11 +42,16 @@ struct Row {
 };
 
 struct Measured {
-  double tflops = NAN, step_s = NAN, mfu = NAN;
+  double tflops = NAN, step_s = NAN, mfu = NAN, peak_gib = NAN;
 };
 
-// Runs one scenario in a child process.
-Measured simulate_in_child(const std::string& scenario)
+bool known_metric(const std::string& m)
+{
+  return m == "tflops_per_gpu" || m == "step_time_s" || m == "mfu" || m == "peak_memory_gib";
+}
+
+// Runs one scenario in a child process; `memory_only`: estimates its memory per device without simulating.
+Measured simulate_in_child(const std::string& scenario, bool memory_only)
 {
   int fd[2];
   if (pipe(fd) != 0)
@@ -53,10 +60,11 @@ Measured simulate_in_child(const std::string& scenario)
   pid_t pid = fork();
   if (pid == 0) {
     close(fd[0]);
-    double out[3] = {NAN, NAN, NAN};
+    double out[4] = {NAN, NAN, NAN, NAN};
     try {
       auto spec = dtsim::app::load_for_simulation(scenario, {});
-      auto r = dtsim::app::simulate(spec, false);
+      auto r = memory_only ? dtsim::app::check_fit(spec) : dtsim::app::simulate(spec, false);
+      out[3] = r.memory.peak_bytes() / double(1ull << 30);
       if (r.simulated) {
         out[1] = r.replay.step_time_s;
         out[0] = r.hardware_flops / out[1] / double(spec.devices) / 1e12;
@@ -69,14 +77,14 @@ Measured simulate_in_child(const std::string& scenario)
     _exit(n == sizeof out ? 0 : 1);
   }
   close(fd[1]);
-  double in[3] = {NAN, NAN, NAN};
+  double in[4] = {NAN, NAN, NAN, NAN};
   ssize_t n = read(fd[0], in, sizeof in);
   close(fd[0]);
   int status = 0;
   waitpid(pid, &status, 0);
   if (n != sizeof in)
     return {};
-  return {in[0], in[1], in[2]};
+  return {in[0], in[1], in[2], in[3]};
 }
 
 // A set's slope: the mean error of its runs (those whose label contains `series`, every run when empty;
@@ -232,8 +240,9 @@ int main(int argc, char** argv)
       return 2;
     }
     r.calibration = role == "calibration";
-    if (r.metric != "tflops_per_gpu" && r.metric != "step_time_s" && r.metric != "mfu") {
-      std::cerr << argv[1] << ": unknown metric '" << r.metric << "' (expected tflops_per_gpu, step_time_s or mfu)\n";
+    if (!known_metric(r.metric)) {
+      std::cerr << argv[1] << ": unknown metric '" << r.metric
+                << "' (expected tflops_per_gpu, step_time_s, mfu or peak_memory_gib)\n";
       return 2;
     }
     rows.push_back(r);
@@ -244,10 +253,11 @@ int main(int argc, char** argv)
   std::printf("| run | GPUs | metric | published | simulated | error |\n");
   std::printf("|---|---|---|---|---|---|\n");
   for (auto& r : rows) {
-    const Measured m = simulate_in_child(r.scenario);
+    const bool by_memory = r.metric == "peak_memory_gib";
+    const Measured m = simulate_in_child(r.scenario, by_memory);
     r.step_s = m.step_s;
     const bool by_time = r.metric == "step_time_s";
-    r.simulated = by_time ? r.step_s : r.metric == "mfu" ? m.mfu : m.tflops;
+    r.simulated = by_time ? r.step_s : by_memory ? m.peak_gib : r.metric == "mfu" ? m.mfu : m.tflops;
     double err = by_time ? r.published / r.simulated - 1 : (r.simulated - r.published) / r.published;
     r.error = err;
     bool row_ok = std::isfinite(err) && std::fabs(err) <= row_bound;
@@ -257,14 +267,22 @@ int main(int argc, char** argv)
       ++held_to_bounds;
     }
     std::printf("| %s | %.0f | %s | %.2f | %.2f | %+.1f%%%s |\n", r.label.c_str(), r.gpus,
-                by_time ? "step time (s)" : r.metric == "mfu" ? "MFU" : "TFLOP/s per GPU", r.published, r.simulated,
+                by_time     ? "step time (s)"
+                : by_memory ? "peak memory (GiB)"
+                : r.metric == "mfu" ? "MFU"
+                                    : "TFLOP/s per GPU",
+                r.published, r.simulated,
                 100 * err,
                 r.calibration ? " (calibration run)" : row_ok ? "" : " (out of bound)");
   }
   if (!csv_path.empty()) {
     std::ofstream csv(csv_path);
-    const bool by_time = !rows.empty() && rows.front().metric == "step_time_s";
-    csv << "devices,series,run," << (by_time ? "step_time_s" : "hardware_tflops_per_device") << ",status\n";
+    const std::string first = rows.empty() ? "" : rows.front().metric;
+    csv << "devices,series,run,"
+        << (first == "step_time_s"       ? "step_time_s"
+            : first == "peak_memory_gib" ? "peak_memory_gib"
+                                         : "hardware_tflops_per_device")
+        << ",status\n";
     char b[64];
     for (const char* series : {"published", "simulated"})
       for (const auto& r : rows) {

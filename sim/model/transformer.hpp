@@ -37,6 +37,9 @@ struct Shape {
   /// Transformer Engine's current (per-tensor) scaling: an amax pass over each tensor before its cast (delayed
   /// scaling takes the amax inside the cast kernel).
   bool fp8_current_scaling = false;
+  /// Low-precision linear layers that save their 16-bit inputs for backward and recast them there (torchao's
+  /// Float8Linear), rather than keeping the low-precision copies (Transformer Engine): activation memory as in bf16.
+  bool low_precision_saves_16bit = false;
   /// Share of the fp8 weight casts a microbatch pays: TE casts the weights on the first microbatch of a step and
   /// reuses them (is_first_microbatch), so 1 / microbatches per step; 1 when unknown.
   double fp8_weight_cast_share = 1.0;

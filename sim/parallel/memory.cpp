@@ -44,7 +44,8 @@ double layer_activation_bytes(const model::ModelSpec& m, const model::Shape& sh,
   // mlp). fp8: 1 byte. mxfp8 and nvfp4: the column-wise block-scaled copy the weight gradient reads, with its scales
   // (the row-wise one is dropped after the forward GEMM: the input gradient reads the weights and the output
   // gradient only).
-  const double q = sh.fp8 ? 1.0 : sh.block_scaled_bytes;
+  // torchao's Float8Linear saves the 16-bit inputs instead (stack memory.fp8_saves_16bit): nothing changes.
+  const double q = sh.low_precision_saves_16bit ? 0.0 : sh.fp8 ? 1.0 : sh.block_scaled_bytes;
   if (q > 0) {
     replicated -= 2.0 * (2.0 - q);
     attn_out *= q / 2.0;
@@ -155,9 +156,15 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
     auto sharded = [&](int from_stage) { return zero >= from_stage ? dense / d + experts / de : sm.params; };
     sm.weights_bytes = sharded(3) * weight_bytes;
     // Transformer Engine's low-precision copies of the weights (fp8; mxfp8 and nvfp4 row- and column-wise, with
-    // their block scales), kept across microbatches.
-    if (plan.precision.fp8_linear)
-      sm.weights_bytes += sharded(3) * plan.precision.weight_copy_bytes;
+    // their block scales), kept across microbatches: of the layers' linear weights only (the embedding and the
+    // output layer are not Transformer Engine modules in Megatron-Core, torchtitan leaves the head in bf16; the
+    // layers' norms, 2h of about 12h^2 parameters, are counted with them). With training.fp8_params the layers
+    // hold that copy alone: no 16-bit weight beside it.
+    if (plan.precision.fp8_linear && !s.stack.memory.fp8_saves_16bit) {
+      const double layer_share = stage_layer_params(t, plan, st, false) / sm.params;
+      const double copy = plan.precision.weight_copy_bytes - (s.training.fp8_params ? weight_bytes : 0.0);
+      sm.weights_bytes += sharded(3) * layer_share * copy;
+    }
     // Without resharding after forward (FSDP2's reshard_after_forward=False) every layer of the stage stays
     // gathered from its forward to its backward: the stage's weights are held whole beside their shards.
     if (zero >= 3 && s.parallel.reshard_after_forward)

@@ -6,6 +6,7 @@
 
 #include "scenario/layer_partition.hpp"
 #include "scenario/schedule_registry.hpp"
+#include "stack/optimizer_state.hpp"
 
 namespace dtsim::parallel {
 
@@ -74,6 +75,7 @@ DerivedPlan derive_plan(const scenario::ScenarioSpec& s)
   // (megatron/arguments.py forces accumulate_allreduce_grads_in_fp32 with --bf16): 4 bytes held and sent.
   if (s.stack.memory.fp32_gradients && p.precision.gradient_bytes < 4)
     p.precision.gradient_bytes = 4;
+  p.precision.optimizer_bytes_per_param = stack::optimizer_state_bytes(tr.optimizer_state, tr.precision == "fp32");
 
   p.groups.tp = par.tp;
   p.groups.cp = par.cp;

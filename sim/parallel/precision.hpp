@@ -14,8 +14,8 @@ struct Precision {
   int weight_bytes = 2;       ///< per weight held for compute and gathered (ZeRO-3)
   int gradient_bytes = 2;     ///< per gradient element held and reduced over the data-parallel group
   /// Optimizer state per parameter: an fp32 main copy of the weights plus Adam's momentum and variance (4 + 4 + 4);
-  /// fp32 training needs no main copy (4 + 4).
-  int optimizer_bytes_per_param = 12;
+  /// fp32 training needs no main copy (4 + 4). derive_plan sets it from training.optimizer_state.
+  double optimizer_bytes_per_param = 12;
   /// Low-precision linear layers (fp8, mxfp8, nvfp4): the GEMMs of the linear layers (QKV, projection, MLP,
   /// experts: forward, input gradient and weight gradient) read low-precision inputs at that precision's peak, and a
   /// low-precision copy of the weights is kept across microbatches; attention, the router, the logits and the

@@ -221,6 +221,20 @@ const Key kCrossEntropy =
                 "kernel per operation on an fp32 copy, 38 / 14; `fused-native`, Megatron-Core's "
                 "`cross_entropy_loss_fusion` (native), 22 / 10; `fused-te`, Transformer Engine's Triton "
                 "parallel_cross_entropy (`cross_entropy_fusion_impl: te`), 6 / 4");
+const Key kOptimizerState =
+    Key::choice("optimizer_state", stack::optimizer_state_names(), kOptional,
+                "the stack's `memory.optimizer_state` (fp32 without one)",
+                "how Adam holds its states per parameter (memory only): `fp32`, an fp32 master copy, momentum and "
+                "variance, 12 bytes; `fp32-remainders`, the master copy's low 16 bits only (its high 16 are the "
+                "bf16 weight), 10 bytes (Apex DistributedFusedAdam's store_param_remainders: NeMo with a bf16 "
+                "model and fp32 optimizer); `bf16`, bf16 momentum and variance and no master copy, 4 bytes (NeMo's "
+                "`optim.dtype: bf16`). With precision fp32 the weights are the master copy: 8 or 4 bytes");
+const Key kFp8Params =
+    Key::boolean("fp8_params", kOptional, "false",
+                 "fp8, mxfp8 and nvfp4 only: the linear layers' weights are held in the low precision alone, "
+                 "without their 16-bit copy (Megatron-LM's `--fp8-param-gather`, NeMo's `fp8_params`, "
+                 "Megatron-Bridge's `fp8_param_gather`, Transformer Engine's quantized model init); the fp32 master "
+                 "copy stays in the optimizer. Memory only: the data-parallel gathers still move 16-bit weights");
 const Key kGradAccumulationFusion =
     Key::boolean("grad_accumulation_fusion", kOptional, "true",
                  "weight-gradient GEMMs accumulate into the fp32 main gradients; false: a separate accumulation "
@@ -289,8 +303,8 @@ std::vector<config::KeyGroup> groups()
           {"", {&kSchedule}},
           {"training",
            {&kGlobalBatch, &kMicroBatch, &kSeqLen, &kExpertImbalance, &kExpertCapacityFactor, &kFlashAttention,
-            &kPrecision, &kRecompute, &kRecomputeLayers, &kFp8Recipe, &kCrossEntropy, &kGradAccumulationFusion,
-            &kTokens}},
+            &kPrecision, &kRecompute, &kRecomputeLayers, &kFp8Recipe, &kCrossEntropy, &kOptimizerState, &kFp8Params,
+            &kGradAccumulationFusion, &kTokens}},
           {"resilience", {&kCheckpointInterval, &kCheckpoint, &kCheckpointBandwidth, &kRestart, &kDeviceMtbf, &kHostMtbf}},
           {"simulation", {&kFidelity}},
           {"variability", {&kDeviceSpread, &kKernelJitter, &kSamples, &kSeed}},

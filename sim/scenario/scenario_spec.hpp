@@ -119,6 +119,11 @@ struct TrainingSpec {
   stack::Fp8Recipe fp8_recipe = stack::Fp8Recipe::Delayed;
   /// The kernels of the language-model loss; default: the stack's kernels.cross_entropy.
   stack::CrossEntropyKernel cross_entropy = stack::CrossEntropyKernel::Unfused;
+  /// How Adam holds its states; default: the stack's memory.optimizer_state.
+  stack::OptimizerState optimizer_state = stack::OptimizerState::Fp32;
+  /// Low-precision linear layers only: Transformer Engine keeps their weights in the low precision alone (Megatron's
+  /// --fp8-param-gather, NeMo's fp8_params), without a 16-bit copy beside them.
+  bool fp8_params = false;
   /// Tokens of the whole training run (`training.tokens`); 0: not given, no time to train.
   double tokens = 0;
 };

@@ -160,6 +160,10 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
   }
   const std::string& precision = s.training.precision;
   const bool low = precision == "fp8" || precision == "mxfp8" || precision == "nvfp4";
+  if (s.training.fp8_params && !low)
+    diag.add(at("training.fp8_params"), "training.fp8_params",
+             "expected false with precision " + precision +
+                 ": weights held in a low precision alone need fp8, mxfp8 or nvfp4 linear layers, got true");
   if (hardware_ok && low && s.hardware.peak_flops(precision) > 0 && s.hardware.peak_flops("bf16") <= 0)
     diag.add(at("training.precision"), "training.precision",
              "expected a bf16 peak_flops entry in " + s.hardware.file + " as well: " + precision +
@@ -418,11 +422,14 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   const auto flash_attention = tr.boolean(k::kFlashAttention);
   const auto fp8_recipe = tr.choice(k::kFp8Recipe);
   const auto cross_entropy = tr.choice(k::kCrossEntropy);
+  const auto optimizer_state = tr.choice(k::kOptimizerState);
+  s.training.fp8_params = tr.boolean(k::kFp8Params).value_or(false);
   s.training.tokens = tr.quantity(k::kTokens).value_or(0);
   const bool tokens_given = tr.has(k::kTokens.name);
   for (const config::Key* key : {&k::kGlobalBatch, &k::kMicroBatch, &k::kSeqLen, &k::kPrecision, &k::kRecompute,
                                  &k::kRecomputeLayers, &k::kExpertImbalance, &k::kExpertCapacityFactor,
-                                 &k::kFlashAttention, &k::kFp8Recipe, &k::kCrossEntropy})
+                                 &k::kFlashAttention, &k::kFp8Recipe, &k::kCrossEntropy, &k::kOptimizerState,
+                                 &k::kFp8Params})
     remember(tr, key->name);
   tr.finish();
 
@@ -513,6 +520,8 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   s.training.flash_attention = flash_attention.value_or(s.stack.attention_given);
   s.training.fp8_recipe = fp8_recipe ? stack::fp8_recipe_named(*fp8_recipe) : s.stack.fp8_recipe;
   s.training.cross_entropy = cross_entropy ? stack::cross_entropy_named(*cross_entropy) : s.stack.cross_entropy;
+  s.training.optimizer_state =
+      optimizer_state ? stack::optimizer_state_named(*optimizer_state) : s.stack.memory.optimizer_state;
   const stack::Factors factors = s.stack.factors;
   s.stack.factors = stack::Factors{};
   set_stack_factors(s, factors);

@@ -51,6 +51,20 @@ const Key kFp32Gradients = Key::boolean("fp32_gradients", kOptional, "false",
                                         "(Megatron-LM's main_grad under bf16): 4 bytes per gradient in memory and in "
                                         "the reduce-scatter / all-reduce");
 
+const Key kOptimizerState =
+    Key::choice("optimizer_state", optimizer_state_names(), kOptional, "",
+                "how Adam holds its states per parameter: `fp32` (fp32 master copy, momentum and variance, 12 "
+                "bytes), `fp32-remainders` (the master copy's low 16 bits only, 10 bytes: Apex "
+                "DistributedFusedAdam's store_param_remainders, NeMo's default under bf16), `bf16` (bf16 momentum "
+                "and variance, no master copy, 4 bytes): the default of `training.optimizer_state`")
+        .defaults_to("fp32");
+
+const Key kFp8Saves16bit =
+    Key::boolean("fp8_saves_16bit", kOptional, "false",
+                 "true: fp8 linear layers save their 16-bit inputs and weights for backward and cast them again "
+                 "there, keeping no fp8 copy between forward and backward or across microbatches (torchao's "
+                 "Float8Linear); false: Transformer Engine's, which keep the low-precision inputs and a weight copy");
+
 const Key kOverlap = Key::section("overlap", kOptional, "defaults of the scenario's `parallel.*` switches it does "
                                                         "not set");
 const Key kTpOverlap = Key::boolean("tp_overlap", kOptional, "the scenario's default", "`parallel.tp_overlap`");
@@ -86,7 +100,7 @@ std::vector<config::KeyGroup> groups()
   return {{"", {&kName, &kFramework, &kVersion, &kDescription}},
           {"kernels", {&kAttention, &kFp8Recipe, &kCrossEntropy, &kCudaGraphs, &kLossAllReduce}},
           {"host", {&kLaunch, &kPerLayer, &kPerMicrobatch}},
-          {"memory", {&kCudaContext, &kNcclBuffers, &kFragmentation, &kFp32Gradients}},
+          {"memory", {&kCudaContext, &kNcclBuffers, &kFragmentation, &kFp32Gradients, &kOptimizerState, &kFp8Saves16bit}},
           {"overlap", {&kTpOverlap, &kDpOverlap, &kPpOverlap, &kParamGatherOverlap, &kTpAsyncAllreduce}},
           {"factors", {&kCompute, &kMemoryFactor, &kCommunication, &kStepOverhead}},
           {"calibration", {&kCalibrationRuns, &kHeldoutErrors}}};

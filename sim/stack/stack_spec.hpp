@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/cross_entropy_kernel.hpp"
+#include "stack/optimizer_state.hpp"
 
 namespace dtsim::stack {
 
@@ -39,6 +40,11 @@ struct FrameworkMemory {
   /// Gradients kept and reduced in fp32 (Megatron-LM's main_grad, --accumulate-allreduce-grads-in-fp32 is the
   /// default with bf16) rather than in the 16-bit training precision.
   bool fp32_gradients = false;
+  /// How Adam holds its states (stack/optimizer_state.hpp): the default of the scenario's training.optimizer_state.
+  OptimizerState optimizer_state = OptimizerState::Fp32;
+  /// Low-precision linear layers keep no low-precision copy of weights or inputs between forward and backward: they
+  /// save the 16-bit ones and cast again in backward (torchao's Float8Linear).
+  bool fp8_saves_16bit = false;
 };
 
 /// Defaults of the scenario's overlap switches (parallel.*) that the stack turns on or off when the scenario does

@@ -1,0 +1,104 @@
+// Memory as frameworks hold it, from their code (issue 35, item 7): the optimizer states a framework keeps
+// (training.optimizer_state), weights held in fp8 alone (training.fp8_params), torchao's float8 that saves 16-bit
+// inputs (stack memory.fp8_saves_16bit), and Transformer Engine's weight copies on the layers only. Expected values
+// are the byte counts of those code facts, computed here.
+#include <gtest/gtest.h>
+
+#include "model/transformer.hpp"
+#include "parallel/memory.hpp"
+#include "scenario/scenario_spec.hpp"
+#include "stack/optimizer_state.hpp"
+#include "test_paths.hpp"
+
+namespace {
+
+using dtsim::parallel::derive_plan;
+using dtsim::parallel::estimate_memory;
+using dtsim::parallel::stage_params;
+using dtsim::scenario::Recompute;
+using dtsim::scenario::ScenarioSpec;
+using dtsim::stack::OptimizerState;
+using dtsim::test::load_model_or_throw;
+
+// GPT-3 175B at tp 8, pp 8: stage 1 holds layers only (no embedding, no head).
+ScenarioSpec gpt3_175b(const std::string& precision)
+{
+  ScenarioSpec s;
+  s.model = load_model_or_throw("models/gpt3-175b.yaml");
+  s.parallel.tp = 8;
+  s.parallel.pp = 8;
+  s.parallel.dp = 1;
+  s.parallel.sp = true;
+  s.devices = 64;
+  s.training.seq_len = 2048;
+  s.training.micro_batch = 1;
+  s.training.global_batch = 8;
+  s.training.precision = precision;
+  s.training.recompute = Recompute::Selective;
+  s.microbatches = 8;
+  s.hardware.kind = "gpu-cluster";
+  s.hardware.device.memory_bytes = 80.0 * 1073741824.0;
+  return s;
+}
+
+TEST(MemoryAsHeld, OptimizerStateBytesFollowTheFramework)
+{
+  EXPECT_EQ(dtsim::stack::optimizer_state_bytes(OptimizerState::Fp32, false), 12);
+  EXPECT_EQ(dtsim::stack::optimizer_state_bytes(OptimizerState::Fp32Remainders, false), 10);
+  EXPECT_EQ(dtsim::stack::optimizer_state_bytes(OptimizerState::Bf16, false), 4);
+  EXPECT_EQ(dtsim::stack::optimizer_state_bytes(OptimizerState::Fp32, true), 8);
+  auto s = gpt3_175b("bf16");
+  dtsim::model::Transformer t(s.model);
+  const double fp32 = estimate_memory(s, derive_plan(s), t).stages[1].optimizer_bytes;
+  s.training.optimizer_state = OptimizerState::Fp32Remainders;
+  const double remainders = estimate_memory(s, derive_plan(s), t).stages[1].optimizer_bytes;
+  s.training.optimizer_state = OptimizerState::Bf16;
+  const double bf16 = estimate_memory(s, derive_plan(s), t).stages[1].optimizer_bytes;
+  EXPECT_DOUBLE_EQ(remainders / fp32, 10.0 / 12.0);
+  EXPECT_DOUBLE_EQ(bf16 / fp32, 4.0 / 12.0);
+}
+
+TEST(MemoryAsHeld, Fp8ParamsDropTheBf16CopyOfTheLayersWeights)
+{
+  for (const char* precision : {"fp8", "mxfp8"}) {
+    auto s = gpt3_175b(precision);
+    dtsim::model::Transformer t(s.model);
+    const auto plan = derive_plan(s);
+    const double params = stage_params(t, plan, 1);
+    const double both = estimate_memory(s, plan, t).stages[1].weights_bytes;
+    EXPECT_NEAR(both, params * (2.0 + plan.precision.weight_copy_bytes), 1e-6 * both) << precision;
+    s.training.fp8_params = true;
+    const double alone = estimate_memory(s, derive_plan(s), t).stages[1].weights_bytes;
+    EXPECT_NEAR(alone, params * plan.precision.weight_copy_bytes, 1e-6 * alone) << precision;
+  }
+}
+
+TEST(MemoryAsHeld, WeightCopiesLeaveTheEmbeddingInBf16)
+{
+  auto s = gpt3_175b("fp8");
+  dtsim::model::Transformer t(s.model);
+  const auto plan = derive_plan(s);
+  const auto r = estimate_memory(s, plan, t);
+  // Stage 0 holds the word embeddings besides its layers: they get no fp8 copy.
+  double embedding = double(s.model.vocab) * double(s.model.hidden) / 8.0;
+  if (s.model.learned_positions)  // GPT-3's position table, whole on every TP rank
+    embedding += double(s.training.seq_len) * double(s.model.hidden);
+  const double layers = stage_params(t, plan, 0) - embedding;
+  EXPECT_NEAR(r.stages[0].weights_bytes, 2.0 * (layers + embedding) + 1.0 * layers, 1e-3 * r.stages[0].weights_bytes);
+}
+
+TEST(MemoryAsHeld, TorchaoFloat8HoldsWhatBf16Holds)
+{
+  auto bf16 = gpt3_175b("bf16");
+  auto fp8 = gpt3_175b("fp8");
+  fp8.stack.memory.fp8_saves_16bit = true;
+  dtsim::model::Transformer t(bf16.model);
+  const auto a = estimate_memory(bf16, derive_plan(bf16), t), b = estimate_memory(fp8, derive_plan(fp8), t);
+  EXPECT_DOUBLE_EQ(b.stages[0].activations_bytes, a.stages[0].activations_bytes);
+  EXPECT_DOUBLE_EQ(b.stages[0].weights_bytes, a.stages[0].weights_bytes);
+  // Transformer Engine's fp8 keeps 1-byte inputs: less.
+  fp8.stack.memory.fp8_saves_16bit = false;
+  EXPECT_LT(estimate_memory(fp8, derive_plan(fp8), t).stages[0].activations_bytes, a.stages[0].activations_bytes);
+}
+
+}  // namespace
