@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <cstdio>
 #include <ostream>
 
@@ -41,7 +42,10 @@ bool same_plan(const scenario::ScenarioSpec& a, const scenario::ScenarioSpec& b)
          a.parallel.param_gather_overlap == b.parallel.param_gather_overlap &&
          a.parallel.reshard_after_forward == b.parallel.reshard_after_forward &&
          a.parallel.defer_gradient_sync == b.parallel.defer_gradient_sync &&
-         a.parallel.pp_overlap == b.parallel.pp_overlap && a.training.precision == b.training.precision;
+         a.parallel.pp_overlap == b.parallel.pp_overlap && a.training.precision == b.training.precision &&
+         a.parallel.etp() == b.parallel.etp() && a.parallel.stage_layers == b.parallel.stage_layers &&
+         a.parallel.pairs_units(scenario::schedule_def(a.schedule).pairs_by_default) ==
+             b.parallel.pairs_units(scenario::schedule_def(b.schedule).pairs_by_default);
 }
 
 // The scenario moved to `devices` devices: its own plan (tp, pp, cp, ep, schedule...) with dp scaled to the new count
@@ -99,9 +103,21 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
   // rank computes the same bounds and order.
   const systems::SystemKind& kind = systems::system_kind(base);
   std::vector<double> bound(n, 0.0);
+  // A plan whose schedule cannot be built is a bug: it is counted and named, not simulated (nor ranked).
+  std::vector<char> failed(n, 0);
+  std::map<std::string, int64_t> failures;  // message -> plans
+  std::string first_failed_plan;
   if (!o.exhaustive)
-    for (size_t i = 0; i < n; ++i)
-      bound[i] = kind.lower_bound_step_s(space.fitting[i], parallel::derive_plan(space.fitting[i]));
+    for (size_t i = 0; i < n; ++i) {
+      try {
+        bound[i] = kind.lower_bound_step_s(space.fitting[i], parallel::derive_plan(space.fitting[i]));
+      } catch (const InternalError& e) {
+        failed[i] = 1;
+        ++failures[e.what()];
+        if (first_failed_plan.empty())
+          first_failed_plan = parallel::describe_plan(space.fitting[i]);
+      }
+    }
   size_t own_index = n;
   for (size_t i = 0; i < n && own_plan_carried && own_index == n; ++i)
     if (same_plan(space.fitting[i], base))
@@ -137,6 +153,8 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
     std::vector<size_t> batch;
     for (; next < n && batch.size() < kBatch; ++next) {
       const size_t i = order[next];
+      if (failed[i])
+        continue;
       if (!o.exhaustive && i != own_index && bound[i] > kth_best) {
         ++pruned_by_bound;
         pruned_bounds.push_back(bound[i]);
@@ -211,6 +229,12 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
   j["plans"] = {{"candidates", space.candidates}, {"invalid", space.invalid}, {"not_fitting", space.not_fitting},
                 {"pruned_by_bound", pruned_by_bound}, {"simulated", ranked.size()},
                 {"activities", int64_t(activities)}};
+  if (!failures.empty()) {
+    j["plans"]["internal_errors"] = json::object();
+    for (const auto& [message, count] : failures)
+      j["plans"]["internal_errors"][message] = count;
+    j["plans"]["first_internal_error_plan"] = first_failed_plan;
+  }
   j["pruned"] = json::object();
   for (const auto& [reason, n] : space.pruned)
     j["pruned"][reason] = n;
@@ -237,7 +261,7 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
     out << j.dump(2) << "\n";
     return ranked.empty() ? 3 : 0;
   }
-  char line[320];
+  char line[640];
   out << "dtsim " << kVersion << " search: " << base.model.name << " on " << base.devices << " x "
       << base.hardware.device.name << ", global batch " << base.training.global_batch << " x "
       << base.training.seq_len << "\n\n";
@@ -249,6 +273,11 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
   out << line;
   for (const auto& [reason, n] : space.pruned) {
     std::snprintf(line, sizeof line, "    %6lld  %s\n", (long long)n, reason.c_str());
+    out << line;
+  }
+  for (const auto& [message, count] : failures) {
+    std::snprintf(line, sizeof line, "    %6lld  internal error, not simulated: %s (the first: %s)\n", (long long)count,
+                  message.c_str(), first_failed_plan.c_str());
     out << line;
   }
   if (pruned_by_bound > 0) {
