@@ -38,7 +38,6 @@ PlanDimensions PlanDimensions::wide(const scenario::ScenarioSpec& base)
               : base.training.seq_len >= 8192 ? std::vector<int64_t>{1, 2}
                                               : std::vector<int64_t>{1},
               base.parallel.cp);
-  d.expert_options = base.model.experts > 0;
   return d;
 }
 
@@ -50,6 +49,9 @@ PlanDimensions PlanDimensions::full(const scenario::ScenarioSpec& base)
     if (std::find(d.zero.begin(), d.zero.end(), z) == d.zero.end())
       d.zero.push_back(z);
   d.overlaps = true;
+  // expert_tp and ep_overlap triple a mixture of experts' plans (Mixtral 8x7B on 64 H100: 2,439 plans that fit ->
+  // 5,516): full space only.
+  d.expert_options = base.model.experts > 0;
   // fp8 (Transformer Engine style) where the device has an fp8 peak and the scenario trains in bf16.
   if (base.training.precision == "bf16" && base.hardware.peak_flops("fp8") > 0)
     d.precisions = {"bf16", "fp8"};

@@ -35,11 +35,12 @@ struct PlanDimensions {
   std::vector<std::string> precisions;
   /// The dimensions of `dtsim search`: micro batch 1..8, chunks 1..4 (and the scenario's own), every recomputation (full recomputation of
   /// the fewest layers per chunk that fit), GPipe, sp on and off, ZeRO 0 and 1, for models with experts every
-  /// power-of-two ep up to the expert count with expert_tp and ep_overlap (expert_options), for sequences of 8K
-  /// tokens cp 1, 2 and of 16K or more cp 1, 2, 4 (always including the scenario's own values).
+  /// power-of-two ep up to the expert count, for sequences of 8K tokens cp 1, 2 and of 16K or more cp 1, 2, 4
+  /// (always including the scenario's own values).
   static PlanDimensions wide(const scenario::ScenarioSpec& base);
   /// `dtsim search --full-space`: wide, plus ZeRO 2 and 3 on plans without pipeline parallelism, every overlap
-  /// option off and on, and fp8 beside bf16 on devices with an fp8 peak. Several times slower: ZeRO-3 plans gather
+  /// option off and on, fp8 beside bf16 on devices with an fp8 peak, and for models with experts expert_tp and
+  /// ep_overlap (expert_options). Several times slower: ZeRO-3 plans gather
   /// every layer over the data-parallel group, and the overlaps multiply the plans. Of the overlaps, only
   /// tensor-parallel overlap slows the compute beside it (the SMs its kernels take); gradient, parameter-gather and
   /// pipeline overlaps cost the GPU nothing in dtsim.
