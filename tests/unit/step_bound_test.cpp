@@ -14,6 +14,7 @@
 #include "app/simulate.hpp"
 #include "core/child_process.hpp"
 #include "parallel/plan_space.hpp"
+#include "scenario/schedule_registry.hpp"
 #include "systems/system_kinds.hpp"
 #include "test_paths.hpp"
 
@@ -78,17 +79,20 @@ TEST(StepBound, NeverAboveTheSimulatedStepWithContextParallelism)
 TEST(StepBound, NeverAboveTheSimulatedStepWithExperts)
 {
   double tightest = 0;
-  EXPECT_GT(check_bounds(full_space("scenarios/tiny-moe.yaml"), tightest, 5), 50u);
+  EXPECT_GT(check_bounds(full_space("scenarios/tiny-moe.yaml"), tightest, 40), 50u);
 }
 
 // ep_overlap pairs a forward and a backward chunk (DualPipe, interleaved 1F1B's steady state): the plans of the space
 // that pair them.
 TEST(StepBound, NeverAboveTheSimulatedStepWithPairedChunks)
 {
-  auto plans = full_space("scenarios/tiny-moe.yaml", {"parallel.pp=2", "schedule=dualpipe", "parallel.pp_overlap=true",
-                                                       "parallel.ep_overlap=true"});
+  std::vector<dtsim::scenario::ScenarioSpec> plans;
+  for (auto& p : full_space("scenarios/tiny-moe.yaml", {"parallel.pp=2", "schedule=dualpipe", "parallel.pp_overlap=true",
+                                                         "parallel.ep_overlap=true"}))
+    if (p.parallel.ep > 1 && p.parallel.pairs_units(dtsim::scenario::schedule_def(p.schedule).pairs_by_default))
+      plans.push_back(std::move(p));
   double tightest = 0;
-  EXPECT_GT(check_bounds(plans, tightest, 2), 10u);
+  EXPECT_GT(check_bounds(plans, tightest, 20), 10u);
 }
 
 nlohmann::json search_json(const std::string& scenario, bool exhaustive)
