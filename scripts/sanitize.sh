@@ -20,5 +20,5 @@ forking_sweeps='^Sweep\.|^cli\.sweep|^cli\.same_results_jobs_and_mpi$'
 # Also left out: the golden records of the three mixture-of-experts validation runs (their expert all-to-alls of
 # thousands of flows take 5-30 s each in the Release build, minutes unoptimised) and of the 1,013-plan search bench
 # case (14 s in the Release build); the plain build checks them.
-large_records='^golden\.scenarios\.validation\.(deepseek-v3-2048-h800|bridge-2509-deepseek-v3-1024|bridge-2511-qwen3-235b-256)$|^golden\.bench\.(sweep-1000|search-gpt3-175b-1024)$'
+large_records='^golden\.scenarios\.validation\.(deepseek-v3-2048-h800|bridge-2509-deepseek-v3-1024|bridge-2511-qwen3-235b-256)$|^golden\.bench\.(sweep-1000|search-.*)$'
 ctest --test-dir build-asan --output-on-failure -j"$(nproc)" -E "^validation\.|$forking_sweeps|$large_records"

@@ -260,10 +260,11 @@ def _rows(rows):
 
 
 def search(scenario, set=None, devices=None, top=None, full_space=False, narrow=False, jobs=None, progress=True,
-           ranking_only=True):
+           ranking_only=True, exhaustive=False):
     """Every parallel plan for the scenario's model and cluster, simulated and ranked (`dtsim search`). Returns the
     ranking as rows, the best first (the `top` best where given; a DataFrame where pandas is installed);
-    ranking_only=False returns the whole JSON document."""
+    ranking_only=False returns the whole JSON document. Plans whose lower bound on the step time shows they cannot
+    enter the top `top` (10 when not given) are not simulated unless exhaustive=True."""
     files = _Scenarios()
     try:
         args = ["search", files.path(scenario), "--format", "json"] + _set_args(set)
@@ -275,6 +276,8 @@ def search(scenario, set=None, devices=None, top=None, full_space=False, narrow=
             args.append("--full-space")
         if narrow:
             args.append("--narrow")
+        if exhaustive:
+            args.append("--exhaustive")
         if jobs is not None:
             args += ["--jobs", jobs]
         if not progress:

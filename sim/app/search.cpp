@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
+#include <limits>
+#include <map>
 #include <cstdio>
 #include <ostream>
 
@@ -39,7 +42,10 @@ bool same_plan(const scenario::ScenarioSpec& a, const scenario::ScenarioSpec& b)
          a.parallel.param_gather_overlap == b.parallel.param_gather_overlap &&
          a.parallel.reshard_after_forward == b.parallel.reshard_after_forward &&
          a.parallel.defer_gradient_sync == b.parallel.defer_gradient_sync &&
-         a.parallel.pp_overlap == b.parallel.pp_overlap && a.training.precision == b.training.precision;
+         a.parallel.pp_overlap == b.parallel.pp_overlap && a.training.precision == b.training.precision &&
+         a.parallel.etp() == b.parallel.etp() && a.parallel.stage_layers == b.parallel.stage_layers &&
+         a.parallel.pairs_units(scenario::schedule_def(a.schedule).pairs_by_default) ==
+             b.parallel.pairs_units(scenario::schedule_def(b.schedule).pairs_by_default);
 }
 
 // The scenario moved to `devices` devices: its own plan (tp, pp, cp, ep, schedule...) with dp scaled to the new count
@@ -91,18 +97,100 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
   // Under mpirun the ranks share the plans; rank 0 alone prints.
   const MpiWorld world = mpi_world();
   const bool quiet = o.quiet || !world.root();
+  const size_t n = space.fitting.size();
+  // Each plan's proven lower bound on its step time, and the order of simulation: the scenario's own plan first
+  // (its rank is reported), then by bound, so that the k-th best step time falls early and prunes the rest. Every
+  // rank computes the same bounds and order.
+  const systems::SystemKind& kind = systems::system_kind(base);
+  std::vector<double> bound(n, 0.0);
+  // A plan whose schedule cannot be built is a bug: it is counted and named, not simulated (nor ranked).
+  std::vector<char> failed(n, 0);
+  std::map<std::string, int64_t> failures;  // message -> plans
+  std::string first_failed_plan;
+  if (!o.exhaustive)
+    for (size_t i = 0; i < n; ++i) {
+      try {
+        bound[i] = kind.lower_bound_step_s(space.fitting[i], parallel::derive_plan(space.fitting[i]));
+      } catch (const InternalError& e) {
+        failed[i] = 1;
+        ++failures[e.what()];
+        if (first_failed_plan.empty())
+          first_failed_plan = parallel::describe_plan(space.fitting[i]);
+      }
+    }
+  size_t own_index = n;
+  for (size_t i = 0; i < n && own_plan_carried && own_index == n; ++i)
+    if (same_plan(space.fitting[i], base))
+      own_index = i;
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if ((a == own_index) != (b == own_index))
+      return a == own_index;
+    return bound[a] < bound[b];
+  });
   if (!quiet) {
     log << "search: " << space.candidates << " plans, " << space.invalid << " do not divide, " << space.not_fitting
-        << " do not fit, simulating " << space.fitting.size() << " with " << o.jobs << " processes";
+        << " do not fit, simulating up to " << n << " with " << o.jobs << " processes";
+    if (!o.exhaustive)
+      log << ", in the order of their lower bounds, until none left can enter the top " << o.top;
     if (world.size > 1)
       log << " on each of " << world.size << " MPI ranks (the progress counts rank 0's share)";
     log << "\n" << std::flush;
   }
-  std::vector<std::function<Bytes()>> work;
-  for (const auto& p : space.fitting)
-    work.push_back([&p]() { return report::record_to_cbor(report::make_record(simulate(p, false))); });
-  Progress progress(log, quiet, share_of(work.size(), world).size(), 0, "search", "plans");
-  auto results = run_across_ranks(work, o.jobs, [&](size_t done) { progress.update(done); });
+  // In batches of a fixed size, so that which plans are simulated depends neither on --jobs nor on the MPI ranks:
+  // after each batch the top-th best step time so far prunes every plan whose bound exceeds it.
+  constexpr size_t kBatch = 16;
+  const size_t k = size_t(std::max(1, o.top));
+  std::vector<std::optional<Bytes>> results(n);
+  std::vector<double> steps;  // simulated step times (rank 0)
+  double kth_best = std::numeric_limits<double>::infinity();
+  int64_t pruned_by_bound = 0;
+  std::vector<double> pruned_bounds;  // of the plans not simulated
+  Progress progress(log, quiet, n, 0, "search", "plans");
+  for (size_t next = 0; next < n;) {
+    std::vector<size_t> batch;
+    for (; next < n && batch.size() < kBatch; ++next) {
+      const size_t i = order[next];
+      if (failed[i])
+        continue;
+      if (!o.exhaustive && i != own_index && bound[i] > kth_best) {
+        ++pruned_by_bound;
+        pruned_bounds.push_back(bound[i]);
+      } else {
+        batch.push_back(i);
+      }
+    }
+    std::vector<std::function<Bytes()>> work;
+    for (size_t i : batch)
+      work.push_back([&space, i]() { return report::record_to_cbor(report::make_record(simulate(space.fitting[i], false))); });
+    const size_t handled = next - batch.size();
+    auto got = run_across_ranks(work, o.jobs, [&](size_t done) { progress.update(handled + done); });
+    progress.update(next);
+    double kth = kth_best;
+    if (world.root()) {
+      for (size_t j = 0; j < batch.size(); ++j) {
+        if (!got[j])
+          continue;
+        const json run = report::record_from_cbor(*got[j]).document;
+        if (run.contains("step_time_s") && run["step_time_s"].get<double>() > 0)
+          steps.push_back(run["step_time_s"].get<double>());
+        results[batch[j]] = std::move(got[j]);
+      }
+      if (steps.size() >= k) {
+        std::nth_element(steps.begin(), steps.begin() + std::ptrdiff_t(k - 1), steps.end());
+        kth = steps[k - 1];
+      }
+    }
+    if (world.size > 1) {  // rank 0's k-th best to every rank, bit for bit
+      uint64_t bits = 0;
+      std::memcpy(&bits, &kth, sizeof bits);
+      bits = (*broadcast_from_root(std::vector<uint64_t>{bits}))[0];
+      std::memcpy(&kth, &bits, sizeof kth);
+    }
+    kth_best = kth;
+  }
   progress.finish();
   if (!world.root())
     return 0;
@@ -129,10 +217,24 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
   for (size_t i = 0; i < ranked.size() && own_plan_carried; ++i)
     if (same_plan(space.fitting[ranked[i].index], base))
       own = int(i);
+  // The scenario's plan's rank among every plan that fits: exact when no plan left unsimulated could be faster
+  // (its bound is below the plan's step time), else a range up to the case where all those are.
+  int64_t own_rank_to = own + 1;
+  for (double b : pruned_bounds)
+    if (own >= 0 && b <= ranked[size_t(own)].step)
+      ++own_rank_to;
+  const size_t fitting = ranked.size() + size_t(pruned_by_bound);
 
   json j = report::scenario_identity_json(base);
   j["plans"] = {{"candidates", space.candidates}, {"invalid", space.invalid}, {"not_fitting", space.not_fitting},
-                {"simulated", ranked.size()}, {"activities", int64_t(activities)}};
+                {"pruned_by_bound", pruned_by_bound}, {"simulated", ranked.size()},
+                {"activities", int64_t(activities)}};
+  if (!failures.empty()) {
+    j["plans"]["internal_errors"] = json::object();
+    for (const auto& [message, count] : failures)
+      j["plans"]["internal_errors"][message] = count;
+    j["plans"]["first_internal_error_plan"] = first_failed_plan;
+  }
   j["pruned"] = json::object();
   for (const auto& [reason, n] : space.pruned)
     j["pruned"][reason] = n;
@@ -142,29 +244,45 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
     j["ranking"].push_back({{"rank", i + 1},
                             {"plan", parallel::describe_plan(space.fitting[r.index])},
                             {"step_time_s", r.step},
+                            {"step_time_lower_bound_s", bound[r.index]},
                             {"samples_per_s", r.samples},
                             {"mfu", r.mfu},
                             {"memory_peak_bytes_per_device", r.peak_mem}});
   }
   j["scenario_plan"] = own_plan_carried ? parallel::describe_plan(base) : written_plan;
   if (own >= 0) {
-    j["scenario_plan_rank"] = own + 1;
+    if (own_rank_to == own + 1)
+      j["scenario_plan_rank"] = own + 1;
+    else
+      j["scenario_plan_rank_range"] = {own + 1, own_rank_to};
     j["scenario_plan_vs_best"] = ranked[size_t(own)].step / ranked.front().step;
   }
   if (o.format == "json") {
     out << j.dump(2) << "\n";
     return ranked.empty() ? 3 : 0;
   }
-  char line[320];
+  char line[640];
   out << "dtsim " << kVersion << " search: " << base.model.name << " on " << base.devices << " x "
       << base.hardware.device.name << ", global batch " << base.training.global_batch << " x "
       << base.training.seq_len << "\n\n";
-  std::snprintf(line, sizeof line, "  %lld plans looked at, %lld do not divide, %lld do not fit, %zu simulated in %.1f s\n",
-                (long long)space.candidates, (long long)space.invalid, (long long)space.not_fitting, ranked.size(),
-                wall);
+  std::snprintf(line, sizeof line,
+                "  %lld plans looked at, %lld do not divide, %lld do not fit, %lld pruned by bound, %zu simulated in "
+                "%.1f s\n",
+                (long long)space.candidates, (long long)space.invalid, (long long)space.not_fitting,
+                (long long)pruned_by_bound, ranked.size(), wall);
   out << line;
   for (const auto& [reason, n] : space.pruned) {
     std::snprintf(line, sizeof line, "    %6lld  %s\n", (long long)n, reason.c_str());
+    out << line;
+  }
+  for (const auto& [message, count] : failures) {
+    std::snprintf(line, sizeof line, "    %6lld  internal error, not simulated: %s (the first: %s)\n", (long long)count,
+                  message.c_str(), first_failed_plan.c_str());
+    out << line;
+  }
+  if (pruned_by_bound > 0) {
+    std::snprintf(line, sizeof line, "    %6lld  lower bound on the step time above the %d%s best simulated\n",
+                  (long long)pruned_by_bound, o.top, o.top == 1 ? "st" : o.top == 2 ? "nd" : o.top == 3 ? "rd" : "th");
     out << line;
   }
   if (ranked.empty()) {
@@ -181,7 +299,7 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
   for (size_t i = 0; i < ranked.size() && int(i) < o.top; ++i)
     print_row(i);
   if (ranked.size() > size_t(o.top)) {
-    out << "  ...\n";
+    out << (pruned_by_bound > 0 ? "  ...   (below: the slowest plan simulated)\n" : "  ...\n");
     print_row(ranked.size() - 1);
   }
   if (!own_plan_carried) {
@@ -191,7 +309,10 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
   }
   out << "\n  this scenario's plan: " << parallel::describe_plan(base);
   if (own >= 0) {
-    std::snprintf(line, sizeof line, ", rank %d of %zu, %.2fx the best step time\n", own + 1, ranked.size(),
+    const std::string rank = own_rank_to == own + 1
+                                 ? std::to_string(own + 1)
+                                 : std::to_string(own + 1) + " to " + std::to_string(own_rank_to);
+    std::snprintf(line, sizeof line, ", rank %s of %zu, %.2fx the best step time\n", rank.c_str(), fitting,
                   ranked[size_t(own)].step / ranked.front().step);
     out << line;
   } else {

@@ -318,6 +318,9 @@ int main(int argc, char** argv)
                        "Also ZeRO 2 and 3 (plans without pipeline parallelism), each overlap option off and on, "
                        "and fp8 where the device has it; several times slower")
       ->excludes(narrow_flag);
+  search_cmd->add_flag("--exhaustive", so.exhaustive,
+                       "Simulate every plan that fits, also those whose lower bound on the step time shows they "
+                       "cannot enter the top --top");
   search_cmd->add_flag("--quiet", so.quiet, "No progress and no messages");
   dtsim::app::CalibrateOptions cao;
   cao.jobs = co.jobs;

@@ -18,6 +18,8 @@ PlanDimensions PlanDimensions::wide(const scenario::ScenarioSpec& base)
   PlanDimensions d;
   d.micro_batches = {1, 2, 4, 8};
   d.chunks = {1, 2, 3, 4};
+  if (std::find(d.chunks.begin(), d.chunks.end(), base.parallel.vpp) == d.chunks.end())
+    d.chunks.push_back(base.parallel.vpp);
   d.recompute = {Recompute::None, Recompute::Selective, Recompute::Full};
   d.partial_recompute = true;
   d.gpipe = true;
@@ -32,7 +34,10 @@ PlanDimensions PlanDimensions::wide(const scenario::ScenarioSpec& base)
   for (int64_t e = 2; e <= base.model.experts; e *= 2)
     ep.push_back(e);
   d.ep = with(ep, base.parallel.ep);
-  d.cp = with(base.training.seq_len >= 16384 ? std::vector<int64_t>{1, 2, 4} : std::vector<int64_t>{1}, base.parallel.cp);
+  d.cp = with(base.training.seq_len >= 16384  ? std::vector<int64_t>{1, 2, 4}
+              : base.training.seq_len >= 8192 ? std::vector<int64_t>{1, 2}
+                                              : std::vector<int64_t>{1},
+              base.parallel.cp);
   return d;
 }
 
@@ -44,6 +49,9 @@ PlanDimensions PlanDimensions::full(const scenario::ScenarioSpec& base)
     if (std::find(d.zero.begin(), d.zero.end(), z) == d.zero.end())
       d.zero.push_back(z);
   d.overlaps = true;
+  // expert_tp and ep_overlap triple a mixture of experts' plans (Mixtral 8x7B on 64 H100: 2,439 plans that fit ->
+  // 5,516): full space only.
+  d.expert_options = base.model.experts > 0;
   // fp8 (Transformer Engine style) where the device has an fp8 peak and the scenario trains in bf16.
   if (base.training.precision == "bf16" && base.hardware.peak_flops("fp8") > 0)
     d.precisions = {"bf16", "fp8"};
@@ -65,6 +73,29 @@ std::string reason_of(const Diagnostics& diag)
   return key + ": " + diag.items().front().message;
 }
 
+// Layers of each of `chunks` virtual stages when they do not divide the layers: ceil(layers / chunks) each, the
+// shortfall taken one layer at a time from the ends inward (last, first, second to last, ...), which hold the output
+// head and the embedding: Megatron-LM's uneven pipelines (--decoder-first/last-pipeline-num-layers), Llama 3 405B's
+// 126 layers on 128 chunks ([0, 1, ..., 1, 0], Llama Team 2024, Sec. 3.3.2). Empty (the plan check then says the
+// chunks do not divide the layers) where a chunk other than the ends would hold no layer.
+std::vector<int64_t> uneven_split(int64_t layers, int64_t chunks)
+{
+  const int64_t per = (layers + chunks - 1) / chunks;
+  std::vector<int64_t> split(size_t(chunks), per);
+  int64_t shortfall = per * chunks - layers;
+  for (int64_t k = 0; shortfall > 0; ++k) {
+    const int64_t from_end = k / 2, i = k % 2 == 0 ? chunks - 1 - from_end : from_end;
+    if (split[size_t(i)] > 0) {
+      --split[size_t(i)];
+      --shortfall;
+    }
+  }
+  for (size_t i = 1; i + 1 < split.size(); ++i)
+    if (split[i] == 0)
+      return {};
+  return split;
+}
+
 }  // namespace
 
 std::string describe_plan(const scenario::ScenarioSpec& s)
@@ -73,6 +104,10 @@ std::string describe_plan(const scenario::ScenarioSpec& s)
   const auto& p = s.parallel;
   const std::string extra = (p.cp > 1 ? " cp " + std::to_string(p.cp) : "") +
                             (p.ep > 1 ? " ep " + std::to_string(p.ep) : "") +
+                            (p.ep > 1 && p.tp > 1 && p.etp() == 1 ? " etp 1" : "") +
+                            (p.ep > 1 && p.pairs_units(scenario::schedule_def(s.schedule).pairs_by_default)
+                                 ? " ep-overlap"
+                                 : "") +
                             (p.zero > 0 ? " zero " + std::to_string(p.zero) : "") +
                             (p.tp_overlap ? " tp-overlap" : "") + (p.param_gather_overlap ? " gather-overlap" : "") +
                             (p.pp_overlap ? " p2p-overlap" : "") +
@@ -184,13 +219,26 @@ PlanSpace enumerate_plans(const scenario::ScenarioSpec& base, const PlanDimensio
           s.parallel.zero = zero;
           s.parallel.ep = ep;
           s.training.precision = precision;
-          consider_overlaps(s);
+          if (!dims.expert_options || ep == 1) {
+            consider_overlaps(s);
+            continue;
+          }
+          // Experts split over tp (expert_tp = tp) or whole on each rank (expert_tp 1); a forward and a backward chunk
+          // paired, each one's all-to-alls beside the other's compute, off and on where the schedule pairs them.
+          const bool can_pair = scenario::schedule_def(s.schedule).pairs_units;
+          for (int64_t etp : s.parallel.tp > 1 ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0})
+            for (bool pair : can_pair ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
+              scenario::ScenarioSpec e = s;
+              e.parallel.expert_tp = etp;
+              e.parallel.ep_overlap = pair;
+              consider_overlaps(e);
+            }
         }
   };
   for (int64_t cp : cps)
     for (int64_t tp = 1; tp <= base.hardware.domain_devices(); tp *= 2)  // tp within one NVLink domain
       for (int64_t pp = 1; pp <= layers; ++pp) {
-        if (layers % pp != 0 || devices % (tp * pp * cp) != 0)
+        if (devices % (tp * pp * cp) != 0)
           continue;
         for (int64_t mb : dims.micro_batches)
           for (Recompute rc : dims.recompute)
@@ -213,9 +261,11 @@ PlanSpace enumerate_plans(const scenario::ScenarioSpec& base, const PlanDimensio
                   // A split backward runs its W passes while its pipeline transfers are in flight (scenario check).
                   if (scenario::schedule_def(sc).needs_async_p2p)
                     s.parallel.pp_overlap = true;
-                  // The scenario's own uneven split fits its own pipeline shape only; others split evenly.
-                  if (pp != base.parallel.pp || vpp != base.parallel.vpp)
-                    s.parallel.stage_layers.clear();
+                  // The scenario's own uneven split fits its own pipeline shape only; others split evenly where
+                  // the layers divide, else unevenly.
+                  if (pp != base.parallel.pp || vpp != base.parallel.vpp || base.parallel.stage_layers.empty())
+                    s.parallel.stage_layers =
+                        layers % (pp * vpp) == 0 ? std::vector<int64_t>{} : uneven_split(layers, pp * vpp);
                   s.training.micro_batch = mb;
                   s.training.recompute = rc;
                   consider_options(s);

@@ -28,15 +28,19 @@ struct PlanDimensions {
   /// ZeRO stages, expert-parallel and context-parallel sizes to try; empty: the scenario's own value only.
   std::vector<int> zero;
   std::vector<int64_t> ep, cp;
+  /// For models with experts and ep > 1: expert_tp tp and 1 (with tp > 1), and ep_overlap off and on where the
+  /// schedule pairs units; false: the scenario's own.
+  bool expert_options = false;
   /// Precisions to try; empty: the scenario's own.
   std::vector<std::string> precisions;
-  /// The dimensions of `dtsim search`: micro batch 1..8, chunks 1..4, every recomputation (full recomputation of
+  /// The dimensions of `dtsim search`: micro batch 1..8, chunks 1..4 (and the scenario's own), every recomputation (full recomputation of
   /// the fewest layers per chunk that fit), GPipe, sp on and off, ZeRO 0 and 1, for models with experts every
-  /// power-of-two ep up to the expert count, and for sequences of 16K tokens or more cp 1, 2, 4 (always including
-  /// the scenario's own values).
+  /// power-of-two ep up to the expert count, for sequences of 8K tokens cp 1, 2 and of 16K or more cp 1, 2, 4
+  /// (always including the scenario's own values).
   static PlanDimensions wide(const scenario::ScenarioSpec& base);
   /// `dtsim search --full-space`: wide, plus ZeRO 2 and 3 on plans without pipeline parallelism, every overlap
-  /// option off and on, and fp8 beside bf16 on devices with an fp8 peak. Several times slower: ZeRO-3 plans gather
+  /// option off and on, fp8 beside bf16 on devices with an fp8 peak, and for models with experts expert_tp and
+  /// ep_overlap (expert_options). Several times slower: ZeRO-3 plans gather
   /// every layer over the data-parallel group, and the overlaps multiply the plans. Of the overlaps, only
   /// tensor-parallel overlap slows the compute beside it (the SMs its kernels take); gradient, parameter-gather and
   /// pipeline overlaps cost the GPU nothing in dtsim.
@@ -51,8 +55,9 @@ struct PlanSpace {
   std::map<std::string, int64_t> pruned;        ///< reason -> plans pruned for it (first reason of each plan)
 };
 
-/// tp runs over the powers of two up to the devices of a scale-up (NVLink) domain, pp over the divisors of the layer count that
-/// divide the devices, dp = devices / (tp * pp); then the dimensions above.
+/// tp runs over the powers of two up to the devices of a scale-up (NVLink) domain, pp over the stage counts up to the
+/// layer count that divide the devices, dp = devices / (tp * pp); then the dimensions above. Where pp * vpp does not
+/// divide the layers, the chunks split them unevenly, the ends (embedding, head) taking fewer (parallel.stage_layers).
 PlanSpace enumerate_plans(const scenario::ScenarioSpec& base, const PlanDimensions& dims = PlanDimensions{});
 
 /// "tp 8 pp 16 dp 8 vpp 2 sp mb 1 selective 1f1b" for tables.

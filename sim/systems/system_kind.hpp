@@ -87,6 +87,11 @@ class SystemKind : public hardware::HardwareKind, public scenario::ScenarioRules
   /// wafer-scale system's execution modes.
   virtual PlanChoices plan_choices(const scenario::ScenarioSpec& s) const = 0;
 
+  /// A proven lower bound on what simulate() would give as the step time of a plan that fits (seconds), computed
+  /// without simulating: `dtsim search` simulates plans in its order and leaves out those that cannot enter its
+  /// top k. 0 where the kind has none.
+  virtual double lower_bound_step_s(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan) const = 0;
+
   /// Why `dtsim search` has no plans of this kind to search, or "" when it has.
   virtual std::string why_no_plan_search() const = 0;
   /// Why `dtsim calibrate` cannot fit a software stack on runs of this kind, or "" when it can.

@@ -228,6 +228,9 @@ class CerebrasWafer : public SystemKind {
     row("hardware", s.hardware.name + " (" + std::to_string(s.devices) + " x " + wafer_hardware(s.hardware).wafer.name + ")");
   }
 
+  // No plan search on a wafer (why_no_plan_search), so no bound to prune it with.
+  double lower_bound_step_s(const scenario::ScenarioSpec&, const parallel::DerivedPlan&) const override { return 0; }
+
   std::string why_no_plan_search() const override
   {
     return "a wafer-scale system has no parallel plan to search (its systems are purely data parallel); use dtsim "

@@ -17,6 +17,7 @@
 #include "report/explain.hpp"
 #include "systems/gpu_cluster/gpu_hardware.hpp"
 #include "systems/gpu_cluster/gpu_step.hpp"
+#include "systems/gpu_cluster/step_bound.hpp"
 
 namespace dtsim::systems {
 
@@ -107,6 +108,11 @@ class GpuCluster : public SystemKind {
                     std::to_string(s.parallel.dp) + ", " + s.schedule +
                     (s.parallel.vpp > 1 ? " (" + std::to_string(s.parallel.vpp) + " chunks)" : "") +
                     (s.parallel.sp ? ", sequence parallel" : ""));
+  }
+
+  double lower_bound_step_s(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan) const override
+  {
+    return step_time_lower_bound(s, prepare_gpu_step(s, plan), plan.comm.pairs);
   }
 
   std::string why_no_plan_search() const override { return ""; }

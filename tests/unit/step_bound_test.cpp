@@ -1,0 +1,140 @@
+// The search's lower bound on the step time (systems/gpu_cluster/step_bound.*): never above the simulated step time,
+// on every plan of small spaces that hold every schedule (GPipe, 1F1B, interleaved, zero bubble, ZB-V, DualPipe),
+// recomputation, sequence and context parallelism, ZeRO 0-3, the overlaps, fp8, experts with and without paired
+// chunks; and a search pruned by it lists the same top plans, with the same step times, as one that simulates all.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "app/load.hpp"
+#include "app/search.hpp"
+#include "app/simulate.hpp"
+#include "core/child_process.hpp"
+#include "parallel/plan_space.hpp"
+#include "scenario/schedule_registry.hpp"
+#include "systems/system_kinds.hpp"
+#include "test_paths.hpp"
+
+namespace {
+
+using dtsim::test::source_path;
+
+// Simulates every `stride`-th plan (each in its own child process) and checks bound <= step time; returns the plans
+// checked.
+size_t check_bounds(std::vector<dtsim::scenario::ScenarioSpec> every, double& tightest, size_t stride = 1)
+{
+  std::vector<dtsim::scenario::ScenarioSpec> plans;
+  for (size_t i = 0; i < every.size(); i += stride)
+    plans.push_back(std::move(every[i]));
+  std::vector<std::function<std::vector<double>()>> jobs;
+  for (const auto& p : plans)
+    jobs.push_back([&p]() {
+      const auto r = dtsim::app::simulate(p, false);
+      return std::vector<double>{r.simulated ? r.replay.step_time_s : 0.0};
+    });
+  const auto steps = dtsim::run_in_children(jobs, 2);
+  size_t checked = 0;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    if (!steps[i] || (*steps[i])[0] <= 0)
+      continue;
+    const double step = (*steps[i])[0];
+    const double bound = dtsim::systems::system_kind(plans[i]).lower_bound_step_s(plans[i], dtsim::parallel::derive_plan(plans[i]));
+    SCOPED_TRACE(dtsim::parallel::describe_plan(plans[i]));
+    EXPECT_GT(bound, 0.0);
+    // A sum of the same kernel times in another order may differ in its last bits.
+    EXPECT_LE(bound, step * (1 + 1e-12)) << "bound " << bound << " s above the simulated " << step << " s";
+    tightest = std::max(tightest, bound / step);
+    ++checked;
+  }
+  return checked;
+}
+
+std::vector<dtsim::scenario::ScenarioSpec> full_space(const std::string& scenario,
+                                                      const std::vector<std::string>& sets = {})
+{
+  const auto base = dtsim::app::load_for_simulation(source_path(scenario), sets);
+  return dtsim::parallel::enumerate_plans(base, dtsim::parallel::PlanDimensions::full(base)).fitting;
+}
+
+TEST(StepBound, NeverAboveTheSimulatedStepOnEveryPlanOfTinyGpt)
+{
+  // Every fifth of its 1,596 plans, so that the test takes seconds.
+  double tightest = 0;
+  EXPECT_GT(check_bounds(full_space("scenarios/tiny.yaml"), tightest, 5), 100u);
+  EXPECT_GT(tightest, 0.5);  // a bound that says something on some plan
+}
+
+TEST(StepBound, NeverAboveTheSimulatedStepWithContextParallelism)
+{
+  const auto base = dtsim::app::load_for_simulation(source_path("scenarios/tiny.yaml"), {});
+  auto dims = dtsim::parallel::PlanDimensions::wide(base);
+  dims.cp = {2, 4};
+  double tightest = 0;
+  EXPECT_GT(check_bounds(dtsim::parallel::enumerate_plans(base, dims).fitting, tightest, 4), 10u);
+}
+
+TEST(StepBound, NeverAboveTheSimulatedStepWithExperts)
+{
+  double tightest = 0;
+  EXPECT_GT(check_bounds(full_space("scenarios/tiny-moe.yaml"), tightest, 40), 50u);
+}
+
+// ep_overlap pairs a forward and a backward chunk (DualPipe, interleaved 1F1B's steady state): the plans of the space
+// that pair them.
+TEST(StepBound, NeverAboveTheSimulatedStepWithPairedChunks)
+{
+  std::vector<dtsim::scenario::ScenarioSpec> plans;
+  for (auto& p : full_space("scenarios/tiny-moe.yaml", {"parallel.pp=2", "schedule=dualpipe", "parallel.pp_overlap=true",
+                                                         "parallel.ep_overlap=true"}))
+    if (p.parallel.ep > 1 && p.parallel.pairs_units(dtsim::scenario::schedule_def(p.schedule).pairs_by_default))
+      plans.push_back(std::move(p));
+  double tightest = 0;
+  EXPECT_GT(check_bounds(plans, tightest, 20), 10u);
+}
+
+nlohmann::json search_json(const std::string& scenario, bool exhaustive)
+{
+  dtsim::app::SearchOptions o;
+  o.scenario = source_path(scenario);
+  o.narrow = true;
+  o.format = "json";
+  o.quiet = true;
+  o.top = 5;
+  o.exhaustive = exhaustive;
+  std::ostringstream out, log;
+  dtsim::app::search(out, log, o);
+  return nlohmann::json::parse(out.str());
+}
+
+TEST(StepBound, PrunedSearchListsTheSameTopPlansAsAnExhaustiveOne)
+{
+  for (const char* scenario : {"tests/unit/data/sweep/tiny-8.yaml", "scenarios/tiny-moe.yaml"}) {
+    SCOPED_TRACE(scenario);
+    const auto pruned = search_json(scenario, false), all = search_json(scenario, true);
+    EXPECT_GT(pruned["plans"]["pruned_by_bound"].get<int64_t>(), 0);
+    EXPECT_EQ(all["plans"]["pruned_by_bound"].get<int64_t>(), 0);
+    EXPECT_EQ(pruned["plans"]["simulated"].get<int64_t>() + pruned["plans"]["pruned_by_bound"].get<int64_t>(),
+              all["plans"]["simulated"].get<int64_t>());
+    for (size_t i = 0; i < 5; ++i) {
+      EXPECT_EQ(pruned["ranking"][i]["plan"], all["ranking"][i]["plan"]);
+      EXPECT_EQ(pruned["ranking"][i]["step_time_s"], all["ranking"][i]["step_time_s"]);
+    }
+    // The scenario's plan: its exact rank, or a range that holds it when unsimulated plans could be faster.
+    if (!all.contains("scenario_plan_rank")) {
+      EXPECT_FALSE(pruned.contains("scenario_plan_rank") || pruned.contains("scenario_plan_rank_range"));
+      continue;
+    }
+    const int64_t rank = all["scenario_plan_rank"].get<int64_t>();
+    if (pruned.contains("scenario_plan_rank")) {
+      EXPECT_EQ(pruned["scenario_plan_rank"].get<int64_t>(), rank);
+    } else {
+      EXPECT_LE(pruned["scenario_plan_rank_range"][0].get<int64_t>(), rank);
+      EXPECT_GE(pruned["scenario_plan_rank_range"][1].get<int64_t>(), rank);
+    }
+  }
+}
+
+}  // namespace
