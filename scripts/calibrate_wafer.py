@@ -21,7 +21,10 @@ per token and layer, per activation element, per attention-score element), fits 
 two half_lengths on the same calibration runs (max_efficiency held at 1: a GEMM reaches at most peak, and the
 two CS-2 runs then fix half_length and the coefficient) and prints the checks' errors: what
 docs/wafer.md ("What the checks say") reports on the candidates.
-Usage: scripts/calibrate_wafer.py [--write | --candidates]   (--write puts the fitted values into the hardware files)
+--micro-batch-survey: each micro batch Cerebras ships (or its compiler logged) whose model dtsim describes, with
+its on-wafer SRAM as a fraction of the wafer's and what dtsim's rule (the largest divisor that fits) picks: the
+check of that rule in docs/wafer.md ("The compiler's choices").
+Usage: scripts/calibrate_wafer.py [--write | --candidates | --micro-batch-survey]   (--write puts the fitted values into the hardware files)
 """
 import json
 import os
