@@ -21,7 +21,10 @@ per token and layer, per activation element, per attention-score element), fits 
 two half_lengths on the same calibration runs (max_efficiency held at 1: a GEMM reaches at most peak, and the
 two CS-2 runs then fix half_length and the coefficient) and prints the checks' errors: what
 docs/wafer.md ("What the checks say") reports on the candidates.
-Usage: scripts/calibrate_wafer.py [--write | --candidates]   (--write puts the fitted values into the hardware files)
+--micro-batch-survey: each micro batch Cerebras ships (or its compiler logged) whose model dtsim describes, with
+its on-wafer SRAM as a fraction of the wafer's and what dtsim's rule (the largest divisor that fits) picks: the
+check of that rule in docs/wafer.md ("The compiler's choices").
+Usage: scripts/calibrate_wafer.py [--write | --candidates | --micro-batch-survey]   (--write puts the fitted values into the hardware files)
 """
 import json
 import os
@@ -209,8 +212,88 @@ def candidates(cs2, cs3, tmp):
               + ", ".join(f"{100 * e:+.1f}%" for e in errors) + f"; mean absolute {100 * mae:.1f}%")
 
 
+# The micro batches Cerebras ships in its model zoo (csx.performance.micro_batch_size at Release_2.10.0 @f1fd1e09;
+# Cerebras-GPT at Release_1.8.0, per system) and the two the compiler logged (ESM-2 35M, BERT-Large b512),
+# shared/reference/cerebras.md sections 1 and 3: (label, model, model overrides, hardware, sequence, samples per
+# system, micro batch). Every configuration whose model dtsim can describe (Llama 3.2 1B/3B and ESM-2 650M/3B/15B
+# by their published shapes over a model of the same family); left out: DINOv2, LLaVA, Zephyr DPO (several inputs
+# per sample), Gemma 2 (local attention, soft caps), BTLM and Jais (ALiBi, muP), Mistral and Mixtral (sliding
+# window; experts).
+LLAMA = "models/llama3-8b.yaml"
+ESM = "models/esm2-t12-35m.yaml"
+LLAMA_1B = ["hidden_size=2048", "num_hidden_layers=16", "num_attention_heads=32", "num_key_value_heads=8",
+            "intermediate_size=8192", "tie_word_embeddings=true"]
+LLAMA_3B = ["hidden_size=3072", "num_hidden_layers=28", "num_attention_heads=24", "num_key_value_heads=8",
+            "intermediate_size=8192", "tie_word_embeddings=true"]
+LLAMA_70B = ["hidden_size=8192", "num_hidden_layers=80", "num_attention_heads=64", "intermediate_size=28672"]
+LLAMA_405B = ["hidden_size=16384", "num_hidden_layers=126", "num_attention_heads=128", "intermediate_size=53248"]
+ESM_650M = ["hidden_size=1280", "num_hidden_layers=33", "num_attention_heads=20", "intermediate_size=5120"]
+ESM_3B = ["hidden_size=2560", "num_hidden_layers=36", "num_attention_heads=40", "intermediate_size=10240"]
+ESM_15B = ["hidden_size=5120", "num_hidden_layers=48", "num_attention_heads=40", "intermediate_size=20480"]
+SHIPPED = [
+    ("GPT-3 XL 1.3B, 2K", "models/gpt3-xl-1.3b.yaml", [], CS3, 2048, 528, 88),
+    ("Llama-3.1-8B, 8K", LLAMA, [], CS3, 8192, 960, 20),
+    ("Llama-3.2-1B, 8K", LLAMA, LLAMA_1B, CS3, 8192, 1024, 8),
+    ("Llama-3.2-3B, 8K", LLAMA, LLAMA_3B, CS3, 8192, 1024, 8),
+    ("Llama-3.1-70B, 8K", LLAMA, LLAMA_70B, CS3, 8192, 8, 8),
+    ("Llama-3.1-8B, 128K", LLAMA, [], CS3, 131072, 4, 1),
+    ("Llama-3.1-70B, 128K", LLAMA, LLAMA_70B, CS3, 131072, 16, 1),
+    ("Llama-3.1-405B, 128K", LLAMA, LLAMA_405B, CS3, 131072, 2, 1),
+    ("ESM-2 650M", ESM, ESM_650M, CS3, 1026, 2048, 256),
+    ("ESM-2 3B", ESM, ESM_3B, CS3, 1026, 2048, 256),
+    ("ESM-2 15B", ESM, ESM_15B, CS3, 1026, 171, 171),
+    ("DiT-2B", "models/dit-2b.yaml", [], CS3, 256, 1168, 1168),
+    ("Cerebras-GPT 1.3B (R1.8)", "models/gpt3-xl-1.3b.yaml", [], CS2, 2048, 132, 132),
+    ("Cerebras-GPT 6.7B (R1.8)", "models/gpt3-6.7b.yaml", [], CS2, 2048, 130, 65),
+    ("Cerebras-GPT 13B (R1.8)", "models/gpt3-13b.yaml", [], CS2, 2048, 90, 90),
+    ("ESM-2 35M, logged (R2.3)", ESM, [], CS2, 1026, 2048, 64),
+    ("BERT-Large b512, logged (R2.0.3)", "models/bert-large.yaml", [], CS2, 128, 512, 512),
+]
+
+
+def sram_at(model, overrides, hw, seq, micro, tmp):
+    """(on-wafer SRAM needed, capacity) with `micro` samples per pass, weight streaming, the compiler's
+    recomputation (one pass: the SRAM does not depend on the number of passes)."""
+    path = os.path.join(tmp, "survey.yaml")
+    open(path, "w").write(f"name: survey\nmodel: {os.path.join(ROOT, model)}\nhardware: {hw}\ndevices: 1\n"
+                          f"parallel:\n  dp: 1\nwafer:\n  mode: weight-streaming\ntraining:\n  global_batch: {micro}\n"
+                          f"  seq_len: {seq}\n  micro_batch: {micro}\n  precision: bf16\n")
+    args = [DTSIM, "run", path, "--format", "json", "--set", f"model.max_position_embeddings={max(seq, 2048)}"]
+    for o in overrides:
+        args += ["--set", "model." + o]
+    out = subprocess.run(args, capture_output=True, text=True)
+    need = re.search(r"on-wafer SRAM needs ([0-9.]+) GiB .* of ([0-9.]+) GiB", out.stderr)
+    if out.returncode == 3 and need:  # does not fit: the message gives both
+        return float(need.group(1)) * 2**30, float(need.group(2)) * 2**30
+    if out.returncode != 0:
+        sys.exit(f"dtsim failed on the survey's {model} {overrides}:\n{out.stderr}")
+    w = json.loads(out.stdout)["wafer"]
+    return w["sram_bytes"], w["sram_capacity_bytes"]
+
+
+def micro_batch_survey(tmp):
+    """Each shipped configuration's on-wafer SRAM at its micro batch, as a fraction of the wafer's (its fill), and
+    the largest micro batch that would fit (SRAM is affine in the micro batch: two runs give it)."""
+    print(f"{'configuration':34s} {'system batch':>12s} {'micro batch':>11s} {'tokens/pass':>11s} "
+          f"{'SRAM GiB':>9s} {'fill':>6s} {'largest fitting divisor':>23s}")
+    rows = []
+    for label, model, overrides, hw, seq, batch, micro in SHIPPED:
+        s1, cap = sram_at(model, overrides, hw, seq, 1, tmp)
+        s2, _ = sram_at(model, overrides, hw, seq, 2, tmp)
+        per = s2 - s1
+        at = s1 + per * (micro - 1)
+        fit = max([d for d in range(1, batch + 1) if batch % d == 0 and s1 + per * (d - 1) <= cap] or [0])
+        rows.append((label, batch, micro, at / cap, s1, per, cap))
+        print(f"{label:34s} {batch:12d} {micro:11d} {micro * seq:11d} {at / 2**30:9.1f} {at / cap:6.2f} {fit:23d}")
+    return rows
+
+
 def main():
     write = "--write" in sys.argv
+    if "--micro-batch-survey" in sys.argv:
+        with tempfile.TemporaryDirectory() as tmp:
+            micro_batch_survey(tmp)
+        return
     if "--candidates" in sys.argv:
         with tempfile.TemporaryDirectory() as tmp:
             candidates(open(CS2).read(), open(CS3).read(), tmp)

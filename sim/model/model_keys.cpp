@@ -72,6 +72,15 @@ const Key kQkRopeHeadDim = Key::integer("qk_rope_head_dim", limits::kWidth, kReq
 const Key kVHeadDim = Key::integer("v_head_dim", limits::kWidth, kRequired, "",
                                    "latent attention: per-head value width");
 
+// Hidden-wide outputs of a layer's conditioning linear: up to 64 (DiT's adaLN-Zero has 6).
+constexpr config::IntRange kConditioningRange{0, 64};
+const Key kConditioningOutputs =
+    Key::integer("adaln_conditioning_outputs", kConditioningRange, kOptional, "0 (none)",
+                 "adaptive layer-norm conditioning (DiT's adaLN-Zero: 6): every layer maps one conditioning vector "
+                 "per sample (width hidden) through a linear layer, with bias, to this many hidden-wide shifts, "
+                 "scales and gates; it runs once per sample, not per token, and its parameters stream in with the "
+                 "layer's");
+
 const std::vector<const Key*>& all()
 {
   static const std::vector<const Key*> keys = {
@@ -80,7 +89,7 @@ const std::vector<const Key*>& all()
       &kTieWordEmbeddings, &kRoutedExperts,      &kExpertsPerToken,    &kMoeIntermediateSize, &kSharedExperts,
       &kSharedExpertWidth, &kFirstKDenseReplace, &kMoeLayerFreq,       &kDecoderSparseStep, &kMlpOnlyLayers,
       &kNGroup,           &kTopkGroup,           &kKvLoraRank,         &kQLoraRank,         &kQkNopeHeadDim,
-      &kQkRopeHeadDim,    &kVHeadDim};
+      &kQkRopeHeadDim,    &kVHeadDim,            &kConditioningOutputs};
   return keys;
 }
 

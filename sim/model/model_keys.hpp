@@ -16,6 +16,7 @@ extern const Key kMaxPositionEmbeddings, kIntermediateSize, kNumKeyValueHeads, k
 extern const Key kRoutedExperts, kExpertsPerToken, kMoeIntermediateSize, kSharedExperts, kSharedExpertWidth;
 extern const Key kFirstKDenseReplace, kMoeLayerFreq, kDecoderSparseStep, kMlpOnlyLayers, kNGroup, kTopkGroup;
 extern const Key kKvLoraRank, kQLoraRank, kQkNopeHeadDim, kQkRopeHeadDim, kVHeadDim;
+extern const Key kConditioningOutputs;
 
 /// Every declared key, in the reference's order.
 const std::vector<const Key*>& all();

@@ -41,6 +41,9 @@ struct ModelSpec {
   /// Node-limited routing (DeepSeek's group-limited top-k): the routed experts form expert_groups groups (n_group)
   /// and each token picks its experts from groups_per_token of them (topk_group); 0 or equal counts: unrestricted.
   int64_t expert_groups = 0, groups_per_token = 0;
+  /// Adaptive layer-norm conditioning (DiT's adaLN-Zero: 6): every layer's linear layer (with bias) from one
+  /// conditioning vector per sample, hidden wide, to this many hidden-wide shifts, scales and gates; 0: none.
+  int64_t conditioning_outputs = 0;
   /// Multi-head latent attention (DeepSeek-V2/V3) instead of multi-head or grouped-query attention.
   MlaSpec mla;
 

@@ -199,6 +199,7 @@ ModelSpec load_model(const std::string& path, Diagnostics& diag, const std::vect
   s.ffn = ffn.value_or(4 * s.hidden);
   s.kv_heads = m.integer(keys::kNumKeyValueHeads).value_or(s.heads);
   auto head_dim = m.integer(keys::kHeadDim);
+  s.conditioning_outputs = m.integer(keys::kConditioningOutputs).value_or(0);
   read_experts(m, s, model_type);
   read_mla(m, s);
   auto tied = m.boolean(keys::kTieWordEmbeddings);

@@ -39,7 +39,18 @@ double Transformer::attention_params() const
   return h * (attn_width() + 2 * kv_width()) + (attn_width() + 2 * kv_width()) + attn_width() * h + h;
 }
 
+double Transformer::conditioning_params() const
+{
+  const double h = double(spec_.hidden), n = double(spec_.conditioning_outputs);
+  return n * h * h + n * h;  // weight and bias
+}
+
 double Transformer::layer_params(bool dense) const
+{
+  return layer_params_without_conditioning(dense) + conditioning_params();
+}
+
+double Transformer::layer_params_without_conditioning(bool dense) const
 {
   const double h = double(spec_.hidden);
   const bool x = experts_in(dense);
@@ -122,10 +133,11 @@ double Transformer::layer_params_per_rank(int64_t tp, int64_t ep, bool dense, in
   // Qwen2-MoE gate replicated.
   if (x && spec_.shared_ffn > 0)
     mlp_rank += mlp_params_per_rank(tp, spec_.shared_ffn) + (spec_.shared_expert_gate ? h : 0.0);
+  // The conditioning linear is replicated on every rank: its input is one vector per sample.
   if (spec_.mla.enabled())
-    return mla_params_per_rank(spec_.mla, spec_.hidden, spec_.heads, tp) + norms + mlp_rank;
-  const double attention = layer_params(dense) - mlps - norms;
-  return (attention - attn_bias) / t + attn_bias + norms + mlp_rank;
+    return mla_params_per_rank(spec_.mla, spec_.hidden, spec_.heads, tp) + norms + mlp_rank + conditioning_params();
+  const double attention = layer_params_without_conditioning(dense) - mlps - norms;
+  return (attention - attn_bias) / t + attn_bias + norms + mlp_rank + conditioning_params();
 }
 
 double Transformer::layer_forward_flops(int64_t tokens, int64_t seq, bool dense) const
@@ -141,9 +153,11 @@ double Transformer::layer_forward_flops(int64_t tokens, int64_t seq, bool dense)
     mlp = mlp * double(spec_.experts_per_token) + 2 * T * h * double(spec_.experts);
   if (x && spec_.shared_ffn > 0)  // and through the shared experts
     mlp += 2 * T * h * double(spec_.shared_ffn) * (gated() ? 3 : 2);
+  // The conditioning linear runs once per sample (tokens / seq of them), not per token.
+  const double conditioning = 2 * (T / s) * h * h * double(spec_.conditioning_outputs);
   if (spec_.mla.enabled())
-    return mla_forward_flops(spec_.mla, spec_.hidden, spec_.heads, T, s) + mlp;
-  return qkv + attention + proj + mlp;
+    return mla_forward_flops(spec_.mla, spec_.hidden, spec_.heads, T, s) + mlp + conditioning;
+  return qkv + attention + proj + mlp + conditioning;
 }
 
 double Transformer::logits_forward_flops(int64_t tokens) const
@@ -477,6 +491,14 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
     return g;
   };
   // Attention block: LN -> f -> QKV, scores, softmax, dropout, attention-over-values, projection -> g
+  // Adaptive layer-norm conditioning (DiT's adaLN-Zero): one linear layer from the sample's conditioning vector to
+  // n hidden-wide shifts, scales and gates, one row per sample (b rows), whole on every rank. Its outputs modulate
+  // the two norms' outputs (shift and scale) and the two residual branches (gate): four elementwise passes over the
+  // tokens, forward reading and writing each element, backward reading the gradient and the input and writing one.
+  if (spec_.conditioning_outputs > 0) {
+    items.push_back(weighted_gemm_item("adaln", 1, b, double(spec_.conditioning_outputs) * h, h, e));
+    items.push_back(mem_item("adaln_modulate", 4 * 2 * e * Tn * h, 4 * 3 * e * Tn * h));
+  }
   items.push_back(mla ? mem_item("layernorm1", 2 * e * Tn * h, 3 * e * Tn * h) : layernorm("layernorm1"));
   if (!mla)  // MLA gathers its latents instead, after its down-projections
     items.push_back(enter_tp());

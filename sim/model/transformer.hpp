@@ -71,6 +71,8 @@ class Transformer {
   /// Parameters of one transformer layer (whole, not divided by TP). `dense`: one of the first dense layers of a
   /// model with experts (first_k_dense_replace); otherwise a layer of the model's own kind.
   double layer_params(bool dense = false) const;
+  /// Parameters of one layer's conditioning linear (adaln_conditioning_outputs x hidden x hidden plus bias; 0 without).
+  double conditioning_params() const;
   /// Parameters of the input embedding (token table, plus position table when the model has one).
   double embedding_params(int64_t seq) const;
   /// Parameters of the output head (final norm, plus the output matrix when not tied to the input embedding).
@@ -107,6 +109,8 @@ class Transformer {
   bool gated() const { return spec_.family == Family::GatedDecoder; }
   /// Parameters of one MLP of width `ffn`, whole, and on one TP rank.
   double mlp_params(int64_t ffn) const;
+  /// layer_params without the conditioning linear.
+  double layer_params_without_conditioning(bool dense) const;
   double mlp_params_per_rank(int64_t tp, int64_t ffn) const;
   /// Parameters of the attention block (with its biases; no norms), whole.
   double attention_params() const;

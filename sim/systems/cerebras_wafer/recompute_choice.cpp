@@ -6,8 +6,8 @@ scenario::Recompute compiler_recompute(const scenario::ScenarioSpec&) { return s
 
 std::string compiler_recompute_reason(const scenario::ScenarioSpec&)
 {
-  return "the compiler's: each layer keeps its input on the wafer and is recomputed before its backward, as weight "
-         "streaming needs for the micro batches Cerebras runs (docs/wafer.md)";
+  return "the compiler's: each layer keeps its input (off the wafer under weight streaming) and is recomputed before "
+         "its backward, as weight streaming needs for the micro batches Cerebras runs (docs/wafer.md)";
 }
 
 std::string why_recompute_not_offered(const scenario::ScenarioSpec& s)

@@ -48,6 +48,9 @@ class WaferSections : public report::SystemSections {
                              format_quantity(w.sram_capacity, Dimension::Bytes) + " (weights and states " +
                              format_quantity(w.sram_weights, Dimension::Bytes) + ", activations " +
                              format_quantity(w.sram_activations, Dimension::Bytes) + ")");
+    if (w.offloaded_activations > 0)
+      row("layer inputs off the wafer", format_quantity(w.offloaded_activations, Dimension::Bytes) +
+                                            " (recomputation checkpoints, brought back for each layer's backward)");
     if (w.memoryx_capacity > 0)
       row("MemoryX", format_quantity(w.memoryx_total(), Dimension::Bytes) + " of " +
                          format_quantity(w.memoryx_capacity, Dimension::Bytes) + " (weights, gradients, Adam states)");
@@ -80,6 +83,7 @@ class WaferSections : public report::SystemSections {
                   {"sram_capacity_bytes", w.sram_capacity},
                   {"sram_weights_bytes", w.sram_weights},
                   {"sram_activations_bytes", w.sram_activations},
+                  {"offloaded_activations_bytes", w.offloaded_activations},
                   {"memoryx_bytes", w.memoryx_total()},
                   {"memoryx_capacity_bytes", w.memoryx_capacity},
                   {"passes_per_step", s.microbatches},

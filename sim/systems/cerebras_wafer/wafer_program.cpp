@@ -107,6 +107,16 @@ WaferMemory wafer_memory(const scenario::ScenarioSpec& s, const parallel::Derive
   const double loss_state = double(plan.tokens_per_microbatch) * 8;  // running max and sum
   m.sram_activations = recomputed * 2.0 * sbh * e / 2.0 + (double(spec.layers) - recomputed) * per_layer + working +
                        loss_state;
+  // Weight streaming under full recomputation keeps the layer inputs (the checkpoints) off the wafer and brings
+  // each back for its layer's backward: the wafer holds one layer's working set and the inputs of the layer
+  // computing and of the one moving in or out. Why: the configurations Cerebras ships run micro batches whose
+  // checkpoints exceed the SRAM many times (Llama-3.1-70B at 8K tokens, micro batch 8: 80 x 65,536 x 8,192 x 2 B =
+  // 86 GB; Llama-3.1-405B at 128K, micro batch 1: 541 GB; a CS-3 has 44 GB), Cerebras names "dynamic memory
+  // offload" (release 2.0) and the ALCF CS-3 cluster has activation servers (shared/reference/cerebras.md).
+  if (mode == WaferMode::WeightStreaming && full && recomputed == double(spec.layers)) {
+    m.offloaded_activations = double(spec.layers) * sbh * e;
+    m.sram_activations = working + 2.0 * sbh * e + loss_state;
+  }
   if (mode == WaferMode::LayerPipelined) {
     // The whole training state lives on the wafer: 16-bit weights and gradients, fp32 Adam states.
     m.sram_weights = params * 16;

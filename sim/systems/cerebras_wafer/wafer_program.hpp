@@ -33,6 +33,8 @@ struct WaferProgram {
 struct WaferMemory {
   scenario::WaferMode mode = scenario::WaferMode::WeightStreaming;
   double sram_capacity = 0, sram_weights = 0, sram_activations = 0;
+  /// Weight streaming under full recomputation: the layer inputs kept for the backward, held off the wafer.
+  double offloaded_activations = 0;
   double memoryx_capacity = 0, memoryx_weights = 0, memoryx_gradients = 0, memoryx_optimizer = 0;
   double sram_total() const { return sram_weights + sram_activations; }
   double memoryx_total() const { return memoryx_weights + memoryx_gradients + memoryx_optimizer; }
