@@ -35,28 +35,31 @@ Breakdown& Breakdown::operator/=(double n)
   return *this;
 }
 
-void add_step_overhead(ReplayResult& r, double seconds)
+namespace {
+
+// A time every device spends after the replayed step (every sampled step too), booked under `term`.
+void add_after_step(ReplayResult& r, double seconds, double Breakdown::*term)
 {
   if (seconds <= 0)
     return;
   r.step_time_s += seconds;
   for (double& x : r.sample_steps)
     x += seconds;
-  r.average.stack_overhead_s += seconds;
+  r.average.*term += seconds;
   for (auto& b : r.per_stage)
-    b.stack_overhead_s += seconds;
+    b.*term += seconds;
+}
+
+}  // namespace
+
+void add_step_overhead(ReplayResult& r, double seconds)
+{
+  add_after_step(r, seconds, &Breakdown::stack_overhead_s);
 }
 
 void add_step_collectives(ReplayResult& r, double seconds)
 {
-  if (seconds <= 0)
-    return;
-  r.step_time_s += seconds;
-  for (double& x : r.sample_steps)
-    x += seconds;
-  r.average.step_collectives_s += seconds;
-  for (auto& b : r.per_stage)
-    b.step_collectives_s += seconds;
+  add_after_step(r, seconds, &Breakdown::step_collectives_s);
 }
 
 namespace {
