@@ -29,7 +29,10 @@ const Key kType = Key::choice("type", {"fat-tree", "rail-optimized"}, Presence::
 
 std::string write_file(const std::string& text)
 {
-  const std::string path = testing::TempDir() + "keys.yaml";
+  // One file per test: ctest runs each test in its own process, side by side, and a shared name let one test read
+  // the file another had just written.
+  const std::string path =
+      testing::TempDir() + "keys-" + testing::UnitTest::GetInstance()->current_test_info()->name() + ".yaml";
   std::ofstream(path) << text;
   return path;
 }
