@@ -1,5 +1,6 @@
 #include "app/shared_fabric.hpp"
 
+#include <iterator>
 #include <map>
 #include <optional>
 #include <ostream>
@@ -125,25 +126,19 @@ int check_fits(const Jobs& jobs, std::ostream& err)
   return code;
 }
 
-constexpr size_t kBreakdownTerms = 13;
+constexpr size_t kTerms = std::size(replay::kBreakdownTerms);
 
 void put(std::vector<double>& v, const replay::Breakdown& b)
 {
-  for (double x : {b.compute_s, b.recompute_s, b.exposed_tp_comm_s, b.exposed_pp_comm_s, b.exposed_dp_comm_s,
-                   b.exposed_ep_comm_s, b.exposed_cp_comm_s, b.bubble_s, b.optimizer_s, b.exposed_weight_streaming_s,
-                   b.exposed_fabric_s, b.stack_overhead_s, b.step_collectives_s})
-    v.push_back(x);
+  for (double replay::Breakdown::*term : replay::kBreakdownTerms)
+    v.push_back(b.*term);
 }
 
 replay::Breakdown take(const std::vector<double>& v, size_t at)
 {
   replay::Breakdown b;
-  double* fields[] = {&b.compute_s, &b.recompute_s, &b.exposed_tp_comm_s, &b.exposed_pp_comm_s,
-                      &b.exposed_dp_comm_s, &b.exposed_ep_comm_s, &b.exposed_cp_comm_s, &b.bubble_s,
-                      &b.optimizer_s, &b.exposed_weight_streaming_s, &b.exposed_fabric_s, &b.stack_overhead_s,
-                      &b.step_collectives_s};
-  for (size_t k = 0; k < kBreakdownTerms; ++k)
-    *fields[k] = v.at(at + k);
+  for (size_t k = 0; k < kTerms; ++k)
+    b.*replay::kBreakdownTerms[k] = v.at(at + k);
   return b;
 }
 
@@ -217,7 +212,7 @@ int run_shared_fabric(std::ostream& out, std::ostream& err, const SharedFabricOp
   if (o.stagger) {
     results = run_in_children(work, o.jobs);
     for (size_t j = 0; j < n; ++j)
-      start_s[j] = results[j] ? double(j) / double(n) * results[j]->at(2 + kBreakdownTerms) : 0.0;
+      start_s[j] = results[j] ? double(j) / double(n) * results[j]->at(2 + kTerms) : 0.0;
     results.push_back(run_in_child([&]() { return replay_jobs(jobs, all, o.min_steps, start_s); }));
   } else {
     work.push_back([&]() { return replay_jobs(jobs, all, o.min_steps); });
@@ -244,11 +239,11 @@ int run_shared_fabric(std::ostream& out, std::ostream& err, const SharedFabricOp
       job.nodes.push_back(jobs.placements[j].domain_of(k * jobs.placements[j].devices_per_domain()));
     const auto& alone = *results[j];
     job.alone = take(alone, 2);
-    job.alone_s = alone.at(2 + kBreakdownTerms);
+    job.alone_s = alone.at(2 + kTerms);
     job.steps_run = int64_t(together.at(at));
     const auto counted = size_t(together.at(at + 1));
     job.shared = take(together, at + 2);
-    at += 2 + kBreakdownTerms;
+    at += 2 + kTerms;
     job.shared_steps_s.assign(together.begin() + std::ptrdiff_t(at), together.begin() + std::ptrdiff_t(at + counted));
     at += counted;
   }

@@ -9,29 +9,15 @@ namespace dtsim::replay {
 
 Breakdown& Breakdown::operator+=(const Breakdown& o)
 {
-  compute_s += o.compute_s;
-  recompute_s += o.recompute_s;
-  exposed_tp_comm_s += o.exposed_tp_comm_s;
-  exposed_pp_comm_s += o.exposed_pp_comm_s;
-  exposed_dp_comm_s += o.exposed_dp_comm_s;
-  exposed_ep_comm_s += o.exposed_ep_comm_s;
-  exposed_cp_comm_s += o.exposed_cp_comm_s;
-  bubble_s += o.bubble_s;
-  optimizer_s += o.optimizer_s;
-  exposed_weight_streaming_s += o.exposed_weight_streaming_s;
-  exposed_fabric_s += o.exposed_fabric_s;
-  stack_overhead_s += o.stack_overhead_s;
-  step_collectives_s += o.step_collectives_s;
-  straggler_s += o.straggler_s;
+  for (double Breakdown::*term : kBreakdownTerms)
+    this->*term += o.*term;
   return *this;
 }
 
 Breakdown& Breakdown::operator/=(double n)
 {
-  for (double* x : {&compute_s, &recompute_s, &exposed_tp_comm_s, &exposed_pp_comm_s, &exposed_dp_comm_s,
-                    &exposed_ep_comm_s, &exposed_cp_comm_s, &bubble_s, &optimizer_s, &exposed_weight_streaming_s, &exposed_fabric_s,
-                    &stack_overhead_s, &step_collectives_s, &straggler_s})
-    *x /= n;
+  for (double Breakdown::*term : kBreakdownTerms)
+    this->*term /= n;
   return *this;
 }
 

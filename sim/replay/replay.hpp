@@ -45,6 +45,15 @@ struct Breakdown {
   Breakdown& operator/=(double n);
 };
 
+/// Every term of a Breakdown, once: what adds, divides and travels between processes term by term reads this list,
+/// so that a new term is one field and one entry here.
+inline constexpr double Breakdown::*kBreakdownTerms[] = {
+    &Breakdown::compute_s,         &Breakdown::recompute_s,       &Breakdown::exposed_tp_comm_s,
+    &Breakdown::exposed_pp_comm_s, &Breakdown::exposed_dp_comm_s, &Breakdown::exposed_ep_comm_s,
+    &Breakdown::exposed_cp_comm_s, &Breakdown::bubble_s,          &Breakdown::optimizer_s,
+    &Breakdown::exposed_weight_streaming_s, &Breakdown::exposed_fabric_s, &Breakdown::stack_overhead_s,
+    &Breakdown::step_collectives_s, &Breakdown::straggler_s};
+
 struct TraceEvent {
   int64_t device = 0;  ///< a GPU, a wafer system or region; -1 for MemoryX
   int track = 0;       ///< 0 compute, 1 tensor-parallel (wafer: on-wafer fabric), 2 pipeline (wafer: weights in),
