@@ -62,6 +62,36 @@ double layer_activation_bytes(const model::ModelSpec& m, const model::Shape& sh,
   return sbh * (per_sbh + scores) * sh.elem_bytes / 2.0;
 }
 
+double op_checkpoint_layer_bytes(const model::ModelSpec& m, const model::Shape& sh)
+{
+  // torchtitan 9dec370 (torchtitan/parallelisms/parallelize_llama.py, _apply_ac_to_transformer_block with
+  // selective_ac_option "op"): a block's ops are saved when in _save_list (aten.mm, the flash and efficient SDPA
+  // kernels, _c10d_functional.reduce_scatter_tensor, abs, max), except every mm whose running count in the block is
+  // even. A Llama block calls mm seven times, in order wq wk wv wo w1 w3 w2: wq, wv, w1 and w2 are saved, wk, wo
+  // and w3 recomputed with every pointwise op. The checkpoint also keeps the block's input. Elements per token of
+  // the microbatch (16-bit), on one TP rank:
+  const double t = double(sh.tp), h = double(m.hidden), f = double(m.ffn);
+  const double aw = double(m.heads * m.head_dim), kvw = double(m.kv_heads * m.head_dim);
+  double elements = (sh.sp ? h / t : h)  // the block's input (sequence-sharded under sequence parallelism)
+                    + aw / t             // wq
+                    + kvw / t            // wv
+                    + aw / t             // SDPA's output
+                    + 2.0 * double(m.heads) / t  // and its fp32 log-sum-exp per head (two 16-bit elements)
+                    + f / t              // w1
+                    + h;                 // w2: the whole hidden width (a partial sum over the full sequence under TP)
+  // Under TP with sequence parallelism the outputs of wo and w2 are reduce-scattered, and the save list keeps both.
+  if (sh.tp > 1 && sh.sp)
+    elements += 2.0 * h / t;
+  const double tokens = double(sh.seq) / double(sh.cp) * double(sh.micro_batch);
+  return tokens * elements * sh.elem_bytes;
+}
+
+double loss_bytes_per_logit(const stack::StackSpec& st, int64_t tp, int activation_bytes)
+{
+  const double stack_figure = tp > 1 ? st.memory.loss_parallel_bytes_per_logit : st.memory.loss_bytes_per_logit;
+  return stack_figure > 0 ? stack_figure : double(activation_bytes) + 8.0;
+}
+
 namespace {
 
 // Parameters of the layers of `stage` on one device (`experts_only`: their expert parameters): the dense first
@@ -134,12 +164,18 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
   const int64_t pp = plan.groups.pp, v = plan.groups.vpp, mb = s.microbatches, tp = plan.groups.tp;
   const int e = plan.precision.activation_bytes;
   const double sbh = double(plan.tokens_per_rank) * double(m.hidden);
-  const bool full = s.training.recompute == Recompute::Full;
+  const bool full = s.training.recompute == Recompute::Full, op = s.training.op_checkpoint;
   const double per_layer = layer_activation_bytes(m, plan.shape, s.training.recompute == Recompute::Selective);
   // A layer recomputed in full keeps only its input (sharded under sequence parallelism); while it is recomputed
   // during its backward pass, its whole activations are there once more. The other layers keep everything.
+  // Under torchtitan's per-op checkpointing every layer keeps its saved set, and its backward recomputes the rest.
+  const double op_layer = op ? op_checkpoint_layer_bytes(m, plan.shape) : 0.0;
   const double recomputed = 2.0 * sbh * (plan.shape.sp ? 1.0 / double(tp) : 1.0) * e / 2.0;
-  const double working = full ? layer_activation_bytes(m, plan.shape, false) : 0.0;
+  const double working = full ? std::max(0.0, layer_activation_bytes(m, plan.shape, false) - op_layer) : 0.0;
+  // The loss's peak (per logit on this rank): its buffers are freed before the last layer's backward begins, so
+  // they and a recomputed layer are never held together.
+  const double logits = double(plan.tokens_per_rank) * double(m.vocab) / double(tp) *
+                        loss_bytes_per_logit(s.stack, tp, e);
   for (int64_t st = 0; st < pp; ++st) {
     StageMemory sm;
     sm.stage = st;
@@ -186,10 +222,10 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
       const double dense_layer = layer_activation_bytes(m, plan.shape, s.training.recompute == Recompute::Selective, true);
       stage_layer = (double(dense) * dense_layer + (n - double(dense)) * per_layer) / n;
     }
-    const double per_chunk = recomputed_per_chunk * recomputed + (layers_per_chunk - recomputed_per_chunk) * stage_layer;
-    sm.activations_bytes = double(in_flight) * per_chunk + working;
-    if (plan.holds_head(st))  // logits of the microbatch whose loss is being computed: 16-bit plus two fp32 copies
-      sm.activations_bytes += double(plan.tokens_per_rank) * double(m.vocab) / double(tp) * (e + 8);
+    const double per_chunk = op ? layers_per_chunk * op_layer
+                                : recomputed_per_chunk * recomputed + (layers_per_chunk - recomputed_per_chunk) * stage_layer;
+    // The head's stage also holds the loss's buffers for the microbatch whose loss is being computed.
+    sm.activations_bytes = double(in_flight) * per_chunk + (plan.holds_head(st) ? std::max(working, logits) : working);
     r.stages.push_back(sm);
   }
   for (size_t i = 0; i < r.stages.size(); ++i)

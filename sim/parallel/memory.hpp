@@ -50,6 +50,15 @@ double framework_memory_bytes(const stack::StackSpec& st, const DerivedPlan& pla
 /// selective); `dense`: one of the dense first layers of a model with experts.
 double layer_activation_bytes(const model::ModelSpec& m, const model::Shape& sh, bool selective, bool dense = false);
 
+/// Activation bytes one layer keeps for one microbatch under torchtitan's per-op selective checkpointing
+/// (training.saved_activations torchtitan-op): its input, the outputs of every second mm by count, of
+/// scaled_dot_product_attention and of the reduce-scatters (torchtitan 9dec370, parallelize_llama.py, _save_list).
+double op_checkpoint_layer_bytes(const model::ModelSpec& m, const model::Shape& sh);
+
+/// Bytes per logit held at the loss's peak: the stack's figure for a vocabulary on one rank or split over tp
+/// ranks, else the 16-bit logits and two fp32 copies.
+double loss_bytes_per_logit(const stack::StackSpec& st, int64_t tp, int activation_bytes);
+
 /// Parameters one device of `stage` holds.
 double stage_params(const model::Transformer& t, const DerivedPlan& plan, int64_t stage);
 /// Of those, the expert parameters (mixture of experts; 0 otherwise).

@@ -208,6 +208,16 @@ const Key kRecomputeLayers =
                  "layer. where full recomputation fits, `dtsim search` recomputes only the fewest layers per chunk"
                  " that fit (recomputing more only adds time)")
         .defaults_to(0);
+const Key kSavedActivations =
+    Key::choice("saved_activations", {"layer", "torchtitan-op"}, kOptional, "",
+                "memory only: what each layer keeps for backward. `layer`: Korthikanti's per-layer activations, "
+                "or the layer's input where `recompute` recomputes it; `torchtitan-op`: torchtitan's per-op selective "
+                "checkpointing (activation_checkpoint.selective_ac_option \"op\"), every layer keeping its input, "
+                "the outputs of every second mm by count (wq, wv, w1, w2), those of scaled_dot_product_attention "
+                "and of the reduce-scatters, and recomputing the rest in its backward. Its recomputed FLOPs stay "
+                "those `recompute: full` and `recompute_layers` give (the scenario chooses the equivalent layers); "
+                "needs `recompute: full`, a model without experts or latent attention")
+        .defaults_to("layer");
 const Key kFp8Recipe = Key::choice(
     "fp8_recipe", stack::fp8_recipe_names(), kOptional, "the stack's `kernels.fp8_recipe` (delayed without one)",
     "fp8 only: Transformer Engine's scaling recipe; current scaling reads each cast tensor once more "
@@ -303,7 +313,7 @@ std::vector<config::KeyGroup> groups()
           {"", {&kSchedule}},
           {"training",
            {&kGlobalBatch, &kMicroBatch, &kSeqLen, &kExpertImbalance, &kExpertCapacityFactor, &kFlashAttention,
-            &kPrecision, &kRecompute, &kRecomputeLayers, &kFp8Recipe, &kCrossEntropy, &kOptimizerState, &kFp8Params,
+            &kPrecision, &kRecompute, &kRecomputeLayers, &kSavedActivations, &kFp8Recipe, &kCrossEntropy, &kOptimizerState, &kFp8Params,
             &kGradAccumulationFusion, &kTokens}},
           {"resilience", {&kCheckpointInterval, &kCheckpoint, &kCheckpointBandwidth, &kRestart, &kDeviceMtbf, &kHostMtbf}},
           {"simulation", {&kFidelity}},

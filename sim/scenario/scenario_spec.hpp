@@ -97,6 +97,9 @@ struct TrainingSpec {
   /// (Megatron-LM's --recompute-method block --recompute-num-layers N, used to recompute no more than memory needs).
   /// 0: every layer (Megatron-LM's uniform method, one layer per group).
   int64_t recompute_layers = 0;
+  /// training.saved_activations torchtitan-op: every layer keeps what torchtitan's per-op selective checkpointing
+  /// saves (memory only; recompute and recompute_layers give its recomputed FLOPs). See parallel/memory.hpp.
+  bool op_checkpoint = false;
   /// Weight-gradient GEMMs accumulate straight into the fp32 main gradients (Megatron-LM's
   /// --gradient-accumulation-fusion, the default since late 2021); false: PyTorch adds each microbatch's
   /// gradients into the stored ones with a separate kernel.

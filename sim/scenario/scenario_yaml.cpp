@@ -35,6 +35,8 @@ std::string describe_recompute(const TrainingSpec& t)
   if (t.recompute_layers > 0)
     d += " (first " + std::to_string(t.recompute_layers) + (t.recompute_layers == 1 ? " layer" : " layers") +
          " per chunk)";
+  if (t.op_checkpoint)
+    d += ", memory as torchtitan's per-op checkpointing saves";
   return d;
 }
 
@@ -243,6 +245,14 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
                "expected at most the layers of the largest model chunk (" + str(most) + "), got " +
                    str(t.recompute_layers));
   }
+  if (t.op_checkpoint && t.recompute != Recompute::Full)
+    diag.add(at("training.saved_activations"), "training.saved_activations",
+             std::string("torchtitan-op needs recompute: full (its recomputed FLOPs: recompute_layers layers), got "
+                         "recompute: ") + to_string(t.recompute));
+  else if (t.op_checkpoint && model_ok && (s.model.experts > 0 || s.model.mla.enabled()))
+    diag.add(at("training.saved_activations"), "training.saved_activations",
+             "expected a model without experts or latent attention for torchtitan-op (its saved set is that of a "
+             "dense block's seven matmuls), got " + s.model.name);
   const auto samples_per_step = checked_mul(p.dp, t.micro_batch);
   if (t.micro_batch_auto && t.global_batch % p.dp != 0) {
     // The micro batch is chosen later among the divisors of each system's batch, which must be whole.
@@ -416,6 +426,8 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   auto rc = tr.choice(k::kRecompute).value_or(k::kRecompute.default_choice);
   s.training.recompute = rc == "none" ? Recompute::None : rc == "selective" ? Recompute::Selective : Recompute::Full;
   s.training.recompute_layers = int64_t(tr.value(k::kRecomputeLayers));
+  s.training.op_checkpoint =
+      tr.choice(k::kSavedActivations).value_or(k::kSavedActivations.default_choice) == "torchtitan-op";
   s.training.grad_accumulation_fusion = tr.boolean(k::kGradAccumulationFusion).value_or(true);
   s.training.expert_imbalance = tr.value(k::kExpertImbalance);
   s.training.expert_capacity_factor = tr.value(k::kExpertCapacityFactor);
@@ -427,7 +439,7 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   s.training.tokens = tr.quantity(k::kTokens).value_or(0);
   const bool tokens_given = tr.has(k::kTokens.name);
   for (const config::Key* key : {&k::kGlobalBatch, &k::kMicroBatch, &k::kSeqLen, &k::kPrecision, &k::kRecompute,
-                                 &k::kRecomputeLayers, &k::kExpertImbalance, &k::kExpertCapacityFactor,
+                                 &k::kRecomputeLayers, &k::kSavedActivations, &k::kExpertImbalance, &k::kExpertCapacityFactor,
                                  &k::kFlashAttention, &k::kFp8Recipe, &k::kCrossEntropy, &k::kOptimizerState,
                                  &k::kFp8Params})
     remember(tr, key->name);

@@ -65,6 +65,19 @@ const Key kFp8Saves16bit =
                  "there, keeping no fp8 copy between forward and backward or across microbatches (torchao's "
                  "Float8Linear); false: Transformer Engine's, which keep the low-precision inputs and a weight copy");
 
+// The loss's peak, per logit a rank holds (its vocabulary shard of each token's logits), in bytes: 0 keeps dtsim's
+// default, the 16-bit logits plus two fp32 copies (activation bytes + 8).
+const Key kLossBytesPerLogit =
+    Key::number("loss_bytes_per_logit", 0, 64, kOptional, "",
+                "bytes per logit held at the loss's peak (forward or backward) with the vocabulary on one rank "
+                "(tp 1); 0: the 16-bit logits and two fp32 copies (activation bytes + 8)")
+        .defaults_to(0);
+const Key kLossParallelBytesPerLogit =
+    Key::number("loss_parallel_bytes_per_logit", 0, 64, kOptional, "",
+                "the same with the vocabulary split over tp ranks (tp > 1: a vocabulary-parallel loss); 0: "
+                "activation bytes + 8")
+        .defaults_to(0);
+
 const Key kOverlap = Key::section("overlap", kOptional, "defaults of the scenario's `parallel.*` switches it does "
                                                         "not set");
 const Key kTpOverlap = Key::boolean("tp_overlap", kOptional, "the scenario's default", "`parallel.tp_overlap`");
@@ -100,7 +113,8 @@ std::vector<config::KeyGroup> groups()
   return {{"", {&kName, &kFramework, &kVersion, &kDescription}},
           {"kernels", {&kAttention, &kFp8Recipe, &kCrossEntropy, &kCudaGraphs, &kLossAllReduce}},
           {"host", {&kLaunch, &kPerLayer, &kPerMicrobatch}},
-          {"memory", {&kCudaContext, &kNcclBuffers, &kFragmentation, &kFp32Gradients, &kOptimizerState, &kFp8Saves16bit}},
+          {"memory", {&kCudaContext, &kNcclBuffers, &kFragmentation, &kFp32Gradients, &kOptimizerState, &kFp8Saves16bit,
+                      &kLossBytesPerLogit, &kLossParallelBytesPerLogit}},
           {"overlap", {&kTpOverlap, &kDpOverlap, &kPpOverlap, &kParamGatherOverlap, &kTpAsyncAllreduce}},
           {"factors", {&kCompute, &kMemoryFactor, &kCommunication, &kStepOverhead}},
           {"calibration", {&kCalibrationRuns, &kHeldoutErrors}}};
