@@ -8,9 +8,9 @@ Usage: scripts/calibrate_gemm.py a100|h100|h100-fp8|h200-fp8|b200|b200-fp8|b200-
        mi300x|mi300x-fp8
 h100-fp8 fits device.efficiency.gemm_fp8 of hardware/dgx-h100.yaml: the same model at the fp8 peak, with 1-byte inputs
 and a 2-byte (bf16) result in the roofline, as Transformer Engine's fp8 GEMMs run. A device with a single published
-point (b200) keeps the H100 curve's shape (its half_area scaled by the SM count, 148 / 132) and fits `max`
-alone; `checks` are points of a related device printed beside the fit, not fitted. b200-fp8, gb200-fp8 and gb300-fp8
-fit the fp8 (and mxfp8) curves of the three Blackwell files to one B300 cuBLASLt campaign, each at its own peak. gb300 and gb300-fp8 fit hardware/gb300-nvl72.yaml to cuBLASLt on a B300 (the GB300's GPU).
+point (b200, b200-fp8) keeps the H100 curve's shape (its half_area scaled by the SM count, 148 / 132) and fits `max`
+alone; `checks` are points of a related device printed beside the fit, not fitted. gb200-fp8 fits
+hardware/gb200-nvl72.yaml's fp8 curve like h100-fp8. gb300 and gb300-fp8 fit hardware/gb300-nvl72.yaml to cuBLASLt on a B300 (the GB300's GPU).
 """
 import math
 import sys
@@ -75,22 +75,11 @@ B200 = dict(peak=2250e12, bw=7700e9 * 0.88, points=[
     (8192, 8192, 8192, 1, 2250e12, 2099.27, "same"),
     (32768, 512, 4096, 1, 2250e12, 1516.27, "same"),
 ])
-# fp8 (and mxfp8) on every Blackwell device: one campaign for one tensor core. B200, GB200 (a B200 at up to 1,200 W),
-# B300 and GB300 run FP8 on the same tcgen05 MMA at the same rate per SM and clock (148 SMs each; dense FP8 4,500
-# TFLOP/s on B200 and B300 in NVIDIA/dgxc-benchmarking); the one raw, versioned FP8 shape table of any of them is the
-# B300 cuBLASLt campaign (Antoniomv7/gb300-microbench, CUDA 13.1, 2026: the software generation of the 25.11-26.04
-# containers), so each file takes its throughputs as measured, as fractions of its own peak. Three large shapes cannot
-# say how throughput falls on small ones; the only Blackwell FP8 table with small shapes, Azure's on GB200 (CUDA 12.8,
-# early 2025; fitted alone it gives max 0.6, half_area 2,965,821, area_exponent 1.5, half_k 640), gives the curve's
-# shape, and the campaign its level: `max` alone is fitted. The older points are printed as checks, not fitted.
-BLACKWELL_FP8_POINTS = [
-    (4096, 4096, 4096, 1, 3187.09, "gb300-microbench B300, cuBLASLt FP8 e4m3"),
-    (8192, 8192, 8192, 1, 3944.74, "same"),
-    (32768, 512, 4096, 1, 2672.78, "same"),
-]
-BLACKWELL_FP8_SHAPE = dict(half_area=2965821, p=1.5, half_k=640)
-B200_FP8 = dict(peak=4500e12, bw=7700e9 * 0.88, in_bytes=1, points=BLACKWELL_FP8_POINTS, fixed=BLACKWELL_FP8_SHAPE, checks=[
-    (15360, 4096, 3072, 1, 4500e12, 3432.5, "stas00/ml-engineering MAMF table, B200 FP8 e4m3 best shape (torch 2.7.1+cu128)"),
+B200_FP8 = dict(peak=4500e12, bw=7700e9 * 0.88, in_bytes=1, points=[
+    (15360, 4096, 3072, 1, 3432.5, "stas00/ml-engineering MAMF table, B200 FP8 e4m3 best shape"),
+], fixed=dict(half_area=2097152 * SM_RATIO, p=1.5, half_k=512), checks=[
+    (8192, 8192, 8192, 1, 4500e12, 3944.74, "B300 SXM6 cuBLASLt FP8 (Antoniomv7/gb300-microbench), same 4500 peak"),
+    (4096, 4096, 4096, 1, 4500e12, 3187.09, "same"),
 ])
 # NVFP4: no B200 table; the GB200 one (the same Blackwell GPU, at up to 1,200 W), Azure AI-benchmarking-guide
 # "Azure_Results/ND_GB200_v6_results.md" (egmsft fork @ 0682f76, CUDA 12.8), cuBLASLt FP4, fitted as fractions of
@@ -106,20 +95,21 @@ B200_NVFP4 = dict(peak=9800e12, bw=8000e9 * 0.88, in_bytes=0.5625, points=[
     (1024, 2145, 1024, 1, 548.3, "same"),
     (802816, 192, 768, 1, 2624.5, "same"),
 ], maxes=[0.50, 0.55, 0.60, 0.65, 0.70, 0.75, 0.80])
-# GB200 and GB300 fp8: the Blackwell curve above at their 5,000 TFLOP/s peak. Checks: the Azure
-# AI-benchmarking-guide cuBLASLt FP8 table on ND GB200 v6 (egmsft fork at 0682f76, CUDA 12.8, driver 570.133.20; ref
-# 2.2.a), which this file's curve was fitted to until 2026-11-26 and which plateaus at 2.8 PFLOP/s, and stas00's torch
-# FP8 MAMF on GB200 (3,615.6 at 19456x5120x1536, torch 2.10 + cu130).
-GB200_FP8 = dict(peak=5000e12, bw=8000e9 * 0.88, in_bytes=1, points=BLACKWELL_FP8_POINTS, fixed=BLACKWELL_FP8_SHAPE,
-                 checks=[
-    (19456, 5120, 1536, 1, 5000e12, 3615.6, "stas00/ml-engineering MAMF table, GB200 FP8 best shape"),
-    (1024, 1024, 1024, 1, 5000e12, 349.4, "Azure AI-benchmarking-guide ND GB200 v6, cuBLASLt FP8 (CUDA 12.8)"),
-    (2048, 2048, 2048, 1, 5000e12, 1676.1, "same"),
-    (4096, 4096, 4096, 1, 5000e12, 2694.7, "same"),
-    (8192, 8192, 8192, 1, 5000e12, 2781.5, "same"),
-    (16384, 16384, 16384, 1, 5000e12, 2819.5, "same"),
-    (6144, 12288, 12288, 1, 5000e12, 2798.7, "same"),
-])
+# Azure/AI-benchmarking-guide "Azure_Results/ND_GB200_v6_results.md", the newer of the two versions (fork
+# egmsft/AI-benchmarking-guide at 0682f76, CUDA 12.8, driver 570.133.20), GEMM CuBLASLt FP8 table, random
+# initialization, 10,000 warm-up iterations, one GB200 GPU (../shared/reference/blackwell-h200-amd.md, 2.2.a). Peak:
+# 5,000 TFLOP/s dense FP8 (hardware/gb200-nvl72.yaml); memory: 8 TB/s at the assumed 0.88 of that file.
+GB200_FP8 = dict(peak=5000e12, bw=8000e9 * 0.88, in_bytes=1, points=[
+    (1024, 1024, 1024, 1, 349.4, "Azure AI-benchmarking-guide ND GB200 v6, cuBLASLt FP8"),
+    (2048, 2048, 2048, 1, 1676.1, "same"),
+    (4096, 4096, 4096, 1, 2694.7, "same"),
+    (8192, 8192, 8192, 1, 2781.5, "same"),
+    (16384, 16384, 16384, 1, 2819.5, "same"),
+    (32768, 32768, 32768, 1, 2755.3, "same"),
+    (1024, 2145, 1024, 1, 627.2, "same"),
+    (6144, 12288, 12288, 1, 2798.7, "same"),
+    (802816, 192, 768, 1, 1482.5, "same"),
+], maxes=[0.54, 0.55, 0.56, 0.57, 0.58, 0.59, 0.60, 0.62])
 
 # Antoniomv7/gb300-microbench, B300 SXM6 AC (compute capability 10.3), cuBLASLt, FP32 accumulate, hot cache, mean of 3
 # (results/precision_cutedsl_vs_cublaslt.csv at 1c36b44; BF16 also the README table at 060c4ae; ../shared/reference/
@@ -132,7 +122,11 @@ GB300 = dict(peak=2500e12, bw=8000e9 * 0.88, points=[
     (16384, 512, 4096, 1, 1432.7, "same, README table"),
     (512, 16384, 4096, 1, 1495.1, "same, README table"),
 ], maxes=[0.80, 0.82, 0.84, 0.86, 0.88, 0.90])
-GB300_FP8 = dict(GB200_FP8)
+GB300_FP8 = dict(peak=5000e12, bw=8000e9 * 0.88, in_bytes=1, points=[
+    (4096, 4096, 4096, 1, 3187.09, "gb300-microbench B300, cuBLASLt FP8 e4m3"),
+    (8192, 8192, 8192, 1, 3944.74, "same"),
+    (32768, 512, 4096, 1, 2672.78, "same"),
+], maxes=[0.76, 0.78, 0.80, 0.82, 0.84, 0.86])
 # NVFP4 on GB200: the Azure GB200 FP4 table of B200_NVFP4 against the 10,000 TFLOP/s peak hardware/gb200-nvl72.yaml
 # takes (datasheet figures, as its bf16 and fp8 peaks).
 GB200_NVFP4 = dict(B200_NVFP4, peak=10000e12)
@@ -183,7 +177,7 @@ def fit(dev):
     best = None
     if "fixed" in dev:  # one point: the shape is kept, max alone is fitted
         f = dev["fixed"]
-        for i in range(50, 101):
+        for i in range(50, 100):
             mx = i / 100
             err = sum(math.log(model(dev, m, n, k, b, mx, f["half_area"], f["half_k"], f["p"]) / v) ** 2
                       for m, n, k, b, v, _ in dev["points"])
