@@ -436,14 +436,18 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
   // tensor's amax first (e more). NVFP4's random Hadamard transform of the column-wise copies (16x16, wgrad inputs)
   // and the stochastic rounding of gradients are fused into the same kernels (TE's hadamard_transform_cast_fusion):
   // no bytes of their own. The norm does not write quantized output: the cast is its own kernel.
-  auto block_cast = [&](const std::string& name, double batch, double m, double n, double kk) {
+  // Under sequence parallelism a tensor that is all-gathered over tp is quantized before the gather, on the rank's
+  // own rows (TE 2.13: LayerNormLinear quantizes ln_out, then gather_along_first_dim with the quantizer; the output
+  // gradient likewise in grad_output_preprocess): in_rows and grad_rows are the rows each cast reads.
+  auto block_cast = [&](const std::string& name, double batch, double n, double kk, double in_rows, double grad_rows) {
     const double per = double(e) + 2 * sh.block_scaled_bytes + (sh.per_tensor_amax ? double(e) : 0.0);
-    return mem_item(name + ".block_cast", per * batch * (m * kk + sh.fp8_weight_cast_share * kk * n),
-                    per * batch * m * n);
+    return mem_item(name + ".block_cast", per * batch * (in_rows * kk + sh.fp8_weight_cast_share * kk * n),
+                    per * batch * grad_rows * n);
   };
-  auto linear = [&](const std::string& name, double batch, double m, double n, double kk) {
+  auto linear = [&](const std::string& name, double batch, double m, double n, double kk, double in_rows = -1,
+                    double grad_rows = -1) {
     if (sh.block_scaled_bytes > 0) {
-      items.push_back(block_cast(name, batch, m, n, kk));
+      items.push_back(block_cast(name, batch, n, kk, in_rows < 0 ? m : in_rows, grad_rows < 0 ? m : grad_rows));
       items.push_back(linear_item(name, batch, m, n, kk, e, sh.block_scaled_bytes));
       return;
     }
@@ -465,7 +469,7 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
   };
   auto layernorm_linear = [&](const std::string& name, double m, double n) {
     if (!ln_writes_fp8) {
-      linear(name, 1, m, n, h);
+      linear(name, 1, m, n, h, Tn);  // a block-scaled input is quantized on the rank's own rows, then gathered
       return;
     }
     const double per = double(e) + 2;  // fp8_cast's bytes per element under delayed scaling
@@ -476,18 +480,28 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
   // row-parallel one. Under fp8, Transformer Engine (v1.8) all-gathers the fp8 copies: the layernorm writes its
   // output in fp8 before the forward gather (layernorm_linear.py, layernorm_mlp.py: ln_out_dtype uint8, then
   // gather_along_first_dim), and the output gradient is cast before the backward gather (base.py,
-  // grad_output_preprocess: cast_to_fp8, then gather_along_first_dim). Reduce-scatters stay 16-bit.
+  // grad_output_preprocess: cast_to_fp8, then gather_along_first_dim). Reduce-scatters stay 16-bit. Under mxfp8 and
+  // nvfp4 Transformer Engine (2.13, the 26.04 containers') gathers the block-scaled copies with their scales
+  // (distributed.py, _all_gather_mxfp8 / _all_gather_nvfp4): the layernorm output forward as its row-wise copy and
+  // again in backward as its column-wise copy, q bytes per element each (layernorm_linear.py: quantizer usage
+  // rowwise only before the forward gather, columnwise only before the backward one); the output gradient of a
+  // row-parallel layer with both usages, 2q (base.py, grad_output_preprocess: the quantizer set row- and column-wise).
+  const double q = sh.block_scaled_bytes;
   auto enter_tp = [&]() {
     Item f = conj('f');
     f.async_backward = true;
     if (sh.fp8)
       f.gather_bytes = T * h;
+    else if (q > 0)
+      f.gather_bytes = q * T * h;
     return f;
   };
   auto leave_tp = [&]() {
     Item g = conj('g');
     if (sh.fp8)
       g.gather_bytes = T * h;
+    else if (q > 0)
+      g.gather_bytes = 2 * q * T * h;
     return g;
   };
   // Attention block: LN -> f -> QKV, scores, softmax, dropout, attention-over-values, projection -> g
@@ -566,7 +580,7 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
     core.push_back(gemm_item("attn_values", b * heads, sq, dv, s, e));
   }
   items.insert(items.end(), core.begin(), core.end());
-  linear("proj", 1, T, h, mla ? double(spec_.v_width()) / t : attn_width() / t);
+  linear("proj", 1, T, h, mla ? double(spec_.v_width()) / t : attn_width() / t, T, Tn);
   items.push_back(leave_tp());
   // MLP block: bias-dropout-add (residual), LN -> f -> fc1, activation, fc2 -> g -> bias-dropout-add
   items.push_back(mem_item("bias_dropout_add1", (3 * e + mask) * Tn * h, (2 * e + mask) * Tn * h));
@@ -623,7 +637,10 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
       layernorm_linear("fc1", T, fn);
     items.push_back(mem_item("bias_gelu", 2 * e * Tx * fn, 3 * e * Tx * fn));
   }
-  linear("fc2", local_experts, per_expert, h, fn);
+  if (x)
+    linear("fc2", local_experts, per_expert, h, fn);
+  else  // a block-scaled output gradient is quantized on the rank's own rows, then gathered
+    linear("fc2", 1, T, h, fn, T, Tn);
   if (x) {
     if (!whole)
       items.push_back(conj('g', e * Tx * h));
