@@ -6,8 +6,9 @@ tests/validation/cerebras_wafer.csv), and reports the others as checks.
 A GEMM runs at max_efficiency * v / (v + half_length) of peak, v its reduction elements per core. A step's compute
 time is then  M + C0 / max_efficiency + C1 * half_length / max_efficiency,  with M the memory-bound kernels, C0 the
 GEMMs at peak and C1 the GEMMs at peak weighted by 1 / v: linear in u = 1 / max_efficiency and w = half_length /
-max_efficiency. For each run the script reads M, C0 and C1 off three dtsim runs, takes the rest of the step
-(streaming, fabric, the MemoryX tail) from a run at the current fit, and solves the least-squares problem on the
+max_efficiency. For each run the script reads M, C0 and C1 off three dtsim runs (M holds the kernel switches,
+wafer.kernel_switch, which are cited, not fitted), takes the rest of the step (streaming, the layer inputs off the
+wafer, fabric, the MemoryX tail) from a run at the current fit, and solves the least-squares problem on the
 relative step-time errors; three rounds, since the rest moves a little with the fit.
 
 CS-2: both parameters on its two calibration runs (GPT-J 6B on two CS-2, BERT-Large at batch 1024), with

@@ -192,6 +192,7 @@ TEST(WaferProgram, SmallGptUnitsByHand)
     EXPECT_GT(u.bwd_s, 2 * gemm_f);
     EXPECT_LT(rel_diff(u.bwd_s, 2 * gemm_f + mem_b), 1e-6);
     EXPECT_DOUBLE_EQ(u.out_bytes, kB * kS * kH * kE);  // the b*s*h activations handed on
+    EXPECT_EQ(u.offloaded_input_bytes, 0.0);          // recompute none: every activation stays on the wafer
   }
   const auto& emb = p.units.front();
   EXPECT_DOUBLE_EQ(emb.params, embedding_params());
@@ -209,6 +210,20 @@ TEST(WaferProgram, SmallGptUnitsByHand)
   std::printf("[wafer program] layer: %.6g FLOPs, fwd %.6g s (GEMM %.6g s + memory %.3g s), bwd %.6g s, "
               "weights %.6g B\n",
               flops, p.units[1].fwd_s, gemm_f, p.units[1].fwd_s - gemm_f, p.units[1].bwd_s, p.units[1].weight_bytes);
+}
+
+// Full recomputation under weight streaming: each layer's input (its checkpoint, b*s*h 16-bit values) is held off
+// the wafer, written out in the forward and read back for the backward; the embedding and the head keep nothing.
+TEST(WaferProgram, LayerInputsOffTheWaferUnderFullRecompute)
+{
+  auto s = load(kSmall, {"training.recompute=full"});
+  dtsim::model::Transformer t(s.model);
+  auto p = dtsim::wafer::build_wafer_program(s, derive_plan(s), t);
+  ASSERT_EQ(p.units.size(), size_t(kLayers) + 2);
+  for (int l = 1; l <= int(kLayers); ++l)
+    EXPECT_DOUBLE_EQ(p.units[size_t(l)].offloaded_input_bytes, kB * kS * kH * kE) << p.units[size_t(l)].label;
+  EXPECT_EQ(p.units.front().offloaded_input_bytes, 0.0);
+  EXPECT_EQ(p.units.back().offloaded_input_bytes, 0.0);
 }
 
 // ---- 2. weight streaming against hand timelines --------------------------------------------------------------
@@ -357,6 +372,55 @@ TEST(WaferWhatIf, SlowerMemoryXOrIoRaisesStep)
   EXPECT_GT(mx, streamed / (10e9 / 8));
   EXPECT_GE(mx_half, base * (1 - 1e-9));
   EXPECT_LT(mx_half, 1.05 * base);
+}
+
+// Layer inputs off the wafer (full recomputation) at 10 Gb/s of I/O: each of the 4 inputs (64 x 1024 x 1024 x
+// 2 B = 134 MB, 107 ms at 1.25 GB/s) leaves during the forward and comes back before its backward, over the
+// ports that carry the weights. The wafer holds two inputs (the one computing, the one moving), so the reads run
+// one after another once the last write is out: the step is at least 2 x L x input / I/O, and at most that plus
+// every weight and gradient byte over the I/O, the compute (forward, recomputation, backward) and the update.
+// With the inputs kept on the wafer (recompute none) the same I/O gives a far shorter step.
+TEST(WaferStreaming, LayerInputsCrossTheIo)
+{
+  SKIP_WITHOUT_BINARY();
+  CommandResult r = run_dtsim(kSmall, {"training.recompute=full", hw("cs2-io-10gbps.yaml")});
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  const double step = j.at("step_time_s").get<double>();
+  const double exposed = j.at("breakdown").at("exposed_weight_streaming_s").get<double>();
+  const double kept = step_of(kSmall, {hw("cs2-io-10gbps.yaml")});
+  const double io = 10e9 / 8, input = kB * kS * kH * kE;
+  const double streamed = 2 * (2 * embedding_params() + 2 * kLayers * layer_params() + head_params());
+  const double grads = 2 * (embedding_params() + kLayers * layer_params() + head_params());
+  const double rate = 7.5e15 * 0.1677;  // cs2-constant-gemm.yaml
+  const double compute = 4 * kLayers * layer_fwd_flops(kB) / rate + 3 * 2 * kB * kS * kH * kV / rate;
+  const double upd = (embedding_params() + kLayers * layer_params() + head_params()) * 28 / 400e9;
+  const double lower = 2 * kLayers * input / io;
+  const double upper = lower + (streamed + grads) / io + compute + upd;
+  std::printf("[layer inputs] step %.6g s in [%.6g, %.6g]; exposed off-wafer streaming %.6g s; inputs kept on the "
+              "wafer %.6g s\n",
+              step, lower, upper, exposed, kept);
+  EXPECT_GE(step, lower);
+  EXPECT_LE(step, upper);
+  EXPECT_GT(exposed, 0.5 * step);    // the wafer waits for its inputs most of the step
+  EXPECT_GT(step, kept + 0.5 * lower);
+}
+
+// The kernel switch (wafer.kernel_switch, 1 ms here) is added to each unit's forward and each unit's backward:
+// 6 units (embedding, 4 layers, head) x 2 directions x 1 pass = 12 ms more of the wafer's time on a compute-bound
+// step. Two things come off it: the embedding's backward now runs while layer 0's gradients stream out and
+// MemoryX updates layer 0 (0.17 + 0.88 ms, so at most its 1 ms is hidden), and layer 0's load (0.17 ms), which
+// the step used to wait for after the embedding's lookup, now lands during the embedding's longer forward.
+TEST(WaferStreaming, KernelSwitchPerUnitAndDirection)
+{
+  SKIP_WITHOUT_BINARY();
+  const double base = step_of(kSmall, {});
+  const double with_switch = step_of(kSmall, {hw("cs2-kernel-switch-1ms.yaml")});
+  const double io = 1.2e12 / 8, load_l0 = 2 * layer_params() / io;
+  std::printf("[kernel switch] %.6g s -> %.6g s (+%.4g ms)\n", base, with_switch, 1e3 * (with_switch - base));
+  const double kernels = (kLayers + 2) * 2 * 1e-3;
+  EXPECT_LE(with_switch - base, kernels + 1e-9);
+  EXPECT_GE(with_switch - base, kernels - 1e-3 - load_l0 - 1e-5);
 }
 
 // Fabric 1000x lower: each exchange of the 128 MiB of activations takes ~16 ms instead of ~16 us, ten of them

@@ -32,6 +32,13 @@ const Key kCoreGemmMaxEfficiency =
 const Key kCoreGemmHalfLength = Key::number("half_length", 0.0, 1e6, kRequired, "",
                                             "reduction elements per core at which a GEMM reaches half of "
                                             "`max_efficiency` (fitted; 0: shape-independent)");
+// A fixed time per kernel under weight streaming: the wafer is mapped to one layer's kernel at a time, forward
+// then backward (Cerebras docs, execution modes), and the smallest model measured shows a floor (docs/wafer.md).
+const Key kKernelSwitch =
+    Key::quantity("kernel_switch", Dimension::Time, limits::kLatency, kOptional, "",
+                  "fixed time each unit's forward and each unit's backward takes on top of its kernels under weight "
+                  "streaming (the wafer mapped to the next layer's kernel)")
+        .defaults_to(0.0);
 // The spread of the wafer model's errors on published runs it was not fitted on (scripts/calibrate_wafer.py). Its
 // keys are a software stack's calibration keys (stack/stack_keys.hpp), declared there once.
 const Key kCalibration = Key::section("calibration", kOptional, "how the wafer model meets published runs");
@@ -100,6 +107,7 @@ void read_wafer_hardware(MapReader& root, hardware::HardwareSpec& hw)
   wf.gemm_max_efficiency = gemm.value(kCoreGemmMaxEfficiency);
   wf.gemm_half_length = gemm.value(kCoreGemmHalfLength);
   gemm.finish();
+  wf.kernel_switch_s = w.value(kKernelSwitch);
   MapReader cal = w.map(kCalibration);
   wf.calibration_runs = int64_t(cal.value(kCalibrationRuns));
   wf.heldout_errors = cal.number_list(kHeldoutErrors).value_or(std::vector<double>{});
@@ -131,7 +139,7 @@ void read_wafer_hardware(MapReader& root, hardware::HardwareSpec& hw)
 
 std::vector<config::KeyGroup> wafer_hardware_key_groups()
 {
-  return {{"wafer", {&kWaferName, &kCores, &kSram, &kSramBandwidth, &kFabricBandwidth, &kWaferPower}},
+  return {{"wafer", {&kWaferName, &kCores, &kSram, &kSramBandwidth, &kFabricBandwidth, &kWaferPower, &kKernelSwitch}},
           {"wafer.peak_flops", hardware::keys::peak_flops_key_list()},
           {"wafer.core_gemm", {&kCoreGemmMaxEfficiency, &kCoreGemmHalfLength}},
           {"wafer.calibration", {&kCalibrationRuns, &kHeldoutErrors}},

@@ -27,6 +27,7 @@ struct WaferSpec {
   /// give each core long reductions, and the reduction length per core at which a GEMM reaches half of it (fitted).
   double gemm_max_efficiency = 1.0;
   double gemm_half_length = 0;
+  double kernel_switch_s = 0;                ///< weight streaming: per unit and direction, on top of its kernels
   int64_t calibration_runs = 0;              ///< published runs the GEMM model was fitted on
   std::vector<double> heldout_errors;        ///< simulated / measured - 1 on published runs the fit did not see
   int mesh_rows = 1, mesh_cols = 1;          ///< tiles of the simulation grid

@@ -149,8 +149,13 @@ WaferProgram build_wafer_program(const scenario::ScenarioSpec& s, const parallel
   auto layer = t.layer(shape), emb = t.embedding(shape), head = t.head(shape);
   p.units.push_back(unit("embedding", t.embedding_params(plan.shape.seq), emb, false, false, s, act));
   const int64_t recomputed = plan.chunk_recomputed_layers.front();  // one chunk: pp and vpp are 1
-  for (int64_t l = 0; l < spec.layers; ++l)
+  // The layer inputs are held off the wafer exactly when wafer_memory says so (weight streaming, every layer
+  // recomputed); layer_pipeline.cpp keeps everything on the wafer and ignores them.
+  const bool offloaded = s.training.recompute == Recompute::Full && recomputed == spec.layers;
+  for (int64_t l = 0; l < spec.layers; ++l) {
     p.units.push_back(unit("layer " + std::to_string(l), t.layer_params(), layer, l < recomputed, selective, s, act));
+    p.units.back().offloaded_input_bytes = offloaded ? act : 0.0;
+  }
   // A tied output layer reads the word embeddings again: they stream in with the head.
   double head_params = t.head_params() + (spec.tied_embeddings ? double(spec.vocab) * double(spec.hidden) : 0.0);
   p.units.push_back(unit("head", head_params, head, false, false, s, 0));

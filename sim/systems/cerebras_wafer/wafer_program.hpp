@@ -19,6 +19,9 @@ struct WaferUnit {
   double fwd_s = 0, bwd_s = 0, recompute_s = 0;  ///< one pass of `pass_batch` samples on the whole wafer
   double fwd_flops = 0, bwd_flops = 0, recompute_flops = 0;
   double out_bytes = 0;  ///< activations handed to the next unit, one pass
+  /// Weight streaming under full recomputation: the unit's input (its checkpoint), one pass, written off the wafer
+  /// during its forward and read back for its backward; 0 when the input stays on the wafer.
+  double offloaded_input_bytes = 0;
 };
 
 struct WaferProgram {

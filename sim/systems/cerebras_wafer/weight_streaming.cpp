@@ -24,10 +24,17 @@ WeightStreaming::WeightStreaming(Activities& acts, const scenario::ScenarioSpec&
   const int64_t units = int64_t(p.units.size());
   for (int64_t pass = 0; pass < p.passes; ++pass) {
     const bool last_pass = pass + 1 == p.passes;
+    const size_t base = work_.size();
+    // forward u at base + u, backward u at base + 2 units - 1 - u
     for (int64_t u = 0; u < units; ++u)
-      work_.push_back({u, false, last_pass, 0});
+      work_.push_back({u, false, last_pass, 0, p.units[size_t(u)].offloaded_input_bytes,
+                       base + size_t(2 * units - 1 - u)});
     for (int64_t u = units - 1; u >= 0; --u)
-      work_.push_back({u, true, last_pass, 0});
+      work_.push_back({u, true, last_pass, 0, p.units[size_t(u)].offloaded_input_bytes, base + size_t(u)});
+  }
+  for (auto& sys : sys_) {
+    sys.written.assign(work_.size(), 0);
+    sys.reads.assign(work_.size(), ReadState::None);
   }
   // A unit that runs twice in a row (the head: forward then backward) keeps its weights on the wafer.
   for (size_t k = 0; k < work_.size(); ++k) {
@@ -117,14 +124,26 @@ void WeightStreaming::next_work(size_t si)
     sys.waiting_load = true;
     return;
   }
+  if (!offload_ready(si, sys.next)) {
+    sys.waiting_offload = true;
+    return;
+  }
   const double now = Activities::now();
-  if (sys.waiting_load) {
+  // Waiting for weights or for a layer input off the wafer: both cross the system's I/O.
+  if (sys.waiting_load || sys.waiting_offload) {
     sys.b.exposed_weight_streaming_s += now - sys.free_t;
-    sys.waiting_load = false;
+    sys.waiting_load = sys.waiting_offload = false;
   }
   const WaferUnit& u = p_.units[size_t(w.unit)];
-  const double seconds = w.backward ? u.recompute_s + u.bwd_s : u.fwd_s;
+  const double seconds =
+      (w.backward ? u.recompute_s + u.bwd_s : u.fwd_s) + systems::wafer_hardware(s_.hardware).wafer.kernel_switch_s;
   const size_t k = sys.next;
+  if (!w.backward && w.offload_bytes > 0)
+    write_input(si, k);
+  // The next work's input comes back while this one computes: the wafer holds two layer inputs, the one
+  // computing and the one moving (wafer_program.cpp, wafer_memory).
+  if (k + 1 < work_.size() && work_[k + 1].backward && work_[k + 1].offload_bytes > 0)
+    read_input(si, k + 1);
   acts_.exec(pf_.tile(sys.id, 0, 0), seconds, [this, si, k, now]() {
     System& sys = sys_[si];
     const Work& w = work_[k];
@@ -132,7 +151,8 @@ void WeightStreaming::next_work(size_t si)
     const double end = Activities::now();
     sys.b.compute_s += end - now;
     if (w.backward && u.bwd_s + u.recompute_s > 0)
-      sys.b.recompute_s += (end - now) * u.recompute_s / (u.bwd_s + u.recompute_s);
+      sys.b.recompute_s += (end - now - systems::wafer_hardware(s_.hardware).wafer.kernel_switch_s) *
+                           u.recompute_s / (u.bwd_s + u.recompute_s);
     trace_.add(sys.id, 0, u.label, now, end);
     sys.free_t = end;
     // The buffer of this work's load is free once no later work still uses it.
@@ -143,6 +163,80 @@ void WeightStreaming::next_work(size_t si)
       stream_gradients(si, k);
     exchange_activations(si, k);
   });
+}
+
+// Two layer inputs on the wafer at most (the one computing, the one moving): a forward may start once no more
+// than one earlier input is still on its way out; a backward once its input is back.
+bool WeightStreaming::offload_ready(size_t si, size_t k)
+{
+  System& sys = sys_[si];
+  const Work& w = work_[k];
+  if (w.offload_bytes <= 0)
+    return true;
+  if (!w.backward)
+    return sys.writes_in_flight <= 1;
+  read_input(si, k);
+  return sys.reads[k] == ReadState::Arrived;
+}
+
+// A layer's input leaves the wafer while the layer's forward runs, through the columns' ports and the system's
+// leaf edge (the I/O that carries the weights in and the gradients out).
+void WeightStreaming::write_input(size_t si, size_t k)
+{
+  ++sys_[si].writes_in_flight;
+  const double t0 = Activities::now();
+  offload_flows(si, work_[k].offload_bytes, true, [this, si, k, t0]() {
+    System& sys = sys_[si];
+    --sys.writes_in_flight;
+    sys.written[k] = 1;
+    static const std::string label = "layer input out";
+    trace_.add(sys.id, 3, label, t0, Activities::now());
+    const size_t b = work_[k].partner;
+    if (sys.reads[b] == ReadState::Wanted) {
+      sys.reads[b] = ReadState::None;
+      read_input(si, b);
+    }
+    if (sys.waiting_offload)
+      next_work(si);
+  });
+}
+
+// A layer's input comes back for its backward (recomputation first), once it has left.
+void WeightStreaming::read_input(size_t si, size_t k)
+{
+  System& sys = sys_[si];
+  if (sys.reads[k] != ReadState::None)
+    return;
+  if (!sys.written[work_[k].partner]) {
+    sys.reads[k] = ReadState::Wanted;
+    return;
+  }
+  sys.reads[k] = ReadState::InFlight;
+  const double t0 = Activities::now();
+  offload_flows(si, work_[k].offload_bytes, false, [this, si, k, t0]() {
+    System& sys = sys_[si];
+    sys.reads[k] = ReadState::Arrived;
+    static const std::string label = "layer input in";
+    trace_.add(sys.id, 2, label, t0, Activities::now());
+    if (sys.waiting_offload)
+      next_work(si);
+  });
+}
+
+void WeightStreaming::offload_flows(size_t si, double bytes, bool out, std::function<void()> done)
+{
+  const System& sys = sys_[si];
+  const int cols = pf_.cols();
+  auto pending = std::make_shared<int>(cols);
+  auto finish = std::make_shared<std::function<void()>>(std::move(done));
+  for (int c = 0; c < cols; ++c) {
+    sg4::Host* tile = pf_.tile(sys.id, pf_.rows() - 1, c);
+    sg4::Host* parent = pf_.parent_of(sys.id);
+    acts_.comm(out ? tile : parent, out ? parent : tile, bytes / cols, [pending, finish]() {
+      if (--*pending == 0)
+        (*finish)();
+    });
+  }
 }
 
 // Activations (forward) or their gradients (backward) are laid out by row of tiles: each row exchanges its part
