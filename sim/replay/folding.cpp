@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <numeric>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -99,20 +100,35 @@ bool Folding::check_copies_alike(const std::vector<collectives::Flow>& flows, in
   std::sort(wrap_at.begin(), wrap_at.end());
   wrap_at.erase(std::unique(wrap_at.begin(), wrap_at.end()), wrap_at.end());
   const int64_t per_domain = placement().devices_per_domain(), wraps = int64_t(wrap_at.size()) + 1;
+  auto wrapped = [&](int64_t sd) { return int64_t(std::upper_bound(wrap_at.begin(), wrap_at.end(), sd) - wrap_at.begin()); };
   std::vector<char> compared(movable ? size_t(tp * per_domain * wraps) : 0, 0);  // by (st, sd * tp % domain, wraps)
   auto seen = [&](int64_t sd, int64_t st) {
     if (!movable)
       return false;
-    const auto wrapped = std::upper_bound(wrap_at.begin(), wrap_at.end(), sd) - wrap_at.begin();
-    char& c = compared[size_t((st * per_domain + sd * tp % per_domain) * wraps + wrapped)];
+    char& c = compared[size_t((st * per_domain + sd * tp % per_domain) * wraps + wrapped(sd))];
     return std::exchange(c, char(1)) != 0;
   };
   seen(0, 0);
   const auto original = pattern(0, 0);
-  for (int64_t sd = 0; sd < dp; sd += dp_step > 0 ? dp_step : dp)
+  // Between two wrap thresholds, sd * tp % domain repeats every `period` shifts: the rest of such a stretch is
+  // skipped, so the shifts compared are at most period x (thresholds + 1), whatever dp.
+  const int64_t step = dp_step > 0 ? dp_step : dp;
+  const int64_t period = per_domain / std::gcd(step * tp, per_domain);
+  for (int64_t sd = 0, in_stretch = 0; sd < dp;) {
     for (int64_t st = 0; st < (tp_ranks ? tp : 1); ++st)
       if ((sd != 0 || st != 0) && !seen(sd, st) && pattern(sd, st) != original)
         return false;
+    int64_t next = sd + step;
+    if (movable && ++in_stretch >= period) {
+      const auto threshold = std::upper_bound(wrap_at.begin(), wrap_at.end(), sd);
+      if (threshold == wrap_at.end())
+        break;
+      next = std::max(next, (*threshold + step - 1) / step * step);  // the first shift that wraps one more
+    }
+    if (wrapped(next) != wrapped(sd))
+      in_stretch = 0;
+    sd = next;
+  }
   return true;
 }
 
@@ -286,23 +302,44 @@ bool Folding::fold_onto(std::vector<collectives::Phase>& phases, int64_t device,
     return out;
   };
   for (const auto& ph : phases) {
-    // Bytes each member sends and receives, within its node and across.
-    std::map<int64_t, std::array<double, 4>> load;
+    // Bytes each member sends and receives, within its node and across, summed in the flows' order: the flows'
+    // ends sorted by member (stably), then added up member by member (a sort, not a map: groups of a thousand).
+    struct End {
+      int64_t member;
+      int kind;
+      double bytes;
+    };
+    std::vector<End> ends;
+    ends.reserve(2 * ph.flows.size());
     for (const auto& f : ph.flows) {
       const bool across = !layout_.same_domain(f.src, f.dst);
-      load[f.src][across ? 1 : 0] += f.bytes;
-      load[f.dst][across ? 3 : 2] += f.bytes;
+      ends.push_back({f.src, across ? 1 : 0, f.bytes});
+      ends.push_back({f.dst, across ? 3 : 2, f.bytes});
+    }
+    std::stable_sort(ends.begin(), ends.end(), [](const End& a, const End& b) { return a.member < b.member; });
+    std::vector<std::pair<int64_t, std::array<double, 4>>> load;  // by member, ascending
+    for (const auto& e : ends) {
+      if (load.empty() || load.back().first != e.member)
+        load.push_back({e.member, {0, 0, 0, 0}});
+      load.back().second[size_t(e.kind)] += e.bytes;
     }
     auto total = [](const std::array<double, 4>& l) { return l[0] + l[1] + l[2] + l[3]; };
+    // The busiest: the device itself if none moves more, else the first member (ascending) that moves the most.
+    const auto own = std::lower_bound(load.begin(), load.end(), device,
+                                      [](const auto& m, int64_t d) { return m.first < d; });
+    const std::array<double, 4> none{0, 0, 0, 0};
     int64_t busiest = device;
+    std::array<double, 4> most = own != load.end() && own->first == device ? own->second : none;
     for (const auto& [member, l] : load)
-      if (total(l) > total(load[busiest]))
+      if (total(l) > total(most)) {
         busiest = member;
+        most = l;
+      }
     // Every member moves no more than the busiest, kind by kind, so its flows end no later (ring, all-to-all: all
     // alike; a tree: the busiest node of both trees).
     for (const auto& [member, l] : load)
       for (size_t k = 0; k < 4; ++k)
-        if (l[k] > load[busiest][k] * (1 + 1e-12))
+        if (l[k] > most[k] * (1 + 1e-12))
           return false;
     const auto b = placement().coord(busiest);
     if (b.stage != rep.stage)
