@@ -37,23 +37,70 @@ Fabric fabric_of(const scenario::ScenarioSpec& s)
   return f;
 }
 
-GroupShape group_shape(const std::vector<int64_t>& group, const parallel::Placement& placement, const Fabric& f)
+namespace {
+
+// The group's members per domain, domains in ascending order, members in group order. Groups are mostly listed in
+// device order, so that their domains never decrease: the runs of equal domains are then the answer, found in one
+// pass (a data-parallel group of 131,072 GPUs spans 16,384 domains, and a map of them cost most of a frontier step's
+// set-up); otherwise a map sorts them.
+MembersByNode members_by_domain(const std::vector<int64_t>& group, const parallel::Placement& placement)
+{
+  MembersByNode by_node;
+  int64_t last = -1;
+  for (int64_t d : group) {
+    const int64_t domain = placement.domain_of(d);
+    if (domain < last) {
+      std::map<int64_t, std::vector<int64_t>> members_of_node;
+      for (int64_t m : group)
+        members_of_node[placement.domain_of(m)].push_back(m);
+      by_node.clear();
+      for (auto& [node, members] : members_of_node)
+        by_node.push_back(std::move(members));
+      return by_node;
+    }
+    if (domain != last)
+      by_node.emplace_back();
+    by_node.back().push_back(d);
+    last = domain;
+  }
+  return by_node;
+}
+
+// The members per domain alone, domains in ascending order, the same way.
+std::vector<int64_t> count_by_domain(const std::vector<int64_t>& group, const parallel::Placement& placement)
+{
+  std::vector<int64_t> counts;
+  int64_t last = -1;
+  for (int64_t d : group) {
+    const int64_t domain = placement.domain_of(d);
+    if (domain < last) {
+      counts.clear();
+      for (const auto& members : members_by_domain(group, placement))
+        counts.push_back(int64_t(members.size()));
+      return counts;
+    }
+    if (domain != last)
+      counts.push_back(0);
+    ++counts.back();
+    last = domain;
+  }
+  return counts;
+}
+
+GroupShape shape_of(int64_t ranks, const std::vector<int64_t>& per_node, const Fabric& f)
 {
   GroupShape g;
-  g.ranks = int64_t(group.size());
-  std::map<int64_t, int64_t> per_node;
-  for (int64_t d : group)
-    ++per_node[placement.domain_of(d)];
+  g.ranks = ranks;
   g.nodes = int64_t(per_node.size());
-  for (const auto& [node, count] : per_node)
-    g.uniform = g.uniform && count == per_node.begin()->second;
+  for (int64_t count : per_node)
+    g.uniform = g.uniform && count == per_node.front();
   g.nvswitch_generation = f.nvswitch_generation;
   g.nvls_enabled = f.nvls_enabled;
   // On a mesh a device reaches each other member of its domain by its own link: RCCL's channels lay rings over
   // every pair (ROCm/rccl#1210: "maxBw 48.0 totalBw 144.0" on 4 MI300X, 3 links of 48 GB/s), so a member sends at
   // the links to the fewest other local members of any domain the group spans.
   int64_t fewest = g.ranks;
-  for (const auto& [node, count] : per_node)
+  for (int64_t count : per_node)
     fewest = std::min(fewest, count);
   g.nvlink_Bps = f.full_mesh ? f.nvlink_Bps * double(std::max<int64_t>(1, fewest - 1)) : f.nvlink_Bps;
   // A device sends across domains from its host's NIC: with fewer NICs than devices they share them.
@@ -61,6 +108,13 @@ GroupShape group_shape(const std::vector<int64_t>& group, const parallel::Placem
   g.nvlink_latency_s = f.nvlink_latency_s;
   g.nic_latency_s = f.nic_latency_s;
   return g;
+}
+
+}  // namespace
+
+GroupShape group_shape(const std::vector<int64_t>& group, const parallel::Placement& placement, const Fabric& f)
+{
+  return shape_of(int64_t(group.size()), count_by_domain(group, placement), f);
 }
 
 namespace {
@@ -111,7 +165,11 @@ std::vector<Phase> plan_collective(Kind kind, double bytes, const std::vector<in
     phases.push_back(std::move(ph));
     return phases;
   }
-  const GroupShape g = group_shape(group, placement, fabric);
+  MembersByNode by_node = members_by_domain(group, placement);
+  std::vector<int64_t> per_node;
+  for (const auto& members : by_node)
+    per_node.push_back(int64_t(members.size()));
+  const GroupShape g = shape_of(int64_t(group.size()), per_node, fabric);
   const Prediction pr = choose(kind, bytes, g, fabric.choice);
   Phase ph;
   ph.algorithm = pr.algorithm;
@@ -123,12 +181,6 @@ std::vector<Phase> plan_collective(Kind kind, double bytes, const std::vector<in
   const double nic_s = g.nic_Bps > 0 ? nic_bytes / g.nic_Bps : 0.0;
   const bool nic_bound = g.nodes > 1 && (nic_s >= nvl_s || nvl_bytes <= 0);
   ph.latency_s = std::max(0.0, pr.latency_s - (nic_bound ? fabric.nic_latency_s : fabric.nvlink_latency_s));
-  std::map<int64_t, std::vector<int64_t>> members_of_node;  // in group order
-  for (int64_t d : group)
-    members_of_node[placement.domain_of(d)].push_back(d);
-  MembersByNode by_node;
-  for (auto& [node, members] : members_of_node)
-    by_node.push_back(std::move(members));
   pr.algorithm->lay_flows(group, by_node, g, nvl_bytes, nic_bytes, ph.flows);
   if (fabric.full_mesh)
     spread_over_mesh(by_node, placement, ph.flows);

@@ -175,7 +175,16 @@ class Driver {
   /// Whether the overlap group [begin, end) (overlap_group_at) goes into run_merged's activity at its closed-form
   /// length (closed_form_groups; TP collectives only).
   bool merges_group(size_t di, const std::vector<Step>& steps, size_t begin, size_t end) const;
-  bool overlap_group_at(const std::vector<Step>& steps, size_t at, size_t& end) const;
+  bool overlap_group_at(const std::vector<Step>& steps, size_t at, size_t& end) const
+  {
+    // The common case, decided inline (run_merged asks at every step of every run): without tp_overlap or context
+    // parallelism only a TP collective issued beside the next kernel starts a group.
+    if (!plan_.comm.tp_overlap && plan_.groups.cp == 1 &&
+        (at >= steps.size() || steps[at].kind != Step::Kind::TpCollective || !steps[at].beside_next))
+      return false;
+    return find_overlap_group(steps, at, end);
+  }
+  bool find_overlap_group(const std::vector<Step>& steps, size_t at, size_t& end) const;
   void run_overlap_group(size_t di, int lane, size_t end, double t0);
   /// Books an overlap group that ends now: `busy` seconds of its compute step `compute`, `exposed` seconds of
   /// communication after it (context ring or TP), its trace slices; then the lane goes on after step `end`.

@@ -28,7 +28,7 @@ bool Driver::dp_kernels_beside(size_t di) const
   return dp_.active(di) || (devices_[di].paired && plan_.groups.dense_dp > 1);
 }
 
-bool Driver::overlap_group_at(const std::vector<Step>& steps, size_t at, size_t& end) const
+bool Driver::find_overlap_group(const std::vector<Step>& steps, size_t at, size_t& end) const
 {
   auto compute = [&](size_t k) { return k < steps.size() && steps[k].kind == Step::Kind::Compute; };
   // A collective issued asynchronously beside the kernels after it (a column-parallel layer's backward gather and

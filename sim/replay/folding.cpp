@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <numeric>
+#include <set>
+#include <tuple>
+#include <utility>
 
 namespace dtsim::replay {
 
@@ -83,12 +87,55 @@ bool Folding::check_copies_alike(const std::vector<collectives::Flow>& flows, in
     std::sort(out.begin(), out.end());
     return out;
   };
+  // Without shared links a copy's signature is only whether it stays in its domain, and its bytes, and moving every
+  // device of a copy by a multiple of the domain size keeps that. Two data-parallel shifts sd1, sd2 with the same TP
+  // shift move each device by the same (sd2 - sd1) * tp, unless one wraps a device's data-parallel index past dp and
+  // the other does not. So shifts with the same TP shift, the same sd * tp modulo the domain size and the same
+  // devices wrapped have the same pattern, and one of each is compared: the check no longer grows with dp.
+  const bool movable = !shared && moves_keep_domains();
+  std::vector<int64_t> wrap_at;  // a device of data-parallel index a wraps from the shift dp - a on
+  for (const auto& f : flows)
+    for (int64_t d : {f.src, f.dst})
+      wrap_at.push_back(dp - placement().coord(d).dp);
+  std::sort(wrap_at.begin(), wrap_at.end());
+  wrap_at.erase(std::unique(wrap_at.begin(), wrap_at.end()), wrap_at.end());
+  const int64_t per_domain = placement().devices_per_domain(), wraps = int64_t(wrap_at.size()) + 1;
+  auto wrapped = [&](int64_t sd) { return int64_t(std::upper_bound(wrap_at.begin(), wrap_at.end(), sd) - wrap_at.begin()); };
+  std::vector<char> compared(movable ? size_t(tp * per_domain * wraps) : 0, 0);  // by (st, sd * tp % domain, wraps)
+  auto seen = [&](int64_t sd, int64_t st) {
+    if (!movable)
+      return false;
+    char& c = compared[size_t((st * per_domain + sd * tp % per_domain) * wraps + wrapped(sd))];
+    return std::exchange(c, char(1)) != 0;
+  };
+  seen(0, 0);
   const auto original = pattern(0, 0);
-  for (int64_t sd = 0; sd < dp; sd += dp_step > 0 ? dp_step : dp)
+  // Between two wrap thresholds, sd * tp % domain repeats every `period` shifts: the rest of such a stretch is
+  // skipped, so the shifts compared are at most period x (thresholds + 1), whatever dp.
+  const int64_t step = dp_step > 0 ? dp_step : dp;
+  const int64_t period = per_domain / std::gcd(step * tp, per_domain);
+  for (int64_t sd = 0, in_stretch = 0; sd < dp;) {
     for (int64_t st = 0; st < (tp_ranks ? tp : 1); ++st)
-      if ((sd != 0 || st != 0) && pattern(sd, st) != original)
+      if ((sd != 0 || st != 0) && !seen(sd, st) && pattern(sd, st) != original)
         return false;
+    int64_t next = sd + step;
+    if (movable && ++in_stretch >= period) {
+      const auto threshold = std::upper_bound(wrap_at.begin(), wrap_at.end(), sd);
+      if (threshold == wrap_at.end())
+        break;
+      next = std::max(next, (*threshold + step - 1) / step * step);  // the first shift that wraps one more
+    }
+    if (wrapped(next) != wrapped(sd))
+      in_stretch = 0;
+    sd = next;
+  }
   return true;
+}
+
+bool Folding::moves_keep_domains() const
+{
+  // place_on requires as many increasing cluster domains as the job has: a cluster of the job's size is its own.
+  return placement().cluster_size() == placement().domains();
 }
 
 std::vector<char> Folding::needed_devices() const
@@ -101,41 +148,75 @@ std::vector<char> Folding::needed_devices() const
     for (int64_t d : devices)
       need[size_t(d)] = 1;
   };
+  // Where stages move (stages_move), what stage 0 needs of its data-parallel groups, the costliest part (it grows
+  // with dp), is moved to the other stages instead of computed again.
+  std::vector<int64_t> first_marks;
   for (int64_t st = 0; st < p.pp; ++st) {
     mark(plan_.tp_group(st, 0));  // the representative, its TP group, and the other stages' representatives
     for (int64_t r = 0; r < p.tp && p.cp > 1; ++r)
       mark(plan_.cp_group(st, 0, r));
     for (int64_t r = 0; r < p.tp && p.ep > 1; ++r)
       mark(plan_.ep_group(st, 0, r));
-    // Data parallel: which flows fold_onto keeps depends on the algorithm and the protocol (their bytes per link),
-    // not on the size, so every pair NCCL may choose covers every collective of the step.
-    for (bool expert : {false, true}) {
-      if (expert && p.ep <= 1)
-        continue;
-      const auto group = expert ? plan_.expert_dp_group(st, 0, 0) : plan_.dp_group(st, 0);
-      bool all = false;
-      for (auto kind : {collectives::Kind::AllReduce, collectives::Kind::ReduceScatter, collectives::Kind::AllGather})
-        for (const auto& a : collectives::algorithms())
-          for (const auto& pr : collectives::protocols()) {
-            auto fabric = fabric_;
-            fabric.choice = {a.name, pr.name};
-            auto phases = collectives::plan_collective(kind, 1 << 20, group, placement(), fabric);
-            if (!fold_onto(phases, placement().device({st, 0, 0}), 0)) {
-              all = true;
-              continue;
-            }
-            for (const auto& ph : phases)
-              for (const auto& f : ph.flows)
-                mark({f.src, f.dst});
-          }
-      for (int64_t r = 0; r < p.tp && all && !expert; ++r)  // dp_phases runs every TP rank's groups
-        mark(plan_.dp_group(st, r));
-      if (all && expert)
-        for (const auto& g : plan_.expert_dp_groups(st))
-          mark(g);
+    if (st > 0 && stages_move()) {
+      for (int64_t d : first_marks)
+        need[size_t(d + st * stage_devices())] = 1;
+      continue;
     }
+    const auto marks = data_parallel_needs(st);
+    mark(marks);
+    if (st == 0)
+      first_marks = marks;
   }
   return need;
+}
+
+bool Folding::stages_move() const
+{
+  return moves_keep_domains() && stage_devices() % placement().devices_per_domain() == 0;
+}
+
+std::vector<int64_t> Folding::data_parallel_needs(int64_t st) const
+{
+  const auto& p = plan_.groups;
+  std::vector<int64_t> out;
+  auto mark = [&](const std::vector<int64_t>& devices) { out.insert(out.end(), devices.begin(), devices.end()); };
+  // Which flows fold_onto keeps depends on the algorithm and the protocol (their bytes per link), not on the size,
+  // so every pair NCCL may choose covers every collective of the step.
+  for (bool expert : {false, true}) {
+    if (expert && p.ep <= 1)
+      continue;
+    const auto group = expert ? plan_.expert_dp_group(st, 0, 0) : plan_.dp_group(st, 0);
+    bool all = false;
+    std::set<std::vector<std::tuple<int64_t, int64_t, double>>> folded;  // many choices lay the same flows: fold once
+    for (auto kind : {collectives::Kind::AllReduce, collectives::Kind::ReduceScatter, collectives::Kind::AllGather})
+      for (const auto& a : collectives::algorithms())
+        for (const auto& pr : collectives::protocols()) {
+          auto fabric = fabric_;
+          fabric.choice = {a.name, pr.name};
+          auto phases = collectives::plan_collective(kind, 1 << 20, group, placement(), fabric);
+          std::vector<std::tuple<int64_t, int64_t, double>> flows;  // fold_onto reads a phase's flows only
+          for (const auto& ph : phases)
+            for (const auto& f : ph.flows)
+              flows.emplace_back(f.src, f.dst, f.bytes);
+          if (phases.size() == 1 && !folded.insert(std::move(flows)).second)
+            continue;
+          if (!fold_onto(phases, placement().device({st, 0, 0}), 0)) {
+            all = true;
+            continue;
+          }
+          for (const auto& ph : phases)
+            for (const auto& f : ph.flows)
+              mark({f.src, f.dst});
+        }
+    for (int64_t r = 0; r < p.tp && all && !expert; ++r)  // dp_phases runs every TP rank's groups
+      mark(plan_.dp_group(st, r));
+    if (all && expert)
+      for (const auto& g : plan_.expert_dp_groups(st))
+        mark(g);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 std::string Folding::asymmetry(const std::set<std::pair<int64_t, int64_t>>& pipeline_pairs,
@@ -221,23 +302,44 @@ bool Folding::fold_onto(std::vector<collectives::Phase>& phases, int64_t device,
     return out;
   };
   for (const auto& ph : phases) {
-    // Bytes each member sends and receives, within its node and across.
-    std::map<int64_t, std::array<double, 4>> load;
+    // Bytes each member sends and receives, within its node and across, summed in the flows' order: the flows'
+    // ends sorted by member (stably), then added up member by member (a sort, not a map: groups of a thousand).
+    struct End {
+      int64_t member;
+      int kind;
+      double bytes;
+    };
+    std::vector<End> ends;
+    ends.reserve(2 * ph.flows.size());
     for (const auto& f : ph.flows) {
       const bool across = !layout_.same_domain(f.src, f.dst);
-      load[f.src][across ? 1 : 0] += f.bytes;
-      load[f.dst][across ? 3 : 2] += f.bytes;
+      ends.push_back({f.src, across ? 1 : 0, f.bytes});
+      ends.push_back({f.dst, across ? 3 : 2, f.bytes});
+    }
+    std::stable_sort(ends.begin(), ends.end(), [](const End& a, const End& b) { return a.member < b.member; });
+    std::vector<std::pair<int64_t, std::array<double, 4>>> load;  // by member, ascending
+    for (const auto& e : ends) {
+      if (load.empty() || load.back().first != e.member)
+        load.push_back({e.member, {0, 0, 0, 0}});
+      load.back().second[size_t(e.kind)] += e.bytes;
     }
     auto total = [](const std::array<double, 4>& l) { return l[0] + l[1] + l[2] + l[3]; };
+    // The busiest: the device itself if none moves more, else the first member (ascending) that moves the most.
+    const auto own = std::lower_bound(load.begin(), load.end(), device,
+                                      [](const auto& m, int64_t d) { return m.first < d; });
+    const std::array<double, 4> none{0, 0, 0, 0};
     int64_t busiest = device;
+    std::array<double, 4> most = own != load.end() && own->first == device ? own->second : none;
     for (const auto& [member, l] : load)
-      if (total(l) > total(load[busiest]))
+      if (total(l) > total(most)) {
         busiest = member;
+        most = l;
+      }
     // Every member moves no more than the busiest, kind by kind, so its flows end no later (ring, all-to-all: all
     // alike; a tree: the busiest node of both trees).
     for (const auto& [member, l] : load)
       for (size_t k = 0; k < 4; ++k)
-        if (l[k] > load[busiest][k] * (1 + 1e-12))
+        if (l[k] > most[k] * (1 + 1e-12))
           return false;
     const auto b = placement().coord(busiest);
     if (b.stage != rep.stage)

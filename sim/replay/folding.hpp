@@ -53,6 +53,13 @@ class Folding {
   /// `pipeline_pairs`: the (sender, receiver) stages that exchange activations; `embedding_sync`: the first and last
   /// stage all-reduce their word-embedding gradients.
   std::string asymmetry(const std::set<std::pair<int64_t, int64_t>>& pipeline_pairs, bool embedding_sync) const;
+  /// Whether every stage's collectives are stage 0's moved by stage * stage_devices() devices. Every group of stage st
+  /// (placement order: stage slowest) is stage 0's moved so; where the move is a whole number of domains and the job
+  /// has its cluster to itself, every domain moves alike, and plan_collective and fold_onto, which see devices only
+  /// through their domains and their order, give stage 0's flows moved. Frontier plans have hundreds of data-parallel
+  /// ranks per stage: their groups are then planned and folded once, not once per stage.
+  bool stages_move() const;
+  int64_t stage_devices() const { return placement().dp() * placement().tp(); }
   /// Whether the representatives' NVLink links carry their tensor-parallel flows only: each TP group in one node,
   /// and pipeline neighbours, context and expert groups, data-parallel groups and the embedding pair across nodes.
   bool nvlink_exclusive_to_tp(bool embedding_sync) const;
@@ -60,6 +67,11 @@ class Folding {
  private:
   const parallel::Placement& placement() const { return layout_.placement(); }
   bool check_copies_alike(const std::vector<collectives::Flow>& flows, int64_t dp_step, bool tp_ranks) const;
+  /// Whether moving devices by a multiple of the domain size moves their domains alike: the job has its cluster
+  /// to itself (on a shared cluster its domains map onto the cluster's in any increasing order).
+  bool moves_keep_domains() const;
+  /// What needed_devices needs of stage `st`'s data-parallel groups (sorted, each device once).
+  std::vector<int64_t> data_parallel_needs(int64_t st) const;
 
   const parallel::DerivedPlan& plan_;
   platform::FabricLayout layout_;

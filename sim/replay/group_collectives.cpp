@@ -58,6 +58,19 @@ Phases GroupCollectives::dp(int64_t device, collectives::Kind kind, double bytes
   auto it = dp_plans_.find(key);
   if (it != dp_plans_.end())
     return it->second;
+  // Folded, a stage whose collectives are stage 0's moved (Folding::stages_move) takes stage 0's phases, moved.
+  if (!full_ && c.stage > 0 && folding_.stages_move()) {
+    const int64_t by = c.stage * folding_.stage_devices();
+    auto phases = *dp(device - by, kind, bytes, expert);
+    for (auto& ph : phases)
+      for (auto& f : ph.flows) {
+        f.src += by;
+        f.dst += by;
+      }
+    auto ptr = std::make_shared<const std::vector<collectives::Phase>>(std::move(phases));
+    dp_plans_.emplace(key, ptr);
+    return ptr;
+  }
   // Folded, without shared links: the representative's own flows stand for every member's (fold_onto).
   std::vector<collectives::Phase> phases;
   if (!full_) {
