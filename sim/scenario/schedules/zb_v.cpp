@@ -103,9 +103,13 @@ std::vector<std::vector<StageUnit>> zb_v_timed_orders(int64_t p, int64_t, int64_
       }
     };
     const bool room = st.live < limit;
+    // A forward of chunk 0 holds a place for its chunk 1 forward to come: a stage full of chunk 0 activations that
+    // all wait for their chunk 1 forward could run nothing again (none of them reaches its B, hence its W), so the
+    // last place is never taken by one. Orders that never came near it (every order at unit times) are unchanged.
+    const bool room_for_chunk0 = room && st.f[0] - st.f[1] + 1 < limit;
     if (room && ready(0, 1))
       run(0, 1);
-    else if (room && ready(0, 0))
+    else if (room_for_chunk0 && ready(0, 0))
       run(0, 0);
     else if (ready(1, 0))
       run(1, 0);
