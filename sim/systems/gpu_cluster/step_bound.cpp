@@ -74,17 +74,16 @@ double step_time_lower_bound(const scenario::ScenarioSpec& s, const parallel::De
   std::map<std::pair<int64_t, double>, double> all_to_all;  // (stage, bytes) -> seconds
   std::map<std::tuple<int64_t, int, double>, double> tensor_parallel;  // (stage, collective, bytes) -> seconds
   const collectives::Fabric fabric = collectives::fabric_of(s);
-  for (parallel::UnitId u = 0; u < units; ++u) {
-    const parallel::Unit& x = g[u];
-    const auto& steps = replay::unit_steps(prog, x.stage, x.chunk, x.microbatch, x.backward, x.part);
-    seconds[u] = compute_seconds(steps);
-    lane[u] = seconds[u];
+  // Units of the same stage, chunk and pass share their steps (replay::unit_steps): each list is summed once.
+  std::map<const std::vector<replay::Step>*, std::pair<double, double>> summed;  // -> (seconds, lane)
+  auto sum = [&](const parallel::Unit& x, const std::vector<replay::Step>& steps) {
+    double kernels = compute_seconds(steps), waits = kernels;
     for (const replay::Step& st : steps)
       if (st.kind == replay::Step::Kind::EpCollective) {
         auto [it, added] = all_to_all.try_emplace({x.stage, st.bytes}, 0.0);
         if (added)
           it->second = all_to_all_lower_bound_s(s, plan, x.stage, st.bytes);
-        lane[u] += it->second;
+        waits += it->second;
       } else if (st.kind == replay::Step::Kind::TpCollective && !st.beside_next && !plan.comm.tp_overlap) {
         // Without tp_overlap a TP collective that is not issued beside the next kernel holds its lane: at least
         // NCCL's predicted time on an uncontended fabric, which its flows take alone (parallel/collective.hpp).
@@ -92,8 +91,18 @@ double step_time_lower_bound(const scenario::ScenarioSpec& s, const parallel::De
         if (added)
           it->second = collectives::collective_time(collectives::kind_of(st.collective), st.bytes,
                                                     plan.tp_group(x.stage, 0), plan.placement, fabric);
-        lane[u] += it->second;
+        waits += it->second;
       }
+    return std::make_pair(kernels, waits);
+  };
+  for (parallel::UnitId u = 0; u < units; ++u) {
+    const parallel::Unit& x = g[u];
+    const auto& steps = replay::unit_steps(prog, x.stage, x.chunk, x.microbatch, x.backward, x.part);
+    auto [it, added] = summed.try_emplace(&steps);
+    if (added)
+      it->second = sum(x, steps);
+    seconds[u] = it->second.first;
+    lane[u] = it->second.second;
     for (auto e : boost::make_iterator_range(out_edges(u, g)))
       if (g[e].kind == parallel::EdgeKind::Data)
         inputs[target(e, g)].push_back(u);
