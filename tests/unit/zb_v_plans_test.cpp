@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <random>
 #include <set>
 #include <tuple>
 
@@ -59,6 +60,32 @@ TEST(ZbVOrders, ASlowLastStageDoesNotStopTheScheduler)
         EXPECT_LE(peak_held(orders[size_t(st)]), d.in_flight(st, p, 2, m));
       }
     }
+}
+
+// Any pass times: 2,000 drawn shapes (p 2-12, m 1-48, each stage's and chunk's F, B and W times from 0.05 to 20,
+// some zero), none stops the scheduler or holds more than the memory model declares.
+TEST(ZbVOrders, AnyPassTimesBuildAnOrder)
+{
+  const auto& d = dtsim::scenario::schedule_def("zb-v");
+  std::mt19937_64 draw(35);
+  std::uniform_real_distribution<double> seconds(0.05, 20.0);
+  for (int k = 0; k < 2000; ++k) {
+    const int64_t p = 2 + int64_t(draw() % 11), m = 1 + int64_t(draw() % 48);
+    PassTimes t;
+    for (int64_t st = 0; st < p; ++st) {
+      auto pass = [&]() { return draw() % 20 == 0 ? 0.0 : seconds(draw); };
+      t.forward_s.push_back({pass(), pass()});
+      t.input_s.push_back({pass(), pass()});
+      t.weight_s.push_back({pass(), pass()});
+    }
+    SCOPED_TRACE("draw " + std::to_string(k) + ": p " + std::to_string(p) + " m " + std::to_string(m));
+    std::vector<std::vector<StageUnit>> orders;
+    ASSERT_NO_THROW(orders = d.timed_stage_orders(p, 2, m, t));
+    for (int64_t st = 0; st < p; ++st) {
+      ASSERT_EQ(orders.at(size_t(st)).size(), size_t(6 * m));
+      EXPECT_LE(peak_held(orders[size_t(st)]), d.in_flight(st, p, 2, m));
+    }
+  }
 }
 
 // Every zb-v plan of the spaces the searches walk: the GPT-3 175B full space (101 of them stopped the scheduler) and
