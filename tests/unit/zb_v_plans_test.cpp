@@ -89,8 +89,8 @@ TEST(ZbVOrders, AnyPassTimesBuildAnOrder)
 }
 
 // Every zb-v plan of the spaces the searches walk: the GPT-3 175B full space (101 of them stopped the scheduler) and
-// Llama 3 405B's default space (27). Each builds its step (the schedule on the program's own times) and holds at most what the
-// memory model declares.
+// Llama 3 405B's default space (27). Each builds its step (the schedule on the program's own times) and holds at most
+// what the memory model declares.
 std::vector<dtsim::scenario::ScenarioSpec> zb_v_plans(const std::string& scenario, bool full)
 {
   const auto base = dtsim::app::load_for_simulation(source_path(scenario), {});
