@@ -58,13 +58,15 @@ std::vector<BenchCase> bench_cases()
       {"search-gpt3-175b-1024", "plan search, GPT-3 175B on 1,024 A100, --jobs processes", Kind::Search,
        "scenarios/default.yaml", {}},
       // Frontier plan searches (issue 35, item 3): Llama 3 405B as Meta trained it on 16,384 H100 (Llama Team 2024,
-      // Table 4) and the same model, batch scaled with dp, on 131,072. (DeepSeek-V3 on 2,048 H800 is not a case: its
-      // search takes hours, docs/performance.md.)
+      // Table 4) and the same model, batch scaled with dp, on 131,072; DeepSeek-V3 on 2,048 H800 (ep, vpp, the
+      // zero-bubble schedules, ZB-V and DualPipe in its space; docs/performance.md).
       {"search-llama3-405b-16384", "plan search, Llama 3 405B on 16,384 H100, --jobs processes", Kind::Search,
        "scenarios/examples/llama3-405b-15t-tokens.yaml", {}},
       {"search-llama3-405b-131072", "plan search, Llama 3 405B on 131,072 H100, global batch 16,384, --jobs processes",
        Kind::Search, "scenarios/examples/llama3-405b-15t-tokens.yaml",
        {"devices=131072", "parallel.dp=1024", "training.global_batch=16384"}},
+      {"search-deepseek-v3-2048", "plan search, DeepSeek-V3 on 2,048 H800, --jobs processes", Kind::Search,
+       "scenarios/examples/deepseek-v3-h800x2048.yaml", {}},
       {"tiny", "tiny GPT on 16 A100 (for tests)", Kind::Run, "scenarios/tiny.yaml", {}},
   };
 }

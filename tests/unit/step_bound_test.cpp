@@ -15,6 +15,7 @@
 #include "core/child_process.hpp"
 #include "parallel/plan_space.hpp"
 #include "scenario/schedule_registry.hpp"
+#include "systems/gpu_cluster/step_bound.hpp"
 #include "systems/system_kinds.hpp"
 #include "test_paths.hpp"
 
@@ -93,6 +94,29 @@ TEST(StepBound, NeverAboveTheSimulatedStepWithPairedChunks)
       plans.push_back(std::move(p));
   double tightest = 0;
   EXPECT_GT(check_bounds(plans, tightest, 20), 10u);
+}
+
+// Expert all-to-alls that cross the NICs (Mixtral 8x7B on 64 H100: ep 8 over the tp 8 ranks' nodes, or over dp),
+// the part of the bound that prices them: with ep_overlap off (each unit waits for its own all-to-alls) and on (a
+// paired unit's all-to-alls may hide behind the other unit's kernels).
+TEST(StepBound, NeverAboveTheSimulatedStepWithAllToAllsAcrossNodes)
+{
+  std::vector<dtsim::scenario::ScenarioSpec> alone, paired;
+  for (auto& p : full_space("scenarios/examples/mixtral-8x7b-h100x64.yaml")) {
+    if (p.parallel.ep <= 1)
+      continue;
+    const auto plan = dtsim::parallel::derive_plan(p);
+    const auto group = plan.ep_group(0, 0, 0);
+    if (plan.placement.domain_of(group.front()) == plan.placement.domain_of(group.back()))
+      continue;
+    EXPECT_GT(dtsim::systems::all_to_all_lower_bound_s(p, plan, 0, 1e6), 1e6 / p.hardware.network.nic.goodput_Bps / 8);
+    (plan.comm.pairs ? paired : alone).push_back(std::move(p));
+  }
+  double tightest = 0;
+  EXPECT_GT(check_bounds(alone, tightest, std::max<size_t>(1, alone.size() / 24)), 10u);
+  EXPECT_GT(tightest, 0.5);
+  tightest = 0;
+  EXPECT_GT(check_bounds(paired, tightest, std::max<size_t>(1, paired.size() / 24)), 10u);
 }
 
 nlohmann::json search_json(const std::string& scenario, bool exhaustive)

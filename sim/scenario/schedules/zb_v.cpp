@@ -15,19 +15,19 @@ namespace dtsim::scenario {
 
 namespace {
 
-// Every stage list-scheduled on the passes' times under the paper's memory limit of 2 pp chunk activations per
-// stage (a chunk's activations are held from its F to its W). Whenever a stage is free it runs, in this order of
-// preference: a forward of chunk 1 (the way back up, closer to the loss), a forward of chunk 0, while the limit
-// allows; else the B of chunk 0, then of chunk 1, whose gradient has arrived; else its oldest pending W; else it
-// waits for the next pass to end anywhere. The reference implementation builds its ZB-V order the same way,
-// greedily over the stages on profiled F, B and W times and under the same limit, filling bubbles with pending W
-// passes (sail-sg/zero-bubble-pipeline-parallelism, megatron/core/pipeline_parallel/zerobubble/scheduler/zbv.py,
-// PipelineGraph.try_v_schedule, commit 064369d); this preference order is dtsim's own. A V's order built at unit
-// times is tight: replayed with B three times W it idles longer than 1F1B (docs/parallelism.md), so the replay's
-// order is built on the step program's own times (PassTimes), unit times serving the checks. Dependencies: chunk 0's forward
-// needs the stage above's (stage i - 1), chunk 1's the stage below's (the last stage: its own chunk 0's); chunk
-// 1's B needs the stage above's (the first stage: its own forward of chunk 1, the loss), chunk 0's B the stage
-// below's (the last stage: its own chunk 1's B).
+// Every stage list-scheduled on the passes' times under the paper's memory limit of 2 pp chunk activations per stage (a
+// chunk's activations are held from its F to its W). Whenever a stage is free it runs, in this order of preference: a
+// forward of chunk 1 (the way back up, closer to the loss), a forward of chunk 0 (never into the last place, see
+// below), while the limit allows; else the B of chunk 0, then of chunk 1, whose gradient has arrived; else its oldest
+// pending W; else it waits for the next pass to end anywhere. The reference implementation builds its ZB-V order the
+// same way, greedily over the stages on profiled F, B and W times and under the same limit, filling bubbles with
+// pending W passes (sail-sg/zero-bubble-pipeline-parallelism,
+// megatron/core/pipeline_parallel/zerobubble/scheduler/zbv.py, PipelineGraph.try_v_schedule, commit 064369d); this
+// preference order is dtsim's own. A V's order built at unit times is tight: replayed with B three times W it idles
+// longer than 1F1B (docs/parallelism.md), so the replay's order is built on the step program's own times (PassTimes),
+// unit times serving the checks. Dependencies: chunk 0's forward needs the stage above's (stage i - 1), chunk 1's the
+// stage below's (the last stage: its own chunk 0's); chunk 1's B needs the stage above's (the first stage: its own
+// forward of chunk 1, the loss), chunk 0's B the stage below's (the last stage: its own chunk 1's B).
 std::vector<std::vector<StageUnit>> zb_v_timed_orders(int64_t p, int64_t, int64_t m, const PassTimes& times)
 {
   const int64_t limit = 2 * p;
@@ -103,9 +103,13 @@ std::vector<std::vector<StageUnit>> zb_v_timed_orders(int64_t p, int64_t, int64_
       }
     };
     const bool room = st.live < limit;
+    // A forward of chunk 0 holds a place for its chunk 1 forward to come: a stage full of chunk 0 activations that
+    // all wait for their chunk 1 forward could run nothing again (none of them reaches its B, hence its W), so the
+    // last place is never taken by one. Orders that never came near it (every order at unit times) are unchanged.
+    const bool room_for_chunk0 = room && st.f[0] - st.f[1] + 1 < limit;
     if (room && ready(0, 1))
       run(0, 1);
-    else if (room && ready(0, 0))
+    else if (room_for_chunk0 && ready(0, 0))
       run(0, 0);
     else if (ready(1, 0))
       run(1, 0);

@@ -1,10 +1,16 @@
 #include "systems/gpu_cluster/step_bound.hpp"
 
 #include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+#include <tuple>
 
 #include <boost/range/iterator_range.hpp>
 
 #include "core/diagnostics.hpp"
+#include "model/node_limited_routing.hpp"
+#include "parallel/collective.hpp"
 
 namespace dtsim::systems {
 
@@ -21,17 +27,82 @@ double compute_seconds(const std::vector<replay::Step>& steps)
 
 }  // namespace
 
-double step_time_lower_bound(const scenario::ScenarioSpec& s, const GpuStep& step, bool pairs)
+double all_to_all_lower_bound_s(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan, int64_t stage,
+                                double bytes)
 {
+  const std::vector<int64_t> group = plan.ep_group(stage, 0, 0);
+  if (group.size() < 2 || bytes <= 0)
+    return 0;
+  // As collectives::plan_collective lays it: each member sends bytes / ep to every other, the flows between domains
+  // scaled by node-limited routing (replay/driver_experts.cpp).
+  std::set<int64_t> domains;
+  for (int64_t d : group)
+    domains.insert(plan.placement.domain_of(d));
+  const double scale = model::node_limited_inter_node_scale(s.model, int64_t(domains.size()));
+  const double share = bytes / double(group.size());
+  const auto& hw = s.hardware;
+  double fastest = std::numeric_limits<double>::infinity();
+  for (int64_t a : group) {
+    int64_t local = 0, remote = 0;
+    for (int64_t b : group)
+      if (b != a)
+        ++(plan.placement.domain_of(a) == plan.placement.domain_of(b) ? local : remote);
+    // Within the domain the flows leave by the device's NVLink (or, on a mesh, one link per peer); between domains
+    // by its host's NIC, which the device has at best to itself. Each flow first waits its route's latency.
+    double t = 0;
+    if (local > 0)
+      t = std::max(t, hw.scale_up.nvlink.latency_s + share * double(local) / hw.scale_up.device_Bps(local));
+    if (remote > 0)
+      t = std::max(t, hw.network.nic.latency_s + share * scale * double(remote) / hw.network.nic.goodput_Bps);
+    fastest = std::min(fastest, t);
+  }
+  return fastest;
+}
+
+double step_time_lower_bound(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan, const GpuStep& step)
+{
+  const bool pairs = plan.comm.pairs;
   const parallel::PipelineSchedule& sched = step.schedule;
   const replay::StepProgram& prog = *step.program;
   const auto& g = sched.graph;
   const size_t units = num_vertices(g);
-  std::vector<double> seconds(units), finish(units, -1.0);
+  // seconds: the unit's kernels on the GPU; lane: that plus the expert all-to-alls and blocking TP collectives its
+  // lane waits for, which no kernel of the unit overlaps (a paired unit's may overlap the other unit's kernels, not
+  // its own).
+  std::vector<double> seconds(units), lane(units), finish(units, -1.0);
   std::vector<std::vector<parallel::UnitId>> inputs(units);
+  std::map<std::pair<int64_t, double>, double> all_to_all;  // (stage, bytes) -> seconds
+  std::map<std::tuple<int64_t, int, double>, double> tensor_parallel;  // (stage, collective, bytes) -> seconds
+  const collectives::Fabric fabric = collectives::fabric_of(s);
+  // Units of the same stage, chunk and pass share their steps (replay::unit_steps): each list is summed once.
+  std::map<const std::vector<replay::Step>*, std::pair<double, double>> summed;  // -> (seconds, lane)
+  auto sum = [&](const parallel::Unit& x, const std::vector<replay::Step>& steps) {
+    double kernels = compute_seconds(steps), waits = kernels;
+    for (const replay::Step& st : steps)
+      if (st.kind == replay::Step::Kind::EpCollective) {
+        auto [it, added] = all_to_all.try_emplace({x.stage, st.bytes}, 0.0);
+        if (added)
+          it->second = all_to_all_lower_bound_s(s, plan, x.stage, st.bytes);
+        waits += it->second;
+      } else if (st.kind == replay::Step::Kind::TpCollective && !st.beside_next && !plan.comm.tp_overlap) {
+        // Without tp_overlap a TP collective that is not issued beside the next kernel holds its lane: at least
+        // NCCL's predicted time on an uncontended fabric, which its flows take alone (parallel/collective.hpp).
+        auto [it, added] = tensor_parallel.try_emplace({x.stage, int(st.collective), st.bytes}, 0.0);
+        if (added)
+          it->second = collectives::collective_time(collectives::kind_of(st.collective), st.bytes,
+                                                    plan.tp_group(x.stage, 0), plan.placement, fabric);
+        waits += it->second;
+      }
+    return std::make_pair(kernels, waits);
+  };
   for (parallel::UnitId u = 0; u < units; ++u) {
     const parallel::Unit& x = g[u];
-    seconds[u] = compute_seconds(replay::unit_steps(prog, x.stage, x.chunk, x.microbatch, x.backward, x.part));
+    const auto& steps = replay::unit_steps(prog, x.stage, x.chunk, x.microbatch, x.backward, x.part);
+    auto [it, added] = summed.try_emplace(&steps);
+    if (added)
+      it->second = sum(x, steps);
+    seconds[u] = it->second.first;
+    lane[u] = it->second.second;
     for (auto e : boost::make_iterator_range(out_edges(u, g)))
       if (g[e].kind == parallel::EdgeKind::Data)
         inputs[target(e, g)].push_back(u);
@@ -60,7 +131,7 @@ double step_time_lower_bound(const scenario::ScenarioSpec& s, const GpuStep& ste
         if (!ready(a))
           break;
         if (!pair) {
-          finish[a] = std::max(free_at[st], inputs_end(a)) + seconds[a];
+          finish[a] = std::max(free_at[st], inputs_end(a)) + lane[a];
           free_at[st] = finish[a];
           ++pos[st];
           moved = true;
@@ -70,13 +141,13 @@ double step_time_lower_bound(const scenario::ScenarioSpec& s, const GpuStep& ste
         // GPU after the earlier start.
         const parallel::UnitId b = order[pos[st] + 1];
         const double start_a = std::max(free_at[st], inputs_end(a));
-        finish[a] = start_a + seconds[a];
+        finish[a] = start_a + lane[a];
         if (!ready(b)) {
           finish[a] = -1.0;
           break;
         }
         const double start_b = std::max(free_at[st], inputs_end(b));
-        finish[b] = start_b + seconds[b];
+        finish[b] = start_b + lane[b];
         free_at[st] = std::max({finish[a], finish[b], std::min(start_a, start_b) + seconds[a] + seconds[b]});
         pos[st] += 2;
         moved = true;

@@ -8,13 +8,24 @@
 
 namespace dtsim::systems {
 
-/// The step time of the plan's pipeline schedule with every communication taking no time and every kernel running
-/// at the time the compute model gives it alone on its GPU: each unit takes the sum of its compute steps; a unit
-/// starts once the stage's previous unit (or pair of units) has ended and the units whose activations or gradients
-/// it reads have ended; a pair of units (DualPipe, ep_overlap) takes the GPU one kernel at a time, so it lasts at
-/// least the sum of both; then each stage's optimizer and the stack's fixed time per step. The replay only adds to
-/// each of these (collectives, transfers, waits, kernels slowed by collectives' SMs), so the result is never above
-/// the simulated step time (tests/unit/step_bound_test.cpp checks it on plans of every schedule).
-double step_time_lower_bound(const scenario::ScenarioSpec& s, const GpuStep& step, bool pairs);
+/// The step time of the plan's pipeline schedule with every kernel running at the time the compute model gives it
+/// alone on its GPU and no communication taking time but the expert all-to-alls and, without tp_overlap, the TP
+/// collectives not issued beside a kernel, each at its best case (alone on its links): each unit takes the sum of
+/// its compute steps plus the collectives its lane waits for; a unit starts once the stage's
+/// previous unit (or pair of units) has ended and the units whose activations or gradients it reads have ended; a
+/// pair of units (DualPipe, ep_overlap) takes the GPU one kernel at a time, so it lasts at least the sum of both
+/// units' kernels, and each of its lanes at least its own kernels and collectives (one lane's collective may hide
+/// behind the other's kernels, never behind its own); then each stage's optimizer and the stack's fixed time per
+/// step. The replay only adds to each of these (other collectives, transfers, waits, contention, kernels slowed by
+/// collectives' SMs), so the result is never above the simulated step time (tests/unit/step_bound_test.cpp checks
+/// it on plans of every schedule, with and without paired chunks).
+double step_time_lower_bound(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan, const GpuStep& step);
+
+/// An expert all-to-all of `bytes` (the whole tensor, as replay::Step::bytes) over the expert-parallel group of
+/// `stage` at its best case: the fastest member's flows, as collectives::plan_collective lays them, alone on its
+/// links at their goodput (within its scale-up domain over its NVLink, across over its host's NIC, which it has to
+/// itself at best), after their route's latency. 0 without expert parallelism.
+double all_to_all_lower_bound_s(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan, int64_t stage,
+                                double bytes);
 
 }  // namespace dtsim::systems
