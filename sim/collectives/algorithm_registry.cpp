@@ -88,7 +88,7 @@ Prediction predict(const AlgorithmDef& a, Protocol p, Kind kind, double bytes, c
   r.algorithm = &a;
   r.protocol = p;
   const int64_t n = g.ranks;
-  const double frac = a.bandwidth_fraction(p, g);
+  const double frac = a.bandwidth_fraction(p, g) * a.size_correction(p, kind, bytes);
   const AlgorithmCost cost = a.cost(p, kind, g);
   r.nvlink_factor = cost.nvlink_factor / frac;
   r.nic_factor = cost.nic_factor / (a.nics_at_goodput ? 1.0 : frac);

@@ -83,6 +83,9 @@ struct AlgorithmDef {
   /// The time LL's bus-bandwidth cap allows (NCCL llMaxBws), from `bus_s`, the time at the cap of a ring
   /// all-reduce's bus bytes on `ranks` members.
   double (*ll_capped_s)(double bus_s, int64_t ranks) = [](double bus_s, int64_t) { return bus_s; };
+  /// NCCL's correction of the algorithm's bandwidth by message size (ncclTopoGetAlgoTime's treeCorrectionFactor):
+  /// a factor of the achieved fraction for `bytes` of the whole tensor; 1 where NCCL applies none.
+  double (*size_correction)(Protocol p, Kind kind, double bytes) = [](Protocol, Kind, double) { return 1.0; };
   /// Appends to `flows` the flows that load every link as the algorithm does: `nvlink_bytes` over the busiest
   /// NVLink and `nic_bytes` over the busiest NIC, each way. `group` is in ring order.
   void (*lay_flows)(const std::vector<int64_t>& group, const MembersByNode& by_node, const GroupShape& g,
