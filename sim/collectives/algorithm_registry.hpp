@@ -65,6 +65,12 @@ struct AlgorithmCost {
   double nvlink_factor = 0, nic_factor = 0;
 };
 
+/// What the message size changes in an algorithm's cost.
+struct SizeEffect {
+  double fraction = 1;    ///< a factor of the achieved fraction of the links' goodput
+  double latency_us = 0;  ///< added to the algorithm's latency
+};
+
 /// An algorithm's entry: its names and what it does, as NCCL's tuner models it and as flows on the links. Only
 /// `nics_at_goodput` and `ll_capped_s` have defaults (the ring's); an entry sets every other field.
 struct AlgorithmDef {
@@ -83,9 +89,10 @@ struct AlgorithmDef {
   /// The time LL's bus-bandwidth cap allows (NCCL llMaxBws), from `bus_s`, the time at the cap of a ring
   /// all-reduce's bus bytes on `ranks` members.
   double (*ll_capped_s)(double bus_s, int64_t ranks) = [](double bus_s, int64_t) { return bus_s; };
-  /// NCCL's correction of the algorithm's bandwidth by message size (ncclTopoGetAlgoTime's treeCorrectionFactor):
-  /// a factor of the achieved fraction for `bytes` of the whole tensor; 1 where NCCL applies none.
-  double (*size_correction)(Protocol p, Kind kind, double bytes) = [](Protocol, Kind, double) { return 1.0; };
+  /// What the size of the tensor, `bytes`, changes in the algorithm's cost (none by default): NCCL's correction of
+  /// the tree's bandwidth, the chunks NVLS cuts the tensor into.
+  SizeEffect (*size_effect)(Protocol p, Kind kind, const GroupShape& g, double bytes) =
+      [](Protocol, Kind, const GroupShape&, double) { return SizeEffect{}; };
   /// Appends to `flows` the flows that load every link as the algorithm does: `nvlink_bytes` over the busiest
   /// NVLink and `nic_bytes` over the busiest NIC, each way. `group` is in ring order.
   void (*lay_flows)(const std::vector<int64_t>& group, const MembersByNode& by_node, const GroupShape& g,

@@ -52,13 +52,16 @@ constexpr std::array<std::array<double, 23>, 3> kTreeCorrection{{
     {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
 }};
 
-double tree_size_correction(Protocol p, Kind kind, double bytes)
+SizeEffect tree_size_effect(Protocol p, Kind kind, const GroupShape&, double bytes)
 {
+  SizeEffect e;
   const int64_t units = int64_t(bytes) >> 6;
   if (kind != Kind::AllReduce || units < 1)
-    return 1.0;
+    return e;
   const int column = log2i(units);
-  return column < int(kTreeCorrection[0].size()) ? kTreeCorrection[size_t(p)][size_t(column)] : 1.0;
+  if (column < int(kTreeCorrection[0].size()))
+    e.fraction = kTreeCorrection[size_t(p)][size_t(column)];
+  return e;
 }
 
 // The tree's algorithm bandwidth is half its bus bandwidth.
@@ -88,7 +91,7 @@ AlgorithmDef tree_algorithm()
   a.bandwidth_fraction = tree_fraction;
   a.cost = tree_cost;
   a.ll_capped_s = tree_ll_capped_s;
-  a.size_correction = tree_size_correction;
+  a.size_effect = tree_size_effect;
   a.lay_flows = tree_lay_flows;
   return a;
 }
