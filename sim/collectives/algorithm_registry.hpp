@@ -5,9 +5,11 @@
 /// is a fraction of the links' goodput. The YAML checks, the CLI help and docs/yaml-reference.md list their names
 /// from these tables; adding an algorithm is adding a file and its line (docs/architecture.md, "Catalogs").
 ///
-/// Every constant is read from NCCL's tuner (NVIDIA/nccl, src/graph/tuning.cc at commit 5067397c, June 2026;
-/// `baseLatencies`, `hwLatencies`, `llMaxBws`, `nvlsEfficiency` and the "model refinements" of ncclTopoTuneModel),
-/// see docs/calibration.md, "Collectives". Times are in seconds, sizes in bytes, bandwidths in bytes/s.
+/// Every constant is read from NCCL (NVIDIA/nccl at commit 5067397c, June 2026: src/graph/tuning.cc's
+/// `baseLatencies`, `hwLatencies`, `llMaxBws`, `nvlsEfficiency`, `treeCorrectionFactor` and the "model refinements"
+/// of ncclTopoTuneModel; NVLS's channels and chunks), but one fitted on a published curve (NVLS's wait per chunk,
+/// algorithms/nvls.cpp); see docs/calibration.md, "Collectives". Times are in seconds, sizes in bytes, bandwidths in
+/// bytes/s.
 #include <array>
 #include <cstdint>
 #include <string>
