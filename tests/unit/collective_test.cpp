@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -237,12 +238,15 @@ TEST(ClosedForm, EachAlgorithmAndProtocol)
   // ring across 2 nodes of 8: 30 steps, 2 across; each NIC carries one of 8 channels
   EXPECT_DOUBLE_EQ(predict(algorithm("ring"), Protocol::Simple, Kind::AllReduce, S, shape(16, 2, a)).time_s,
                    (8.4 + 28 * 3.4 + 2 * 14.0) * 1.4 * kUs + 1.875 / 8 * S / 24e9);
-  // tree across 4 nodes of 8: 2((k-1) intra + log2 N inter); the NVLink chain (2 S at 0.92) is the slower link
+  // tree across 4 nodes of 8: 2((k-1) intra + log2 N inter); the NVLink chain (2 S at 0.92, x 0.8 at 64 MiB) is the
+  // slower link, beside 4 tree links of S/2 over 8 NICs
   EXPECT_DOUBLE_EQ(predict(algorithm("tree"), Protocol::Simple, Kind::AllReduce, S, shape(32, 4, a)).time_s,
-                   (8.4 + 2 * (7 * 4.0 + 2 * 14)) * kUs + std::max(2 * S / (0.92 * 240e9), 1.5 / 8 * S / (0.92 * 24e9)));
-  // NVLS, one H100 node: 25 us, S(1 + 1/8) at 0.85 of the link
+                   (8.4 + 2 * (7 * 4.0 + 2 * 14)) * kUs +
+                       std::max(2 * S / (0.92 * 0.8 * 240e9), 2.0 / 8 * S / (0.92 * 0.8 * 24e9)));
+  // NVLS, one H100 node: 25 us and a chunk's round, S(1 + 1/8) at the chunks' fraction of the link
+  const NvlsChunks ch = nvls_chunks(S, 370.8e9);
   EXPECT_DOUBLE_EQ(predict(algorithm("nvls"), Protocol::Simple, Kind::AllReduce, S, shape(8, 1, h)).time_s,
-                   25 * kUs + 1.125 * S / (0.85 * 370.8e9));
+                   25 * kUs + ch.round_s + 1.125 * S / (ch.fraction * 370.8e9));
   // NVLS tree, 2 H100 nodes: 25 + 2 x 1 x 20.9 us
   EXPECT_DOUBLE_EQ(predict(algorithm("nvls_tree"), Protocol::Simple, Kind::AllReduce, S, shape(16, 2, h)).time_s,
                    (25 + 2 * 20.9) * kUs + std::max(1.125 * S / (0.85 * 370.8e9), 2 * 0.5 / 8 * S / 48.5e9));
@@ -517,9 +521,18 @@ TEST(DataParallelTiming, RingAcrossTwoNodes)
   check_two_nodes("ring", (8.4 + 28 * 3.4 + 2 * 14.0) * 1.4 * kUs + 1.875 / 8 * kGradBytes / 24e9);
 }
 
+// NCCL's treeCorrectionFactor for Simple (tuning.cc at 5067397c), by floor(log2(bytes / 64)).
+double tree_simple_correction(double bytes)
+{
+  constexpr double row[23] = {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9};
+  const int column = int(std::floor(std::log2(bytes / 64)));
+  return column < 23 ? row[column] : 1.0;
+}
+
 TEST(DataParallelTiming, TreeAcrossTwoNodes)
 {
-  check_two_nodes("tree", (8.4 + 2 * (7 * 4.0 + 1 * 14.0)) * kUs + 2 * kGradBytes / (0.92 * 240e9));
+  check_two_nodes("tree", (8.4 + 2 * (7 * 4.0 + 1 * 14.0)) * kUs +
+                              2 * kGradBytes / (0.92 * tree_simple_correction(kGradBytes) * 240e9));
 }
 
 // tp 8 x dp 2 on two nodes: eight data-parallel groups {r, 8 + r}, one member per node, each a two-rank ring on
