@@ -88,7 +88,8 @@ Prediction predict(const AlgorithmDef& a, Protocol p, Kind kind, double bytes, c
   r.algorithm = &a;
   r.protocol = p;
   const int64_t n = g.ranks;
-  const double frac = a.bandwidth_fraction(p, g);
+  const SizeEffect by_size = a.size_effect(p, kind, g, bytes);
+  const double frac = a.bandwidth_fraction(p, g) * by_size.fraction;
   const AlgorithmCost cost = a.cost(p, kind, g);
   r.nvlink_factor = cost.nvlink_factor / frac;
   r.nic_factor = cost.nic_factor / (a.nics_at_goodput ? 1.0 : frac);
@@ -105,7 +106,7 @@ Prediction predict(const AlgorithmDef& a, Protocol p, Kind kind, double bytes, c
       link_s = cap_s;
     }
   }
-  r.latency_s = cost.latency_us * kUs;
+  r.latency_s = (cost.latency_us + by_size.latency_us) * kUs;
   r.time_s = r.latency_s + link_s;
   return r;
 }

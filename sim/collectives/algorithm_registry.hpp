@@ -5,9 +5,11 @@
 /// is a fraction of the links' goodput. The YAML checks, the CLI help and docs/yaml-reference.md list their names
 /// from these tables; adding an algorithm is adding a file and its line (docs/architecture.md, "Catalogs").
 ///
-/// Every constant is read from NCCL's tuner (NVIDIA/nccl, src/graph/tuning.cc at commit 5067397c, June 2026;
-/// `baseLatencies`, `hwLatencies`, `llMaxBws`, `nvlsEfficiency` and the "model refinements" of ncclTopoTuneModel),
-/// see docs/calibration.md, "Collectives". Times are in seconds, sizes in bytes, bandwidths in bytes/s.
+/// Every constant is read from NCCL (NVIDIA/nccl at commit 5067397c, June 2026: src/graph/tuning.cc's
+/// `baseLatencies`, `hwLatencies`, `llMaxBws`, `nvlsEfficiency`, `treeCorrectionFactor` and the "model refinements"
+/// of ncclTopoTuneModel; NVLS's channels and chunks), but one fitted on a published curve (NVLS's wait per chunk,
+/// algorithms/nvls.cpp); see docs/calibration.md, "Collectives". Times are in seconds, sizes in bytes, bandwidths in
+/// bytes/s.
 #include <array>
 #include <cstdint>
 #include <string>
@@ -65,6 +67,12 @@ struct AlgorithmCost {
   double nvlink_factor = 0, nic_factor = 0;
 };
 
+/// What the message size changes in an algorithm's cost.
+struct SizeEffect {
+  double fraction = 1;    ///< a factor of the achieved fraction of the links' goodput
+  double latency_us = 0;  ///< added to the algorithm's latency
+};
+
 /// An algorithm's entry: its names and what it does, as NCCL's tuner models it and as flows on the links. Only
 /// `nics_at_goodput` and `ll_capped_s` have defaults (the ring's); an entry sets every other field.
 struct AlgorithmDef {
@@ -83,6 +91,10 @@ struct AlgorithmDef {
   /// The time LL's bus-bandwidth cap allows (NCCL llMaxBws), from `bus_s`, the time at the cap of a ring
   /// all-reduce's bus bytes on `ranks` members.
   double (*ll_capped_s)(double bus_s, int64_t ranks) = [](double bus_s, int64_t) { return bus_s; };
+  /// What the size of the tensor, `bytes`, changes in the algorithm's cost (none by default): NCCL's correction of
+  /// the tree's bandwidth, the chunks NVLS cuts the tensor into.
+  SizeEffect (*size_effect)(Protocol p, Kind kind, const GroupShape& g, double bytes) =
+      [](Protocol, Kind, const GroupShape&, double) { return SizeEffect{}; };
   /// Appends to `flows` the flows that load every link as the algorithm does: `nvlink_bytes` over the busiest
   /// NVLink and `nic_bytes` over the busiest NIC, each way. `group` is in ring order.
   void (*lay_flows)(const std::vector<int64_t>& group, const MembersByNode& by_node, const GroupShape& g,

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -141,7 +142,9 @@ TEST(PlanCollective, RingAcrossFourNodes)
 }
 
 // The double binary tree on the same group: chains of 2 in each node (S each way), two mirrored binary trees over
-// the 4 nodes, each link S/2 each way spread over the node's 2 NICs; Simple reaches 0.92 of the links.
+// the 4 nodes. NCCL's tuner prices every node beyond two nodes as 4 tree links of S/2 each way (the busiest node here
+// has 3), spread over the node's 2 NICs; Simple reaches 0.92 of the links, x 0.8 at 64 MiB (treeCorrectionFactor).
+constexpr double kTreeSimple64MiB = 0.92 * 0.8;
 TEST(PlanCollective, TreeAcrossFourNodes)
 {
   Placement pl(8, 4, 1, 8);
@@ -154,9 +157,9 @@ TEST(PlanCollective, TreeAcrossFourNodes)
   ASSERT_EQ(phases[0].flows.size(), 4u * 2 + 6u * 2 * 2);
   for (const auto& f : phases[0].flows) {
     if (pl.domain_of(f.src) == pl.domain_of(f.dst))
-      EXPECT_DOUBLE_EQ(f.bytes, S / 0.92);
+      EXPECT_DOUBLE_EQ(f.bytes, S / kTreeSimple64MiB);
     else
-      EXPECT_DOUBLE_EQ(f.bytes, S / 2 / 2 / 0.92);
+      EXPECT_DOUBLE_EQ(f.bytes, 4 * (S / 2) / 2 / kTreeSimple64MiB / 3);  // a NIC's 4 links' bytes over its 3 flows
   }
 }
 
@@ -172,17 +175,37 @@ TEST(PlanCollective, OneMemberPerNodeIsAFlatInterNodeRing)
     EXPECT_DOUBLE_EQ(f.bytes, 1.5 * S);
 }
 
-// NVLS on an NVSwitch-3 node: every device's link carries S(1 + 1/n) each way at 0.85 of its goodput.
+// NVLS on an NVSwitch-3 node in chunks (nvls.cpp): 16 channels x 8 heads, each stream at 1/128 of the links'
+// S(1 + 1/n) rate; the chunk by NCCL's rule; each chunk waits 6.7 us, the first round paid once beside the 25 us.
+struct NvlsChunks {
+  double fraction, round_s;
+};
+NvlsChunks nvls_chunks(double bytes, double nvlink_Bps)
+{
+  const double streams = 16 * 8, stream_Bps = nvlink_Bps / 1.125 / streams;
+  double c = 131072;
+  if (bytes < 64 * streams * c)
+    c = 65536;
+  if (bytes < 8 * streams * c)
+    c = 32768;
+  if (bytes < 2 * streams * c)
+    c = 16384;
+  const double wait_bytes = 6.7e-6 * stream_Bps;
+  return {c / (c + wait_bytes), (c + wait_bytes) / stream_Bps};
+}
+
+// Every device's link carries S(1 + 1/n) each way at the chunks' fraction of its goodput (64 MiB: 64 KiB chunks).
 TEST(PlanCollective, NvlsLoadsEachLinkWithSPlusAShare)
 {
+  const NvlsChunks ch = nvls_chunks(S, 370.8e9);
   Placement pl(1, 8, 1, 8);
   auto phases = plan_collective(Kind::AllReduce, S, pl.tp_group(0, 0), pl, h100("nvls"));
   ASSERT_EQ(phases.size(), 1u);
   EXPECT_STREQ(phases[0].algorithm->name, "nvls");
-  EXPECT_NEAR(phases[0].latency_s, (25 - 2) * kUs, 1e-12);
+  EXPECT_NEAR(phases[0].latency_s, (25 - 2) * kUs + ch.round_s, 1e-12);
   ASSERT_EQ(phases[0].flows.size(), 8u);
   for (const auto& f : phases[0].flows)
-    EXPECT_DOUBLE_EQ(f.bytes, (1 + 1.0 / 8) * S / 0.85);
+    EXPECT_DOUBLE_EQ(f.bytes, (1 + 1.0 / 8) * S / ch.fraction);
 }
 
 // ---- closed forms, by hand from NCCL's constants (tuning.cc at 5067397c) -------------------------------------
@@ -215,12 +238,15 @@ TEST(ClosedForm, EachAlgorithmAndProtocol)
   // ring across 2 nodes of 8: 30 steps, 2 across; each NIC carries one of 8 channels
   EXPECT_DOUBLE_EQ(predict(algorithm("ring"), Protocol::Simple, Kind::AllReduce, S, shape(16, 2, a)).time_s,
                    (8.4 + 28 * 3.4 + 2 * 14.0) * 1.4 * kUs + 1.875 / 8 * S / 24e9);
-  // tree across 4 nodes of 8: 2((k-1) intra + log2 N inter); the NVLink chain (2 S at 0.92) is the slower link
+  // tree across 4 nodes of 8: 2((k-1) intra + log2 N inter); the NVLink chain (2 S at 0.92, x 0.8 at 64 MiB) is the
+  // slower link, beside 4 tree links of S/2 over 8 NICs
   EXPECT_DOUBLE_EQ(predict(algorithm("tree"), Protocol::Simple, Kind::AllReduce, S, shape(32, 4, a)).time_s,
-                   (8.4 + 2 * (7 * 4.0 + 2 * 14)) * kUs + std::max(2 * S / (0.92 * 240e9), 1.5 / 8 * S / (0.92 * 24e9)));
-  // NVLS, one H100 node: 25 us, S(1 + 1/8) at 0.85 of the link
+                   (8.4 + 2 * (7 * 4.0 + 2 * 14)) * kUs +
+                       std::max(2 * S / (0.92 * 0.8 * 240e9), 2.0 / 8 * S / (0.92 * 0.8 * 24e9)));
+  // NVLS, one H100 node: 25 us and a chunk's round, S(1 + 1/8) at the chunks' fraction of the link
+  const NvlsChunks ch = nvls_chunks(S, 370.8e9);
   EXPECT_DOUBLE_EQ(predict(algorithm("nvls"), Protocol::Simple, Kind::AllReduce, S, shape(8, 1, h)).time_s,
-                   25 * kUs + 1.125 * S / (0.85 * 370.8e9));
+                   25 * kUs + ch.round_s + 1.125 * S / (ch.fraction * 370.8e9));
   // NVLS tree, 2 H100 nodes: 25 + 2 x 1 x 20.9 us
   EXPECT_DOUBLE_EQ(predict(algorithm("nvls_tree"), Protocol::Simple, Kind::AllReduce, S, shape(16, 2, h)).time_s,
                    (25 + 2 * 20.9) * kUs + std::max(1.125 * S / (0.85 * 370.8e9), 2 * 0.5 / 8 * S / 48.5e9));
@@ -430,21 +456,22 @@ TEST(TensorParallelTiming, AsyncAllReduceBesideWeightGradient)
   EXPECT_EQ(e.beside, int(2 * kL + 1));
   check_exposed_tp(overrides, kMicrobatches * e.per_microbatch);  // (switched off: FoldedMatchesRingTime)
 }
-// The tree on one node: the chain carries 2 S each way at 0.92 of the link.
+// The tree on one node: the chain carries 2 S each way at 0.92 of the link, x 0.5 at 1 MiB (treeCorrectionFactor).
 TEST(TensorParallelTiming, TreeMatchesClosedForm)
 {
-  const double t = (8.4 + 2 * 7 * 4.0) * kUs + 2 * kTensorBytes / (0.92 * 240e9);
+  const double t = (8.4 + 2 * 7 * 4.0) * kUs + 2 * kTensorBytes / (0.92 * 0.5 * 240e9);
   check_exposed_tp(forced("tree", "simple", {"simulation.fidelity=full"}), kMicrobatches * kAllReducesPerMicrobatch * t);
 }
 TEST(TensorParallelTiming, TreeFoldedMatchesClosedForm)
 {
-  const double t = (8.4 + 2 * 7 * 4.0) * kUs + 2 * kTensorBytes / (0.92 * 240e9);
+  const double t = (8.4 + 2 * 7 * 4.0) * kUs + 2 * kTensorBytes / (0.92 * 0.5 * 240e9);
   check_exposed_tp(forced("tree", "simple"), kMicrobatches * kAllReducesPerMicrobatch * t);
 }
 // NVLS on a DGX H100 node, full fidelity (every flow simulated) and folded (closed form of the exclusive links).
 void check_nvls(const char* fidelity)
 {
-  const double t = 25 * kUs + 1.125 * kTensorBytes / (0.85 * 370.8e9);
+  const NvlsChunks ch = nvls_chunks(kTensorBytes, 370.8e9);  // 1 MiB: 16 KiB chunks
+  const double t = 25 * kUs + ch.round_s + 1.125 * kTensorBytes / (ch.fraction * 370.8e9);
   check_exposed_tp(forced("nvls", "auto", {"hardware=../../../hardware/dgx-h100.yaml", "stack=none", fidelity}),
                    kMicrobatches * kAllReducesPerMicrobatch * t);
 }
@@ -494,9 +521,18 @@ TEST(DataParallelTiming, RingAcrossTwoNodes)
   check_two_nodes("ring", (8.4 + 28 * 3.4 + 2 * 14.0) * 1.4 * kUs + 1.875 / 8 * kGradBytes / 24e9);
 }
 
+// NCCL's treeCorrectionFactor for Simple (tuning.cc at 5067397c), by floor(log2(bytes / 64)).
+double tree_simple_correction(double bytes)
+{
+  constexpr double row[23] = {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9};
+  const int column = int(std::floor(std::log2(bytes / 64)));
+  return column < 23 ? row[column] : 1.0;
+}
+
 TEST(DataParallelTiming, TreeAcrossTwoNodes)
 {
-  check_two_nodes("tree", (8.4 + 2 * (7 * 4.0 + 1 * 14.0)) * kUs + 2 * kGradBytes / (0.92 * 240e9));
+  check_two_nodes("tree", (8.4 + 2 * (7 * 4.0 + 1 * 14.0)) * kUs +
+                              2 * kGradBytes / (0.92 * tree_simple_correction(kGradBytes) * 240e9));
 }
 
 // tp 8 x dp 2 on two nodes: eight data-parallel groups {r, 8 + r}, one member per node, each a two-rank ring on

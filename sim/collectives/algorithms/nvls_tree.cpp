@@ -27,7 +27,12 @@ AlgorithmCost nvls_tree_cost(Protocol, Kind, const GroupShape& g)
   const int64_t N = std::max<int64_t>(1, g.nodes), k = g.per_node();
   c.latency_us = kNvlinkStepUs + 2 * double(log2i(N)) * kNetStepUs;
   c.nvlink_factor = 1.0 + 1.0 / double(k);
-  c.nic_factor = 0.5 * double(max_tree_degree(N)) / double(k);
+  // Each tree link carries half the tensor each way: on two nodes the NICs carry half a ring's bytes (NCCL's tuner
+  // doubles the network's bandwidth there, tuning.cc "Handle 2 node case of NVLSTree"); beyond two nodes the tuner
+  // gives it the network's bandwidth alone, a ring's bytes, and so do measurements: 334.7 GB/s against the ring's
+  // 334.8 on 4 nodes of 8 x B200 with 8 NDR NICs, 306.8 against 322.6 on 8 (together-nccl-tests, reference A.6).
+  const double tree_bytes = 0.5 * double(max_tree_degree(N));
+  c.nic_factor = (N > 2 ? std::max(tree_bytes, ring_volume(Kind::AllReduce, g.ranks)) : tree_bytes) / double(k);
   return c;
 }
 

@@ -1,5 +1,6 @@
 // NCCL's double binary tree: a chain within each node, two complementary binary trees across nodes.
 #include <algorithm>
+#include <array>
 
 #include "collectives/algorithm_parts.hpp"
 
@@ -32,8 +33,35 @@ AlgorithmCost tree_cost(Protocol p, Kind, const GroupShape& g)
   c.latency_us = kBaseLatencyUs[pi];
   c.latency_us += 2 * (double(k - 1) * kNvlinkStepUs[pi] + double(log2i(N)) * kNetStepUs[pi]);
   c.nvlink_factor = k > 1 ? 2.0 : 0.0;  // the chain's reduce and broadcast each pass S over a device's link
-  c.nic_factor = N > 1 ? 0.5 * double(max_tree_degree(N)) / double(k) : 0.0;
+  // Each tree link carries half the tensor each way. Beyond two nodes NCCL's tuner prices every node as interior
+  // in one tree and a leaf in the other, 4 links (tuning.cc: the network's bandwidth for nNodes > 2, then bus to
+  // algorithm bandwidth x .5), though the heap trees of 3 and 4 nodes leave the root without a parent (3 links);
+  // measured, the tree on 4 nodes of 8 NDR NICs runs slower still (190.7 GB/s against the ring's 334.8, 8 x B200,
+  // together-nccl-tests, reference A.6).
+  const int64_t links = N > 2 ? std::max<int64_t>(4, max_tree_degree(N)) : max_tree_degree(N);
+  c.nic_factor = N > 1 ? 0.5 * double(links) / double(k) : 0.0;
   return c;
+}
+
+// NCCL's treeCorrectionFactor (tuning.cc at 5067397c, applied in ncclTopoGetAlgoTime to tree all-reduce): "trees are
+// not perfectly sticking to the model for medium sizes", a factor of the bandwidth per power of two of the tensor
+// from 64 B (row: LL, LL128, Simple; column: log2(bytes / 64)), none from 512 MiB up (column 23 is never read).
+constexpr std::array<std::array<double, 23>, 3> kTreeCorrection{{
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
+}};
+
+SizeEffect tree_size_effect(Protocol p, Kind kind, const GroupShape&, double bytes)
+{
+  SizeEffect e;
+  const int64_t units = int64_t(bytes) >> 6;
+  if (kind != Kind::AllReduce || units < 1)
+    return e;
+  const int column = log2i(units);
+  if (column < int(kTreeCorrection[0].size()))
+    e.fraction = kTreeCorrection[size_t(p)][size_t(column)];
+  return e;
 }
 
 // The tree's algorithm bandwidth is half its bus bandwidth.
@@ -63,6 +91,7 @@ AlgorithmDef tree_algorithm()
   a.bandwidth_fraction = tree_fraction;
   a.cost = tree_cost;
   a.ll_capped_s = tree_ll_capped_s;
+  a.size_effect = tree_size_effect;
   a.lay_flows = tree_lay_flows;
   return a;
 }
