@@ -172,6 +172,12 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
   const double op_layer = op ? op_checkpoint_layer_bytes(m, plan.shape) : 0.0;
   const double recomputed = 2.0 * sbh * (plan.shape.sp ? 1.0 / double(tp) : 1.0) * e / 2.0;
   const double working = full ? std::max(0.0, layer_activation_bytes(m, plan.shape, false) - op_layer) : 0.0;
+  // torch.distributed.pipelining keeps each microbatch's stage output until its backward (stage.py,
+  // _PipelineStageBase.forward_one_chunk stores it in fwd_cache, backward_one_chunk pops it to call autograd on it);
+  // Megatron-LM frees the output's data once sent (schedules.py, deallocate_output_tensor). The output of a stage is
+  // its last layer's output: one layer input (sequence-sharded under sequence parallelism) per microbatch. The
+  // stage that computes the loss keeps only the loss.
+  const double stage_output = s.stack.memory.pipeline_keeps_stage_outputs && pp > 1 ? recomputed : 0.0;
   // The loss's peak (per logit on this rank): its buffers are freed before the last layer's backward begins, so
   // they and a recomputed layer are never held together.
   const double logits = double(plan.tokens_per_rank) * double(m.vocab) / double(tp) *
@@ -224,8 +230,11 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
     }
     const double per_chunk = op ? layers_per_chunk * op_layer
                                 : recomputed_per_chunk * recomputed + (layers_per_chunk - recomputed_per_chunk) * stage_layer;
+    // Kept stage outputs: one per chunk-microbatch in flight, but none for the chunk that computes the loss.
+    const double output_chunks = plan.holds_head(st) ? double(v - 1) / double(v) : 1.0;
     // The head's stage also holds the loss's buffers for the microbatch whose loss is being computed.
-    sm.activations_bytes = double(in_flight) * per_chunk + (plan.holds_head(st) ? std::max(working, logits) : working);
+    sm.activations_bytes = double(in_flight) * (per_chunk + output_chunks * stage_output) +
+                           (plan.holds_head(st) ? std::max(working, logits) : working);
     r.stages.push_back(sm);
   }
   for (size_t i = 0; i < r.stages.size(); ++i)

@@ -65,6 +65,13 @@ const Key kFp8Saves16bit =
                  "there, keeping no fp8 copy between forward and backward or across microbatches (torchao's "
                  "Float8Linear); false: Transformer Engine's, which keep the low-precision inputs and a weight copy");
 
+const Key kPipelineKeepsStageOutputs =
+    Key::boolean("pipeline_keeps_stage_outputs", kOptional, "false",
+                 "true: a pipeline stage keeps each microbatch's output tensor from its forward to its backward "
+                 "(torch.distributed.pipelining's fwd_cache): one sequence-sharded layer input per microbatch in "
+                 "flight on every stage but the model's last chunk; false: the output's data is freed once sent "
+                 "(Megatron-LM's deallocate_pipeline_outputs)");
+
 // The loss's peak, per logit a rank holds (its vocabulary shard of each token's logits), in bytes: 0 keeps dtsim's
 // default, the 16-bit logits plus two fp32 copies (activation bytes + 8).
 const Key kLossBytesPerLogit =
@@ -114,7 +121,7 @@ std::vector<config::KeyGroup> groups()
           {"kernels", {&kAttention, &kFp8Recipe, &kCrossEntropy, &kCudaGraphs, &kLossAllReduce}},
           {"host", {&kLaunch, &kPerLayer, &kPerMicrobatch}},
           {"memory", {&kCudaContext, &kNcclBuffers, &kFragmentation, &kFp32Gradients, &kOptimizerState, &kFp8Saves16bit,
-                      &kLossBytesPerLogit, &kLossParallelBytesPerLogit}},
+                      &kPipelineKeepsStageOutputs, &kLossBytesPerLogit, &kLossParallelBytesPerLogit}},
           {"overlap", {&kTpOverlap, &kDpOverlap, &kPpOverlap, &kParamGatherOverlap, &kTpAsyncAllreduce}},
           {"factors", {&kCompute, &kMemoryFactor, &kCommunication, &kStepOverhead}},
           {"calibration", {&kCalibrationRuns, &kHeldoutErrors}}};

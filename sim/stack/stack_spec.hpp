@@ -45,6 +45,9 @@ struct FrameworkMemory {
   /// Low-precision linear layers keep no low-precision copy of weights or inputs between forward and backward: they
   /// save the 16-bit ones and cast again in backward (torchao's Float8Linear).
   bool fp8_saves_16bit = false;
+  /// A pipeline stage keeps each microbatch's output tensor until that microbatch's backward
+  /// (torch.distributed.pipelining), rather than freeing its data once sent (Megatron-LM).
+  bool pipeline_keeps_stage_outputs = false;
   /// Bytes per logit held at the loss's peak, the vocabulary on one rank / split over the tp ranks (a
   /// vocabulary-parallel loss); 0: the 16-bit logits and two fp32 copies (activation bytes + 8).
   double loss_bytes_per_logit = 0, loss_parallel_bytes_per_logit = 0;

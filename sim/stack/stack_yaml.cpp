@@ -48,6 +48,7 @@ StackSpec load_stack(const std::string& path, Diagnostics& diag)
   st.memory.fragmentation = mem.value(k::kFragmentation);
   st.memory.fp32_gradients = mem.boolean(k::kFp32Gradients).value_or(false);
   st.memory.fp8_saves_16bit = mem.boolean(k::kFp8Saves16bit).value_or(false);
+  st.memory.pipeline_keeps_stage_outputs = mem.boolean(k::kPipelineKeepsStageOutputs).value_or(false);
   st.memory.loss_bytes_per_logit = mem.value(k::kLossBytesPerLogit);
   st.memory.loss_parallel_bytes_per_logit = mem.value(k::kLossParallelBytesPerLogit);
   st.memory.optimizer_state =

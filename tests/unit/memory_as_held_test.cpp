@@ -1,6 +1,7 @@
 // Memory as frameworks hold it, from their code (issue 35, item 7): the optimizer states a framework keeps
 // (training.optimizer_state), weights held in fp8 alone (training.fp8_params), torchao's float8 that saves 16-bit
-// inputs (stack memory.fp8_saves_16bit), and Transformer Engine's weight copies on the layers only. Expected values
+// inputs (stack memory.fp8_saves_16bit), Transformer Engine's weight copies on the layers only, and the stage outputs
+// torch.distributed.pipelining keeps until their backward (stack memory.pipeline_keeps_stage_outputs). Expected values
 // are the byte counts of those code facts, computed here.
 #include <gtest/gtest.h>
 
@@ -99,6 +100,33 @@ TEST(MemoryAsHeld, TorchaoFloat8HoldsWhatBf16Holds)
   // Transformer Engine's fp8 keeps 1-byte inputs: less.
   fp8.stack.memory.fp8_saves_16bit = false;
   EXPECT_LT(estimate_memory(fp8, derive_plan(fp8), t).stages[0].activations_bytes, a.stages[0].activations_bytes);
+}
+
+// torch.distributed.pipelining keeps each microbatch's stage output (one sequence-sharded layer input, 2 bytes per
+// element) from its forward to its backward: on every stage but the loss's, one per microbatch in flight.
+TEST(MemoryAsHeld, PipeliningKeepsOneStageOutputPerMicrobatchInFlight)
+{
+  auto megatron = gpt3_175b("bf16");
+  auto torch_pp = megatron;
+  torch_pp.stack.memory.pipeline_keeps_stage_outputs = true;
+  dtsim::model::Transformer t(megatron.model);
+  const auto a = estimate_memory(megatron, derive_plan(megatron), t);
+  const auto b = estimate_memory(torch_pp, derive_plan(torch_pp), t);
+  const double output_bytes = 2048.0 * 1.0 * 12288.0 / 8.0 * 2.0;  // seq * micro_batch * hidden / tp, bf16
+  for (size_t st = 0; st + 1 < a.stages.size(); ++st)
+    EXPECT_DOUBLE_EQ(b.stages[st].activations_bytes - a.stages[st].activations_bytes,
+                     double(a.stages[st].microbatches_in_flight) * output_bytes)
+        << "stage " << st;
+  // The last stage's output is the loss: nothing more.
+  EXPECT_DOUBLE_EQ(b.stages.back().activations_bytes, a.stages.back().activations_bytes);
+  // Without pipeline parallelism there is no stage output to keep.
+  auto one_stage = torch_pp;
+  one_stage.parallel.pp = 1;
+  one_stage.devices = 8;
+  one_stage.stack.memory.pipeline_keeps_stage_outputs = false;
+  const double without = estimate_memory(one_stage, derive_plan(one_stage), t).stages[0].activations_bytes;
+  one_stage.stack.memory.pipeline_keeps_stage_outputs = true;
+  EXPECT_DOUBLE_EQ(estimate_memory(one_stage, derive_plan(one_stage), t).stages[0].activations_bytes, without);
 }
 
 }  // namespace
