@@ -13,6 +13,7 @@
 #include "app/load.hpp"
 #include "app/mpi_workers.hpp"
 #include "app/progress.hpp"
+#include "app/search_bounds.hpp"
 #include "app/simulate.hpp"
 #include "core/diagnostics.hpp"
 #include "core/version.hpp"
@@ -99,25 +100,20 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
   const bool quiet = o.quiet || !world.root();
   const size_t n = space.fitting.size();
   // Each plan's proven lower bound on its step time, and the order of simulation: the scenario's own plan first
-  // (its rank is reported), then by bound, so that the k-th best step time falls early and prunes the rest. Every
-  // rank computes the same bounds and order.
-  const systems::SystemKind& kind = systems::system_kind(base);
-  std::vector<double> bound(n, 0.0);
-  // A plan whose schedule cannot be built is a bug: it is counted and named, not simulated (nor ranked).
-  std::vector<char> failed(n, 0);
-  std::map<std::string, int64_t> failures;  // message -> plans
-  std::string first_failed_plan;
-  if (!o.exhaustive)
-    for (size_t i = 0; i < n; ++i) {
-      try {
-        bound[i] = kind.lower_bound_step_s(space.fitting[i], parallel::derive_plan(space.fitting[i]));
-      } catch (const InternalError& e) {
-        failed[i] = 1;
-        ++failures[e.what()];
-        if (first_failed_plan.empty())
-          first_failed_plan = parallel::describe_plan(space.fitting[i]);
-      }
-    }
+  // (its rank is reported), then by bound, so that the k-th best step time falls early and prunes the rest. The
+  // bounds are computed in child processes, --jobs at a time (search_bounds.hpp); every rank has the same bounds and
+  // order.
+  PlanBounds bounds;
+  if (o.exhaustive) {
+    bounds.bound.assign(n, 0.0);
+    bounds.failed.assign(n, 0);
+  } else {
+    bounds = plan_bounds(space.fitting, o.jobs);
+  }
+  const std::vector<double>& bound = bounds.bound;
+  const std::vector<char>& failed = bounds.failed;
+  const std::map<std::string, int64_t>& failures = bounds.failures;
+  const std::string& first_failed_plan = bounds.first_failed_plan;
   size_t own_index = n;
   for (size_t i = 0; i < n && own_plan_carried && own_index == n; ++i)
     if (same_plan(space.fitting[i], base))
