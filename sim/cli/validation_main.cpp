@@ -13,6 +13,7 @@
 // smallest (runs sharing a GPU count averaged; --drift-series S: only runs whose label contains S). Printed for every
 // set; --drift-bound B fails it beyond B in absolute value (0.03: 3 points). `--drift CSV` reads the series an
 // earlier run wrote with --csv and only checks the drift (ctest's validation.drift.*, without simulating again).
+// From three GPU counts up it also prints the error's least-squares trend over the series (not bounded).
 //   usage: dtsim_validation TABLE.csv [--row-bound 0.10] [--mean-bound 0.05] [--drift-bound 0.03]
 //                           [--drift-series S] [--csv FILE]
 //          dtsim_validation --drift SERIES.csv [--drift-bound 0.03] [--drift-series S]
@@ -26,6 +27,7 @@
 #include <tuple>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 #include "app/load.hpp"
@@ -124,6 +126,45 @@ Drift scaling_drift(const std::vector<Row>& rows, const std::string& series)
   return d;
 }
 
+// The error's least-squares line against log2 of the GPU count over every run of the series (runs not averaged),
+// carried from the fewest GPUs to the most: a slope that one row's scatter does not decide, as the endpoints alone
+// do when a set's rows scatter by more than the bound. Defined from three GPU counts up; reported, never bounded.
+struct Trend {
+  double points = NAN, per_doubling = NAN;
+  int runs = 0, gpu_counts = 0;
+};
+
+Trend error_trend(const std::vector<Row>& rows, const std::string& series)
+{
+  std::vector<std::pair<double, double>> xy;  // (log2 GPUs, error)
+  std::vector<double> counts;
+  for (const auto& r : rows)
+    if ((series.empty() || r.label.find(series) != std::string::npos) && std::isfinite(r.error) && r.gpus > 0) {
+      xy.emplace_back(std::log2(r.gpus), r.error);
+      if (std::find(counts.begin(), counts.end(), r.gpus) == counts.end())
+        counts.push_back(r.gpus);
+    }
+  Trend t;
+  t.runs = int(xy.size());
+  t.gpu_counts = int(counts.size());
+  if (t.gpu_counts < 3)
+    return t;
+  double mx = 0, my = 0;
+  for (const auto& [x, y] : xy) {
+    mx += x / xy.size();
+    my += y / xy.size();
+  }
+  double sxy = 0, sxx = 0;
+  for (const auto& [x, y] : xy) {
+    sxy += (x - mx) * (y - my);
+    sxx += (x - mx) * (x - mx);
+  }
+  t.per_doubling = sxy / sxx;
+  const auto [lo, hi] = std::minmax_element(counts.begin(), counts.end());
+  t.points = t.per_doubling * std::log2(*hi / *lo);
+  return t;
+}
+
 // Prints the drift; whether it is within `bound` (NaN: not bounded, always true).
 bool report_drift(const std::vector<Row>& rows, const std::string& series, double bound)
 {
@@ -141,6 +182,10 @@ bool report_drift(const std::vector<Row>& rows, const std::string& series, doubl
     std::printf(" (not bounded)\n");
   else
     std::printf(" (bound %.0f points): %s\n", 100 * bound, ok ? "met" : "NOT met");
+  const Trend t = error_trend(rows, series);
+  if (std::isfinite(t.points))
+    std::printf("Trend over %d runs at %d GPU counts (least squares on log2 GPUs): %+.1f points, %+.2f per doubling\n",
+                t.runs, t.gpu_counts, 100 * t.points, 100 * t.per_doubling);
   return ok;
 }
 
