@@ -39,8 +39,8 @@ DTSIM = os.path.join(ROOT, "build", "dtsim")
 CS2 = os.path.join(ROOT, "hardware", "cerebras-cs2.yaml")
 CS3 = os.path.join(ROOT, "hardware", "cerebras-cs3.yaml")
 # The calibration runs, a named minority of the published weight-streaming runs (3 of 11; tests/validation/
-# cerebras_wafer.csv): (scenario, global batch, measured samples/s), release 2.0.3 on CS-2 and 2.6-2.10 on CS-3
-# (shared/reference/published_runs.md section 4).
+# cerebras_wafer.csv): (scenario, global batch, measured samples/s), release 2.0.3 on CS-2 and 2.5.0 on CS-3
+# (shared/reference/published_runs.md section 4 says 2.6-2.10: docs/wafer.md, "The configurations").
 CS2_RUNS = [("scenarios/wafer/gpt-j-6b-2x-cs2.yaml", 120, 43.67),
             ("scenarios/wafer/bert-large-cs2.yaml", 1024, 4047.95)]
 CS3_RUNS = [("scenarios/wafer/gpt-j-6b-cs3.yaml", 120, 44.75)]
