@@ -120,8 +120,9 @@ TEST(Precision, QuantizedGathersUnderSequenceParallelism)
     }
     // NVFP4's amaxes (row- and column-wise, two fp32) all-reduced over tp before the casts of the gathered tensors:
     // forward the inputs of QKV and fc1, backward the output gradients of fc2 and proj. MXFP8 has no per-tensor scale.
-    EXPECT_EQ(fwd_amax, nv ? std::vector<double>{8, 8} : std::vector<double>{}) << name;
-    EXPECT_EQ(bwd_amax, nv ? std::vector<double>{8, 8} : std::vector<double>{}) << name;
+    const std::vector<double> amaxes = nv ? std::vector<double>{8, 8} : std::vector<double>{};
+    EXPECT_EQ(fwd_amax, amaxes) << name;
+    EXPECT_EQ(bwd_amax, amaxes) << name;
     ASSERT_EQ(fwd.size(), 2u) << name;  // before QKV and before fc1
     for (double b : fwd)
       EXPECT_LT(rel_diff(b, q * T * h), 1e-15) << name;
