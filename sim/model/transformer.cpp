@@ -170,7 +170,9 @@ namespace {
 // A kernel with its backward kernels, or a Megatron conjugate operator: 'f' (identity forward, all-reduce
 // backward) or 'g' (all-reduce forward, identity backward) at a tensor-parallel region boundary.
 struct Item {
-  char conjugate = 0;  // 0 for a kernel
+  /// 0 for a kernel; 'f', 'g', 'c' (context-parallel ring), 'a' (expert all-to-all): see assemble; 'm', 'n': an
+  /// all-reduce of `bytes` over tp in forward only, in backward only.
+  char conjugate = 0;
   Op fwd;
   std::vector<Op> bwd;
   double bytes = 0;  // a conjugate's tensor, when not the layer's boundary activation
@@ -370,6 +372,9 @@ PassProgram assemble(const std::vector<Item>& items, bool sp, double boundary_by
       push_collective(p.forward, TpCollective::ContextGather, it.bytes, cp);
     } else if (it.conjugate == 'a') {
       push_collective(p.forward, TpCollective::AllToAll, dispatch_bytes, ep);
+    } else if (it.conjugate == 'm' || it.conjugate == 'n') {  // an all-reduce in one direction only
+      if (it.conjugate == 'm')
+        push_collective(p.forward, TpCollective::AllReduce, it.bytes, tp);
     } else if (it.conjugate) {
       const TpCollective c = forward_collective(it.conjugate, sp);
       push_collective(p.forward, c, tensor(it, c), tp);
@@ -382,6 +387,9 @@ PassProgram assemble(const std::vector<Item>& items, bool sp, double boundary_by
       push_collective(p.backward, TpCollective::ContextGatherReduce, it->bytes, cp);
     } else if (it->conjugate == 'a') {
       push_collective(p.backward, TpCollective::AllToAll, dispatch_bytes, ep);
+    } else if (it->conjugate == 'm' || it->conjugate == 'n') {
+      if (it->conjugate == 'n')
+        push_collective(p.backward, TpCollective::AllReduce, it->bytes, tp);
     } else if (it->conjugate) {
       const TpCollective c = backward_collective(it->conjugate, sp);
       if (c == TpCollective::ReduceScatter && async_backward && it->async_backward && tp > 1)
@@ -429,25 +437,46 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
                     per * batch * m * n);
   };
   // Block-scaled casts (mxfp8, nvfp4: Transformer Engine's MXFP8Quantizer / NVFP4Quantizer with row- and column-wise
-  // usage): each cast reads the 16-bit tensor once and writes both quantized copies with their block scales, the
-  // column-wise one for the other GEMM of the pair (2q bytes per element; the blocks run along the reduction
-  // dimension, so a transpose is a second quantization, not a copy). Forward: the input, and the weights once per
-  // step; backward: the output gradient. The block amax is taken inside the cast; NVFP4's per-tensor scale needs the
-  // tensor's amax first (e more). NVFP4's random Hadamard transform of the column-wise copies (16x16, wgrad inputs)
-  // and the stochastic rounding of gradients are fused into the same kernels (TE's hadamard_transform_cast_fusion):
-  // no bytes of their own. The norm does not write quantized output: the cast is its own kernel.
+  // usage): the blocks run along the reduction dimension, so a transpose is a second quantization, not a copy, and
+  // each cast writes both quantized copies with their block scales (2q bytes per element), the column-wise one for
+  // the other GEMM of the pair. Forward: the input, and the weights once per step; backward: the output gradient.
+  // MXFP8 reads the 16-bit tensor once (one kernel, block amax inside). NVFP4 (TE 2.13, csrc/quantizer.cpp,
+  // NVFP4Quantizer::quantize_impl) first takes the tensor's amax for its per-tensor scale (one read); the weights (2D
+  // 16x16 scales, no Hadamard transform) are then cast in one kernel (one more read), but the inputs and output
+  // gradients, whose column-wise copies get the random Hadamard transform, take their amax and the transformed
+  // tensor's in one pass (nvte_hadamard_transform_amax), then a row-wise cast (nvte_quantize_v2) and a column-wise
+  // transform-and-cast (nvte_hadamard_transform_cast_fusion_columnwise), each reading the tensor: three reads. The
+  // stochastic rounding of the gradients is inside those kernels. The norm does not write quantized output: for NVFP4
+  // with the transform TE's rmsnorm_fwd takes its unfused path (csrc/extensions/normalization.cpp), for MXFP8
+  // without NVTE_NORM_FWD_USE_CUDNN as well; the cast is its own kernel.
   // Under sequence parallelism a tensor that is all-gathered over tp is quantized before the gather, on the rank's
   // own rows (TE 2.13: LayerNormLinear quantizes ln_out, then gather_along_first_dim with the quantizer; the output
-  // gradient likewise in grad_output_preprocess): in_rows and grad_rows are the rows each cast reads.
-  auto block_cast = [&](const std::string& name, double batch, double n, double kk, double in_rows, double grad_rows) {
-    const double per = double(e) + 2 * sh.block_scaled_bytes + (sh.per_tensor_amax ? double(e) : 0.0);
-    return mem_item(name + ".block_cast", per * batch * (in_rows * kk + sh.fp8_weight_cast_share * kk * n),
-                    per * batch * grad_rows * n);
+  // gradient likewise in grad_output_preprocess): in_rows and grad_rows are the rows each cast reads. NVFP4 keeps its
+  // column-wise copies transposed, so a gather of one along the tokens arrives interleaved by rank and is put in
+  // order by a copy of the gathered copy (distributed.py, _post_process_nvfp4_gather: _swap_first_dims, read and
+  // written): in backward, for the input gathered again for the weight gradient and for the gathered output
+  // gradient.
+  auto block_cast = [&](const std::string& name, double batch, double m, double n, double kk, double in_rows,
+                        double grad_rows) {
+    const double q = sh.block_scaled_bytes;
+    const double reads_weight = sh.per_tensor_amax ? 2.0 : 1.0;
+    const double reads_activation = reads_weight + (sh.hadamard_columnwise ? 1.0 : 0.0);
+    const double per_weight = reads_weight * double(e) + 2 * q, per_activation = reads_activation * double(e) + 2 * q;
+    double reorder = 0;
+    if (sh.columnwise_transposed) {
+      if (in_rows < m)
+        reorder += 2 * q * batch * m * kk;
+      if (grad_rows < m)
+        reorder += 2 * q * batch * m * n;
+    }
+    return mem_item(name + ".block_cast",
+                    batch * (per_activation * in_rows * kk + per_weight * sh.fp8_weight_cast_share * kk * n),
+                    per_activation * batch * grad_rows * n + reorder);
   };
   auto linear = [&](const std::string& name, double batch, double m, double n, double kk, double in_rows = -1,
                     double grad_rows = -1) {
     if (sh.block_scaled_bytes > 0) {
-      items.push_back(block_cast(name, batch, n, kk, in_rows < 0 ? m : in_rows, grad_rows < 0 ? m : grad_rows));
+      items.push_back(block_cast(name, batch, m, n, kk, in_rows < 0 ? m : in_rows, grad_rows < 0 ? m : grad_rows));
       items.push_back(linear_item(name, batch, m, n, kk, e, sh.block_scaled_bytes));
       return;
     }
@@ -486,15 +515,24 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
   // again in backward as its column-wise copy, q bytes per element each (layernorm_linear.py: quantizer usage
   // rowwise only before the forward gather, columnwise only before the backward one); the output gradient of a
   // row-parallel layer with both usages, 2q (base.py, grad_output_preprocess: the quantizer set row- and column-wise).
+  // NVFP4's per-tensor scale must be one across the ranks that gather a tensor: under sequence parallelism TE 2.13
+  // all-reduces (max) the amaxes of a column-parallel layer's input and of a row-parallel layer's output gradient over
+  // the tensor-parallel group before casting (layernorm_linear.py, linear.py, layernorm_mlp.py:
+  // _customize_quantizers_nvfp4 sets with_amax_reduction; quantizer.cpp: allreduce_coalesced of the row- and
+  // column-wise amaxes, two fp32, waited for on the stream): 'm' is that all-reduce in forward, 'n' in backward.
   const double q = sh.block_scaled_bytes;
+  const bool amax_reduction = sh.per_tensor_amax && sh.sp;
+  constexpr double kAmaxBytes = 2 * 4;
   auto enter_tp = [&]() {
+    if (amax_reduction)
+      items.push_back(conj('m', kAmaxBytes));
     Item f = conj('f');
     f.async_backward = true;
     if (sh.fp8)
       f.gather_bytes = T * h;
     else if (q > 0)
       f.gather_bytes = q * T * h;
-    return f;
+    items.push_back(f);
   };
   auto leave_tp = [&]() {
     Item g = conj('g');
@@ -502,7 +540,9 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
       g.gather_bytes = T * h;
     else if (q > 0)
       g.gather_bytes = 2 * q * T * h;
-    return g;
+    items.push_back(g);
+    if (amax_reduction)  // after the 'g' here: backward runs the items in reverse
+      items.push_back(conj('n', kAmaxBytes));
   };
   // Attention block: LN -> f -> QKV, scores, softmax, dropout, attention-over-values, projection -> g
   // Adaptive layer-norm conditioning (DiT's adaLN-Zero): one linear layer from the sample's conditioning vector to
@@ -515,7 +555,7 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
   }
   items.push_back(mla ? mem_item("layernorm1", 2 * e * Tn * h, 3 * e * Tn * h) : layernorm("layernorm1"));
   if (!mla)  // MLA gathers its latents instead, after its down-projections
-    items.push_back(enter_tp());
+    enter_tp();
   if (mla) {
     // Multi-head latent attention (model/mla.hpp): the down-projections on the rank's own tokens, the latents
     // gathered over TP in place of the hidden state, the up-projections split by
@@ -581,7 +621,7 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
   }
   items.insert(items.end(), core.begin(), core.end());
   linear("proj", 1, T, h, mla ? double(spec_.v_width()) / t : attn_width() / t, T, Tn);
-  items.push_back(leave_tp());
+  leave_tp();
   // MLP block: bias-dropout-add (residual), LN -> f -> fc1, activation, fc2 -> g -> bias-dropout-add
   items.push_back(mem_item("bias_dropout_add1", (3 * e + mask) * Tn * h, (2 * e + mask) * Tn * h));
   // A dense MLP's fc1 takes the layernorm's output directly; a mixture-of-experts layer's router and permutation
@@ -607,11 +647,11 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
     // Shared experts (DeepSeekMoE; Megatron-Core's SharedExpertMLP): a dense gated MLP on every token, split over
     // tp like any MLP, beside the routed experts; run before the dispatch (no overlap with it modelled).
     const double fs = double(spec_.shared_ffn) / t;
-    items.push_back(enter_tp());
+    enter_tp();
     linear("shared_fc1_gate_up", 1, T, 2 * fs, h);
     items.push_back(mem_item("shared_silu_mul", 3 * e * T * fs, 5 * e * T * fs));
     linear("shared_fc2", 1, T, h, fs);
-    items.push_back(leave_tp());
+    leave_tp();
   }
   if (x) {
     const double E = double(spec_.experts);
@@ -622,7 +662,7 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
     if (!whole)
       items.push_back(conj('f', e * Tx * h));
   } else {
-    items.push_back(enter_tp());
+    enter_tp();
   }
   if (gated()) {
     if (x)
@@ -647,7 +687,7 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
     items.push_back(conj('a'));
     items.push_back(mem_item("combine_unpermute", (2 * k + 1) * e * Tn * h, (2 * k + 1) * e * Tn * h));
   } else {
-    items.push_back(leave_tp());
+    leave_tp();
   }
   items.push_back(mem_item("bias_dropout_add2", (3 * e + mask) * Tn * h, (2 * e + mask) * Tn * h));
 

@@ -39,6 +39,10 @@ Precision precision_of(const std::string& name)
     p.block_scaled_bytes = kNvfp4Bytes;
     p.weight_copy_bytes = 2 * kNvfp4Bytes;
     p.per_tensor_amax = true;
+    // Transformer Engine 2.13's NVFP4BlockScaling defaults (common/recipe/__init__.py): random Hadamard transforms
+    // on the inputs' and gradients' column-wise (wgrad) copies, none on the weights (2D 16x16 scales instead).
+    p.hadamard_columnwise = true;
+    p.columnwise_transposed = true;
   }
   return p;
 }

@@ -30,6 +30,13 @@ struct Precision {
   double block_scaled_bytes = 0;
   /// NVFP4's second scaling level, one FP32 scale per tensor: an amax pass over each tensor before its cast.
   bool per_tensor_amax = false;
+  /// NVFP4BlockScaling's random Hadamard transform (16x16) of the column-wise copies of the inputs and output
+  /// gradients, the operands of the weight-gradient GEMM: the column-wise copy is cast by a kernel of its own, after
+  /// an amax pass over the transformed tensor (one more read of the 16-bit tensor).
+  bool hadamard_columnwise = false;
+  /// Column-wise copies stored transposed (NVFP4): gathered along the tokens they arrive interleaved by rank, and a
+  /// copy puts them in order.
+  bool columnwise_transposed = false;
 };
 
 /// The precision named `name` (one of those training.precision accepts).

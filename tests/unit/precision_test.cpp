@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 #include "core/diagnostics.hpp"
 #include "kernels/compute_model.hpp"
@@ -65,17 +66,19 @@ TEST(Precision, CastsAndGemmInputs)
     dtsim::model::Transformer t(s.model);
     const auto layer = t.layer(plan.shape);
     const double q = precision_of(name).block_scaled_bytes;
-    const double amax = name == "nvfp4" ? 2.0 : 0.0;  // NVFP4's per-tensor amax reads the 16-bit tensor once more
+    // NVFP4's per-tensor amax reads the 16-bit tensor once more; its inputs and output gradients, whose column-wise
+    // copies get the Hadamard transform, once more again (a column-wise cast kernel of its own).
+    const double amax = name == "nvfp4" ? 2.0 : 0.0, hadamard = name == "nvfp4" ? 2.0 : 0.0;
     const auto* fc1 = find(layer, "fc1");
     const auto* cast = find(layer, "fc1.block_cast");
     ASSERT_TRUE(fc1 && cast) << name;
     EXPECT_TRUE(fc1->linear);
     // fc1 per TP rank: (2048 x 256) x (256 x 512), block-scaled inputs, a 16-bit result.
     EXPECT_LT(rel_diff(fc1->bytes, q * (2048.0 * 256 + 256.0 * 512) + 2.0 * 2048 * 512), 1e-15) << name;
-    // The cast: read 2 bytes, write two copies of q (and the amax pass): the input, and the weights' share of one
-    // cast per step (64 / (4 x 2 dp) = 8 microbatches per step: an eighth).
-    const double per = 2 + 2 * q + amax;
-    EXPECT_LT(rel_diff(cast->bytes, per * (2048.0 * 256 + 0.125 * 256 * 512)), 1e-15) << name;
+    // The cast: read 2 bytes, write two copies of q (and the amax pass, and the column-wise pass): the input, and the
+    // weights' share of one cast per step (64 / (4 x 2 dp) = 8 microbatches per step: an eighth).
+    const double per_weight = 2 + 2 * q + amax, per = per_weight + hadamard;
+    EXPECT_LT(rel_diff(cast->bytes, per * 2048.0 * 256 + per_weight * 0.125 * 256 * 512), 1e-15) << name;
     const auto* cast_bwd = find(layer, "fc1.block_cast.bwd", true);
     ASSERT_TRUE(cast_bwd) << name;
     EXPECT_LT(rel_diff(cast_bwd->bytes, per * 2048.0 * 512), 1e-15) << name;
@@ -99,15 +102,27 @@ TEST(Precision, QuantizedGathersUnderSequenceParallelism)
     dtsim::model::Transformer t(s.model);
     const auto layer = t.layer(plan.shape);
     const double q = precision_of(name).block_scaled_bytes;
-    const double per = 2 + 2 * q + (name == "nvfp4" ? 2.0 : 0.0);
+    const bool nv = name == "nvfp4";
+    const double per_weight = 2 + 2 * q + (nv ? 2.0 : 0.0), per = per_weight + (nv ? 2.0 : 0.0);
     const double T = 2048, h = 256;
-    std::vector<double> fwd, bwd;
-    for (const auto& seg : layer.forward)
+    std::vector<double> fwd, bwd, fwd_amax, bwd_amax;
+    for (const auto& seg : layer.forward) {
       if (seg.collective == dtsim::model::TpCollective::AllGather)
         fwd.push_back(seg.collective_bytes);
-    for (const auto& seg : layer.backward)
+      if (seg.collective == dtsim::model::TpCollective::AllReduce)
+        fwd_amax.push_back(seg.collective_bytes);
+    }
+    for (const auto& seg : layer.backward) {
       if (seg.collective == dtsim::model::TpCollective::AllGather)
         bwd.push_back(seg.collective_bytes);
+      if (seg.collective == dtsim::model::TpCollective::AllReduce)
+        bwd_amax.push_back(seg.collective_bytes);
+    }
+    // NVFP4's amaxes (row- and column-wise, two fp32) all-reduced over tp before the casts of the gathered tensors:
+    // forward the inputs of QKV and fc1, backward the output gradients of fc2 and proj. MXFP8 has no per-tensor scale.
+    const std::vector<double> amaxes = nv ? std::vector<double>{8, 8} : std::vector<double>{};
+    EXPECT_EQ(fwd_amax, amaxes) << name;
+    EXPECT_EQ(bwd_amax, amaxes) << name;
     ASSERT_EQ(fwd.size(), 2u) << name;  // before QKV and before fc1
     for (double b : fwd)
       EXPECT_LT(rel_diff(b, q * T * h), 1e-15) << name;
@@ -118,12 +133,17 @@ TEST(Precision, QuantizedGathersUnderSequenceParallelism)
     EXPECT_LT(rel_diff(bwd[2], 2 * q * T * h), 1e-15) << name;
     EXPECT_LT(rel_diff(bwd[3], q * T * h), 1e-15) << name;
     // fc1's input cast reads the rank's 1024 rows (weights: an eighth of a cast per microbatch, 256 x 512 per rank);
-    // fc2's output-gradient cast in backward reads the rank's rows of the 256-wide gradient.
+    // fc2's output-gradient cast in backward reads the rank's rows of the 256-wide gradient. NVFP4's column-wise
+    // copies are transposed: each one gathered in backward (fc1's input, fc2's output gradient, 2048 x 256) is put in
+    // order by a copy, read and written (2q per element).
+    const double reorder = nv ? 2 * q * T * h : 0.0;
     const auto* cast = find(layer, "fc1.block_cast");
+    const auto* fc1_bwd = find(layer, "fc1.block_cast.bwd", true);
     const auto* fc2_bwd = find(layer, "fc2.block_cast.bwd", true);
-    ASSERT_TRUE(cast && fc2_bwd) << name;
-    EXPECT_LT(rel_diff(cast->bytes, per * (1024.0 * 256 + 0.125 * 256 * 512)), 1e-15) << name;
-    EXPECT_LT(rel_diff(fc2_bwd->bytes, per * 1024.0 * 256), 1e-15) << name;
+    ASSERT_TRUE(cast && fc1_bwd && fc2_bwd) << name;
+    EXPECT_LT(rel_diff(cast->bytes, per * 1024.0 * 256 + per_weight * 0.125 * 256 * 512), 1e-15) << name;
+    EXPECT_LT(rel_diff(fc1_bwd->bytes, per * 2048.0 * 512 + reorder), 1e-15) << name;
+    EXPECT_LT(rel_diff(fc2_bwd->bytes, per * 1024.0 * 256 + reorder), 1e-15) << name;
   }
 }
 
