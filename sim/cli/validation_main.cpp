@@ -1,7 +1,10 @@
 // dtsim_validation: simulates each published run of a reference table and compares it with the published figure:
 // achieved TFLOP/s per device (metric tflops_per_gpu, recomputation counted), step time (metric step_time_s) or
 // model FLOP utilisation (metric mfu, a fraction; recomputation not counted), or peak memory per device in GiB
-// (metric peak_memory_gib: dtsim's estimate, simulating nothing, against a published measured figure).
+// (metric peak_memory_gib: dtsim's estimate, simulating nothing, against a published measured figure), or the part
+// of it PyTorch's caching allocator reserves (metric reserved_memory_gib: the peak less the CUDA context and the NCCL
+// buffers, which CUDA and NCCL allocate outside the allocator; torch.cuda.memory_stats' reserved_bytes counts only the
+// allocator's segments).
 // Errors are given in throughput terms: positive means the simulation is faster than the published run; for memory,
 // positive means dtsim counts more than was measured.
 // Each row runs in a child process (SimGrid allows one engine per process). Prints a Markdown table; exits 1 when
@@ -44,12 +47,13 @@ struct Row {
 };
 
 struct Measured {
-  double tflops = NAN, step_s = NAN, mfu = NAN, peak_gib = NAN;
+  double tflops = NAN, step_s = NAN, mfu = NAN, peak_gib = NAN, reserved_gib = NAN;
 };
 
 bool known_metric(const std::string& m)
 {
-  return m == "tflops_per_gpu" || m == "step_time_s" || m == "mfu" || m == "peak_memory_gib";
+  return m == "tflops_per_gpu" || m == "step_time_s" || m == "mfu" || m == "peak_memory_gib" ||
+         m == "reserved_memory_gib";
 }
 
 // Runs one scenario in a child process; `memory_only`: estimates its memory per device without simulating.
@@ -62,11 +66,13 @@ Measured simulate_in_child(const std::string& scenario, bool memory_only)
   pid_t pid = fork();
   if (pid == 0) {
     close(fd[0]);
-    double out[4] = {NAN, NAN, NAN, NAN};
+    double out[5] = {NAN, NAN, NAN, NAN, NAN};
     try {
       auto spec = dtsim::app::load_for_simulation(scenario, {});
       auto r = memory_only ? dtsim::app::check_fit(spec) : dtsim::app::simulate(spec, false);
       out[3] = r.memory.peak_bytes() / double(1ull << 30);
+      if (!r.memory.stages.empty())
+        out[4] = out[3] - r.memory.stages[size_t(r.memory.peak_stage)].framework_bytes / double(1ull << 30);
       if (r.simulated) {
         out[1] = r.replay.step_time_s;
         out[0] = r.hardware_flops / out[1] / double(spec.devices) / 1e12;
@@ -79,14 +85,14 @@ Measured simulate_in_child(const std::string& scenario, bool memory_only)
     _exit(n == sizeof out ? 0 : 1);
   }
   close(fd[1]);
-  double in[4] = {NAN, NAN, NAN, NAN};
+  double in[5] = {NAN, NAN, NAN, NAN, NAN};
   ssize_t n = read(fd[0], in, sizeof in);
   close(fd[0]);
   int status = 0;
   waitpid(pid, &status, 0);
   if (n != sizeof in)
     return {};
-  return {in[0], in[1], in[2], in[3]};
+  return {in[0], in[1], in[2], in[3], in[4]};
 }
 
 // A set's slope: the mean error of its runs (those whose label contains `series`, every run when empty;
@@ -287,7 +293,7 @@ int main(int argc, char** argv)
     r.calibration = role == "calibration";
     if (!known_metric(r.metric)) {
       std::cerr << argv[1] << ": unknown metric '" << r.metric
-                << "' (expected tflops_per_gpu, step_time_s, mfu or peak_memory_gib)\n";
+                << "' (expected tflops_per_gpu, step_time_s, mfu, peak_memory_gib or reserved_memory_gib)\n";
       return 2;
     }
     rows.push_back(r);
@@ -298,11 +304,12 @@ int main(int argc, char** argv)
   std::printf("| run | GPUs | metric | published | simulated | error |\n");
   std::printf("|---|---|---|---|---|---|\n");
   for (auto& r : rows) {
-    const bool by_memory = r.metric == "peak_memory_gib";
+    const bool by_reserved = r.metric == "reserved_memory_gib";
+    const bool by_memory = r.metric == "peak_memory_gib" || by_reserved;
     const Measured m = simulate_in_child(r.scenario, by_memory);
     r.step_s = m.step_s;
     const bool by_time = r.metric == "step_time_s";
-    r.simulated = by_time ? r.step_s : by_memory ? m.peak_gib : r.metric == "mfu" ? m.mfu : m.tflops;
+    r.simulated = by_time ? r.step_s : by_reserved ? m.reserved_gib : by_memory ? m.peak_gib : r.metric == "mfu" ? m.mfu : m.tflops;
     double err = by_time ? r.published / r.simulated - 1 : (r.simulated - r.published) / r.published;
     r.error = err;
     bool row_ok = std::isfinite(err) && std::fabs(err) <= row_bound;
@@ -313,6 +320,7 @@ int main(int argc, char** argv)
     }
     std::printf("| %s | %.0f | %s | %.2f | %.2f | %+.1f%%%s |\n", r.label.c_str(), r.gpus,
                 by_time     ? "step time (s)"
+                : by_reserved ? "reserved memory (GiB)"
                 : by_memory ? "peak memory (GiB)"
                 : r.metric == "mfu" ? "MFU"
                                     : "TFLOP/s per GPU",
@@ -326,6 +334,7 @@ int main(int argc, char** argv)
     csv << "devices,series,run,"
         << (first == "step_time_s"       ? "step_time_s"
             : first == "peak_memory_gib" ? "peak_memory_gib"
+            : first == "reserved_memory_gib" ? "reserved_memory_gib"
                                          : "hardware_tflops_per_device")
         << ",status\n";
     char b[64];

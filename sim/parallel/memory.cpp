@@ -178,6 +178,11 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
   // its last layer's output: one layer input (sequence-sharded under sequence parallelism) per microbatch. The
   // stage that computes the loss keeps only the loss.
   const double stage_output = s.stack.memory.pipeline_keeps_stage_outputs && pp > 1 ? recomputed : 0.0;
+  // torch.distributed.pipelining allocates its receive buffers once, one per microbatch, and keeps them across steps
+  // (stage.py: _prepare_backward_infra calls _create_grad_recv_info for every microbatch, _prepare_forward_infra
+  // _create_act_recv_info; each allocates a tensor of the stage boundary's shape). The same boundary tensor as a stage
+  // output: one sequence-sharded layer input.
+  const double recv_buffer = s.stack.memory.pipeline_recv_buffers && pp > 1 ? recomputed : 0.0;
   // The loss's peak (per logit on this rank): its buffers are freed before the last layer's backward begins, so
   // they and a recomputed layer are never held together.
   const double logits = double(plan.tokens_per_rank) * double(m.vocab) / double(tp) *
@@ -215,6 +220,22 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
       sm.weights_bytes += sm.params * weight_bytes;
     // Gradients accumulated unsharded until the last microbatch (parallel.defer_gradient_sync) are held whole.
     sm.gradients_bytes = (s.parallel.defer_gradient_sync ? sm.params : sharded(2)) * plan.precision.gradient_bytes;
+    // FSDP2's buffers of one layer (stack memory.fsdp_layer_buffers; torch/distributed/_composable/fsdp at torch
+    // 1963fc8). foreach_all_gather allocates the flat all-gather output under the all-gather copy-in stream; freed
+    // after the copy-out, its block stays in that stream's pool of the caching allocator (a block serves only
+    // requests of the stream it was allocated on), where the next layer's gather reuses it: one layer's gathered
+    // weights reserved beside the unsharded parameters. In backward, autograd writes the layer's unsharded 16-bit
+    // gradients; FSDPParamGroup.post_backward then either upcasts them into the accumulated gradient
+    // (FSDPParam.to_accumulated_grad_if_needed, gradient sync deferred) or copies them into foreach_reduce's
+    // reduce-scatter input in the reduce dtype, which comm_ctx.reduce_scatter_state keeps until the next layer's
+    // post-backward: the layer being computed holds its 16-bit gradients while the previous one's input waits.
+    if (zero >= 3 && s.stack.memory.fsdp_layer_buffers) {
+      const double layer = t.layer_params_per_rank(tp, plan.groups.ep, false, plan.groups.expert_tp);
+      sm.weights_bytes += layer * weight_bytes;
+      sm.gradients_bytes += layer * plan.precision.weight_bytes;
+      if (!s.parallel.defer_gradient_sync)
+        sm.gradients_bytes += layer * plan.precision.gradient_bytes;
+    }
     sm.optimizer_bytes = sharded(1) * plan.precision.optimizer_bytes_per_param;
     const int64_t in_flight = plan.schedule->in_flight(st, pp, v, mb);
     sm.microbatches_in_flight = in_flight;
@@ -232,8 +253,15 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
                                 : recomputed_per_chunk * recomputed + (layers_per_chunk - recomputed_per_chunk) * stage_layer;
     // Kept stage outputs: one per chunk-microbatch in flight, but none for the chunk that computes the loss.
     const double output_chunks = plan.holds_head(st) ? double(v - 1) / double(v) : 1.0;
+    // Receive buffers, per microbatch of each chunk: gradients for every chunk but the loss's, activations for every
+    // chunk but the embedding's. An activation buffer of a microbatch in flight is its first layer's saved input,
+    // already counted (the chunks' share of those in flight).
+    const double grad_chunks = double(v) - (plan.holds_head(st) ? 1.0 : 0.0);
+    const double act_chunks = double(v) - (plan.holds_embedding(st) ? 1.0 : 0.0);
+    const double recv_buffers =
+        grad_chunks * double(mb) + std::max(0.0, act_chunks * (double(mb) - double(in_flight) / double(v)));
     // The head's stage also holds the loss's buffers for the microbatch whose loss is being computed.
-    sm.activations_bytes = double(in_flight) * (per_chunk + output_chunks * stage_output) +
+    sm.activations_bytes = double(in_flight) * (per_chunk + output_chunks * stage_output) + recv_buffers * recv_buffer +
                            (plan.holds_head(st) ? std::max(working, logits) : working);
     r.stages.push_back(sm);
   }

@@ -72,6 +72,21 @@ const Key kPipelineKeepsStageOutputs =
                  "flight on every stage but the model's last chunk; false: the output's data is freed once sent "
                  "(Megatron-LM's deallocate_pipeline_outputs)");
 
+const Key kPipelineRecvBuffers =
+    Key::boolean("pipeline_recv_buffers", kOptional, "false",
+                 "true: a pipeline stage allocates its receive buffers once per microbatch and keeps them across "
+                 "steps (torch.distributed.pipelining's _prepare_forward_infra / _prepare_backward_infra): one "
+                 "sequence-sharded layer input per microbatch for the gradients of every chunk but the model's last, "
+                 "and for the activations of every chunk but the model's first (those of microbatches in flight are "
+                 "the first layer's saved input, counted once); false: buffers live only while in use");
+const Key kFsdpLayerBuffers =
+    Key::boolean("fsdp_layer_buffers", kOptional, "false",
+                 "true (FSDP2, parallel.zero 3): besides the gathered weights, one layer's flat all-gather output "
+                 "cached in the all-gather copy-in stream's pool of the caching allocator, one layer's 16-bit "
+                 "unsharded gradients as autograd produces them and, when gradients are reduced every step, the "
+                 "previous layer's reduce-scatter input in the reduce dtype (held until the next layer's "
+                 "post-backward); false: none counted");
+
 // The loss's peak, per logit a rank holds (its vocabulary shard of each token's logits), in bytes: 0 keeps dtsim's
 // default, the 16-bit logits plus two fp32 copies (activation bytes + 8).
 const Key kLossBytesPerLogit =
@@ -121,7 +136,7 @@ std::vector<config::KeyGroup> groups()
           {"kernels", {&kAttention, &kFp8Recipe, &kCrossEntropy, &kCudaGraphs, &kLossAllReduce}},
           {"host", {&kLaunch, &kPerLayer, &kPerMicrobatch}},
           {"memory", {&kCudaContext, &kNcclBuffers, &kFragmentation, &kFp32Gradients, &kOptimizerState, &kFp8Saves16bit,
-                      &kPipelineKeepsStageOutputs, &kLossBytesPerLogit, &kLossParallelBytesPerLogit}},
+                      &kPipelineKeepsStageOutputs, &kPipelineRecvBuffers, &kFsdpLayerBuffers, &kLossBytesPerLogit, &kLossParallelBytesPerLogit}},
           {"overlap", {&kTpOverlap, &kDpOverlap, &kPpOverlap, &kParamGatherOverlap, &kTpAsyncAllreduce}},
           {"factors", {&kCompute, &kMemoryFactor, &kCommunication, &kStepOverhead}},
           {"calibration", {&kCalibrationRuns, &kHeldoutErrors}}};

@@ -13,7 +13,7 @@ extern const Key kName, kFramework, kVersion, kDescription;
 extern const Key kKernels, kAttention, kFp8Recipe, kCrossEntropy, kCudaGraphs, kLossAllReduce;
 extern const Key kHost, kLaunch, kPerLayer, kPerMicrobatch;
 extern const Key kMemory, kCudaContext, kNcclBuffers, kFragmentation, kFp32Gradients, kOptimizerState, kFp8Saves16bit,
-    kPipelineKeepsStageOutputs, kLossBytesPerLogit, kLossParallelBytesPerLogit;
+    kPipelineKeepsStageOutputs, kPipelineRecvBuffers, kFsdpLayerBuffers, kLossBytesPerLogit, kLossParallelBytesPerLogit;
 extern const Key kOverlap, kTpOverlap, kDpOverlap, kPpOverlap, kParamGatherOverlap, kTpAsyncAllreduce;
 extern const Key kFactors, kCompute, kMemoryFactor, kCommunication, kStepOverhead;
 extern const Key kCalibration, kCalibrationRuns, kHeldoutErrors;

@@ -48,6 +48,12 @@ struct FrameworkMemory {
   /// A pipeline stage keeps each microbatch's output tensor until that microbatch's backward
   /// (torch.distributed.pipelining), rather than freeing its data once sent (Megatron-LM).
   bool pipeline_keeps_stage_outputs = false;
+  /// A pipeline stage allocates its activation and gradient receive buffers once per microbatch and keeps them
+  /// across steps (torch.distributed.pipelining).
+  bool pipeline_recv_buffers = false;
+  /// FSDP2's per-layer buffers beside the gathered weights: a flat all-gather output cached in its own stream's pool,
+  /// the layer's 16-bit unsharded gradients, the previous layer's reduce-scatter input.
+  bool fsdp_layer_buffers = false;
   /// Bytes per logit held at the loss's peak, the vocabulary on one rank / split over the tp ranks (a
   /// vocabulary-parallel loss); 0: the 16-bit logits and two fp32 copies (activation bytes + 8).
   double loss_bytes_per_logit = 0, loss_parallel_bytes_per_logit = 0;

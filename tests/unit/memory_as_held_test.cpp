@@ -1,8 +1,9 @@
 // Memory as frameworks hold it, from their code (issue 35, item 7): the optimizer states a framework keeps
 // (training.optimizer_state), weights held in fp8 alone (training.fp8_params), torchao's float8 that saves 16-bit
 // inputs (stack memory.fp8_saves_16bit), Transformer Engine's weight copies on the layers only, and the stage outputs
-// torch.distributed.pipelining keeps until their backward (stack memory.pipeline_keeps_stage_outputs). Expected values
-// are the byte counts of those code facts, computed here.
+// torch.distributed.pipelining keeps until their backward (stack memory.pipeline_keeps_stage_outputs), its receive
+// buffers kept per microbatch (memory.pipeline_recv_buffers) and FSDP2's per-layer buffers (memory.fsdp_layer_buffers).
+// Expected values are the byte counts of those code facts, computed here.
 #include <gtest/gtest.h>
 
 #include "model/transformer.hpp"
@@ -127,6 +128,62 @@ TEST(MemoryAsHeld, PipeliningKeepsOneStageOutputPerMicrobatchInFlight)
   const double without = estimate_memory(one_stage, derive_plan(one_stage), t).stages[0].activations_bytes;
   one_stage.stack.memory.pipeline_keeps_stage_outputs = true;
   EXPECT_DOUBLE_EQ(estimate_memory(one_stage, derive_plan(one_stage), t).stages[0].activations_bytes, without);
+}
+
+// torch.distributed.pipelining allocates one receive buffer per microbatch (a sequence-sharded layer input): for
+// gradients on every stage but the last, for activations on every stage but the first, less those of the microbatches
+// in flight (their first layer's saved input, already counted).
+TEST(MemoryAsHeld, PipeliningKeepsReceiveBuffersPerMicrobatch)
+{
+  auto plain = gpt3_175b("bf16");
+  auto torch_pp = plain;
+  torch_pp.stack.memory.pipeline_recv_buffers = true;
+  dtsim::model::Transformer t(plain.model);
+  const auto a = estimate_memory(plain, derive_plan(plain), t);
+  const auto b = estimate_memory(torch_pp, derive_plan(torch_pp), t);
+  const double buffer = 2048.0 * 1.0 * 12288.0 / 8.0 * 2.0;  // seq * micro_batch * hidden / tp, bf16
+  const size_t last = a.stages.size() - 1;
+  for (size_t st = 0; st <= last; ++st) {
+    const double grads = st == last ? 0.0 : 8.0;
+    const double acts = st == 0 ? 0.0 : 8.0 - double(a.stages[st].microbatches_in_flight);
+    EXPECT_DOUBLE_EQ(b.stages[st].activations_bytes - a.stages[st].activations_bytes, (grads + acts) * buffer)
+        << "stage " << st;
+  }
+  EXPECT_GT(b.stages[last].activations_bytes, a.stages[last].activations_bytes);  // 1F1B: one in flight, 8 buffers
+}
+
+// FSDP2 (zero 3) holds one layer's flat all-gather output in its stream's pool, the layer's 16-bit unsharded
+// gradients, and, when gradients are reduced every step, the previous layer's reduce-scatter input (fp32 here).
+TEST(MemoryAsHeld, Fsdp2HoldsOneLayersBuffers)
+{
+  auto plain = gpt3_175b("bf16");
+  plain.parallel.zero = 3;
+  plain.parallel.dp = 2;
+  plain.devices = 128;
+  plain.stack.memory.fp32_gradients = true;
+  auto fsdp2 = plain;
+  fsdp2.stack.memory.fsdp_layer_buffers = true;
+  dtsim::model::Transformer t(plain.model);
+  const auto a = estimate_memory(plain, derive_plan(plain), t);
+  const auto b = estimate_memory(fsdp2, derive_plan(fsdp2), t);
+  const double layer = 12.0 * 12288.0 * 12288.0 / 8.0;  // about 12 h^2 parameters per layer over tp 8
+  for (size_t st = 0; st < a.stages.size(); ++st) {
+    EXPECT_NEAR(b.stages[st].weights_bytes - a.stages[st].weights_bytes, 2.0 * layer, 2.0 * layer * 1e-3);
+    EXPECT_NEAR(b.stages[st].gradients_bytes - a.stages[st].gradients_bytes, (2.0 + 4.0) * layer, 6.0 * layer * 1e-3);
+    EXPECT_DOUBLE_EQ(b.stages[st].activations_bytes, a.stages[st].activations_bytes);
+  }
+  // Gradients accumulated unsharded until the last microbatch: no reduce-scatter input during the step's peak.
+  plain.parallel.defer_gradient_sync = fsdp2.parallel.defer_gradient_sync = true;
+  const auto c = estimate_memory(plain, derive_plan(plain), t);
+  const auto d = estimate_memory(fsdp2, derive_plan(fsdp2), t);
+  EXPECT_NEAR(d.stages[1].gradients_bytes - c.stages[1].gradients_bytes, 2.0 * layer, 2.0 * layer * 1e-3);
+  // Without ZeRO-3 there is no FSDP2 gather.
+  auto zero1 = fsdp2;
+  zero1.parallel.zero = 1;
+  auto zero1_plain = zero1;
+  zero1_plain.stack.memory.fsdp_layer_buffers = false;
+  EXPECT_DOUBLE_EQ(estimate_memory(zero1, derive_plan(zero1), t).stages[1].total_bytes(),
+                   estimate_memory(zero1_plain, derive_plan(zero1_plain), t).stages[1].total_bytes());
 }
 
 }  // namespace
