@@ -24,7 +24,7 @@ sg4::NetZone* ClusterPlatform::build_switch_zone(const hardware::LinkSpec& nvl, 
     auto* link = zone->create_split_duplex_link("nvlink" + std::to_string(d), nvl.goodput_Bps)->seal();
     ++links_;
     zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {{link, LinkInRoute::Direction::UP}}, true);
-    gpus_.emplace_back(d, host);
+    gpus_[size_t(d)] = host;
   }
   nodes_gw_ = zone->create_router("nodes-gw");
   zone->add_route(nodes_gw_, nullptr, nullptr, nullptr, {}, true);
@@ -41,7 +41,7 @@ sg4::NetZone* ClusterPlatform::build_mesh_zone(const hardware::LinkSpec& nvl, co
   zone->set_parent(parent);
   std::map<int64_t, std::vector<int64_t>> domains;
   for (int64_t d : built) {
-    gpus_.emplace_back(d, zone->create_host("gpu" + std::to_string(d), kHostSpeed)->seal());
+    gpus_[size_t(d)] = zone->create_host("gpu" + std::to_string(d), kHostSpeed)->seal();
     domains[placement.domain_of(d)].push_back(d);
   }
   nodes_gw_ = zone->create_router("nodes-gw");
@@ -52,7 +52,7 @@ sg4::NetZone* ClusterPlatform::build_mesh_zone(const hardware::LinkSpec& nvl, co
         auto* link = zone->create_split_duplex_link("xgmi" + std::to_string(a) + "-" + std::to_string(b),
                                                     nvl.goodput_Bps)->seal();
         ++links_;
-        zone->add_route(find(gpus_, a)->get_netpoint(), find(gpus_, b)->get_netpoint(), nullptr, nullptr,
+        zone->add_route(gpus_[size_t(a)]->get_netpoint(), gpus_[size_t(b)]->get_netpoint(), nullptr, nullptr,
                         {{link, LinkInRoute::Direction::UP}}, true);
       }
   return zone;
@@ -75,7 +75,7 @@ ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const paralle
   // NIC host), so the routes are those of one zone per domain, and SimGrid 3.32 looks every new host and link name
   // up zone by zone (Engine::link_by_name_or_null), which made one zone per node cost a quarter of a 3,072-GPU run.
   const auto& nvl = hw.scale_up.nvlink;
-  gpus_.reserve(built.size());
+  gpus_.resize(size_t(placement.devices()));
   auto* gpu_zone = hw.scale_up.full_mesh ? build_mesh_zone(nvl, placement, built, root)
                                          : build_switch_zone(nvl, built, root);
   gpu_zone->seal();
@@ -115,14 +115,14 @@ ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const paralle
   // attaches the fabric to the root: flows start and end at NICs, none enters or leaves the fabric (a full zone
   // has no route to it).
   auto* fabric_gw = fabric->create_router("fabric-gw");
-  nics_.reserve(built_nics.size());
+  nics_.resize(size_t(layout_.nic_count()));
   for (int64_t i : built_nics) {
     auto* zone = single ? single : leaf_zones[size_t(layout_.leaf_of_nic(i))];
     auto* host = zone->create_host("nic" + std::to_string(i), kHostSpeed)->seal();
     auto* link = zone->create_split_duplex_link("niclink" + std::to_string(i), net.nic.goodput_Bps)->seal();
     ++links_;
     zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {{link, LinkInRoute::Direction::UP}}, true);
-    nics_.emplace_back(i, host);
+    nics_[size_t(i)] = host;
   }
   // Uplinks: a leaf's capacity towards the spine is its NICs' bandwidth divided by the oversubscription; a pod's
   // towards the core likewise.
@@ -165,16 +165,9 @@ ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const paralle
   root->seal();
 }
 
-sg4::Host* ClusterPlatform::find(const HostList& hosts, int64_t key)
-{
-  const auto it = std::lower_bound(hosts.begin(), hosts.end(), key,
-                                   [](const std::pair<int64_t, sg4::Host*>& h, int64_t k) { return h.first < k; });
-  return it != hosts.end() && it->first == key ? it->second : nullptr;
-}
-
 sg4::Host* ClusterPlatform::gpu(int64_t device) const
 {
-  auto* h = find(gpus_, device);
+  auto* h = gpus_[size_t(device)];
   if (h == nullptr)
     throw std::logic_error("internal error: device " + std::to_string(device) + " was not built into the platform");
   return h;
@@ -182,7 +175,7 @@ sg4::Host* ClusterPlatform::gpu(int64_t device) const
 
 sg4::Host* ClusterPlatform::nic(int64_t device) const
 {
-  auto* h = find(nics_, layout_.nic_index(device));
+  auto* h = nics_[size_t(layout_.nic_index(device))];
   if (h == nullptr)
     throw std::logic_error("internal error: the NIC of device " + std::to_string(device) +
                            " was not built into the platform");
