@@ -87,21 +87,18 @@ std::vector<int64_t> count_by_domain(const std::vector<int64_t>& group, const pa
   return counts;
 }
 
-GroupShape shape_of(int64_t ranks, const std::vector<int64_t>& per_node, const Fabric& f)
+// `nodes` domains, each holding the same number of members where `uniform`, the fewest `fewest`.
+GroupShape shape_of(int64_t ranks, int64_t nodes, bool uniform, int64_t fewest, const Fabric& f)
 {
   GroupShape g;
   g.ranks = ranks;
-  g.nodes = int64_t(per_node.size());
-  for (int64_t count : per_node)
-    g.uniform = g.uniform && count == per_node.front();
+  g.nodes = nodes;
+  g.uniform = uniform;
   g.nvswitch_generation = f.nvswitch_generation;
   g.nvls_enabled = f.nvls_enabled;
   // On a mesh a device reaches each other member of its domain by its own link: RCCL's channels lay rings over
   // every pair (ROCm/rccl#1210: "maxBw 48.0 totalBw 144.0" on 4 MI300X, 3 links of 48 GB/s), so a member sends at
   // the links to the fewest other local members of any domain the group spans.
-  int64_t fewest = g.ranks;
-  for (int64_t count : per_node)
-    fewest = std::min(fewest, count);
   g.nvlink_Bps = f.full_mesh ? f.nvlink_Bps * double(std::max<int64_t>(1, fewest - 1)) : f.nvlink_Bps;
   // A device sends across domains from its host's NIC: with fewer NICs than devices they share them.
   g.nic_Bps = f.nic_Bps * std::min(1.0, double(f.nics_per_domain) / double(std::max<int64_t>(1, f.devices_per_domain)));
@@ -110,11 +107,30 @@ GroupShape shape_of(int64_t ranks, const std::vector<int64_t>& per_node, const F
   return g;
 }
 
+GroupShape shape_of(int64_t ranks, const std::vector<int64_t>& per_node, const Fabric& f)
+{
+  bool uniform = true;
+  int64_t fewest = ranks;
+  for (int64_t count : per_node) {
+    uniform = uniform && count == per_node.front();
+    fewest = std::min(fewest, count);
+  }
+  return shape_of(ranks, int64_t(per_node.size()), uniform, fewest, f);
+}
+
 }  // namespace
 
 GroupShape group_shape(const std::vector<int64_t>& group, const parallel::Placement& placement, const Fabric& f)
 {
   return shape_of(int64_t(group.size()), count_by_domain(group, placement), f);
+}
+
+GroupShape every_device_shape(const parallel::Placement& placement, const Fabric& f)
+{
+  // Devices 0..n-1 fill their domains in order (the job's domains map onto the cluster's in increasing order): every
+  // domain holds devices_per_domain of them but the last, which holds the rest.
+  const int64_t n = placement.devices(), per_domain = placement.devices_per_domain(), rest = n % per_domain;
+  return shape_of(n, placement.domains(), rest == 0 || n < per_domain, rest == 0 ? std::min(n, per_domain) : rest, f);
 }
 
 namespace {
@@ -165,11 +181,30 @@ std::vector<Phase> plan_collective(Kind kind, double bytes, const std::vector<in
     phases.push_back(std::move(ph));
     return phases;
   }
-  MembersByNode by_node = members_by_domain(group, placement);
+  return plan_collective(kind, bytes, group_layout(group, placement, fabric), placement, fabric);
+}
+
+GroupLayout group_layout(const std::vector<int64_t>& group, const parallel::Placement& placement, const Fabric& f)
+{
+  GroupLayout l;
+  l.group = group;
+  l.by_node = members_by_domain(group, placement);
   std::vector<int64_t> per_node;
-  for (const auto& members : by_node)
+  for (const auto& members : l.by_node)
     per_node.push_back(int64_t(members.size()));
-  const GroupShape g = shape_of(int64_t(group.size()), per_node, fabric);
+  l.shape = shape_of(int64_t(group.size()), per_node, f);
+  return l;
+}
+
+std::vector<Phase> plan_collective(Kind kind, double bytes, const GroupLayout& layout,
+                                   const parallel::Placement& placement, const Fabric& fabric)
+{
+  std::vector<Phase> phases;
+  const auto& group = layout.group;
+  const auto& by_node = layout.by_node;
+  const GroupShape& g = layout.shape;
+  if (group.size() < 2 || bytes <= 0)
+    return phases;
   const Prediction pr = choose(kind, bytes, g, fabric.choice);
   Phase ph;
   ph.algorithm = pr.algorithm;
@@ -194,6 +229,13 @@ double collective_time(Kind kind, double bytes, const std::vector<int64_t>& grou
   if (group.size() < 2 || bytes <= 0 || kind == Kind::AllToAll)
     return 0;
   return choose(kind, bytes, group_shape(group, placement, fabric), fabric.choice).time_s;
+}
+
+double collective_time(Kind kind, double bytes, const GroupShape& g, const Fabric& fabric)
+{
+  if (g.ranks < 2 || bytes <= 0 || kind == Kind::AllToAll)
+    return 0;
+  return choose(kind, bytes, g, fabric.choice).time_s;
 }
 
 }  // namespace dtsim::collectives

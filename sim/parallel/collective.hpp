@@ -53,6 +53,18 @@ Fabric fabric_of(const scenario::ScenarioSpec& s);
 /// (src/init.cc, initNvlDomainInfo: nNvlDomains = nNodes), so its rings, trees and NVLS run within a rack as
 /// within a DGX.
 GroupShape group_shape(const std::vector<int64_t>& group, const parallel::Placement& placement, const Fabric& f);
+/// The shape of the group of every device of the job (devices 0..n-1), without listing them: a frontier job's
+/// 131,072 devices.
+GroupShape every_device_shape(const parallel::Placement& placement, const Fabric& f);
+
+/// A group with its members per domain and its shape, found once for the several collectives planned over it (a
+/// data-parallel group of a frontier job has a thousand members).
+struct GroupLayout {
+  std::vector<int64_t> group;  ///< devices in ring order
+  MembersByNode by_node;       ///< members per domain, domains ascending, members in group order
+  GroupShape shape;
+};
+GroupLayout group_layout(const std::vector<int64_t>& group, const parallel::Placement& placement, const Fabric& f);
 
 /// Phases of a collective of `bytes` (the whole tensor) over `group` (devices in ring order). AllToAll only:
 /// `inter_node_scale` multiplies the bytes of the flows between nodes (node-limited expert routing,
@@ -60,9 +72,14 @@ GroupShape group_shape(const std::vector<int64_t>& group, const parallel::Placem
 std::vector<Phase> plan_collective(Kind kind, double bytes, const std::vector<int64_t>& group,
                                    const parallel::Placement& placement, const Fabric& fabric,
                                    double inter_node_scale = 1.0);
+/// The same over a group laid out by group_layout (not an all-to-all).
+std::vector<Phase> plan_collective(Kind kind, double bytes, const GroupLayout& layout,
+                                   const parallel::Placement& placement, const Fabric& fabric);
 
 /// NCCL's predicted time of the collective the replay would run (registry's choice), without contention.
 double collective_time(Kind kind, double bytes, const std::vector<int64_t>& group,
                        const parallel::Placement& placement, const Fabric& fabric);
+/// The same on a group of shape `g`.
+double collective_time(Kind kind, double bytes, const GroupShape& g, const Fabric& fabric);
 
 }  // namespace dtsim::collectives

@@ -1,7 +1,5 @@
 #include "parallel/step_collectives.hpp"
 
-#include <numeric>
-
 #include "parallel/collective.hpp"
 
 namespace dtsim::parallel {
@@ -20,14 +18,15 @@ StepCollectives step_collectives(const scenario::ScenarioSpec& s, const DerivedP
   for (int64_t st = 0; st < pl.pp(); ++st)
     for (int64_t t = 0; t < pl.tp(); ++t)
       model_parallel.push_back(pl.device({st, 0, t}));
-  std::vector<int64_t> everyone(size_t(pl.devices()));
-  std::iota(everyone.begin(), everyone.end(), int64_t(0));
   auto all_reduce = [&](double bytes, const std::vector<int64_t>& group) {
     return collectives::collective_time(collectives::Kind::AllReduce, bytes, group, pl, fabric);
   };
   StepCollectives c;
   // A distributed optimizer holds 1/dp of each gradient: its norm needs every rank.
-  c.grad_norm_s = all_reduce(kFp32Bytes, plan.comm.zero >= 1 ? everyone : model_parallel);
+  // Every rank's group is timed from its shape: a frontier job's is 131,072 devices.
+  c.grad_norm_s = plan.comm.zero >= 1 ? collectives::collective_time(collectives::Kind::AllReduce, kFp32Bytes,
+                                                                     collectives::every_device_shape(pl, fabric), fabric)
+                                      : all_reduce(kFp32Bytes, model_parallel);
   c.agreement_s = 2 * all_reduce(kFp32Bytes, model_parallel);
   if (s.stack.loss_all_reduce_per_microbatch)
     c.loss_s = double(s.microbatches) * all_reduce(kLossBytes, pl.dp_group(pl.pp() - 1, 0));

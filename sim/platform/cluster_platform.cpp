@@ -3,7 +3,7 @@
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/s4u.hpp>
 
-#include <functional>
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -14,14 +14,12 @@ namespace sg4 = simgrid::s4u;
 using sg4::LinkInRoute;
 
 // NVSwitch: each device's one split-duplex link to the centre of a star.
-sg4::NetZone* ClusterPlatform::build_switch_zone(const hardware::LinkSpec& nvl, const parallel::Placement& placement,
-                                                const IsNeeded& is_needed, sg4::NetZone* parent)
+sg4::NetZone* ClusterPlatform::build_switch_zone(const hardware::LinkSpec& nvl, const std::vector<int64_t>& built,
+                                                sg4::NetZone* parent)
 {
   auto* zone = sg4::create_star_zone("nodes");
   zone->set_parent(parent);
-  for (int64_t d = 0; d < placement.devices(); ++d) {
-    if (!is_needed(d))
-      continue;
+  for (int64_t d : built) {
     auto* host = zone->create_host("gpu" + std::to_string(d), kHostSpeed)->seal();
     auto* link = zone->create_split_duplex_link("nvlink" + std::to_string(d), nvl.goodput_Bps)->seal();
     ++links_;
@@ -37,14 +35,12 @@ sg4::NetZone* ClusterPlatform::build_switch_zone(const hardware::LinkSpec& nvl, 
 // zone sizes its routing table on its first route, so every host and the gateway exist before any route; no flow
 // enters or leaves the zone (across domains a device sends from its NIC host), so the gateway has no route.
 sg4::NetZone* ClusterPlatform::build_mesh_zone(const hardware::LinkSpec& nvl, const parallel::Placement& placement,
-                                              const IsNeeded& is_needed, sg4::NetZone* parent)
+                                              const std::vector<int64_t>& built, sg4::NetZone* parent)
 {
   auto* zone = sg4::create_full_zone("nodes");
   zone->set_parent(parent);
   std::map<int64_t, std::vector<int64_t>> domains;
-  for (int64_t d = 0; d < placement.devices(); ++d) {
-    if (!is_needed(d))
-      continue;
+  for (int64_t d : built) {
     gpus_[size_t(d)] = zone->create_host("gpu" + std::to_string(d), kHostSpeed)->seal();
     domains[placement.domain_of(d)].push_back(d);
   }
@@ -67,7 +63,11 @@ ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const paralle
     : layout_(hw, placement), nvlink_latency_s_(hw.scale_up.nvlink.latency_s),
       nic_latency_s_(hw.network.nic.latency_s)
 {
-  IsNeeded is_needed = [&](int64_t d) { return needed.empty() || needed[size_t(d)] != 0; };
+  // The devices built, ascending: every one, or those marked.
+  std::vector<int64_t> built;
+  for (int64_t d = 0; d < placement.devices(); ++d)
+    if (needed.empty() || needed[size_t(d)] != 0)
+      built.push_back(d);
   auto* root = sg4::create_star_zone("cluster");
 
   // Scale-up domains: NVSwitch as a star of per-GPU split-duplex links, or a switchless mesh of per-pair links.
@@ -76,19 +76,20 @@ ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const paralle
   // up zone by zone (Engine::link_by_name_or_null), which made one zone per node cost a quarter of a 3,072-GPU run.
   const auto& nvl = hw.scale_up.nvlink;
   gpus_.resize(size_t(placement.devices()));
-  auto* gpu_zone = hw.scale_up.full_mesh ? build_mesh_zone(nvl, placement, is_needed, root)
-                                         : build_switch_zone(nvl, placement, is_needed, root);
+  auto* gpu_zone = hw.scale_up.full_mesh ? build_mesh_zone(nvl, placement, built, root)
+                                         : build_switch_zone(nvl, built, root);
   gpu_zone->seal();
   root->add_route(gpu_zone->get_netpoint(), nullptr, nodes_gw_, nullptr, {}, true);
 
   // Fabric: NIC hosts grouped into leaf switches, leaves into pods, pods under a non-blocking core (FabricLayout);
   // only the NICs of needed devices are built.
   const auto& net = hw.network;
-  const int64_t nic_count = layout_.nic_count();
-  std::vector<char> nic_needed(size_t(nic_count), 0);
-  for (int64_t d = 0; d < placement.devices(); ++d)
-    if (is_needed(d))
-      nic_needed[size_t(layout_.nic_index(d))] = 1;
+  // The NICs of the devices built, ascending, each once.
+  std::vector<int64_t> built_nics;
+  for (int64_t d : built)
+    built_nics.push_back(layout_.nic_index(d));
+  std::sort(built_nics.begin(), built_nics.end());
+  built_nics.erase(std::unique(built_nics.begin(), built_nics.end()), built_nics.end());
   // Two levels: leaf zones in a star whose centre is the spine. Three levels: SimGrid 3.32 resolves a route from
   // a host to the gateway of a zone two levels above it inside that upper zone, with the host's id in its own zone
   // (NetZoneImpl::get_global_route_with_netzones, simgrid/simgrid issue #389): nested pod zones gave cross-pod
@@ -114,10 +115,8 @@ ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const paralle
   // attaches the fabric to the root: flows start and end at NICs, none enters or leaves the fabric (a full zone
   // has no route to it).
   auto* fabric_gw = fabric->create_router("fabric-gw");
-  nics_.resize(size_t(nic_count));
-  for (int64_t i = 0; i < nic_count; ++i) {
-    if (!nic_needed[size_t(i)])
-      continue;
+  nics_.resize(size_t(layout_.nic_count()));
+  for (int64_t i : built_nics) {
     auto* zone = single ? single : leaf_zones[size_t(layout_.leaf_of_nic(i))];
     auto* host = zone->create_host("nic" + std::to_string(i), kHostSpeed)->seal();
     auto* link = zone->create_split_duplex_link("niclink" + std::to_string(i), net.nic.goodput_Bps)->seal();

@@ -18,7 +18,6 @@
 /// (two NVLink links or two NIC links, switch links none), so CM02's sharing in proportion to route latency was
 /// plain max-min, as it is without latencies.
 #include <cstdint>
-#include <functional>
 #include <vector>
 
 #include "hardware/hardware_spec.hpp"
@@ -57,15 +56,16 @@ class ClusterPlatform {
   int64_t link_count() const { return links_; }
 
  private:
-  using IsNeeded = std::function<bool(int64_t)>;
-  /// The zone of the scale-up domains' devices under `parent`, with its gateway in nodes_gw_.
-  simgrid::s4u::NetZone* build_switch_zone(const hardware::LinkSpec& nvl, const parallel::Placement& placement,
-                                           const IsNeeded& is_needed, simgrid::s4u::NetZone* parent);
+  /// The zone of the scale-up domains' devices `built` (ascending) under `parent`, with its gateway in nodes_gw_.
+  simgrid::s4u::NetZone* build_switch_zone(const hardware::LinkSpec& nvl, const std::vector<int64_t>& built,
+                                           simgrid::s4u::NetZone* parent);
   simgrid::s4u::NetZone* build_mesh_zone(const hardware::LinkSpec& nvl, const parallel::Placement& placement,
-                                         const IsNeeded& is_needed, simgrid::s4u::NetZone* parent);
+                                         const std::vector<int64_t>& built, simgrid::s4u::NetZone* parent);
 
   FabricLayout layout_;
   simgrid::kernel::routing::NetPoint* nodes_gw_ = nullptr;
+  // Tables over the cluster's devices and NICs, not lists of those built: the replay asks for hosts at every flow
+  // (a sorted list's search cost 4% of the Megatron 1T step).
   std::vector<simgrid::s4u::Host*> gpus_;  ///< nullptr where not built
   std::vector<simgrid::s4u::Host*> nics_;  ///< node * nics_per_node + local NIC; nullptr where not built
   int64_t links_ = 0;

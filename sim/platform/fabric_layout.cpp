@@ -16,20 +16,30 @@ FabricLayout::FabricLayout(const hardware::HardwareSpec& hw, const parallel::Pla
   // (SimGrid 3.32 looks each new host and link name up zone by zone, and sealing a zone scans every host: 512 leaf
   // zones were 85% of a 16,384-GPU run).
   levels_ = net.oversubscription > 1 ? std::max(1, net.levels) : 1;
-  const int64_t group = std::max<int64_t>(1, net.switch_radix / 2);  // down ports of a switch
-  leaves_per_pod_ = levels_ >= 3 ? group : 0;
+  group_ = std::max<int64_t>(1, net.switch_radix / 2);  // down ports of a switch
+  leaves_per_pod_ = levels_ >= 3 ? group_ : 0;
   // NICs are numbered host by host (the hosts of a domain are consecutive); rails and leaves go by host, as the
   // cables do: a domain of several hosts changes which devices share NVLink, not how hosts are wired.
-  const int64_t hosts = placement.cluster_size() * hw.scale_up.nodes;  // a shared cluster's hosts: every NIC
-  nic_leaf_.resize(size_t(hosts * net.nics_per_node));
-  for (int64_t n = 0; n < hosts; ++n)
-    for (int64_t l = 0; l < net.nics_per_node; ++l)
-      nic_leaf_[size_t(n * net.nics_per_node + l)] =
-          net.topology == hardware::Topology::RailOptimized ? (n / group) * net.nics_per_node + l  // one rail
-                                                            : (n * net.nics_per_node + l) / group;
-  leaf_nics_.assign(size_t(nic_leaf_.back() + 1), 0);
-  for (int64_t leaf : nic_leaf_)
-    ++leaf_nics_[size_t(leaf)];
+  hosts_ = placement.cluster_size() * hw.scale_up.nodes;  // a shared cluster's hosts: every NIC
+  nics_per_node_ = net.nics_per_node;
+  rails_ = net.topology == hardware::Topology::RailOptimized;
+}
+
+int64_t FabricLayout::leaf_of_nic(int64_t nic) const
+{
+  const int64_t host = nic / nics_per_node_, rail = nic % nics_per_node_;
+  return rails_ ? (host / group_) * nics_per_node_ + rail  // one rail of group_ hosts
+                : nic / group_;
+}
+
+int64_t FabricLayout::nics_in_leaf(int64_t leaf) const
+{
+  if (rails_) {  // rail `leaf % nics` of the hosts of group `leaf / nics`, the last group holding the hosts left
+    const int64_t first_host = (leaf / nics_per_node_) * group_;
+    return std::max<int64_t>(0, std::min(hosts_, first_host + group_) - first_host);
+  }
+  const int64_t first = leaf * group_;
+  return std::max<int64_t>(0, std::min(nic_count(), first + group_) - first);
 }
 
 int64_t FabricLayout::nic_index(int64_t device) const
@@ -45,7 +55,7 @@ bool FabricLayout::crosses_shared_link(int64_t a, int64_t b) const
     return false;
   if (gpus_per_nic_ > 1)
     return true;
-  return oversubscription_ > 1 && nic_leaf_[size_t(nic_index(a))] != nic_leaf_[size_t(nic_index(b))];
+  return oversubscription_ > 1 && leaf_of_nic(nic_index(a)) != leaf_of_nic(nic_index(b));
 }
 
 std::vector<int64_t> FabricLayout::shared_links(int64_t a, int64_t b) const
@@ -59,7 +69,7 @@ std::vector<int64_t> FabricLayout::shared_links(int64_t a, int64_t b) const
     out.push_back(4 * na);
     out.push_back(4 * nb + 1);
   }
-  const int64_t la = nic_leaf_[size_t(na)], lb = nic_leaf_[size_t(nb)];
+  const int64_t la = leaf_of_nic(na), lb = leaf_of_nic(nb);
   if (oversubscription_ > 1 && la != lb) {
     out.push_back(4 * la + 2);
     out.push_back(4 * lb + 3);

@@ -18,14 +18,14 @@ class FabricLayout {
 
   const parallel::Placement& placement() const { return placement_; }
   bool same_domain(int64_t a, int64_t b) const { return placement_.domain_of(a) == placement_.domain_of(b); }
-  int64_t nic_count() const { return int64_t(nic_leaf_.size()); }
+  int64_t nic_count() const { return hosts_ * nics_per_node_; }
   /// The NIC (host * nics_per_node + local NIC) that carries this device's traffic to other domains.
   int64_t nic_index(int64_t device) const;
   /// Switch levels built: 1 (one switch) when the uplinks are not oversubscribed, else the hardware's.
   int levels() const { return levels_; }
-  int64_t leaf_of_nic(int64_t nic) const { return nic_leaf_[size_t(nic)]; }
-  int64_t leaves() const { return int64_t(leaf_nics_.size()); }
-  int64_t nics_in_leaf(int64_t leaf) const { return leaf_nics_[size_t(leaf)]; }
+  int64_t leaf_of_nic(int64_t nic) const;
+  int64_t leaves() const { return leaf_of_nic(nic_count() - 1) + 1; }
+  int64_t nics_in_leaf(int64_t leaf) const;
   int64_t leaves_per_pod() const { return leaves_per_pod_; }  ///< three levels only, else 0
   int64_t pods() const { return leaves_per_pod_ > 0 ? (leaves() + leaves_per_pod_ - 1) / leaves_per_pod_ : 0; }
 
@@ -45,8 +45,11 @@ class FabricLayout {
   int levels_ = 1;
   double oversubscription_ = 1;
   int64_t leaves_per_pod_ = 0;
-  std::vector<int64_t> nic_leaf_;   ///< per NIC
-  std::vector<int64_t> leaf_nics_;  ///< NICs per leaf
+  // Leaves are computed from these rather than listed per NIC: a frontier cluster has 131,072 NICs.
+  int64_t hosts_ = 1;          ///< every host of the cluster
+  int64_t nics_per_node_ = 1;  ///< NICs per host
+  int64_t group_ = 1;          ///< down ports of a switch
+  bool rails_ = false;         ///< rail-optimized: a leaf per rail of `group_` hosts
 };
 
 }  // namespace dtsim::platform

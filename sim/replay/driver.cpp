@@ -23,18 +23,21 @@ Driver::Driver(Activities& acts, const scenario::ScenarioSpec& s, const parallel
       var_(s.variability, placement_, plan.groups.tp, full_, sample)
 {
   start_t_ = slot ? slot->start_t : 0.0;
-  // Simulated devices: all of them, or one representative (dp 0, tp 0) per stage.
-  for (int64_t d = 0; d < placement_.devices(); ++d) {
-    auto c = placement_.coord(d);
-    if (full_ || (c.dp == 0 && c.tp == 0)) {
-      Device dev;
-      dev.id = d;
-      dev.coord = c;
-      dev.free_t = start_t_;
-      devices_.push_back(std::move(dev));
-      dp_.add_device(d);
-      pipeline_.add_device(d, c, full_ ? c.dp * plan.groups.tp + c.tp : 0);
-    }
+  // Simulated devices: all of them, or one representative (dp 0, tp 0) per stage, ascending.
+  std::vector<int64_t> simulated;
+  for (int64_t d = 0; d < placement_.devices() && full_; ++d)
+    simulated.push_back(d);
+  for (int64_t st = 0; st < placement_.pp() && !full_; ++st)
+    simulated.push_back(placement_.device({st, 0, 0}));
+  for (int64_t d : simulated) {
+    const auto c = placement_.coord(d);
+    Device dev;
+    dev.id = d;
+    dev.coord = c;
+    dev.free_t = start_t_;
+    devices_.push_back(std::move(dev));
+    dp_.add_device(d);
+    pipeline_.add_device(d, c, full_ ? c.dp * plan.groups.tp + c.tp : 0);
   }
   if (slot == nullptr) {
     own_platform_ = std::make_unique<platform::ClusterPlatform>(s.hardware, placement_, folding_.needed_devices());

@@ -181,25 +181,27 @@ std::vector<int64_t> Folding::data_parallel_needs(int64_t st) const
   std::vector<int64_t> out;
   auto mark = [&](const std::vector<int64_t>& devices) { out.insert(out.end(), devices.begin(), devices.end()); };
   // Which flows fold_onto keeps depends on the algorithm and the protocol (their bytes per link), not on the size,
-  // so every pair NCCL may choose covers every collective of the step.
+  // so every pair NCCL may choose covers every collective of the step. The flows an algorithm lays depend on its
+  // bytes per link alone (its factors), and many choices come to the same (a forced algorithm that cannot run falls
+  // back to the ring): each is laid and folded once, over the group laid out once.
   for (bool expert : {false, true}) {
     if (expert && p.ep <= 1)
       continue;
-    const auto group = expert ? plan_.expert_dp_group(st, 0, 0) : plan_.dp_group(st, 0);
+    const auto layout = collectives::group_layout(expert ? plan_.expert_dp_group(st, 0, 0) : plan_.dp_group(st, 0),
+                                                  placement(), fabric_);
+    if (layout.group.size() < 2)
+      continue;
     bool all = false;
-    std::set<std::vector<std::tuple<int64_t, int64_t, double>>> folded;  // many choices lay the same flows: fold once
+    std::set<std::tuple<const collectives::AlgorithmDef*, double, double>> laid;
     for (auto kind : {collectives::Kind::AllReduce, collectives::Kind::ReduceScatter, collectives::Kind::AllGather})
       for (const auto& a : collectives::algorithms())
         for (const auto& pr : collectives::protocols()) {
           auto fabric = fabric_;
           fabric.choice = {a.name, pr.name};
-          auto phases = collectives::plan_collective(kind, 1 << 20, group, placement(), fabric);
-          std::vector<std::tuple<int64_t, int64_t, double>> flows;  // fold_onto reads a phase's flows only
-          for (const auto& ph : phases)
-            for (const auto& f : ph.flows)
-              flows.emplace_back(f.src, f.dst, f.bytes);
-          if (phases.size() == 1 && !folded.insert(std::move(flows)).second)
+          const auto chosen = collectives::choose(kind, 1 << 20, layout.shape, fabric.choice);
+          if (!laid.emplace(chosen.algorithm, chosen.nvlink_factor, chosen.nic_factor).second)
             continue;
+          auto phases = collectives::plan_collective(kind, 1 << 20, layout, placement(), fabric);
           if (!fold_onto(phases, placement().device({st, 0, 0}), 0)) {
             all = true;
             continue;
@@ -302,27 +304,33 @@ bool Folding::fold_onto(std::vector<collectives::Phase>& phases, int64_t device,
     return out;
   };
   for (const auto& ph : phases) {
-    // Bytes each member sends and receives, within its node and across, summed in the flows' order: the flows'
-    // ends sorted by member (stably), then added up member by member (a sort, not a map: groups of a thousand).
-    struct End {
-      int64_t member;
-      int kind;
-      double bytes;
+    // Bytes each member sends and receives, within its node and across, summed in the flows' order (a flow's
+    // sender before its receiver); then the members ascending. A row per member as it first appears, found through a
+    // table over the devices the flows span (a stage's at most): groups of a thousand, several times a step, where a
+    // sort of every flow's ends cost most of a frontier step.
+    int64_t lo = 0, hi = -1;
+    for (const auto& f : ph.flows) {
+      lo = hi < lo ? std::min(f.src, f.dst) : std::min({lo, f.src, f.dst});
+      hi = std::max({hi, f.src, f.dst});
+    }
+    std::vector<int32_t> row(size_t(hi - lo + 1), -1);
+    std::vector<std::pair<int64_t, std::array<double, 4>>> load;  // by member, ascending once sorted
+    auto add = [&](int64_t member, int kind, double bytes) {
+      int32_t& r = row[size_t(member - lo)];
+      if (r < 0) {
+        r = int32_t(load.size());
+        load.push_back({member, {0, 0, 0, 0}});
+      }
+      load[size_t(r)].second[size_t(kind)] += bytes;
     };
-    std::vector<End> ends;
-    ends.reserve(2 * ph.flows.size());
     for (const auto& f : ph.flows) {
       const bool across = !layout_.same_domain(f.src, f.dst);
-      ends.push_back({f.src, across ? 1 : 0, f.bytes});
-      ends.push_back({f.dst, across ? 3 : 2, f.bytes});
+      add(f.src, across ? 1 : 0, f.bytes);
+      add(f.dst, across ? 3 : 2, f.bytes);
     }
-    std::stable_sort(ends.begin(), ends.end(), [](const End& a, const End& b) { return a.member < b.member; });
-    std::vector<std::pair<int64_t, std::array<double, 4>>> load;  // by member, ascending
-    for (const auto& e : ends) {
-      if (load.empty() || load.back().first != e.member)
-        load.push_back({e.member, {0, 0, 0, 0}});
-      load.back().second[size_t(e.kind)] += e.bytes;
-    }
+    auto by_member = [](const auto& a, const auto& b) { return a.first < b.first; };
+    if (!std::is_sorted(load.begin(), load.end(), by_member))  // a ring in device order already is
+      std::sort(load.begin(), load.end(), by_member);
     auto total = [](const std::array<double, 4>& l) { return l[0] + l[1] + l[2] + l[3]; };
     // The busiest: the device itself if none moves more, else the first member (ascending) that moves the most.
     const auto own = std::lower_bound(load.begin(), load.end(), device,

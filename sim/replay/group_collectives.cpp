@@ -74,10 +74,16 @@ Phases GroupCollectives::dp(int64_t device, collectives::Kind kind, double bytes
   // Folded, without shared links: the representative's own flows stand for every member's (fold_onto).
   std::vector<collectives::Phase> phases;
   if (!full_) {
-    phases = collectives::plan_collective(
-        kind, bytes,
-        expert ? plan_.expert_dp_group(c.stage, c.dp, c.tp) : plan_.dp_group(c.stage, c.tp),
-        placement_, fabric_);
+    // The group is laid out once for all the step's collectives over it (a thousand members at frontier scale).
+    auto layout = layouts_.find(key_of_group(c, expert));
+    if (layout == layouts_.end())
+      layout = layouts_
+                   .emplace(key_of_group(c, expert),
+                            collectives::group_layout(expert ? plan_.expert_dp_group(c.stage, c.dp, c.tp)
+                                                             : plan_.dp_group(c.stage, c.tp),
+                                                      placement_, fabric_))
+                   .first;
+    phases = collectives::plan_collective(kind, bytes, layout->second, placement_, fabric_);
     if (folding_.fold_onto(phases, device, 0)) {
       auto ptr = std::make_shared<const std::vector<collectives::Phase>>(std::move(phases));
       dp_plans_.emplace(key, ptr);
