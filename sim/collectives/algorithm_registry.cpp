@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "collectives/algorithm_parts.hpp"
+#include "collectives/channel_caps.hpp"
 
 namespace dtsim::collectives {
 
@@ -98,8 +99,13 @@ Prediction predict(const AlgorithmDef& a, Protocol p, Kind kind, double bytes, c
     link_s = std::max(link_s, r.nvlink_factor * bytes / g.nvlink_Bps);
   if (r.nic_factor > 0 && g.nic_Bps > 0)
     link_s = std::max(link_s, r.nic_factor * bytes / g.nic_Bps);
-  if (p == Protocol::LL) {  // LL's bus bandwidth cap: stretch every flow alike
-    const double cap_s = a.ll_capped_s(ring_volume(Kind::AllReduce, n) * bytes / ll_max_bus_Bps(g), n);
+  // NCCL's caps on the bus bandwidth (LL's, the channels'), scaled as the rest of the bandwidth by the size's
+  // correction (ncclTopoGetAlgoTime applies treeCorrectionFactor to the capped bandwidth): stretch every flow alike.
+  double cap_Bps = algorithm_bus_cap_Bps(a.name, p, g);
+  if (p == Protocol::LL)
+    cap_Bps = cap_Bps > 0 ? std::min(cap_Bps, ll_max_bus_Bps(g)) : ll_max_bus_Bps(g);
+  if (cap_Bps > 0) {
+    const double cap_s = a.ll_capped_s(ring_volume(kind, n) * bytes / (cap_Bps * by_size.fraction), n);
     if (cap_s > link_s && link_s > 0) {
       r.nvlink_factor *= cap_s / link_s;
       r.nic_factor *= cap_s / link_s;

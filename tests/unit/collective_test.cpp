@@ -155,11 +155,14 @@ TEST(PlanCollective, TreeAcrossFourNodes)
   EXPECT_NEAR(phases[0].latency_s, (8.4 + 2 * (1 * 4.0 + 2 * 14.0) - 5) * kUs, 1e-12);
   // per node: 1 chain link (2 flows), the trees: 3 + 3 links over 4 nodes x 2 local ranks x 2 directions
   ASSERT_EQ(phases[0].flows.size(), 4u * 2 + 6u * 2 * 2);
+  // NCCL caps the tree at 2 channels (one per member's NIC) x perChMaxTreeBw 17.8 GB/s (Ampere, more than 2 nodes),
+  // x 0.8 at 64 MiB: the phase lasts 2 S at that, each flow stretched alike from the NICs' S / kTreeSimple64MiB.
+  const double stretch = (2 * S / (2 * 17.8e9 * 0.8)) / (S / kTreeSimple64MiB / 24e9);
   for (const auto& f : phases[0].flows) {
     if (pl.domain_of(f.src) == pl.domain_of(f.dst))
-      EXPECT_DOUBLE_EQ(f.bytes, S / kTreeSimple64MiB);
-    else
-      EXPECT_DOUBLE_EQ(f.bytes, 4 * (S / 2) / 2 / kTreeSimple64MiB / 3);  // a NIC's 4 links' bytes over its 3 flows
+      EXPECT_DOUBLE_EQ(f.bytes, S / kTreeSimple64MiB * stretch);
+    else  // a NIC's 4 links' bytes over its 3 flows
+      EXPECT_DOUBLE_EQ(f.bytes, 4 * (S / 2) / 2 / kTreeSimple64MiB / 3 * stretch);
   }
 }
 
@@ -238,18 +241,22 @@ TEST(ClosedForm, EachAlgorithmAndProtocol)
   // ring across 2 nodes of 8: 30 steps, 2 across; each NIC carries one of 8 channels
   EXPECT_DOUBLE_EQ(predict(algorithm("ring"), Protocol::Simple, Kind::AllReduce, S, shape(16, 2, a)).time_s,
                    (8.4 + 28 * 3.4 + 2 * 14.0) * 1.4 * kUs + 1.875 / 8 * S / 24e9);
-  // tree across 4 nodes of 8: 2((k-1) intra + log2 N inter); the NVLink chain (2 S at 0.92, x 0.8 at 64 MiB) is the
-  // slower link, beside 4 tree links of S/2 over 8 NICs
+  // tree across 4 nodes of 8: 2((k-1) intra + log2 N inter); the NVLink chain (2 S at 0.92, x 0.8 at 64 MiB) beside
+  // 4 tree links of S/2 over 8 NICs, both under NCCL's cap of 8 channels x perChMaxTreeBw 17.8 GB/s (Ampere, more than
+  // 2 nodes; the tree's algorithm bandwidth is half its bus bandwidth)
   EXPECT_DOUBLE_EQ(predict(algorithm("tree"), Protocol::Simple, Kind::AllReduce, S, shape(32, 4, a)).time_s,
                    (8.4 + 2 * (7 * 4.0 + 2 * 14)) * kUs +
-                       std::max(2 * S / (0.92 * 0.8 * 240e9), 2.0 / 8 * S / (0.92 * 0.8 * 24e9)));
+                       std::max({2 * S / (0.92 * 0.8 * 240e9), 2.0 / 8 * S / (0.92 * 0.8 * 24e9),
+                                 2 * S / (8 * 17.8e9 * 0.8)}));
   // NVLS, one H100 node: 25 us and a chunk's round, S(1 + 1/8) at the chunks' fraction of the link
   const NvlsChunks ch = nvls_chunks(S, 370.8e9);
   EXPECT_DOUBLE_EQ(predict(algorithm("nvls"), Protocol::Simple, Kind::AllReduce, S, shape(8, 1, h)).time_s,
                    25 * kUs + ch.round_s + 1.125 * S / (ch.fraction * 370.8e9));
-  // NVLS tree, 2 H100 nodes: 25 + 2 x 1 x 20.9 us
+  // NVLS tree, 2 H100 nodes: 25 + 2 x 1 x 20.9 us; NCCL caps its bus bandwidth at 8 channels x perChMaxNVLSTreeBw
+  // 57.7 GB/s (Hopper, 2 nodes), a ring's 2(n-1)/n S at that
   EXPECT_DOUBLE_EQ(predict(algorithm("nvls_tree"), Protocol::Simple, Kind::AllReduce, S, shape(16, 2, h)).time_s,
-                   (25 + 2 * 20.9) * kUs + std::max(1.125 * S / (0.85 * 370.8e9), 2 * 0.5 / 8 * S / 48.5e9));
+                   (25 + 2 * 20.9) * kUs + std::max({1.125 * S / (0.85 * 370.8e9), 2 * 0.5 / 8 * S / 48.5e9,
+                                                     1.875 * S / (8 * 57.7e9)}));
 }
 
 TEST(Selection, NcclPicksTheFastestCandidate)
@@ -531,8 +538,9 @@ double tree_simple_correction(double bytes)
 
 TEST(DataParallelTiming, TreeAcrossTwoNodes)
 {
+  // NCCL caps the tree at 8 channels x perChMaxTreeBw 23.6 GB/s (Ampere, 2 nodes), below the chain's 0.92 x 240
   check_two_nodes("tree", (8.4 + 2 * (7 * 4.0 + 1 * 14.0)) * kUs +
-                              2 * kGradBytes / (0.92 * tree_simple_correction(kGradBytes) * 240e9));
+                              2 * kGradBytes / (tree_simple_correction(kGradBytes) * std::min(0.92 * 240e9, 8 * 23.6e9)));
 }
 
 // tp 8 x dp 2 on two nodes: eight data-parallel groups {r, 8 + r}, one member per node, each a two-rank ring on
