@@ -3,6 +3,8 @@
 // h 256, 8 heads of 32, sequence 512, micro batch 4), and against Megatron-LM's ring on the same plan.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "core/diagnostics.hpp"
@@ -56,23 +58,24 @@ double memory_bytes(const std::vector<Segment>& pass, const std::string& name)
 // Where the blocking gathers sit: -1 before the first attention kernel, +1 after the last, 0 between them.
 std::vector<std::pair<int, double>> blocking_gathers(const std::vector<Segment>& pass)
 {
-  std::vector<std::pair<int, double>> out;
-  bool seen = false, after = false;
-  for (const auto& seg : pass) {
-    if (seg.is_collective()) {
-      if (seg.blocking) {
-        EXPECT_EQ(seg.collective, TpCollective::ContextGather);
-        out.push_back({!seen ? -1 : after ? 1 : 0, seg.collective_bytes});
-      }
-      continue;
-    }
-    for (const Op& op : seg.ops) {
+  auto attention = [](const Segment& seg) {
+    for (const Op& op : seg.ops)
       if (op.fused != Op::Fused::None)
-        seen = true, after = false;
-      else if (seen)
-        after = true;
+        return true;
+    return false;
+  };
+  size_t first = pass.size(), last = 0;
+  for (size_t i = 0; i < pass.size(); ++i)
+    if (attention(pass[i])) {
+      first = std::min(first, i);
+      last = i;
     }
-  }
+  std::vector<std::pair<int, double>> out;
+  for (size_t i = 0; i < pass.size(); ++i)
+    if (pass[i].is_collective() && pass[i].blocking) {
+      EXPECT_EQ(pass[i].collective, TpCollective::ContextGather);
+      out.push_back({i < first ? -1 : i > last ? 1 : 0, pass[i].collective_bytes});
+    }
   return out;
 }
 
