@@ -47,6 +47,9 @@ struct Segment {
   /// overlaps: a column-parallel layer's backward gather of its input beside its input-gradient GEMM, and the
   /// reduce-scatter of that gradient beside its weight-gradient GEMM (push_column_parallel_backward).
   bool beside_next = false;
+  /// A context-parallel collective the device waits for before it goes on, overlapping nothing: torch.compile traces
+  /// a functional collective with its wait right after it (torchtitan's context parallelism).
+  bool blocking = false;
   bool is_collective() const { return ops.empty(); }
 };
 

@@ -182,6 +182,8 @@ struct Item {
   /// layer's backward gathers its input again beside its input-gradient GEMM and reduce-scatters the input gradient
   /// beside its weight-gradient GEMM (push_column_parallel_backward).
   bool async_backward = false;
+  /// A blocking context-parallel all-gather ('k'): the tensor its backward gathers (`bytes`: its forward's).
+  double backward_bytes = 0;
 };
 
 Op gemm(const std::string& name, double batch, double m, double n, double k, int e)
@@ -278,6 +280,16 @@ void push_collective(std::vector<Segment>& out, TpCollective c, double bytes, in
   out.push_back(Segment{{}, c, bytes});
 }
 
+// A context-parallel all-gather the device waits for (Segment::blocking); none of `bytes` 0.
+void push_blocking_context_gather(std::vector<Segment>& out, double bytes, int64_t cp)
+{
+  if (bytes <= 0 || cp == 1)
+    return;
+  Segment comm{{}, TpCollective::ContextGather, bytes};
+  comm.blocking = true;
+  out.push_back(std::move(comm));
+}
+
 // The GEMMs a column-parallel layer's backward collectives run beside: the weight-gradient GEMM that is last in the
 // run of kernels just pushed, and before it the same layer's input-gradient GEMM (indices into the run's ops). None
 // when the run does not hold both.
@@ -370,6 +382,8 @@ PassProgram assemble(const std::vector<Item>& items, bool sp, double boundary_by
   for (const auto& it : items) {
     if (it.conjugate == 'c') {  // context-parallel ring: keys and values of every rank
       push_collective(p.forward, TpCollective::ContextGather, it.bytes, cp);
+    } else if (it.conjugate == 'k') {
+      push_blocking_context_gather(p.forward, it.bytes, cp);
     } else if (it.conjugate == 'a') {
       push_collective(p.forward, TpCollective::AllToAll, dispatch_bytes, ep);
     } else if (it.conjugate == 'm' || it.conjugate == 'n') {  // an all-reduce in one direction only
@@ -385,6 +399,8 @@ PassProgram assemble(const std::vector<Item>& items, bool sp, double boundary_by
   for (auto it = items.rbegin(); it != items.rend(); ++it) {
     if (it->conjugate == 'c') {
       push_collective(p.backward, TpCollective::ContextGatherReduce, it->bytes, cp);
+    } else if (it->conjugate == 'k') {
+      push_blocking_context_gather(p.backward, it->backward_bytes, cp);
     } else if (it->conjugate == 'a') {
       push_collective(p.backward, TpCollective::AllToAll, dispatch_bytes, ep);
     } else if (it->conjugate == 'm' || it->conjugate == 'n') {
@@ -579,40 +595,78 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
   }
   // Context parallel: the rank's queries meet every rank's keys and values, which go round the cp ring while
   // the attention runs on the blocks already there (Megatron-LM's ring attention).
-  if (sh.cp > 1)
+  const bool cp_allgather = sh.cp > 1 && sh.cp_allgather;
+  if (sh.cp > 1 && !cp_allgather)
     items.push_back(conj('c', e * b * s * 2 * kv_width() / t));
+  // PyTorch's experimental context parallelism (torch/distributed/tensor/experimental/_attention.py, December 2024;
+  // the same code in the 2025 versions read) as torchtitan runs it: `_templated_ring_attention` and its backward,
+  // traced by torch.compile into each block's graph. Its K and V are torchtitan's, repeated to every query head
+  // before SDPA (torchtitan 9dec370 models/llama/model.py, repeat_kv): heads x head_dim wide, not kv_width.
+  const double cp_d = double(sh.cp);
+  const double kv_elems = b * sq * 2 * heads * dh;  // the rank's repeated K and V
+  const double out_elems = b * sq * heads * dv;     // the rank's attention output
+  if (cp_allgather) {
+    // K, V made contiguous and packed into one buffer (key.contiguous(), torch.cat of both flattened): read once,
+    // written twice; the backward does the same before its own gather.
+    items.push_back(mem_item("cp_kv_pack", 3 * e * kv_elems, 3 * e * kv_elems));
+    // Forward: the default rotater (_AllGatherRotater; torchtitan's context_parallel_rotate_method "allgather")
+    // all-gathers every rank's K, V once. Under tracing a functional collective is waited for right after it is
+    // issued (_functional_collectives.py, _maybe_wrap_tensor), and Inductor does not move the wait
+    // (reorder_for_compute_comm_overlap is off by default): nothing overlaps it. Backward, after the blocks: dK, dV
+    // go to the next rank after every block (_AllToAllRotater, permute_tensor; cp transfers of the rank's fp32
+    // dK, dV), each waited for at once; timed as the ring all-gather that moves the same bytes per rank, cp x the
+    // rank's share (a ring all-gather over cp ranks moves (cp - 1) / cp of its tensor).
+    Item gather = conj('k', e * cp_d * kv_elems);
+    gather.backward_bytes = 4 * kv_elems * cp_d * cp_d / (cp_d - 1);
+    items.push_back(gather);
+  }
   std::vector<Item> core;
   if (sh.flash) {
     // One fused kernel, timed as its GEMMs: the scores and the softmax stay on chip (online softmax), so no
     // score-shaped matrix (queries x keys) is read or written; memory traffic is Q, K, V, O and their gradients.
     // Backward recomputes the scores (one more GEMM of the forward's shape) before the four gradient GEMMs.
-    const double score_matrix = sq * s;
-    auto on_chip = [&](Op& o) {
-      o.bytes = 0;
-      for (double elems : {o.m * o.k, o.k * o.n, o.m * o.n})
-        if (elems != score_matrix)
-          o.bytes += double(e) * o.batch * elems;
-    };
-    Item scores = gemm_item("attn_scores", b * heads, sq, s, dh, e);
-    scores.bwd.insert(scores.bwd.begin(), gemm(std::string("attn_scores.recompute"), b * heads, sq, s, dh, e));
-    Item values = gemm_item("attn_values", b * heads, sq, dv, s, e);
-    // Every decoder dtsim models is causal; the kernel's throughput is looked up at the rank's query length.
-    auto fused = [&](Op& o, Op::Fused f) {
-      o.fused = f;
-      o.attn_seq = sq;
-      o.attn_head_dim = dh;
-      o.causal = true;
-    };
-    for (Item* it : {&scores, &values}) {
-      on_chip(it->fwd);
-      fused(it->fwd, Op::Fused::AttentionForward);
-      for (Op& o : it->bwd) {
-        on_chip(o);
-        fused(o, Op::Fused::AttentionBackward);
+    // `batch` sequences x heads of `queries` queries against `keys` keys.
+    auto fused_attention = [&](const std::string& name, double batch, double queries, double keys, bool causal) {
+      const double score_matrix = queries * keys;
+      auto on_chip = [&](Op& o) {
+        o.bytes = 0;
+        for (double elems : {o.m * o.k, o.k * o.n, o.m * o.n})
+          if (elems != score_matrix)
+            o.bytes += double(e) * o.batch * elems;
+      };
+      Item scores = gemm_item(name + "_scores", batch, queries, keys, dh, e);
+      scores.bwd.insert(scores.bwd.begin(), gemm(name + "_scores.recompute", batch, queries, keys, dh, e));
+      Item values = gemm_item(name + "_values", batch, queries, dv, keys, e);
+      // The kernel's throughput is looked up at its query length.
+      auto fused = [&](Op& o, Op::Fused f) {
+        o.fused = f;
+        o.attn_seq = queries;
+        o.attn_head_dim = dh;
+        o.causal = causal;
+      };
+      for (Item* it : {&scores, &values}) {
+        on_chip(it->fwd);
+        fused(it->fwd, Op::Fused::AttentionForward);
+        for (Op& o : it->bwd) {
+          on_chip(o);
+          fused(o, Op::Fused::AttentionBackward);
+        }
       }
+      core.push_back(scores);
+      core.push_back(values);
+    };
+    if (!cp_allgather) {  // every decoder dtsim models is causal: one kernel over all the keys
+      fused_attention("attn", b * heads, sq, s, true);
+    } else {
+      // One SDPA call per K, V block (load-balanced: each rank holds chunks r and 2 cp - 1 - r of 2 cp): its own
+      // block, causal; then on steps i <= rank all its queries against the first half of the block, on steps
+      // i > rank the second half of its queries against the whole block, not causal. Over the ranks, half of the
+      // cp - 1 later steps are of each kind; the same FLOPs as one causal kernel over all the keys.
+      const double later = (cp_d - 1) / 2;
+      fused_attention("attn", b * heads, sq, sq, true);
+      fused_attention("attn_block_first_keys", b * heads * later, sq, sq / 2, false);
+      fused_attention("attn_block_last_queries", b * heads * later, sq / 2, sq, false);
     }
-    core.push_back(scores);
-    core.push_back(values);
   } else {
     core.push_back(gemm_item("attn_scores", b * heads, sq, s, dh, e));
     core.push_back(mem_item("softmax", 2 * e * score_elems, 3 * e * score_elems));
@@ -620,6 +674,22 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
     core.push_back(gemm_item("attn_values", b * heads, sq, dv, s, e));
   }
   items.insert(items.end(), core.begin(), core.end());
+  if (cp_allgather) {
+    // _SDPAMerger (convert_to_f32): after each later block, the running output in fp32 and the block's 16-bit output
+    // merged through their log-sum-exps, one kernel once Inductor fuses the pointwise ops (read 4 + 2, write 4
+    // bytes per element); a step on the last half of the queries merges those rows and copies the others into a new
+    // tensor (torch.cat in _partial_update: read 4, write 4), 9 bytes per element: 9.5 on average. The casts to
+    // fp32 and back fuse into the first and last merge. Backward: dQ, dK and dV accumulated in fp32 after every
+    // block, the first from zeros (read 2, write 4), the others 9.5 as the merge; dK and dV cast back to 16 bits
+    // after the last rotation (read 4, write 2).
+    const double merges = (cp_d - 1) * 9.5 * out_elems;
+    const double accumulations = (6 + (cp_d - 1) * 9.5) * (out_elems + kv_elems) + 6 * kv_elems;
+    items.push_back(mem_item("cp_merge", merges, accumulations));
+    // The backward's K, V all-gather: before its first block.
+    Item gather = conj('k');
+    gather.backward_bytes = e * cp_d * kv_elems;
+    items.push_back(gather);
+  }
   linear("proj", 1, T, h, mla ? double(spec_.v_width()) / t : attn_width() / t, T, Tn);
   leave_tp();
   // MLP block: bias-dropout-add (residual), LN -> f -> fc1, activation, fc2 -> g -> bias-dropout-add

@@ -66,6 +66,9 @@ struct Shape {
   CrossEntropyKernel cross_entropy = CrossEntropyKernel::Unfused;
   /// Bytes per element of the gradients the framework accumulates into (main_grad: 4 when it keeps them in fp32).
   int gradient_bytes = 2;
+  /// Context parallelism as PyTorch's experimental _attention runs it under torch.compile (stack key
+  /// `kernels.context_parallel: torch-allgather`): see Transformer::layer; false: Megatron-LM's overlapped ring.
+  bool cp_allgather = false;
 };
 
 class Transformer {

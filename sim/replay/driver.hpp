@@ -157,6 +157,8 @@ class Driver {
   void ep_collective(size_t di, int lane, const Step& st, double t0);
   /// Context parallelism: the ring of keys and values over the device's cp group, then `done` (driver_context.cpp).
   void cp_ring(size_t di, int lane, const Step& st, std::function<void()> done);
+  /// A blocking context-parallel collective (Step::blocking): the device waits for it, its time exposed.
+  void cp_blocking(size_t di, int lane, const Step& st, double t0);
   // ---- overlap groups (driver_overlap.cpp) ------------------------------------------------------------------
   // parallel.tp_overlap: [begin, end) is an all-gather and/or a reduce-scatter around one compute step; with or
   // without it, a collective issued beside the compute step after it (Step::beside_next).

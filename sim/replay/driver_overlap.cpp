@@ -44,9 +44,10 @@ bool Driver::find_overlap_group(const std::vector<Step>& steps, size_t at, size_
     return k < steps.size() && steps[k].kind == Step::Kind::TpCollective && steps[k].collective == c;
   };
   // Context parallel: the ring before the attention it feeds (forward), after the attention whose gradients it
-  // carries (backward); always overlapped, as Megatron-LM's ring attention does.
+  // carries (backward); overlapped, as Megatron-LM's ring attention does, unless blocking (run_step waits for it).
   auto ring = [&](size_t k, model::TpCollective c) {
-    return k < steps.size() && steps[k].kind == Step::Kind::CpRing && steps[k].collective == c;
+    return k < steps.size() && steps[k].kind == Step::Kind::CpRing && steps[k].collective == c &&
+           !steps[k].blocking;
   };
   if ((ring(i, model::TpCollective::ContextGather) && compute(i + 1)) ||
       (compute(i) && ring(i + 1, model::TpCollective::ContextGatherReduce))) {

@@ -90,6 +90,11 @@ void Driver::run_step(size_t di, int lane)
         run_overlap_group(di, lane, group_end, t0);
       return;
     }
+    if (st.kind == Step::Kind::CpRing && st.blocking) {  // the device waits for it
+      if (take_gpu(di, lane))
+        cp_blocking(di, lane, st, t0);
+      return;
+    }
     if (st.kind == Step::Kind::Compute || merged_group) {
       if (take_gpu(di, lane))
         run_merged(di, lane, t0);

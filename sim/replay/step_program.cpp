@@ -45,6 +45,7 @@ void append(std::vector<Step>& out, const std::vector<model::Segment>& segs, con
       st.collective = seg.collective;
       st.bytes = seg.collective_bytes;
       st.beside_next = seg.beside_next;
+      st.blocking = seg.blocking;
       st.label = label + " " + model::to_string(seg.collective);
       out.push_back(std::move(st));
     } else {

@@ -34,6 +34,8 @@ struct Step {
   bool expert = false;       ///< ParamGather of expert parameters: over the expert-data-parallel group
   /// TpCollective issued asynchronously beside the next Compute step (model::Segment::beside_next).
   bool beside_next = false;
+  /// CpRing the device waits for, beside no kernel (model::Segment::blocking).
+  bool blocking = false;
   std::string label;
 };
 

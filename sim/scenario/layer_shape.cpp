@@ -16,6 +16,7 @@ model::Shape layer_shape(const ScenarioSpec& s)
   shape.fp8_current_scaling = s.training.fp8_recipe == stack::Fp8Recipe::Current;
   shape.low_precision_saves_16bit = s.stack.memory.fp8_saves_16bit;
   shape.cross_entropy = s.training.cross_entropy;
+  shape.cp_allgather = s.stack.context_parallel_allgather;
   // Transformer Engine casts the weights to fp8 on the first microbatch of a step and reuses the cast copy for the
   // others (the is_first_microbatch argument of its modules, which Megatron-LM passes): one cast per step.
   shape.fp8_weight_cast_share = 1.0 / double(std::max<int64_t>(1, s.microbatches));

@@ -233,6 +233,10 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
              "expected 2 * cp to divide training.seq_len (" + str(s.training.seq_len) +
                  "): Megatron-LM splits each sequence into 2 * cp chunks to balance causal attention, got cp " +
                  str(p.cp));
+  if (p.cp > 1 && s.stack.context_parallel_allgather && !s.training.flash_attention)
+    diag.add(at("training.flash_attention"), "training.flash_attention",
+             "expected true with parallel.cp > 1 under the stack's kernels.context_parallel: torch-allgather "
+             "(PyTorch's context parallelism runs only the fused SDPA kernels), got false");
   const auto& t = s.training;
   if (t.recompute_layers > 0 && t.recompute != Recompute::Full)
     diag.add(at("training.recompute_layers"), "training.recompute_layers",

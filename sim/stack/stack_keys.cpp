@@ -27,6 +27,16 @@ const Key kLossAllReduce = Key::choice("loss_all_reduce", {"per_microbatch", "no
                                        "after each microbatch's forward on the last stage (Megatron-LM's "
                                        "pretrain_gpt.py loss_func), or not every step (torchtitan)")
                                .defaults_to("per_microbatch");
+const Key kContextParallel =
+    Key::choice("context_parallel", {"ring", "torch-allgather"}, kOptional, "",
+                "how attention runs under context parallelism (`parallel.cp` > 1): `ring`, Megatron-LM / Transformer "
+                "Engine's ring attention, each step's K, V sent to the next rank beside the attention on the block "
+                "already there; `torch-allgather`, PyTorch's experimental context parallelism of December 2024 "
+                "(torch/distributed/tensor/experimental/_attention.py) as torchtitan runs it under torch.compile: "
+                "the K, V of every rank all-gathered before the attention and waited for at once, one attention "
+                "kernel per K, V block, partial outputs merged in fp32 after each, and in backward dK, dV passed "
+                "round the ring in fp32 after each block, every collective waited for at once")
+        .defaults_to("ring");
 
 const Key kHost = Key::section("host", kOptional, "host time: a run of kernels takes at least its launches");
 const Key kLaunch = Key::quantity("launch", Dimension::Time, limits::kLatency, kOptional, "", "per kernel launch")
@@ -133,7 +143,7 @@ const Key kHeldoutErrors = Key::number_list("heldout_errors", -0.99, 100, kOptio
 std::vector<config::KeyGroup> groups()
 {
   return {{"", {&kName, &kFramework, &kVersion, &kDescription}},
-          {"kernels", {&kAttention, &kFp8Recipe, &kCrossEntropy, &kCudaGraphs, &kLossAllReduce}},
+          {"kernels", {&kAttention, &kFp8Recipe, &kCrossEntropy, &kCudaGraphs, &kLossAllReduce, &kContextParallel}},
           {"host", {&kLaunch, &kPerLayer, &kPerMicrobatch}},
           {"memory", {&kCudaContext, &kNcclBuffers, &kFragmentation, &kFp32Gradients, &kOptimizerState, &kFp8Saves16bit,
                       &kPipelineKeepsStageOutputs, &kPipelineRecvBuffers, &kFsdpLayerBuffers, &kLossBytesPerLogit, &kLossParallelBytesPerLogit}},

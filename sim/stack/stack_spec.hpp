@@ -94,6 +94,10 @@ struct StackSpec {
   /// (Megatron-LM, NeMo, Megatron-Bridge, Megatron-DeepSpeed); false where the framework reduces it only on logging
   /// steps (torchtitan).
   bool loss_all_reduce_per_microbatch = true;
+  /// Context parallelism as PyTorch's experimental _attention runs it under torch.compile (torchtitan, end of 2024):
+  /// K, V all-gathered and waited for, one attention kernel per block, fp32 merges, dK, dV rotated in fp32
+  /// (stack key `kernels.context_parallel: torch-allgather`); false: Megatron-LM's overlapped ring.
+  bool context_parallel_allgather = false;
   HostOverheads host;
   FrameworkMemory memory;
   OverlapDefaults overlap;

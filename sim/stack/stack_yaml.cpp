@@ -34,6 +34,8 @@ StackSpec load_stack(const std::string& path, Diagnostics& diag)
   st.cuda_graphs = kernels.boolean(k::kCudaGraphs).value_or(false);
   st.loss_all_reduce_per_microbatch =
       kernels.choice(k::kLossAllReduce).value_or(k::kLossAllReduce.default_choice) == "per_microbatch";
+  st.context_parallel_allgather =
+      kernels.choice(k::kContextParallel).value_or(k::kContextParallel.default_choice) == "torch-allgather";
   kernels.finish();
 
   MapReader host = root.map(k::kHost);
