@@ -4,6 +4,7 @@
 #include <cstring>
 #include <optional>
 #include <stdexcept>
+#include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
@@ -18,19 +19,42 @@ namespace {
 
 using json = nlohmann::json;
 
-// Plans per child: a fork copies the parent's page tables (about 3 % of a full-space search's CPU when it was one
-// fork per simulated plan), so each child bounds many; small enough that two workers finish together.
-constexpr size_t kPlansPerChild = 64;
+// Chunks per worker process: a fork copies the parent's page tables, which hold every plan of the space (DeepSeek-V3's
+// full space: 36,090 plans, about 400 MB, some 25 ms of system time per fork and exit), so each worker takes a few
+// large chunks rather than many of 64 plans (564 forks there); more than one, so that a worker that drew the slower
+// bounds (ZB-V's list scheduler) does not finish long after the other.
+constexpr size_t kChunksPerWorker = 4;
+
+// The plans of chunk `c` of `chunks`: c, c + chunks, c + 2 chunks, ... Strided, so that every chunk holds plans of
+// every shape alike (the space lists plans of one pipeline shape together) and the chunks take about the same time.
+std::vector<size_t> chunk_plans(size_t n, size_t c, size_t chunks)
+{
+  std::vector<size_t> out;
+  for (size_t i = c; i < n; i += chunks)
+    out.push_back(i);
+  return out;
+}
 
 struct ChunkBounds {
   std::vector<double> bound;
   std::vector<std::string> error;  // "" where the bound was computed
 };
 
-ChunkBounds bound_chunk(const std::vector<scenario::ScenarioSpec>& plans, size_t first, size_t last)
+// Plans that differ only in parallel.pp_overlap have the same bound, bit for bit: it reads the plan's step program,
+// schedule, collectives and optimizer, never how its pipeline transfers are posted (only the replay's transfers
+// read that), so one of them is computed. The key is the plan as `dtsim search` names it, which tells apart every
+// plan of one enumeration (parallel::describe_plan), with pp_overlap cleared.
+std::string bound_key(const scenario::ScenarioSpec& s)
+{
+  scenario::ScenarioSpec plain = s;
+  plain.parallel.pp_overlap = false;
+  return parallel::describe_plan(plain);
+}
+
+ChunkBounds bound_chunk(const std::vector<scenario::ScenarioSpec>& plans, const std::vector<size_t>& which)
 {
   ChunkBounds c;
-  for (size_t i = first; i < last; ++i) {
+  for (size_t i : which) {
     const scenario::ScenarioSpec& s = plans[i];
     try {
       c.bound.push_back(systems::system_kind(s).lower_bound_step_s(s, parallel::derive_plan(s)));
@@ -57,33 +81,51 @@ ChunkBounds from_bytes(const Bytes& b)
 PlanBounds plan_bounds(const std::vector<scenario::ScenarioSpec>& plans, int workers)
 {
   const size_t n = plans.size();
+  // The plans whose bound is computed (the first of each key), and for every plan the one whose bound it takes.
+  std::vector<size_t> computed, same_as(n);
+  {
+    std::unordered_map<std::string, size_t> first;
+    for (size_t i = 0; i < n; ++i) {
+      auto [it, added] = first.try_emplace(bound_key(plans[i]), i);
+      if (added)
+        computed.push_back(i);
+      same_as[i] = it->second;
+    }
+  }
+  const MpiWorld world = mpi_world();
+  const size_t chunks =
+      std::min(computed.size(), size_t(std::max(1, workers)) * size_t(world.size) * kChunksPerWorker);
+  std::vector<std::vector<size_t>> members(chunks);
   std::vector<std::function<Bytes()>> jobs;
-  for (size_t first = 0; first < n; first += kPlansPerChild) {
-    const size_t last = std::min(n, first + kPlansPerChild);
-    jobs.push_back([&plans, first, last]() { return to_bytes(bound_chunk(plans, first, last)); });
+  for (size_t c = 0; c < chunks; ++c) {
+    for (size_t k : chunk_plans(computed.size(), c, chunks))
+      members[c].push_back(computed[k]);
+    jobs.push_back([&plans, which = &members[c]]() { return to_bytes(bound_chunk(plans, *which)); });
   }
   auto got = run_across_ranks(jobs, workers);
-  const MpiWorld world = mpi_world();
   PlanBounds r;
   r.bound.assign(n, 0.0);
   r.failed.assign(n, 0);
   std::optional<std::vector<uint64_t>> shared;  // every bound's bits, then every failed flag (MPI)
   if (world.root()) {
     try {
-      for (size_t c = 0; c < jobs.size(); ++c) {
-        const size_t first = c * kPlansPerChild;
-        const size_t last = std::min(n, first + kPlansPerChild);
-        const ChunkBounds chunk = got[c] ? from_bytes(*got[c]) : bound_chunk(plans, first, last);
-        for (size_t i = first; i < last; ++i) {
-          r.bound[i] = chunk.bound[i - first];
-          const std::string& error = chunk.error[i - first];
-          if (error.empty())
-            continue;
-          r.failed[i] = 1;
-          ++r.failures[error];
-          if (r.first_failed_plan.empty())
-            r.first_failed_plan = parallel::describe_plan(plans[i]);
+      std::vector<std::string> errors(n);
+      for (size_t c = 0; c < chunks; ++c) {
+        const ChunkBounds chunk = got[c] ? from_bytes(*got[c]) : bound_chunk(plans, members[c]);
+        for (size_t k = 0; k < members[c].size(); ++k) {
+          r.bound[members[c][k]] = chunk.bound[k];
+          errors[members[c][k]] = chunk.error[k];
         }
+      }
+      for (size_t i = 0; i < n; ++i) {  // in the order of the list, whichever chunk computed them
+        r.bound[i] = r.bound[same_as[i]];
+        const std::string& error = errors[same_as[i]];
+        if (error.empty())
+          continue;
+        r.failed[i] = 1;
+        ++r.failures[error];
+        if (r.first_failed_plan.empty())
+          r.first_failed_plan = parallel::describe_plan(plans[i]);
       }
     } catch (...) {
       if (world.size > 1)

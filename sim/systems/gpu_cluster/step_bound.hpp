@@ -2,6 +2,7 @@
 /// A proven lower bound on a GPU cluster's simulated step time, cheap enough to compute for every plan of a search
 /// before simulating any: `dtsim search` simulates plans in the order of their bounds and leaves out those whose
 /// bound exceeds the k-th best step time already simulated (they cannot enter the top k).
+#include "parallel/collective.hpp"
 #include "parallel/plan.hpp"
 #include "scenario/scenario_spec.hpp"
 #include "systems/gpu_cluster/gpu_step.hpp"
@@ -14,12 +15,21 @@ namespace dtsim::systems {
 /// its compute steps plus the collectives its lane waits for; a unit starts once the stage's
 /// previous unit (or pair of units) has ended and the units whose activations or gradients it reads have ended; a
 /// pair of units (DualPipe, ep_overlap) takes the GPU one kernel at a time, so it lasts at least the sum of both
-/// units' kernels, and each of its lanes at least its own kernels and collectives (one lane's collective may hide
-/// behind the other's kernels, never behind its own); then each stage's optimizer and the stack's fixed time per
-/// step. The replay only adds to each of these (other collectives, transfers, waits, contention, kernels slowed by
-/// collectives' SMs), so the result is never above the simulated step time (tests/unit/step_bound_test.cpp checks
+/// units' kernels, its first lane at least its own kernels and collectives (one lane's collective may hide behind
+/// the other's kernels, never behind its own) and its second lane at least its kernels; then each stage's optimizer, its parameter all-gathers after
+/// it (parameter_refresh_lower_bound_s) and the stack's fixed time per step. The replay only adds to each of these
+/// (other collectives, transfers, waits, contention, kernels slowed by collectives' SMs), so the result is never above the simulated step time (tests/unit/step_bound_test.cpp checks
 /// it on plans of every schedule, with and without paired chunks).
 double step_time_lower_bound(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan, const GpuStep& step);
+
+/// ZeRO 1 and 2 without parallel.param_gather_overlap: after its optimizer a stage all-gathers its updated parameters
+/// over the data-parallel group, then its experts' over the expert-data-parallel group, one after the other on the
+/// device's data-parallel communicator (replay::DataParallelQueue runs one collective at a time), and its step ends
+/// after them. Each takes at least NCCL's predicted time on an uncontended fabric (parallel/collective.hpp: the
+/// replay's flows take exactly that alone, longer when they share links); their sum, in seconds. 0 where the step
+/// program has no such gather.
+double parameter_refresh_lower_bound_s(const parallel::DerivedPlan& plan, const replay::StepProgram& prog,
+                                       int64_t stage, const collectives::Fabric& fabric);
 
 /// An expert all-to-all of `bytes` (the whole tensor, as replay::Step::bytes) over the expert-parallel group of
 /// `stage` at its best case: the fastest member's flows, as collectives::plan_collective lays them, alone on its
