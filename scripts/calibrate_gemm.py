@@ -5,7 +5,7 @@ measurements, once per device. Model (sim/kernels/compute_model.cpp):
     time = max(flops / (peak * eff), bytes / (memory_bandwidth * memory_efficiency))
 Grid search on the squared log error. Prints the parameters and the fit error per point.
 Usage: scripts/calibrate_gemm.py a100|h100|h100-fp8|h200-fp8|b200|b200-fp8|b200-nvfp4|gb200-fp8|gb200-nvfp4|gb300|gb300-fp8|gb300-nvfp4|
-       mi300x|mi300x-fp8
+       mi300x|mi300x-fp8|mi355x
 h100-fp8 fits device.efficiency.gemm_fp8 of hardware/dgx-h100.yaml: the same model at the fp8 peak, with 1-byte inputs
 and a 2-byte (bf16) result in the roofline, as Transformer Engine's fp8 GEMMs run. A device with a single published
 point (b200) keeps the H100 curve's shape (its half_area scaled by the SM count, 148 / 132) and fits `max`
@@ -170,6 +170,15 @@ MI300X_FP8_SHAPE = dict(half_area=5931642, p=1.5, half_k=640)  # mi300x-fp8 as f
 MI300X = dict(peak=1300e12, bw=5300e9 * 0.77, points=[
     (10240, 15360, 8192, 1, 668.4, "stas00/ml-engineering MAMF table, MI300X BF16 best shape"),
 ], fixed=dict(half_area=MI300X_FP8_SHAPE["half_area"], p=MI300X_FP8_SHAPE["p"], half_k=MI300X_FP8_SHAPE["half_k"]))
+# AMD MI355X (256 CUs, HBM3E 8 TB/s; no stream measurement published: MI300X's 0.77 assumed). BF16: one published
+# point, stas00/ml-engineering MAMF table (torch 2.8.0+rocm7.0.2, TunableOp off) 1,565 TFLOP/s at 12288x8192x8192,
+# against AMD's 2,500 dense peak (stas00's spec table; that MAMF table divides by 2,300 instead, reference 1.4). The
+# MI300X curve's shape, its half_area scaled by the CU count (256 / 304, as b200 scales H100's by the SM count), with
+# max fitted alone.
+MI355X = dict(peak=2500e12, bw=8000e9 * 0.77, points=[
+    (12288, 8192, 8192, 1, 1565.0, "stas00/ml-engineering MAMF table, MI355X BF16 best shape"),
+], fixed=dict(half_area=MI300X_FP8_SHAPE["half_area"] * 256 / 304, p=MI300X_FP8_SHAPE["p"],
+              half_k=MI300X_FP8_SHAPE["half_k"]))
 
 
 def model(dev, m, n, k, b, mx, half_area, half_k, p):
@@ -208,7 +217,7 @@ if __name__ == "__main__":
     dev = {"a100": A100, "h100": H100, "h100-fp8": H100_FP8, "h200-fp8": H200_FP8, "b200": B200, "b200-fp8": B200_FP8,
            "b200-nvfp4": B200_NVFP4, "gb200-fp8": GB200_FP8, "gb300": GB300,
            "gb300-fp8": GB300_FP8, "gb200-nvfp4": GB200_NVFP4, "gb300-nvfp4": GB300_NVFP4,
-           "mi300x": MI300X, "mi300x-fp8": MI300X_FP8}[sys.argv[1] if len(sys.argv) > 1 else "a100"]
+           "mi300x": MI300X, "mi300x-fp8": MI300X_FP8, "mi355x": MI355X}[sys.argv[1] if len(sys.argv) > 1 else "a100"]
     _, mx, ha, hk, p = fit(dev)
     print(f"max: {mx}\nhalf_area: {ha:.0f}\narea_exponent: {p}\nhalf_k: {hk}")
     for m, n, k, b, v, src in dev["points"]:
