@@ -107,6 +107,9 @@ class Driver {
   /// moved data (exposed pipeline communication), the rest waited for a neighbour (bubble).
   void exchanged(size_t di, double entered, double covered);
   void run_step(size_t di, int lane);
+  /// A blocking collective of lane `lane` of device `di`, waited for since `since`, is over: the wait goes to the
+  /// breakdown term `exposed` and the trace, and the lane takes its next step.
+  void finish_blocking(size_t di, int lane, const Step& st, double since, double Breakdown::*exposed);
   // ---- pairs (driver_pairs.cpp) ----------------------------------------------------------------------------
   /// Before a lane's kernels (and TP collectives): true when it may run them now (always, outside a pair);
   /// otherwise the lane waits for the other's kernels and release_gpu resumes it.

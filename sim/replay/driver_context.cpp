@@ -25,16 +25,8 @@ void Driver::cp_ring(size_t di, int lane, const Step& st, std::function<void()> 
 // does nothing else meanwhile; its time is the exposed context-parallel communication.
 void Driver::cp_blocking(size_t di, int lane, const Step& st, double t0)
 {
-  cp_ring(di, lane, st, [this, di, lane, t0, &st]() {
-    Device& d = devices_[di];
-    const double now = Activities::now();
-    d.b.exposed_cp_comm_s += now - t0;
-    trace_.add(d.id, 1, st.label, t0, now);
-    d.free_t = now;
-    ++d.lanes[size_t(lane)].step;
-    release_gpu(di);
-    run_step(di, lane);
-  });
+  cp_ring(di, lane, st,
+          [this, di, lane, t0, &st]() { finish_blocking(di, lane, st, t0, &Breakdown::exposed_cp_comm_s); });
 }
 
 }  // namespace dtsim::replay

@@ -220,20 +220,25 @@ bool Driver::run_sequence(size_t di, int lane, double t0)
   return true;
 }
 
+void Driver::finish_blocking(size_t di, int lane, const Step& st, double since, double Breakdown::*exposed)
+{
+  Device& d = devices_[di];
+  const double now = Activities::now();
+  d.b.*exposed += now - since;
+  trace_.add(d.id, 1, st.label, since, now);
+  d.free_t = now;
+  ++d.lanes[size_t(lane)].step;
+  release_gpu(di);
+  run_step(di, lane);
+}
+
 void Driver::tp_collective(size_t di, int lane, const Step& st, double t0)
 {
   Device& d = devices_[di];
   Lane& ln = d.lanes[size_t(lane)];
   const int64_t seq = ln.tp_seq++;
   auto finish = [this, &st, lane](size_t wi, double arrived_t) {
-    Device& w = devices_[wi];
-    double now = Activities::now();
-    w.b.exposed_tp_comm_s += now - arrived_t;
-    trace_.add(w.id, 1, st.label, arrived_t, now);
-    w.free_t = now;
-    ++w.lanes[size_t(lane)].step;
-    release_gpu(wi);
-    run_step(wi, lane);
+    finish_blocking(wi, lane, st, arrived_t, &Breakdown::exposed_tp_comm_s);
   };
   if (costs_.tp_exclusive() && ln.prepaid_s > 0) {  // its whole time was spent with the kernel before it
     const double prepaid = ln.prepaid_s;
