@@ -88,8 +88,8 @@ struct AlgorithmDef {
   bool nics_at_goodput = false;
   /// Latency and bytes per link of the collective on this group (assumes applicable()).
   AlgorithmCost (*cost)(Protocol p, Kind kind, const GroupShape& g) = nullptr;
-  /// The time LL's bus-bandwidth cap allows (NCCL llMaxBws), from `bus_s`, the time at the cap of a ring
-  /// all-reduce's bus bytes on `ranks` members.
+  /// The time NCCL's bus-bandwidth caps allow (llMaxBws, the per-channel caps), from `bus_s`, the time at the cap
+  /// of this collective's ring bus bytes on `ranks` members.
   double (*ll_capped_s)(double bus_s, int64_t ranks) = [](double bus_s, int64_t) { return bus_s; };
   /// What the size of the tensor, `bytes`, changes in the algorithm's cost (none by default): NCCL's correction of
   /// the tree's bandwidth, the chunks NVLS cuts the tensor into.

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <string>
+#include <cstring>
 #include <vector>
 
 namespace dtsim::collectives {
@@ -105,12 +105,12 @@ double channel_cap_Bps(ChannelCap cap, const GroupShape& g)
 
 double algorithm_bus_cap_Bps(const char* algorithm, Protocol p, const GroupShape& g)
 {
-  const std::string name = algorithm;
-  if (name == "ring")
+  // Compared in place: predict() asks for every candidate of every collective a search prices.
+  if (std::strcmp(algorithm, "ring") == 0)
     return p == Protocol::LL128 ? channel_cap_Bps(ChannelCap::RingLL128, g) : 0.0;
-  if (name == "nvls_tree")
+  if (std::strcmp(algorithm, "nvls_tree") == 0)
     return channel_cap_Bps(ChannelCap::NvlsTree, g);
-  if (name != "tree")
+  if (std::strcmp(algorithm, "tree") != 0)
     return 0.0;
   const double tree = channel_cap_Bps(ChannelCap::Tree, g);
   if (tree <= 0 || p == Protocol::Simple)
