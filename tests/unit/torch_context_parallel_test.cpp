@@ -128,6 +128,36 @@ TEST(TorchContextParallel, GathersAndRotationsAreBlockingWithTheirBytes)
   EXPECT_DOUBLE_EQ(memory_bytes(torch.backward, "cp_merge.bwd"), (6 + 9.5) * (out + kv) + 6 * kv);
 }
 
+// With the tokens per rank fixed (256 of each sequence), every doubling of cp adds to a rank the same work per added
+// K, V block, as PyTorch's loops do (docs/validation.md, "The 8B context-parallel rows read again", rests on it):
+// attention work cp times the single rank's, one merge and one dK, dV transfer per later block, a gather that moves
+// the other ranks' K, V. Nothing in the model may grow faster than the number of blocks.
+TEST(TorchContextParallel, AtFixedTokensPerRankEachAddedBlockCostsTheSame)
+{
+  const auto t = tiny_model();
+  auto shape = [](int64_t cp) {
+    dtsim::model::Shape s{4, 256 * cp, 1, false, 2, 1, 1.0, cp, true};
+    s.cp_allgather = true;
+    return s;
+  };
+  const auto one = t.layer(shape(1));
+  const double kv = 4.0 * 256 * 2 * 8 * 32, out = 4.0 * 256 * 8 * 32;  // the rank's K, V and output elements
+  for (int64_t cp : {2, 4, 8}) {
+    SCOPED_TRACE(cp);
+    const auto layer = t.layer(shape(cp));
+    const double c = double(cp);
+    EXPECT_LT(rel_diff(attention_work(layer.forward), c * attention_work(one.forward)), 1e-12);
+    EXPECT_LT(rel_diff(attention_work(layer.backward), c * attention_work(one.backward)), 1e-12);
+    EXPECT_DOUBLE_EQ(memory_bytes(layer.forward, "cp_merge"), (c - 1) * 9.5 * out);
+    const auto fwd = blocking_gathers(layer.forward), bwd = blocking_gathers(layer.backward);
+    ASSERT_EQ(fwd.size(), 1u);
+    ASSERT_EQ(bwd.size(), 2u);
+    // What a rank receives: a ring all-gather over cp ranks moves (cp - 1) / cp of its tensor.
+    EXPECT_DOUBLE_EQ(fwd[0].second * (c - 1) / c, 2 * (c - 1) * kv);  // the other ranks' bf16 K, V
+    EXPECT_DOUBLE_EQ(bwd[1].second * (c - 1) / c, 4 * c * kv);       // cp fp32 dK, dV transfers
+  }
+}
+
 nlohmann::json run(const std::string& stack, const std::string& extra = "")
 {
   return dtsim::test::run_json("scenarios/tiny.yaml", " --set devices=32 --set parallel.cp=2 --set stack=" +
