@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "collectives/algorithm_parts.hpp"
-#include "collectives/channel_caps.hpp"
 
 namespace dtsim::collectives {
 
@@ -101,7 +100,7 @@ Prediction predict(const AlgorithmDef& a, Protocol p, Kind kind, double bytes, c
     link_s = std::max(link_s, r.nic_factor * bytes / g.nic_Bps);
   // NCCL's caps on the bus bandwidth (LL's, the channels'), scaled as the rest of the bandwidth by the size's
   // correction (ncclTopoGetAlgoTime applies treeCorrectionFactor to the capped bandwidth): stretch every flow alike.
-  double cap_Bps = algorithm_bus_cap_Bps(a.name, p, g);
+  double cap_Bps = a.bus_cap_Bps(p, g);
   if (p == Protocol::LL)
     cap_Bps = cap_Bps > 0 ? std::min(cap_Bps, ll_max_bus_Bps(g)) : ll_max_bus_Bps(g);
   if (cap_Bps > 0) {

@@ -74,7 +74,7 @@ struct SizeEffect {
 };
 
 /// An algorithm's entry: its names and what it does, as NCCL's tuner models it and as flows on the links. Only
-/// `nics_at_goodput` and `ll_capped_s` have defaults (the ring's); an entry sets every other field.
+/// `nics_at_goodput`, `bus_cap_Bps`, `ll_capped_s` and `size_effect` have defaults; an entry sets every other field.
 struct AlgorithmDef {
   const char* name = "";     ///< the YAML value
   const char* summary = "";  ///< one line, for help and docs
@@ -88,6 +88,10 @@ struct AlgorithmDef {
   bool nics_at_goodput = false;
   /// Latency and bytes per link of the collective on this group (assumes applicable()).
   AlgorithmCost (*cost)(Protocol p, Kind kind, const GroupShape& g) = nullptr;
+  /// NCCL's cap on the bus bandwidth under `p` on this group, bytes/s (0: none): the per-channel caps of
+  /// ncclTopoTuneModel's "model refinements" over the graph's channels (collectives/channel_caps.hpp), declared
+  /// where the algorithm is defined. LL's own cap (llMaxBws) applies to every algorithm on top (predict()).
+  double (*bus_cap_Bps)(Protocol p, const GroupShape& g) = [](Protocol, const GroupShape&) { return 0.0; };
   /// The time NCCL's bus-bandwidth caps allow (llMaxBws, the per-channel caps), from `bus_s`, the time at the cap
   /// of this collective's ring bus bytes on `ranks` members.
   double (*ll_capped_s)(double bus_s, int64_t ranks) = [](double bus_s, int64_t) { return bus_s; };

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstring>
 #include <vector>
 
 namespace dtsim::collectives {
@@ -101,23 +100,6 @@ double channel_cap_Bps(ChannelCap cap, const GroupShape& g)
                       : cap == ChannelCap::TreeLL128 ? kTreeLL128
                                                      : kNvlsTree;
   return double(channels) * table[size_t(generation)][nodes] * 1e9;
-}
-
-double algorithm_bus_cap_Bps(const char* algorithm, Protocol p, const GroupShape& g)
-{
-  // Compared in place: predict() asks for every candidate of every collective a search prices.
-  if (std::strcmp(algorithm, "ring") == 0)
-    return p == Protocol::LL128 ? channel_cap_Bps(ChannelCap::RingLL128, g) : 0.0;
-  if (std::strcmp(algorithm, "nvls_tree") == 0)
-    return channel_cap_Bps(ChannelCap::NvlsTree, g);
-  if (std::strcmp(algorithm, "tree") != 0)
-    return 0.0;
-  const double tree = channel_cap_Bps(ChannelCap::Tree, g);
-  if (tree <= 0 || p == Protocol::Simple)
-    return tree;
-  if (p == Protocol::LL)
-    return tree / 3.8;
-  return std::min(tree * (g.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), channel_cap_Bps(ChannelCap::TreeLL128, g));
 }
 
 }  // namespace dtsim::collectives

@@ -2,7 +2,8 @@
 /// NCCL's channels and the caps its tuner puts on the bandwidth of each (NVIDIA/nccl at 5067397c, NCCL 2.30.7):
 /// how many channels the topology search gives a ring (and the tree, which takes the ring's count), and the most
 /// bus bandwidth per channel that tuning.cc's ncclTopoTuneModel allows a ring under LL128, a tree, a tree under
-/// LL128 and an NVLS tree, by GPU generation and node count ("Various model refinements").
+/// LL128 and an NVLS tree, by GPU generation and node count ("Various model refinements"). Each algorithm says
+/// which of them bind it in its own entry (AlgorithmDef::bus_cap_Bps, collectives/algorithms/).
 #include "collectives/algorithm_registry.hpp"
 
 namespace dtsim::collectives {
@@ -24,11 +25,5 @@ int ring_graph_channels(const GroupShape& g);
 /// The cap on the bus bandwidth, bytes/s: the graph's channels times NCCL's per-channel figure for the group's GPU
 /// generation (NVSwitch 2: Ampere, 3: Hopper, 4: Blackwell) and node count (1, 2, more); 0 where none applies.
 double channel_cap_Bps(ChannelCap cap, const GroupShape& g);
-
-/// NCCL's cap on the bus bandwidth of the registry's algorithm `algorithm` under `p`, bytes/s (0: none), as
-/// ncclTopoTuneModel's "model refinements" order them: a ring under LL128 at RingLL128; a tree at Tree, then / 3.8
-/// under LL and x 7/9 (one node) or 120/128 under LL128, there at most TreeLL128; an NVLS tree at NvlsTree (its
-/// graph has one head per member of a node, each with its NIC, as many channels as the ring's).
-double algorithm_bus_cap_Bps(const char* algorithm, Protocol p, const GroupShape& g);
 
 }  // namespace dtsim::collectives

@@ -42,6 +42,22 @@ TEST(ChannelCaps, CapsTakeTheTunersPerChannelFigures)
   EXPECT_DOUBLE_EQ(channel_cap_Bps(ChannelCap::RingLL128, node(4, 721.8)), 16 * 40.0e9);
 }
 
+TEST(ChannelCaps, EachAlgorithmDeclaresItsCapsInItsEntry)
+{
+  // 4 x 8 H100: the ring is capped under LL128 only, the tree under every protocol (LL at a 3.8th, LL128 at the
+  // lower of 120/128 of its cap and its LL128 cap), the NVLS tree at its own cap; NVLS within a node has none.
+  const GroupShape g = node(3, 370.8, 4);
+  const auto cap = [&](const char* name, Protocol p) { return find_algorithm(name)->bus_cap_Bps(p, g); };
+  EXPECT_EQ(cap("ring", Protocol::Simple), 0.0);
+  EXPECT_EQ(cap("ring", Protocol::LL), 0.0);
+  EXPECT_DOUBLE_EQ(cap("ring", Protocol::LL128), 8 * 36.7e9);
+  EXPECT_DOUBLE_EQ(cap("tree", Protocol::Simple), 8 * 36.0e9);
+  EXPECT_DOUBLE_EQ(cap("tree", Protocol::LL), 8 * 36.0e9 / 3.8);
+  EXPECT_DOUBLE_EQ(cap("tree", Protocol::LL128), 8 * 29.0e9);
+  EXPECT_DOUBLE_EQ(cap("nvls_tree", Protocol::Simple), 8 * 45.5e9);
+  EXPECT_EQ(find_algorithm("nvls")->bus_cap_Bps(Protocol::Simple, node(3, 370.8)), 0.0);
+}
+
 TEST(ChannelCaps, TheRingsLL128AcrossNodesRunsAtItsCap)
 {
   // 4 x 8 H100, 8 NICs of 48.5 GB/s: the ring's LL128 would reach 8 x 48.5 x .92 = 357 GB/s of bus bandwidth; NCCL

@@ -292,7 +292,7 @@ TEST(Registry, ListsEveryFileOfTheCatalog)
     EXPECT_EQ(&algorithm(a.name), &a);
     EXPECT_NE(std::string(a.summary), "") << a.name;
     EXPECT_NE(std::string(a.applies), "") << a.name;
-    EXPECT_TRUE(a.applicable && a.bandwidth_fraction && a.cost && a.ll_capped_s && a.lay_flows) << a.name;
+    EXPECT_TRUE(a.applicable && a.bandwidth_fraction && a.bus_cap_Bps && a.cost && a.ll_capped_s && a.lay_flows) << a.name;
   }
   EXPECT_EQ(registered, files);
   EXPECT_EQ(dtsim::collectives::find_algorithm("rign"), nullptr);

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "collectives/algorithm_parts.hpp"
+#include "collectives/channel_caps.hpp"
 
 namespace dtsim::collectives {
 
@@ -20,6 +21,10 @@ bool nvls_tree_applicable(Protocol p, Kind kind, const GroupShape& g)
 }
 
 double nvls_tree_fraction(Protocol, const GroupShape& g) { return nvls_efficiency(g); }
+
+// tuning.cc: at most perChMaxNVLSTreeBws per channel; its graph has one head per member of a node, each with its
+// NIC, as many channels as the ring's.
+double nvls_tree_bus_cap_Bps(Protocol, const GroupShape& g) { return channel_cap_Bps(ChannelCap::NvlsTree, g); }
 
 AlgorithmCost nvls_tree_cost(Protocol, Kind, const GroupShape& g)
 {
@@ -55,6 +60,7 @@ AlgorithmDef nvls_tree_algorithm()
   a.applicable = nvls_tree_applicable;
   a.bandwidth_fraction = nvls_tree_fraction;
   a.nics_at_goodput = true;  // the protocol's fraction applies to the in-switch part only
+  a.bus_cap_Bps = nvls_tree_bus_cap_Bps;
   a.cost = nvls_tree_cost;
   a.lay_flows = nvls_tree_lay_flows;
   return a;

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "collectives/algorithm_parts.hpp"
+#include "collectives/channel_caps.hpp"
 
 namespace dtsim::collectives {
 
@@ -21,6 +22,12 @@ bool ring_applicable(Protocol, Kind, const GroupShape&) { return true; }
 double ring_fraction(Protocol p, const GroupShape&)
 {
   return p == Protocol::LL ? 0.5 : p == Protocol::LL128 ? 0.92 : 1.0;
+}
+
+// tuning.cc: a ring under LL128 at most perChMaxRingLL128Bws per channel; LL and Simple have no channel cap.
+double ring_bus_cap_Bps(Protocol p, const GroupShape& g)
+{
+  return p == Protocol::LL128 ? channel_cap_Bps(ChannelCap::RingLL128, g) : 0.0;
 }
 
 AlgorithmCost ring_cost(Protocol p, Kind kind, const GroupShape& g)
@@ -84,6 +91,7 @@ AlgorithmDef ring_algorithm()
   a.applies = "every all-reduce, reduce-scatter and all-gather";
   a.applicable = ring_applicable;
   a.bandwidth_fraction = ring_fraction;
+  a.bus_cap_Bps = ring_bus_cap_Bps;
   a.cost = ring_cost;
   a.lay_flows = ring_lay_flows;
   return a;

@@ -3,6 +3,7 @@
 #include <array>
 
 #include "collectives/algorithm_parts.hpp"
+#include "collectives/channel_caps.hpp"
 
 namespace dtsim::collectives {
 
@@ -23,6 +24,18 @@ double tree_fraction(Protocol p, const GroupShape& g)
   return 0.92 * (p == Protocol::LL ? 1.0 / 3.8
                  : p == Protocol::LL128 ? (g.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0)
                                         : 1.0);
+}
+
+// tuning.cc's refinements in their order: a tree all-reduce at most perChMaxTreeBws per channel, then / 3.8 under LL
+// and x 7/9 (one node) or 120/128 (several) under LL128, there at most perChMaxTreeLL128Bws per channel.
+double tree_bus_cap_Bps(Protocol p, const GroupShape& g)
+{
+  const double tree = channel_cap_Bps(ChannelCap::Tree, g);
+  if (tree <= 0 || p == Protocol::Simple)
+    return tree;
+  if (p == Protocol::LL)
+    return tree / 3.8;
+  return std::min(tree * (g.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), channel_cap_Bps(ChannelCap::TreeLL128, g));
 }
 
 AlgorithmCost tree_cost(Protocol p, Kind, const GroupShape& g)
@@ -89,6 +102,7 @@ AlgorithmDef tree_algorithm()
   a.applies = "all-reduce";
   a.applicable = tree_applicable;
   a.bandwidth_fraction = tree_fraction;
+  a.bus_cap_Bps = tree_bus_cap_Bps;
   a.cost = tree_cost;
   a.ll_capped_s = tree_ll_capped_s;
   a.size_effect = tree_size_effect;
