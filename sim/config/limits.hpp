@@ -89,6 +89,7 @@ inline constexpr IntRange kSmCount{21, 4096};
 inline constexpr IntRange kTopologyLevels{1, 3};
 /// Switch ports: 2 to 4,096 (the largest switch ASICs have 512 ports).
 inline constexpr IntRange kSwitchRadix{2, 4096};
+inline constexpr IntRange kQpsPerConnection{1, 128};
 /// Cores of a wafer: 2^24 (WSE-3: 900,000).
 inline constexpr IntRange kWaferCores{1, int64_t(1) << 24};
 /// Rows or columns of the wafer's region mesh: 4,096.

@@ -103,6 +103,11 @@ struct ScaleUpSpec {
 
 enum class Topology { FatTree, RailOptimized };
 
+/// How the switches spread flows over their equal-cost uplinks: adaptively, by the load of each port (InfiniBand's
+/// adaptive routing, Spectrum-X), so that the fabric acts as one fluid pool per tier; or by a static hash of each
+/// flow's header (ECMP), so that some uplinks carry more flows than others (parallel/fabric_routes.hpp).
+enum class Routing { Adaptive, StaticEcmp };
+
 struct NetworkSpec {
   int nics_per_node = 0;  ///< compute NICs per node; device i uses NIC i % nics_per_node
   LinkSpec nic;           ///< per NIC, per direction; latency is end to end across the fabric
@@ -110,6 +115,10 @@ struct NetworkSpec {
   int levels = 1;               ///< switch levels of the fat tree (1 = one big switch)
   int switch_radix = 0;         ///< ports per switch
   double oversubscription = 1;  ///< down/up bandwidth ratio at every switch level
+  Routing routing = Routing::Adaptive;
+  double switch_latency_s = 0;  ///< port to port, per switch a route crosses beyond the first
+  int qps_per_connection = 1;   ///< NCCL_IB_QPS_PER_CONNECTION: flows per ring connection, each hashed alone
+  int64_t hash_seed = 1;        ///< static ECMP: the seed of the switches' hash
 };
 
 /// A hardware file as read: its name, its kind of system and what that kind's wing read of it. A GPU cluster's

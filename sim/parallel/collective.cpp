@@ -34,6 +34,10 @@ Fabric fabric_of(const scenario::ScenarioSpec& s)
   f.full_mesh = hw.scale_up.full_mesh;
   f.choice.algorithm = !s.stack.collective_algorithm.empty() ? s.stack.collective_algorithm : hw.collectives.algorithm;
   f.choice.protocol = !s.stack.collective_protocol.empty() ? s.stack.collective_protocol : hw.collectives.protocol;
+  f.routes = parallel::FabricRoutes(hw);
+  const auto& par = s.parallel;
+  f.ecmp_slowdown = parallel::ecmp_ring_slowdown(
+      hw, parallel::Placement(par.dp_cp(), par.tp, par.pp, parallel::devices_used_per_domain(hw.domain_devices(), par.tp)));
   return f;
 }
 
@@ -159,6 +163,31 @@ void spread_over_mesh(const MembersByNode& by_node, const parallel::Placement& p
   flows = std::move(spread);
 }
 
+// The switch latency a collective across `nodes` domains pays beyond NCCL's network constants (which stand for a
+// route through one switch): per switch beyond the first that its group's routes cross, on each network step.
+double tier_latency_s(Kind kind, const char* algorithm, int64_t nodes, int switches, const Fabric& fabric)
+{
+  if (switches <= 1 || fabric.routes.switch_latency_s() <= 0)
+    return 0;
+  return double(parallel::network_steps(algorithm, kind == Kind::AllReduce, nodes)) * double(switches - 1) *
+         fabric.routes.switch_latency_s();
+}
+
+// What the switch tiers add to a phase across domains: their latency, and under static ECMP the busiest uplink's
+// slowdown of every flow that leaves its leaf, as more bytes at the link's rate (parallel/fabric_routes.hpp).
+void add_fabric_costs(Kind kind, const std::vector<int64_t>& group, const parallel::Placement& placement,
+                      const Fabric& fabric, int64_t nodes, Phase& ph)
+{
+  const auto& routes = fabric.routes;
+  ph.latency_s += tier_latency_s(kind, ph.algorithm->name, nodes, routes.switches_spanned(group, placement), fabric);
+  if (fabric.ecmp_slowdown <= 1)
+    return;
+  for (Flow& f : ph.flows)
+    if (placement.domain_of(f.src) != placement.domain_of(f.dst) &&
+        routes.leaf_of_nic(routes.nic_of(f.src, placement)) != routes.leaf_of_nic(routes.nic_of(f.dst, placement)))
+      f.bytes *= fabric.ecmp_slowdown;
+}
+
 }  // namespace
 
 std::vector<Phase> plan_collective(Kind kind, double bytes, const std::vector<int64_t>& group,
@@ -219,6 +248,8 @@ std::vector<Phase> plan_collective(Kind kind, double bytes, const GroupLayout& l
   pr.algorithm->lay_flows(group, by_node, g, nvl_bytes, nic_bytes, ph.flows);
   if (fabric.full_mesh)
     spread_over_mesh(by_node, placement, ph.flows);
+  if (g.nodes > 1)
+    add_fabric_costs(kind, group, placement, fabric, g.nodes, ph);
   phases.push_back(std::move(ph));
   return phases;
 }
@@ -228,7 +259,10 @@ double collective_time(Kind kind, double bytes, const std::vector<int64_t>& grou
 {
   if (group.size() < 2 || bytes <= 0 || kind == Kind::AllToAll)
     return 0;
-  return choose(kind, bytes, group_shape(group, placement, fabric), fabric.choice).time_s;
+  const GroupShape g = group_shape(group, placement, fabric);
+  const Prediction pr = choose(kind, bytes, g, fabric.choice);
+  return pr.time_s + tier_latency_s(kind, pr.algorithm->name, g.nodes, fabric.routes.switches_spanned(group, placement),
+                                    fabric);
 }
 
 double collective_time(Kind kind, double bytes, const GroupShape& g, const Fabric& fabric)

@@ -12,6 +12,7 @@
 
 #include "collectives/algorithm_registry.hpp"
 #include "model/ops.hpp"
+#include "parallel/fabric_routes.hpp"
 #include "parallel/placement.hpp"
 #include "scenario/scenario_spec.hpp"
 
@@ -33,6 +34,11 @@ struct Fabric {
   /// No switch: `nvlink_Bps` is one per-pair link of a mesh (hardware::ScaleUpSpec::full_mesh)
   bool full_mesh = false;
   CollectiveChoice choice;
+  /// The switch tiers a group's traffic crosses: each network step pays the switch latency per switch beyond the
+  /// first (NCCL's per-step network latency stands for a route through one switch).
+  parallel::FabricRoutes routes;
+  /// Static ECMP: the factor the most loaded uplink stretches the flows that cross a leaf by (1: adaptive routing).
+  double ecmp_slowdown = 1;
 };
 
 struct Phase {
@@ -76,10 +82,11 @@ std::vector<Phase> plan_collective(Kind kind, double bytes, const std::vector<in
 std::vector<Phase> plan_collective(Kind kind, double bytes, const GroupLayout& layout,
                                    const parallel::Placement& placement, const Fabric& fabric);
 
-/// NCCL's predicted time of the collective the replay would run (registry's choice), without contention.
+/// NCCL's predicted time of the collective the replay would run (registry's choice), without contention, with the
+/// latency of the switch tiers its group crosses (parallel/fabric_routes.hpp).
 double collective_time(Kind kind, double bytes, const std::vector<int64_t>& group,
                        const parallel::Placement& placement, const Fabric& fabric);
-/// The same on a group of shape `g`.
+/// The same on a group of shape `g`, whose switch tiers are not known: NCCL's model alone.
 double collective_time(Kind kind, double bytes, const GroupShape& g, const Fabric& fabric);
 
 }  // namespace dtsim::collectives

@@ -5,7 +5,8 @@
 ///  - the NICs as hosts of leaf-switch zones under a spine (two levels: a star zone; three levels: a full zone with
 ///    a route per pair of leaves that crosses the pod uplinks when the pods differ), each switch group's
 ///    uplink a shared link whose capacity is its NICs' bandwidth over the oversubscription ratio
-///    (a fluid view of a fat tree: ECMP spreads a group's traffic over its uplinks evenly);
+///    (a fluid view of a fat tree: adaptive routing spreads a group's traffic over its uplinks evenly; static ECMP's
+///    collisions and the switches' latency are priced on the collectives' phases, parallel/fabric_routes.hpp);
 ///    a fabric without oversubscription is built as one switch (its uplinks could never be a bottleneck).
 /// Latency terms and closed-form times are SimGrid kernel timers (replay/activities.hpp), not hosts.
 /// Links carry no latency: the replay waits a route's latency (route_latency) with a timer before the flow sends

@@ -71,7 +71,19 @@ INSTANTIATE_TEST_SUITE_P(
                      "--set training.recompute_layers=1"},
         FidelityCase{"interleaved_closed_form_tp8_pp2",
                      "--set devices=32 --set parallel.tp=8 --set parallel.pp=2 --set parallel.dp=2 "
-                     "--set schedule=interleaved-1f1b --set parallel.vpp=2"}),
+                     "--set schedule=interleaved-1f1b --set parallel.vpp=2"},
+        // A colliding fabric: leaves of two NICs (radix 4) hashed by static ECMP, so that the data-parallel flows
+        // that leave a leaf run at its busiest uplink's rate (parallel/fabric_routes.hpp), and cross three switches.
+        FidelityCase{"static_ecmp_tp8_pp2_dp4",
+                     "--set devices=64 --set parallel.tp=8 --set parallel.pp=2 --set parallel.dp=4 "
+                     "--set hardware.network.topology.type=fat-tree --set hardware.network.topology.levels=2 "
+                     "--set hardware.network.topology.switch_radix=4 "
+                     "--set hardware.network.topology.routing=static-ecmp"},
+        FidelityCase{"static_ecmp_hierarchical_tp2_pp2_dp8",
+                     "--set devices=32 --set parallel.tp=2 --set parallel.pp=2 --set parallel.dp=8 "
+                     "--set hardware.network.topology.type=fat-tree --set hardware.network.topology.levels=2 "
+                     "--set hardware.network.topology.switch_radix=4 "
+                     "--set hardware.network.topology.routing=static-ecmp"}),
     [](const ::testing::TestParamInfo<FidelityCase>& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -118,6 +118,25 @@ const Key kSwitchRadix = Key::integer("switch_radix", limits::kSwitchRadix, kReq
                                       "ports per switch (half down, half up)").defaults_to(2);
 const Key kOversubscription = Key::number("oversubscription", 1.0, 64.0, kOptional, "",
                                           "down/up bandwidth ratio at every switch level").defaults_to(1.0);
+const Key kRouting = Key::choice("routing", {"adaptive", "static-ecmp"}, kOptional, "",
+                                 "how switches spread flows over equal-cost uplinks: by port load (InfiniBand "
+                                 "adaptive routing, Spectrum-X) or by a static hash of each flow (ECMP), whose "
+                                 "collisions load some uplinks more than others (docs/calibration.md, "
+                                 "\"Fabric: switch tiers and routing\")")
+                         .defaults_to(std::string("adaptive"));
+// Port to port latency of one switch: NVIDIA does not publish it in the reference material; third-party pages
+// quote 130-400 ns for Quantum-2 NDR (e.g. yobitel.com/knowledge-base/nvidia-quantum-2, "~330 ns").
+const Key kSwitchLatency = Key::quantity("switch_latency", Dimension::Time, limits::kLatency, kOptional, "",
+                                         "port to port latency of one switch: each network step of a collective "
+                                         "pays it once per switch its group's route crosses beyond the first "
+                                         "(leaf 1, spine 3, core 5)")
+                               .defaults_to(300e-9);
+const Key kQpsPerConnection = Key::integer("qps_per_connection", limits::kQpsPerConnection, kOptional, "",
+                                           "NCCL_IB_QPS_PER_CONNECTION (NCCL's default 1): flows a ring "
+                                           "connection is split into, each hashed on its own under static ECMP")
+                                  .defaults_to(1);
+const Key kHashSeed = Key::integer("hash_seed", limits::kSeed, kOptional, "",
+                                   "static ECMP: the seed of the switches' flow hash").defaults_to(1);
 LinkSpec read_link(MapReader m)
 {
   LinkSpec l;
@@ -269,6 +288,12 @@ void read_gpu_hardware(MapReader& root, HardwareSpec& hw)
   hw.network.levels = static_cast<int>(topo.value(kLevels));
   hw.network.switch_radix = static_cast<int>(topo.value(kSwitchRadix));
   hw.network.oversubscription = topo.value(kOversubscription);
+  const auto routing = topo.choice(kRouting);
+  hw.network.routing = routing && *routing == "static-ecmp" ? hardware::Routing::StaticEcmp
+                                                             : hardware::Routing::Adaptive;
+  hw.network.switch_latency_s = topo.value(kSwitchLatency);
+  hw.network.qps_per_connection = static_cast<int>(topo.value(kQpsPerConnection));
+  hw.network.hash_seed = static_cast<int64_t>(topo.value(kHashSeed));
   topo.finish();
   net.finish();
   hw.collectives = hardware::read_collective_force(root);
@@ -324,7 +349,8 @@ std::vector<config::KeyGroup> gpu_hardware_key_groups()
           {"scale_up.nvlink", link},
           {"network", {&kNicsPerNode}},
           {"network.nic", link},
-          {"network.topology", {&kTopologyType, &kLevels, &kSwitchRadix, &kOversubscription}},
+          {"network.topology", {&kTopologyType, &kLevels, &kSwitchRadix, &kOversubscription, &kRouting,
+                                  &kSwitchLatency, &kQpsPerConnection, &kHashSeed}},
           {"collectives", {&hk::kCollectiveAlgorithm, &hk::kCollectiveProtocol}}};
 }
 
