@@ -44,18 +44,18 @@ struct ChunkBounds {
 // schedule, collectives and optimizer, never how its pipeline transfers are posted (only the replay's transfers
 // read that), so one of them is computed. The key is the plan as `dtsim search` names it, which tells apart every
 // plan of one enumeration (parallel::describe_plan), with pp_overlap cleared.
-std::string bound_key(const scenario::ScenarioSpec& s)
+std::string bound_key(const SearchPlans& plans, size_t i)
 {
-  scenario::ScenarioSpec plain = s;
+  scenario::ScenarioSpec plain = plans.plan_only(i);
   plain.parallel.pp_overlap = false;
   return parallel::describe_plan(plain);
 }
 
-ChunkBounds bound_chunk(const std::vector<scenario::ScenarioSpec>& plans, const std::vector<size_t>& which)
+ChunkBounds bound_chunk(const SearchPlans& plans, const std::vector<size_t>& which)
 {
   ChunkBounds c;
   for (size_t i : which) {
-    const scenario::ScenarioSpec& s = plans[i];
+    const scenario::ScenarioSpec s = plans.at(i);
     try {
       c.bound.push_back(systems::system_kind(s).lower_bound_step_s(s, parallel::derive_plan(s)));
       c.error.emplace_back();
@@ -78,7 +78,7 @@ ChunkBounds from_bytes(const Bytes& b)
 
 }  // namespace
 
-PlanBounds plan_bounds(const std::vector<scenario::ScenarioSpec>& plans, int workers)
+PlanBounds plan_bounds(const SearchPlans& plans, int workers)
 {
   const size_t n = plans.size();
   // The plans whose bound is computed (the first of each key), and for every plan the one whose bound it takes.
@@ -86,7 +86,7 @@ PlanBounds plan_bounds(const std::vector<scenario::ScenarioSpec>& plans, int wor
   {
     std::unordered_map<std::string, size_t> first;
     for (size_t i = 0; i < n; ++i) {
-      auto [it, added] = first.try_emplace(bound_key(plans[i]), i);
+      auto [it, added] = first.try_emplace(bound_key(plans, i), i);
       if (added)
         computed.push_back(i);
       same_as[i] = it->second;
@@ -125,7 +125,7 @@ PlanBounds plan_bounds(const std::vector<scenario::ScenarioSpec>& plans, int wor
         r.failed[i] = 1;
         ++r.failures[error];
         if (r.first_failed_plan.empty())
-          r.first_failed_plan = parallel::describe_plan(plans[i]);
+          r.first_failed_plan = parallel::describe_plan(plans.plan_only(i));
       }
     } catch (...) {
       if (world.size > 1)
