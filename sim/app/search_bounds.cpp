@@ -19,10 +19,10 @@ namespace {
 
 using json = nlohmann::json;
 
-// Chunks per worker process: a fork copies the parent's page tables, which hold every plan of the space (DeepSeek-V3's
-// full space: 36,090 plans, about 400 MB, some 25 ms of system time per fork and exit), so each worker takes a few
-// large chunks rather than many of 64 plans (564 forks there); more than one, so that a worker that drew the slower
-// bounds (ZB-V's list scheduler) does not finish long after the other.
+// Chunks per worker process: a few large ones rather than many of 64 plans (DeepSeek-V3's full space: 564 forks, each
+// copying the page tables of a parent that then held every plan whole, about 400 MB; SearchPlans keeps them small
+// since); more than one, so that a worker that drew the slower bounds (ZB-V's list scheduler) does not finish long
+// after the other.
 constexpr size_t kChunksPerWorker = 4;
 
 // The plans of chunk `c` of `chunks`: c, c + chunks, c + 2 chunks, ... Strided, so that every chunk holds plans of
@@ -54,8 +54,11 @@ std::string bound_key(const SearchPlans& plans, size_t i)
 ChunkBounds bound_chunk(const SearchPlans& plans, const std::vector<size_t>& which)
 {
   ChunkBounds c;
+  if (which.empty())
+    return c;
+  scenario::ScenarioSpec s = plans.at(which.front());
   for (size_t i : which) {
-    const scenario::ScenarioSpec s = plans.at(i);
+    plans.become(i, s);
     try {
       c.bound.push_back(systems::system_kind(s).lower_bound_step_s(s, parallel::derive_plan(s)));
       c.error.emplace_back();

@@ -5,6 +5,10 @@
 #include "core/diagnostics.hpp"
 #include "parallel/plan_space.hpp"
 
+// gperftools' tcmalloc, which the programs link (CMakeLists.txt, DTSIM_TCMALLOC), keeps freed pages until asked: weak,
+// so that builds without it (sanitizers, fuzzing) link and skip the call.
+extern "C" void MallocExtension_ReleaseFreeMemory() __attribute__((weak));
+
 namespace dtsim::app {
 
 void SearchPlans::set_plan(scenario::ScenarioSpec& s, const Fields& f)
@@ -29,8 +33,11 @@ SearchPlans::SearchPlans(const scenario::ScenarioSpec& base, std::vector<scenari
     fields_.push_back({std::move(s.parallel), std::move(s.schedule), std::move(s.training), s.microbatches});
   }
   std::vector<scenario::ScenarioSpec>().swap(plans);
-  // Hand the freed pages back, so that the children forked from here copy no page tables for them.
+  // Hand the freed pages back (to glibc's heap or to tcmalloc's, whichever allocates), so that the children forked
+  // from here copy no page tables for them.
   malloc_trim(0);
+  if (MallocExtension_ReleaseFreeMemory)
+    MallocExtension_ReleaseFreeMemory();
 }
 
 scenario::ScenarioSpec SearchPlans::at(size_t i) const
