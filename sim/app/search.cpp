@@ -14,6 +14,7 @@
 #include "app/mpi_workers.hpp"
 #include "app/progress.hpp"
 #include "app/search_bounds.hpp"
+#include "app/search_plans.hpp"
 #include "app/simulate.hpp"
 #include "core/diagnostics.hpp"
 #include "core/version.hpp"
@@ -95,10 +96,11 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
   auto space = parallel::enumerate_plans(base, o.narrow       ? parallel::PlanDimensions{}
                                               : o.full_space ? parallel::PlanDimensions::full(base)
                                                              : parallel::PlanDimensions::wide(base));
+  const SearchPlans plans(base, std::move(space.fitting));
   // Under mpirun the ranks share the plans; rank 0 alone prints.
   const MpiWorld world = mpi_world();
   const bool quiet = o.quiet || !world.root();
-  const size_t n = space.fitting.size();
+  const size_t n = plans.size();
   // Each plan's proven lower bound on its step time, and the order of simulation: the scenario's own plan first
   // (its rank is reported), then by bound, so that the k-th best step time falls early and prunes the rest. The
   // bounds are computed in child processes, --jobs at a time (search_bounds.hpp); every rank has the same bounds and
@@ -108,7 +110,7 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
     bounds.bound.assign(n, 0.0);
     bounds.failed.assign(n, 0);
   } else {
-    bounds = plan_bounds(space.fitting, o.jobs);
+    bounds = plan_bounds(plans, o.jobs);
   }
   const std::vector<double>& bound = bounds.bound;
   const std::vector<char>& failed = bounds.failed;
@@ -116,7 +118,7 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
   const std::string& first_failed_plan = bounds.first_failed_plan;
   size_t own_index = n;
   for (size_t i = 0; i < n && own_plan_carried && own_index == n; ++i)
-    if (same_plan(space.fitting[i], base))
+    if (same_plan(plans.plan_only(i), base))
       own_index = i;
   std::vector<size_t> order(n);
   for (size_t i = 0; i < n; ++i)
@@ -160,7 +162,7 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
     }
     std::vector<std::function<Bytes()>> work;
     for (size_t i : batch)
-      work.push_back([&space, i]() { return report::record_to_cbor(report::make_record(simulate(space.fitting[i], false))); });
+      work.push_back([&plans, i]() { return report::record_to_cbor(report::make_record(simulate(plans.at(i), false))); });
     const size_t handled = next - batch.size();
     auto got = run_across_ranks(work, o.jobs, [&](size_t done) { progress.update(handled + done); });
     progress.update(next);
@@ -206,12 +208,12 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
   std::sort(ranked.begin(), ranked.end(), [&](const Ranked& a, const Ranked& b) {
     if (a.step != b.step)
       return a.step < b.step;
-    return parallel::describe_plan(space.fitting[a.index]) < parallel::describe_plan(space.fitting[b.index]);
+    return parallel::describe_plan(plans.plan_only(a.index)) < parallel::describe_plan(plans.plan_only(b.index));
   });
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   int own = -1;
   for (size_t i = 0; i < ranked.size() && own_plan_carried; ++i)
-    if (same_plan(space.fitting[ranked[i].index], base))
+    if (same_plan(plans.plan_only(ranked[i].index), base))
       own = int(i);
   // The scenario's plan's rank among every plan that fits: exact when no plan left unsimulated could be faster
   // (its bound is below the plan's step time), else a range up to the case where all those are.
@@ -238,7 +240,7 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
   for (size_t i = 0; i < ranked.size(); ++i) {
     const auto& r = ranked[i];
     j["ranking"].push_back({{"rank", i + 1},
-                            {"plan", parallel::describe_plan(space.fitting[r.index])},
+                            {"plan", parallel::describe_plan(plans.plan_only(r.index))},
                             {"step_time_s", r.step},
                             {"step_time_lower_bound_s", bound[r.index]},
                             {"samples_per_s", r.samples},
@@ -289,7 +291,7 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
   auto print_row = [&](size_t i) {
     const auto& r = ranked[i];
     std::snprintf(line, sizeof line, "  %4zu  %8.4g  %9.2f  %4.1f%%  %9.1f GiB  %s\n", i + 1, r.step, r.samples,
-                  100 * r.mfu, r.peak_mem / 1073741824.0, parallel::describe_plan(space.fitting[r.index]).c_str());
+                  100 * r.mfu, r.peak_mem / 1073741824.0, parallel::describe_plan(plans.plan_only(r.index)).c_str());
     out << line;
   };
   for (size_t i = 0; i < ranked.size() && int(i) < o.top; ++i)

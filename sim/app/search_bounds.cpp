@@ -19,10 +19,10 @@ namespace {
 
 using json = nlohmann::json;
 
-// Chunks per worker process: a fork copies the parent's page tables, which hold every plan of the space (DeepSeek-V3's
-// full space: 36,090 plans, about 400 MB, some 25 ms of system time per fork and exit), so each worker takes a few
-// large chunks rather than many of 64 plans (564 forks there); more than one, so that a worker that drew the slower
-// bounds (ZB-V's list scheduler) does not finish long after the other.
+// Chunks per worker process: a few large ones rather than many of 64 plans (DeepSeek-V3's full space: 564 forks, each
+// copying the page tables of a parent that then held every plan whole, about 400 MB; SearchPlans keeps them small
+// since); more than one, so that a worker that drew the slower bounds (ZB-V's list scheduler) does not finish long
+// after the other.
 constexpr size_t kChunksPerWorker = 4;
 
 // The plans of chunk `c` of `chunks`: c, c + chunks, c + 2 chunks, ... Strided, so that every chunk holds plans of
@@ -44,18 +44,21 @@ struct ChunkBounds {
 // schedule, collectives and optimizer, never how its pipeline transfers are posted (only the replay's transfers
 // read that), so one of them is computed. The key is the plan as `dtsim search` names it, which tells apart every
 // plan of one enumeration (parallel::describe_plan), with pp_overlap cleared.
-std::string bound_key(const scenario::ScenarioSpec& s)
+std::string bound_key(const SearchPlans& plans, size_t i)
 {
-  scenario::ScenarioSpec plain = s;
+  scenario::ScenarioSpec plain = plans.plan_only(i);
   plain.parallel.pp_overlap = false;
   return parallel::describe_plan(plain);
 }
 
-ChunkBounds bound_chunk(const std::vector<scenario::ScenarioSpec>& plans, const std::vector<size_t>& which)
+ChunkBounds bound_chunk(const SearchPlans& plans, const std::vector<size_t>& which)
 {
   ChunkBounds c;
+  if (which.empty())
+    return c;
+  scenario::ScenarioSpec s = plans.at(which.front());
   for (size_t i : which) {
-    const scenario::ScenarioSpec& s = plans[i];
+    plans.become(i, s);
     try {
       c.bound.push_back(systems::system_kind(s).lower_bound_step_s(s, parallel::derive_plan(s)));
       c.error.emplace_back();
@@ -78,7 +81,7 @@ ChunkBounds from_bytes(const Bytes& b)
 
 }  // namespace
 
-PlanBounds plan_bounds(const std::vector<scenario::ScenarioSpec>& plans, int workers)
+PlanBounds plan_bounds(const SearchPlans& plans, int workers)
 {
   const size_t n = plans.size();
   // The plans whose bound is computed (the first of each key), and for every plan the one whose bound it takes.
@@ -86,7 +89,7 @@ PlanBounds plan_bounds(const std::vector<scenario::ScenarioSpec>& plans, int wor
   {
     std::unordered_map<std::string, size_t> first;
     for (size_t i = 0; i < n; ++i) {
-      auto [it, added] = first.try_emplace(bound_key(plans[i]), i);
+      auto [it, added] = first.try_emplace(bound_key(plans, i), i);
       if (added)
         computed.push_back(i);
       same_as[i] = it->second;
@@ -125,7 +128,7 @@ PlanBounds plan_bounds(const std::vector<scenario::ScenarioSpec>& plans, int wor
         r.failed[i] = 1;
         ++r.failures[error];
         if (r.first_failed_plan.empty())
-          r.first_failed_plan = parallel::describe_plan(plans[i]);
+          r.first_failed_plan = parallel::describe_plan(plans.plan_only(i));
       }
     } catch (...) {
       if (world.size > 1)

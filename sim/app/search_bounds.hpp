@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "scenario/scenario_spec.hpp"
+#include "app/search_plans.hpp"
 
 namespace dtsim::app {
 
@@ -24,6 +24,6 @@ struct PlanBounds {
 /// ranks when there are several; every rank gets the same bounds, bit for bit). Each bound is the same double as
 /// computed in this process: the same code on the same spec. A chunk whose child failed otherwise than by an
 /// InternalError is computed again here, so that its error (a ConfigError, say) reaches the user as before.
-PlanBounds plan_bounds(const std::vector<scenario::ScenarioSpec>& plans, int workers);
+PlanBounds plan_bounds(const SearchPlans& plans, int workers);
 
 }  // namespace dtsim::app

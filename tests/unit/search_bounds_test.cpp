@@ -1,5 +1,6 @@
 // The plans' lower bounds computed in child processes (app::plan_bounds) are the very doubles the parent computes:
-// the search's order, pruning and listed bounds must not depend on where the bounds were computed.
+// the search's order, pruning and listed bounds must not depend on where the bounds were computed, nor on the
+// search holding its plans compactly (app::SearchPlans).
 #include <gtest/gtest.h>
 
 #include "app/load.hpp"
@@ -15,7 +16,10 @@ void expect_same_bounds_as_the_parent(const std::string& scenario)
   const auto base = dtsim::app::load_for_simulation(dtsim::test::source_path(scenario), {});
   const auto plans = dtsim::parallel::enumerate_plans(base, dtsim::parallel::PlanDimensions::full(base)).fitting;
   ASSERT_GT(plans.size(), 64u);  // more than one child's chunk
-  const dtsim::app::PlanBounds got = dtsim::app::plan_bounds(plans, 2);
+  // Held as the search holds them (app::SearchPlans), the bounds compared with those of the plans as enumerated.
+  const dtsim::app::SearchPlans compact(base, std::vector<dtsim::scenario::ScenarioSpec>(plans));
+  ASSERT_EQ(compact.size(), plans.size());
+  const dtsim::app::PlanBounds got = dtsim::app::plan_bounds(compact, 2);
   ASSERT_EQ(got.bound.size(), plans.size());
   ASSERT_EQ(got.failed.size(), plans.size());
   for (size_t i = 0; i < plans.size(); ++i) {
@@ -25,6 +29,7 @@ void expect_same_bounds_as_the_parent(const std::string& scenario)
     EXPECT_EQ(got.failed[i], 0);
     EXPECT_GT(here, 0.0);
     EXPECT_EQ(got.bound[i], here);  // bit for bit
+    EXPECT_EQ(dtsim::parallel::describe_plan(compact.plan_only(i)), dtsim::parallel::describe_plan(plans[i]));
   }
   EXPECT_TRUE(got.failures.empty());
 }
