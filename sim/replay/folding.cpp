@@ -138,16 +138,14 @@ bool Folding::moves_keep_domains() const
   return placement().cluster_size() == placement().domains();
 }
 
-std::vector<char> Folding::needed_devices() const
+std::vector<int64_t> Folding::needed_devices() const
 {
   const auto& p = plan_.groups;
   if (full_ || layout_.has_shared_links())
     return {};
-  std::vector<char> need(size_t(placement().devices()), 0);
-  auto mark = [&](const std::vector<int64_t>& devices) {
-    for (int64_t d : devices)
-      need[size_t(d)] = 1;
-  };
+  // A list, sorted at the end, not a mask over the devices: a frontier step needs a few hundred of 131,072.
+  std::vector<int64_t> need;
+  auto mark = [&](const std::vector<int64_t>& devices) { need.insert(need.end(), devices.begin(), devices.end()); };
   // Where stages move (stages_move), what stage 0 needs of its data-parallel groups, the costliest part (it grows
   // with dp), is moved to the other stages instead of computed again.
   std::vector<int64_t> first_marks;
@@ -159,7 +157,7 @@ std::vector<char> Folding::needed_devices() const
       mark(plan_.ep_group(st, 0, r));
     if (st > 0 && stages_move()) {
       for (int64_t d : first_marks)
-        need[size_t(d + st * stage_devices())] = 1;
+        need.push_back(d + st * stage_devices());
       continue;
     }
     const auto marks = data_parallel_needs(st);
@@ -167,6 +165,8 @@ std::vector<char> Folding::needed_devices() const
     if (st == 0)
       first_marks = marks;
   }
+  std::sort(need.begin(), need.end());
+  need.erase(std::unique(need.begin(), need.end()), need.end());
   return need;
 }
 
