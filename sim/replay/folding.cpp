@@ -313,10 +313,11 @@ bool Folding::fold_onto(std::vector<collectives::Phase>& phases, int64_t device,
       lo = hi < lo ? std::min(f.src, f.dst) : std::min({lo, f.src, f.dst});
       hi = std::max({hi, f.src, f.dst});
     }
-    std::vector<int32_t> row(size_t(hi - lo + 1), -1);
+    if (rows_.size() < size_t(hi - lo + 1))
+      rows_.resize(size_t(hi - lo + 1), -1);
     std::vector<std::pair<int64_t, std::array<double, 4>>> load;  // by member, ascending once sorted
     auto add = [&](int64_t member, int kind, double bytes) {
-      int32_t& r = row[size_t(member - lo)];
+      int32_t& r = rows_[size_t(member - lo)];
       if (r < 0) {
         r = int32_t(load.size());
         load.push_back({member, {0, 0, 0, 0}});
@@ -328,6 +329,8 @@ bool Folding::fold_onto(std::vector<collectives::Phase>& phases, int64_t device,
       add(f.src, across ? 1 : 0, f.bytes);
       add(f.dst, across ? 3 : 2, f.bytes);
     }
+    for (const auto& m : load)  // the table back to unused, for the next phase
+      rows_[size_t(m.first - lo)] = -1;
     auto by_member = [](const auto& a, const auto& b) { return a.first < b.first; };
     if (!std::is_sorted(load.begin(), load.end(), by_member))  // a ring in device order already is
       std::sort(load.begin(), load.end(), by_member);
