@@ -381,6 +381,9 @@ bool Folding::nvlink_exclusive_to_tp(bool embedding_sync) const
   const auto& p = plan_.groups;
   if (p.tp > placement().devices_per_domain())
     return false;
+  // Where stages move by whole domains (stages_move), each stage's data-parallel group sits in its domains as stage
+  // 0's does: stage 0's answers for all (a frontier stage's group has 1,024 ranks).
+  const bool moved = stages_move();
   for (int64_t st = 0; st < p.pp; ++st) {
     auto group = plan_.tp_group(st, 0);
     if (placement().domain_of(group.front()) != placement().domain_of(group.back()))
@@ -399,7 +402,7 @@ bool Folding::nvlink_exclusive_to_tp(bool embedding_sync) const
         if (layout_.same_domain(epg[0], epg[i]))
           return false;
     }
-    if (p.dp > 1) {
+    if (p.dp > 1 && (st == 0 || !moved)) {
       auto dpg = plan_.dp_group(st, 0);
       for (size_t i = 1; i < dpg.size(); ++i)
         if (layout_.same_domain(dpg[i - 1], dpg[i]))
