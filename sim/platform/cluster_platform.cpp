@@ -59,15 +59,14 @@ sg4::NetZone* ClusterPlatform::build_mesh_zone(const hardware::LinkSpec& nvl, co
 }
 
 ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const parallel::Placement& placement,
-                                 const std::vector<char>& needed)
-    : layout_(hw, placement), nvlink_latency_s_(hw.scale_up.nvlink.latency_s),
-      nic_latency_s_(hw.network.nic.latency_s)
+                                 const std::vector<int64_t>& needed)
+    : layout_(hw, placement), gpus_(size_t(placement.devices())), nics_(size_t(layout_.nic_count())),
+      nvlink_latency_s_(hw.scale_up.nvlink.latency_s), nic_latency_s_(hw.network.nic.latency_s)
 {
-  // The devices built, ascending: every one, or those marked.
-  std::vector<int64_t> built;
-  for (int64_t d = 0; d < placement.devices(); ++d)
-    if (needed.empty() || needed[size_t(d)] != 0)
-      built.push_back(d);
+  // The devices built, ascending: every one, or those listed.
+  std::vector<int64_t> built = needed;
+  for (int64_t d = 0; d < placement.devices() && needed.empty(); ++d)
+    built.push_back(d);
   auto* root = sg4::create_star_zone("cluster");
 
   // Scale-up domains: NVSwitch as a star of per-GPU split-duplex links, or a switchless mesh of per-pair links.
@@ -75,7 +74,6 @@ ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const paralle
   // NIC host), so the routes are those of one zone per domain, and SimGrid 3.32 looks every new host and link name
   // up zone by zone (Engine::link_by_name_or_null), which made one zone per node cost a quarter of a 3,072-GPU run.
   const auto& nvl = hw.scale_up.nvlink;
-  gpus_.resize(size_t(placement.devices()));
   auto* gpu_zone = hw.scale_up.full_mesh ? build_mesh_zone(nvl, placement, built, root)
                                          : build_switch_zone(nvl, built, root);
   gpu_zone->seal();
@@ -101,8 +99,11 @@ ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const paralle
   const int64_t leaves = layout_.leaves();
   const int64_t leaves_per_pod = layout_.leaves_per_pod();
   const int64_t pod_count = layout_.pods();
-  std::vector<sg4::NetZone*> leaf_zones(size_t(leaves), nullptr);
-  std::vector<simgrid::kernel::routing::NetPoint*> leaf_gw(size_t(leaves), nullptr);
+  // Leaf zones and uplinks exist with two or three levels only: one switch has none (a frontier cluster's 4,096
+  // leaves would be tables of nothing).
+  const size_t leaf_tables = levels > 1 ? size_t(leaves) : 0;
+  std::vector<sg4::NetZone*> leaf_zones(leaf_tables, nullptr);
+  std::vector<simgrid::kernel::routing::NetPoint*> leaf_gw(leaf_tables, nullptr);
   sg4::NetZone* single = levels == 1 ? fabric : nullptr;
   for (int64_t lf = 0; lf < leaves && levels > 1; ++lf) {
     auto* z = sg4::create_star_zone("leaf" + std::to_string(lf));
@@ -115,7 +116,6 @@ ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const paralle
   // attaches the fabric to the root: flows start and end at NICs, none enters or leaves the fabric (a full zone
   // has no route to it).
   auto* fabric_gw = fabric->create_router("fabric-gw");
-  nics_.resize(size_t(layout_.nic_count()));
   for (int64_t i : built_nics) {
     auto* zone = single ? single : leaf_zones[size_t(layout_.leaf_of_nic(i))];
     auto* host = zone->create_host("nic" + std::to_string(i), kHostSpeed)->seal();
@@ -126,7 +126,7 @@ ClusterPlatform::ClusterPlatform(const hardware::HardwareSpec& hw, const paralle
   }
   // Uplinks: a leaf's capacity towards the spine is its NICs' bandwidth divided by the oversubscription; a pod's
   // towards the core likewise.
-  std::vector<sg4::Link*> leaf_up(size_t(leaves), nullptr), pod_up(size_t(pod_count), nullptr);
+  std::vector<sg4::Link*> leaf_up(leaf_tables, nullptr), pod_up(size_t(pod_count), nullptr);
   for (int64_t lf = 0; lf < leaves && levels > 1; ++lf) {
     leaf_zones[size_t(lf)]->seal();
     double bw = double(layout_.nics_in_leaf(lf)) * net.nic.goodput_Bps / net.oversubscription;

@@ -24,6 +24,7 @@
 #include "hardware/hardware_spec.hpp"
 #include "parallel/placement.hpp"
 #include "platform/fabric_layout.hpp"
+#include "platform/host_table.hpp"
 
 namespace simgrid::kernel::routing {
 class NetPoint;
@@ -40,11 +41,11 @@ constexpr double kHostSpeed = 1e9;
 
 class ClusterPlatform {
  public:
-  /// Builds zones, hosts and links into the current SimGrid engine: the hosts of the devices marked in `needed`
-  /// (indexed by device; empty: every device) and their NICs. A folded replay touches few devices; building the
+  /// Builds zones, hosts and links into the current SimGrid engine: the hosts of the devices listed in `needed`
+  /// (ascending, each once; empty: every device) and their NICs. A folded replay touches few devices; building the
   /// others would cost most of a frontier-scale run.
   ClusterPlatform(const hardware::HardwareSpec& hw, const parallel::Placement& placement,
-                  const std::vector<char>& needed = {});
+                  const std::vector<int64_t>& needed = {});
 
   /// The host of a device, by its number in the placement the platform was built from (a shared cluster's own
   /// placement numbers every device of the cluster: parallel::Placement::cluster_device).
@@ -66,9 +67,9 @@ class ClusterPlatform {
   FabricLayout layout_;
   simgrid::kernel::routing::NetPoint* nodes_gw_ = nullptr;
   // Tables over the cluster's devices and NICs, not lists of those built: the replay asks for hosts at every flow
-  // (a sorted list's search cost 4% of the Megatron 1T step).
-  std::vector<simgrid::s4u::Host*> gpus_;  ///< nullptr where not built
-  std::vector<simgrid::s4u::Host*> nics_;  ///< node * nics_per_node + local NIC; nullptr where not built
+  // (a sorted list's search cost 4% of the Megatron 1T step). Their untouched pages cost nothing (HostTable).
+  HostTable gpus_;  ///< nullptr where not built
+  HostTable nics_;  ///< node * nics_per_node + local NIC; nullptr where not built
   int64_t links_ = 0;
   double nvlink_latency_s_ = 0, nic_latency_s_ = 0;
 };

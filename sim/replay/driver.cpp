@@ -61,9 +61,10 @@ std::vector<int64_t> Driver::needed_cluster_devices() const
 {
   std::vector<int64_t> out;
   const auto need = folding_.needed_devices();
-  for (int64_t d = 0; d < placement_.devices(); ++d)
-    if (need.empty() || need[size_t(d)] != 0)
-      out.push_back(placement_.cluster_device(d));
+  for (int64_t d : need)
+    out.push_back(placement_.cluster_device(d));
+  for (int64_t d = 0; d < placement_.devices() && need.empty(); ++d)
+    out.push_back(placement_.cluster_device(d));
   return out;
 }
 

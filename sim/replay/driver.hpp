@@ -46,9 +46,9 @@ class Driver {
   /// `sample`: which of the scenario's variability samples this step draws (replay/variability.hpp).
   Driver(Activities& acts, const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan, const StepProgram& prog,
          const parallel::PipelineSchedule& sched, bool trace, const ClusterSlot* slot = nullptr, int64_t sample = 0);
-  /// The devices of the job's placement whose hosts the replay touches (empty: every device), as its own platform
-  /// would be built from.
-  std::vector<char> needed_devices() const { return folding_.needed_devices(); }
+  /// The devices of the job's placement whose hosts the replay touches (ascending; empty: every device), as its own
+  /// platform would be built from.
+  std::vector<int64_t> needed_devices() const { return folding_.needed_devices(); }
   /// The cluster devices (Placement::cluster_device) whose hosts the replay touches.
   std::vector<int64_t> needed_cluster_devices() const;
   void attach(const platform::ClusterPlatform& shared) { comm_.attach(shared); }

@@ -138,16 +138,14 @@ bool Folding::moves_keep_domains() const
   return placement().cluster_size() == placement().domains();
 }
 
-std::vector<char> Folding::needed_devices() const
+std::vector<int64_t> Folding::needed_devices() const
 {
   const auto& p = plan_.groups;
   if (full_ || layout_.has_shared_links())
     return {};
-  std::vector<char> need(size_t(placement().devices()), 0);
-  auto mark = [&](const std::vector<int64_t>& devices) {
-    for (int64_t d : devices)
-      need[size_t(d)] = 1;
-  };
+  // A list, sorted at the end, not a mask over the devices: a frontier step needs a few hundred of 131,072.
+  std::vector<int64_t> need;
+  auto mark = [&](const std::vector<int64_t>& devices) { need.insert(need.end(), devices.begin(), devices.end()); };
   // Where stages move (stages_move), what stage 0 needs of its data-parallel groups, the costliest part (it grows
   // with dp), is moved to the other stages instead of computed again.
   std::vector<int64_t> first_marks;
@@ -159,7 +157,7 @@ std::vector<char> Folding::needed_devices() const
       mark(plan_.ep_group(st, 0, r));
     if (st > 0 && stages_move()) {
       for (int64_t d : first_marks)
-        need[size_t(d + st * stage_devices())] = 1;
+        need.push_back(d + st * stage_devices());
       continue;
     }
     const auto marks = data_parallel_needs(st);
@@ -167,6 +165,8 @@ std::vector<char> Folding::needed_devices() const
     if (st == 0)
       first_marks = marks;
   }
+  std::sort(need.begin(), need.end());
+  need.erase(std::unique(need.begin(), need.end()), need.end());
   return need;
 }
 
@@ -313,10 +313,11 @@ bool Folding::fold_onto(std::vector<collectives::Phase>& phases, int64_t device,
       lo = hi < lo ? std::min(f.src, f.dst) : std::min({lo, f.src, f.dst});
       hi = std::max({hi, f.src, f.dst});
     }
-    std::vector<int32_t> row(size_t(hi - lo + 1), -1);
+    if (rows_.size() < size_t(hi - lo + 1))
+      rows_.resize(size_t(hi - lo + 1), -1);
     std::vector<std::pair<int64_t, std::array<double, 4>>> load;  // by member, ascending once sorted
     auto add = [&](int64_t member, int kind, double bytes) {
-      int32_t& r = row[size_t(member - lo)];
+      int32_t& r = rows_[size_t(member - lo)];
       if (r < 0) {
         r = int32_t(load.size());
         load.push_back({member, {0, 0, 0, 0}});
@@ -328,6 +329,8 @@ bool Folding::fold_onto(std::vector<collectives::Phase>& phases, int64_t device,
       add(f.src, across ? 1 : 0, f.bytes);
       add(f.dst, across ? 3 : 2, f.bytes);
     }
+    for (const auto& m : load)  // the table back to unused, for the next phase
+      rows_[size_t(m.first - lo)] = -1;
     auto by_member = [](const auto& a, const auto& b) { return a.first < b.first; };
     if (!std::is_sorted(load.begin(), load.end(), by_member))  // a ring in device order already is
       std::sort(load.begin(), load.end(), by_member);
@@ -378,6 +381,9 @@ bool Folding::nvlink_exclusive_to_tp(bool embedding_sync) const
   const auto& p = plan_.groups;
   if (p.tp > placement().devices_per_domain())
     return false;
+  // Where stages move by whole domains (stages_move), each stage's data-parallel group sits in its domains as stage
+  // 0's does: stage 0's answers for all (a frontier stage's group has 1,024 ranks).
+  const bool moved = stages_move();
   for (int64_t st = 0; st < p.pp; ++st) {
     auto group = plan_.tp_group(st, 0);
     if (placement().domain_of(group.front()) != placement().domain_of(group.back()))
@@ -396,7 +402,7 @@ bool Folding::nvlink_exclusive_to_tp(bool embedding_sync) const
         if (layout_.same_domain(epg[0], epg[i]))
           return false;
     }
-    if (p.dp > 1) {
+    if (p.dp > 1 && (st == 0 || !moved)) {
       auto dpg = plan_.dp_group(st, 0);
       for (size_t i = 1; i < dpg.size(); ++i)
         if (layout_.same_domain(dpg[i - 1], dpg[i]))

@@ -50,10 +50,12 @@ std::vector<SharedJobResult> run_shared_fabric(const std::vector<SharedJob>& job
     return *runs[j].steps.back();
   };
   // The platform holds every device a job's replay touches, numbered as the cluster numbers them.
-  std::vector<char> needed(size_t(cluster_nodes * per_node), 0);
+  std::vector<int64_t> needed;
   for (size_t j = 0; j < jobs.size(); ++j)
     for (int64_t d : new_step(j, jobs[j].start_s).needed_cluster_devices())
-      needed[size_t(d)] = 1;
+      needed.push_back(d);
+  std::sort(needed.begin(), needed.end());
+  needed.erase(std::unique(needed.begin(), needed.end()), needed.end());
   const platform::ClusterPlatform platform(hw, parallel::Placement(cluster_nodes * per_node, 1, 1, per_node), needed);
 
   auto every_job_ran = [&]() {

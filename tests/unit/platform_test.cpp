@@ -4,6 +4,7 @@
 // leaf's uplink and no NIC links, or an unordered_map::at crash; simgrid/simgrid issue #389).
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,26 @@ TEST(ClusterPlatform, ThreeLevelFabricRoutes)
   EXPECT_EQ(cross_pod, (std::vector<std::string>{"niclink324_UP", "leafup20_UP", "podup1_UP", "podup0_DOWN",
                                                  "leafup0_DOWN", "niclink0_DOWN"}));
   EXPECT_EQ(lat, 0.0);
+}
+
+// A folded frontier step builds a few hosts of a 131,072-device cluster: the listed devices and their NICs exist, the
+// others are not built and asking for one is an internal error; the tables over every device hold no stale host.
+TEST(ClusterPlatform, BuildsTheListedDevicesOfAFrontierClusterOnly)
+{
+  auto s = dtsim::scenario::load_scenario(source_path("scenarios/tiny.yaml"), {});
+  ASSERT_EQ(s.hardware.node.devices, 8);
+  dtsim::replay::Activities engine;
+  const dtsim::parallel::Placement placement(16384, 8, 1, 8);  // 131,072 devices, 16,384 nodes
+  const std::vector<int64_t> listed{0, 1, 65536, 131071};
+  dtsim::platform::ClusterPlatform p(s.hardware, placement, listed);
+  for (int64_t d : listed) {
+    EXPECT_EQ(p.gpu(d)->get_name(), "gpu" + std::to_string(d));
+    EXPECT_NE(p.nic(d), nullptr);
+  }
+  EXPECT_NE(p.nic(0), p.nic(1));  // a NIC per GPU on a DGX A100
+  for (int64_t d : {2, 8, 65535, 131070})
+    EXPECT_THROW(p.gpu(d), std::logic_error) << "device " << d;
+  EXPECT_THROW(p.nic(8), std::logic_error);
 }
 
 }  // namespace
