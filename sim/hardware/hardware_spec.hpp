@@ -54,6 +54,9 @@ struct DeviceSpec {
   /// Streaming multiprocessors: communication kernels that run beside a GEMM take some of them
   /// (parallel.tp_overlap). 0: not given.
   int64_t sm_count = 0;
+  /// The tensor cores take fp8 operands in every layout, not only TN (device.fp8_non_tn_gemm: Blackwell's
+  /// compute capability 10.x): Transformer Engine's fp8 casts then write no transposed copy.
+  bool fp8_non_tn_gemm = false;
 };
 
 /// One direction of a link: datasheet bandwidth per direction, one-way latency, and its goodput: the data rate that

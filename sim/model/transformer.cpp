@@ -447,8 +447,13 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
   // TE's fp8_cast_transpose_fused) and of the weights (bf16 -> fp8 and transposed, once per step: a share of it per
   // microbatch); backward, the same of the output gradient (fp8_cast_transpose_bgrad_fused). Current scaling reads
   // each tensor once more (e bytes) for its amax first. One kernel per layer and direction in the count.
+  // Where the device runs fp8 GEMMs in every layout (Blackwell), the casts write no transpose: TE 2.13's
+  // Float8Quantizer and Float8CurrentScalingQuantizer::create_tensor (pytorch/csrc/quantizer.cpp) allocate one only
+  // `columnwise_usage && !nvte_is_non_tn_fp8_gemm_supported()`, which is false from compute capability 10.0 on
+  // (common/transformer_engine.cpp), and the GEMMs read the one fp8 copy transposed (common/gemm/cublaslt_gemm.cu).
+  const double fp8_written = sh.fp8_transpose ? 2.0 : 1.0;  // fp8 bytes a cast writes per element
   auto fp8_cast = [&](const std::string& name, double batch, double m, double n, double kk) {
-    const double per = double(e) + 2 + (sh.fp8_current_scaling ? double(e) : 0.0);
+    const double per = double(e) + fp8_written + (sh.fp8_current_scaling ? double(e) : 0.0);
     return mem_item(name + ".fp8_cast", per * batch * (m * kk + sh.fp8_weight_cast_share * kk * n),
                     per * batch * m * n);
   };
@@ -517,8 +522,10 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
       linear(name, 1, m, n, h, Tn);  // a block-scaled input is quantized on the rank's own rows, then gathered
       return;
     }
-    const double per = double(e) + 2;  // fp8_cast's bytes per element under delayed scaling
-    items.push_back(mem_item(name + ".fp8_cast", per * sh.fp8_weight_cast_share * h * n, per * m * n + 2 * m * h));
+    const double per = double(e) + fp8_written;  // fp8_cast's bytes per element under delayed scaling
+    const double input_transpose = sh.fp8_transpose ? 2 * m * h : 0.0;  // none where fp8 GEMMs take any layout
+    items.push_back(
+        mem_item(name + ".fp8_cast", per * sh.fp8_weight_cast_share * h * n, per * m * n + input_transpose));
     items.push_back(linear_item(name, 1, m, n, h, e, 1));
   };
   // The tensor-parallel region around dense linear layers: 'f' in front of a column-parallel layer, 'g' after a

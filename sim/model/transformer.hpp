@@ -42,6 +42,10 @@ struct Shape {
   /// Transformer Engine's current (per-tensor) scaling: an amax pass over each tensor before its cast (delayed
   /// scaling takes the amax inside the cast kernel).
   bool fp8_current_scaling = false;
+  /// Transformer Engine's fp8 casts also write a transposed fp8 copy of each tensor for the GEMMs that take it the
+  /// other way round (devices whose fp8 GEMMs run TN only: Hopper, Ada); false on a device that takes fp8 operands
+  /// in every layout (hardware device.fp8_non_tn_gemm: Blackwell).
+  bool fp8_transpose = true;
   /// Low-precision linear layers that save their 16-bit inputs for backward and recast them there (torchao's
   /// Float8Linear), rather than keeping the low-precision copies (Transformer Engine): activation memory as in bf16.
   bool low_precision_saves_16bit = false;

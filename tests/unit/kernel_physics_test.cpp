@@ -178,6 +178,39 @@ TEST(Fp8Physics, CastTransposeAndAmaxBytes)
   EXPECT_EQ(find(t.layer(sh).forward, "fc1.fp8_cast"), nullptr);
 }
 
+// On a device that runs fp8 GEMMs in every layout (Blackwell: device.fp8_non_tn_gemm) Transformer Engine's casts
+// write no transpose: read 2, write 1 per element (current scaling: read 2 more for the amax), and the delayed-scaling
+// layernorm's fp8 input is not transposed in backward. Same layers as above.
+TEST(Fp8Physics, NoTransposeWhereFp8GemmsTakeEveryLayout)
+{
+  auto s = tiny({"hardware=../hardware/dgx-h100.yaml", "training.precision=fp8"});
+  dtsim::model::Transformer t(s.model);
+  dtsim::model::Shape sh{4, 512, 2, false, 2, 1, 1.0, 1, false, true};
+  sh.fp8_weight_cast_share = 0.25;
+  sh.fp8_transpose = false;
+  auto delayed = t.layer(sh);
+  EXPECT_DOUBLE_EQ(find(delayed.forward, "proj.fp8_cast")->bytes, 3.0 * 2048 * 128 + 0.25 * 3.0 * 128 * 256);
+  EXPECT_DOUBLE_EQ(find(delayed.backward, "proj.fp8_cast.bwd")->bytes, 3.0 * 2048 * 256);
+  EXPECT_DOUBLE_EQ(find(delayed.forward, "fc1.fp8_cast")->bytes, 0.25 * 3.0 * 256 * 512);
+  EXPECT_DOUBLE_EQ(find(delayed.backward, "fc1.fp8_cast.bwd")->bytes, 3.0 * 2048 * 512);
+  sh.fp8_current_scaling = true;
+  auto current = t.layer(sh);
+  EXPECT_DOUBLE_EQ(find(current.forward, "fc1.fp8_cast")->bytes, 5.0 * 2048 * 256 + 0.25 * 5.0 * 256 * 512);
+  EXPECT_DOUBLE_EQ(find(current.backward, "fc1.fp8_cast.bwd")->bytes, 5.0 * 2048 * 512);
+}
+
+// The device's fact reaches the layer: the Blackwell files say fp8_non_tn_gemm, the Hopper ones leave it out.
+TEST(Fp8Physics, TransposeFromTheHardwareFile)
+{
+  auto transpose = [](const std::string& hardware) {
+    return dtsim::parallel::derive_plan(tiny({"hardware=../hardware/" + hardware, "training.precision=fp8"}))
+        .shape.fp8_transpose;
+  };
+  EXPECT_TRUE(transpose("dgx-h100.yaml"));
+  EXPECT_TRUE(transpose("dgx-h200.yaml"));
+  EXPECT_FALSE(transpose("dgx-b200.yaml"));
+}
+
 // The recipe a layer runs: the scenario's training.fp8_recipe, else the stack's kernels.fp8_recipe, else delayed.
 TEST(Fp8Physics, RecipeFromTheScenarioElseTheStack)
 {

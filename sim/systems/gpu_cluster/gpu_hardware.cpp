@@ -28,6 +28,11 @@ const Key kPower = Key::quantity("power", Dimension::Power, limits::kPower, kOpt
 const Key kSmCount = Key::integer("sm_count", limits::kSmCount, kOptional, "not given",
                                   "streaming multiprocessors; needed by `parallel.tp_overlap`; communication kernels "
                                   "take 16 of them (NCCL) or 20 (an expert all-to-all) from the compute beside them");
+const Key kFp8NonTnGemm =
+    Key::boolean("fp8_non_tn_gemm", kOptional, "false (TN only, as Hopper and Ada)",
+                 "the tensor cores take fp8 operands in every layout (compute capability 10.x and 13 on, Transformer "
+                 "Engine's nvte_is_non_tn_fp8_gemm_supported): its fp8 casts write no transposed copy for the "
+                 "weight-gradient and input-gradient GEMMs");
 const Key kEfficiency = Key::section("efficiency", kRequired, "what the device achieves of its peaks");
 const Key kGemm = Key::section("gemm", kRequired, "GEMM efficiency against shape (docs/calibration.md)");
 const Key kGemmFp8 = Key::section("gemm_fp8", kOptional,
@@ -200,6 +205,7 @@ DeviceSpec read_device(MapReader m)
   d.memory_bw_Bps = m.value(kMemoryBandwidth);
   d.power_W = m.value(kPower);
   d.sm_count = int64_t(m.value(kSmCount));
+  d.fp8_non_tn_gemm = m.boolean(kFp8NonTnGemm).value_or(false);
   MapReader eff = m.map(kEfficiency);
   d.gemm = read_gemm(eff.map(kGemm));
   if (eff.has(kGemmFp8.name)) {
@@ -334,7 +340,7 @@ std::vector<config::KeyGroup> gpu_hardware_key_groups()
   const std::vector<const Key*> attention_rows = {&kForwardD64, &kForwardD128, &kForwardD128Causal, &kBackwardD64,
                                                   &kBackwardD128};
   namespace hk = hardware::keys;
-  return {{"device", {&kDeviceName, &kMemory, &kMemoryBandwidth, &kPower, &kSmCount}},
+  return {{"device", {&kDeviceName, &kMemory, &kMemoryBandwidth, &kPower, &kSmCount, &kFp8NonTnGemm}},
           {"device.peak_flops", hk::peak_flops_key_list()},
           {"device.efficiency", {&kMemoryEfficiency, &kKernelMinTime}},
           {"device.efficiency.gemm", gemm},
