@@ -93,6 +93,7 @@ Prediction predict(const AlgorithmDef& a, Protocol p, Kind kind, double bytes, c
   const AlgorithmCost cost = a.cost(p, kind, g);
   r.nvlink_factor = cost.nvlink_factor / frac;
   r.nic_factor = cost.nic_factor / (a.nics_at_goodput ? 1.0 : frac);
+  r.network_steps = cost.network_steps;
   double link_s = 0;
   if (r.nvlink_factor > 0 && g.nvlink_Bps > 0)
     link_s = std::max(link_s, r.nvlink_factor * bytes / g.nvlink_Bps);

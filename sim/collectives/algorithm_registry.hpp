@@ -65,6 +65,9 @@ struct AlgorithmCost {
   double latency_us = 0;  ///< NCCL's latency for the whole collective, route latency included
   /// Bytes the busiest NVLink and the busiest NIC carry per byte of the tensor, each way.
   double nvlink_factor = 0, nic_factor = 0;
+  /// NCCL's network steps on the critical path (tuning.cc, ncclTopoTuneModel: a ring's nInterSteps, a tree's
+  /// 2 log2(nodes)); each crosses the fabric's switches (parallel/fabric_routes.hpp). 0 within a node.
+  int64_t network_steps = 0;
 };
 
 /// What the message size changes in an algorithm's cost.
@@ -132,6 +135,7 @@ struct Prediction {
   /// Bytes a busiest link carries per byte of the tensor (the algorithm's traffic), over the protocol's and the
   /// algorithm's achieved fraction of goodput: link_factor * bytes / link goodput is the bandwidth term.
   double nvlink_factor = 0, nic_factor = 0;
+  int64_t network_steps = 0;  ///< AlgorithmCost::network_steps
   double time_s = 0;  ///< latency + the slower link's bandwidth term
 };
 

@@ -165,21 +165,20 @@ void spread_over_mesh(const MembersByNode& by_node, const parallel::Placement& p
 
 // The switch latency a collective across `nodes` domains pays beyond NCCL's network constants (which stand for a
 // route through one switch): per switch beyond the first that its group's routes cross, on each network step.
-double tier_latency_s(Kind kind, const char* algorithm, int64_t nodes, int switches, const Fabric& fabric)
+double tier_latency_s(const Prediction& pr, int switches, const Fabric& fabric)
 {
   if (switches <= 1 || fabric.routes.switch_latency_s() <= 0)
     return 0;
-  return double(parallel::network_steps(algorithm, kind == Kind::AllReduce, nodes)) * double(switches - 1) *
-         fabric.routes.switch_latency_s();
+  return double(pr.network_steps) * double(switches - 1) * fabric.routes.switch_latency_s();
 }
 
 // What the switch tiers add to a phase across domains: their latency, and under static ECMP the busiest uplink's
 // slowdown of every flow that leaves its leaf, as more bytes at the link's rate (parallel/fabric_routes.hpp).
-void add_fabric_costs(Kind kind, const std::vector<int64_t>& group, const parallel::Placement& placement,
-                      const Fabric& fabric, int64_t nodes, Phase& ph)
+void add_fabric_costs(const Prediction& pr, const std::vector<int64_t>& group, const parallel::Placement& placement,
+                      const Fabric& fabric, Phase& ph)
 {
   const auto& routes = fabric.routes;
-  ph.latency_s += tier_latency_s(kind, ph.algorithm->name, nodes, routes.switches_spanned(group, placement), fabric);
+  ph.latency_s += tier_latency_s(pr, routes.switches_spanned(group, placement), fabric);
   if (fabric.ecmp_slowdown <= 1)
     return;
   for (Flow& f : ph.flows)
@@ -249,7 +248,7 @@ std::vector<Phase> plan_collective(Kind kind, double bytes, const GroupLayout& l
   if (fabric.full_mesh)
     spread_over_mesh(by_node, placement, ph.flows);
   if (g.nodes > 1)
-    add_fabric_costs(kind, group, placement, fabric, g.nodes, ph);
+    add_fabric_costs(pr, group, placement, fabric, ph);
   phases.push_back(std::move(ph));
   return phases;
 }
@@ -261,8 +260,7 @@ double collective_time(Kind kind, double bytes, const std::vector<int64_t>& grou
     return 0;
   const GroupShape g = group_shape(group, placement, fabric);
   const Prediction pr = choose(kind, bytes, g, fabric.choice);
-  return pr.time_s + tier_latency_s(kind, pr.algorithm->name, g.nodes, fabric.routes.switches_spanned(group, placement),
-                                    fabric);
+  return pr.time_s + tier_latency_s(pr, fabric.routes.switches_spanned(group, placement), fabric);
 }
 
 double collective_time(Kind kind, double bytes, const GroupShape& g, const Fabric& fabric)

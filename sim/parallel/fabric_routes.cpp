@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <unordered_map>
 
 namespace dtsim::parallel {
@@ -34,12 +33,7 @@ int64_t FabricRoutes::leaf_of_nic(int64_t nic) const
 
 int FabricRoutes::switches_between(int64_t a, int64_t b, const Placement& placement) const
 {
-  if (placement.domain_of(a) == placement.domain_of(b))
-    return 0;
-  const int64_t la = leaf_of_nic(nic_of(a, placement)), lb = leaf_of_nic(nic_of(b, placement));
-  if (levels_ == 1 || la == lb)
-    return 1;
-  return levels_ >= 3 && pod_of_leaf(la) != pod_of_leaf(lb) ? 5 : 3;
+  return switches_spanned({a, b}, placement);
 }
 
 int FabricRoutes::switches_spanned(const std::vector<int64_t>& group, const Placement& placement) const
@@ -63,21 +57,6 @@ int FabricRoutes::switches_spanned(const std::vector<int64_t>& group, const Plac
   if (levels_ == 1 || one_leaf)
     return 1;
   return levels_ >= 3 && !one_pod ? 5 : 3;
-}
-
-int64_t network_steps(const char* algorithm, bool all_reduce, int64_t nodes)
-{
-  if (nodes <= 1)
-    return 0;
-  if (std::strcmp(algorithm, "ring") == 0)
-    return all_reduce ? 2 * (nodes - 1) : nodes - 1;
-  if (std::strcmp(algorithm, "tree") == 0 || std::strcmp(algorithm, "nvls_tree") == 0) {
-    int64_t log2 = 0;  // NCCL's log2i: the floor
-    for (int64_t n = nodes; n > 1; n >>= 1)
-      ++log2;
-    return 2 * log2;
-  }
-  return 0;
 }
 
 int flows_per_ring_connection(const hardware::NetworkSpec& net)

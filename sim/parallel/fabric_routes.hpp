@@ -46,11 +46,6 @@ class FabricRoutes {
   double switch_latency_s_ = 0;
 };
 
-/// NCCL's network steps on the critical path of a collective across `nodes` nodes (src/graph/tuning.cc,
-/// ncclTopoTuneModel): a ring's nInterSteps, 2 (nodes - 1) for an all-reduce and nodes - 1 for a reduce-scatter or an
-/// all-gather; a tree's or an NVLS tree's 2 log2(nodes); none for an algorithm within a node.
-int64_t network_steps(const char* algorithm, bool all_reduce, int64_t nodes);
-
 /// Flows a device's ring connection opens through its NIC: connect.cc doubles the ring graph's one channel per NIC
 /// (collectives/channel_caps.hpp), and each channel's connection is split over NCCL_IB_QPS_PER_CONNECTION queue pairs,
 /// which a switch hashes apart (Meta, "RDMA over Ethernet for Distributed AI Training at Meta Scale", SIGCOMM 2024,

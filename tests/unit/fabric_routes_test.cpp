@@ -65,15 +65,26 @@ TEST(FabricRoutes, SwitchesCrossedByLeafSpineAndCore)
   EXPECT_EQ(FabricRoutes(two_levels).switches_spanned(cluster, placement), 3);
 }
 
+// Each algorithm's cost gives the network steps that pay the switches' latency (AlgorithmCost::network_steps).
 TEST(FabricRoutes, NetworkStepsAreNcclsInterSteps)
 {
-  EXPECT_EQ(dtsim::parallel::network_steps("ring", true, 16), 30);
-  EXPECT_EQ(dtsim::parallel::network_steps("ring", false, 16), 15);
-  EXPECT_EQ(dtsim::parallel::network_steps("tree", true, 16), 8);
-  EXPECT_EQ(dtsim::parallel::network_steps("tree", true, 17), 8);  // log2i: the floor
-  EXPECT_EQ(dtsim::parallel::network_steps("nvls_tree", true, 64), 12);
-  EXPECT_EQ(dtsim::parallel::network_steps("nvls", true, 1), 0);
-  EXPECT_EQ(dtsim::parallel::network_steps("ring", true, 1), 0);
+  using namespace dtsim::collectives;
+  auto steps = [](const char* algorithm, Kind kind, int64_t nodes) {
+    GroupShape g;
+    g.nodes = nodes;
+    g.ranks = 8 * nodes;
+    g.nvswitch_generation = 3;
+    g.nvlink_Bps = 370e9;
+    g.nic_Bps = 48e9;
+    return predict(*find_algorithm(algorithm), Protocol::Simple, kind, 1e9, g).network_steps;
+  };
+  EXPECT_EQ(steps("ring", Kind::AllReduce, 16), 30);
+  EXPECT_EQ(steps("ring", Kind::ReduceScatter, 16), 15);
+  EXPECT_EQ(steps("tree", Kind::AllReduce, 16), 8);
+  EXPECT_EQ(steps("tree", Kind::AllReduce, 17), 8);  // log2i: the floor
+  EXPECT_EQ(steps("nvls_tree", Kind::AllReduce, 64), 12);
+  EXPECT_EQ(steps("nvls", Kind::AllReduce, 1), 0);
+  EXPECT_EQ(steps("ring", Kind::AllReduce, 1), 0);
 }
 
 // A data-parallel all-reduce across pods pays its switches' latency on every network step: the phase's latency

@@ -30,7 +30,8 @@ AlgorithmCost nvls_tree_cost(Protocol, Kind, const GroupShape& g)
 {
   AlgorithmCost c;
   const int64_t N = std::max<int64_t>(1, g.nodes), k = g.per_node();
-  c.latency_us = kNvlinkStepUs + 2 * double(log2i(N)) * kNetStepUs;
+  c.network_steps = 2 * log2i(N);
+  c.latency_us = kNvlinkStepUs + double(c.network_steps) * kNetStepUs;
   c.nvlink_factor = 1.0 + 1.0 / double(k);
   // Each tree link carries half the tensor each way: on two nodes the NICs carry half a ring's bytes (NCCL's tuner
   // doubles the network's bandwidth there, tuning.cc "Handle 2 node case of NVLSTree"); beyond two nodes the tuner

@@ -47,6 +47,7 @@ AlgorithmCost ring_cost(Protocol p, Kind kind, const GroupShape& g)
     intra = std::max(intra, p == Protocol::Simple ? 3.0 : 1.0);
   const double inter = k > 1 ? kNetStepUs[pi] : kTreeNetStepUs[pi];
   c.latency_us += double(steps - inter_steps) * intra + double(inter_steps) * inter;
+  c.network_steps = inter_steps;
   if (p == Protocol::Simple && N > 1 && kind == Kind::AllReduce)
     c.latency_us *= 1.4;
   const double v = ring_volume(kind, n);

@@ -44,7 +44,8 @@ AlgorithmCost tree_cost(Protocol p, Kind, const GroupShape& g)
   const size_t pi = size_t(p);
   const int64_t N = std::max<int64_t>(1, g.nodes), k = g.per_node();
   c.latency_us = kBaseLatencyUs[pi];
-  c.latency_us += 2 * (double(k - 1) * kNvlinkStepUs[pi] + double(log2i(N)) * kNetStepUs[pi]);
+  c.network_steps = 2 * log2i(N);
+  c.latency_us += 2 * double(k - 1) * kNvlinkStepUs[pi] + double(c.network_steps) * kNetStepUs[pi];
   c.nvlink_factor = k > 1 ? 2.0 : 0.0;  // the chain's reduce and broadcast each pass S over a device's link
   // Each tree link carries half the tensor each way. Beyond two nodes NCCL's tuner prices every node as interior
   // in one tree and a leaf in the other, 4 links (tuning.cc: the network's bandwidth for nNodes > 2, then bus to
