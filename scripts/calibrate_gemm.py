@@ -4,7 +4,7 @@ measurements, once per device. Model (sim/kernels/compute_model.cpp):
     eff = max * A^p / (A^p + half_area^p) * k / (k + half_k),  A = batch * m * n
     time = max(flops / (peak * eff), bytes / (memory_bandwidth * memory_efficiency))
 Grid search on the squared log error. Prints the parameters and the fit error per point.
-Usage: scripts/calibrate_gemm.py a100|h100|h100-fp8|h200-fp8|b200|b200-fp8|b200-nvfp4|gb200-fp8|gb200-nvfp4|gb300|gb300-fp8|gb300-nvfp4|
+Usage: scripts/calibrate_gemm.py a100|h100|h100-fp8|h800-fp8|h200-fp8|b200|b200-fp8|b200-nvfp4|gb200-fp8|gb200-nvfp4|gb300|gb300-fp8|gb300-nvfp4|
        mi300x|mi300x-fp8|mi355x
 h100-fp8 fits device.efficiency.gemm_fp8 of hardware/dgx-h100.yaml: the same model at the fp8 peak, with 1-byte inputs
 and a 2-byte (bf16) result in the roofline, as Transformer Engine's fp8 GEMMs run. A device with a single published
@@ -36,8 +36,18 @@ H100 = dict(peak=989e12, bw=3350e9 * 0.89, points=[
     (4096, 4096, 4096, 1, 788.7, "same"),
     (8192, 8192, 8192, 1, 797.8, "pranjalssh/fast.cu README, cuBLAS BF16"),
     (6144, 6144, 6144, 1, 741.1, "same"),
-    (6144, 2816, 17920, 1, 792.1, "stas00/ml-engineering MAMF table"),
-], maxes=[0.78, 0.80, 0.81, 0.82, 0.83, 0.84, 0.85])
+    (6144, 17920, 2816, 1, 792.1, "stas00/ml-engineering MAMF table (MxNxK, mamf-finder's order)"),
+    (8192, 8192, 8192, 1, 797.5, "zzc0721/torch-performance-test-data#79, BF16"),
+    (10240, 10240, 10240, 1, 719.7, "same"),
+    (2048, 2048, 13312, 1, 794.5, "stas00/ml-engineering MAMF table @ 744d01e, torch 2.7.0+cu126"),
+], maxes=[0.78, 0.80, 0.81, 0.82, 0.83, 0.84, 0.85], checks=[
+    # meta-pytorch/float8_experimental#38 (2023-08), LLaMa-70B shapes at M = 16384, torch bf16 matmul; the GPU is not
+    # named (grade C), fp8 rates there imply a Hopper part; (M, K, N) as published.
+    (16384, 1280, 8192, 1, 989e12, 569.0, "float8_experimental#38 attn.wqkv (grade C)"),
+    (16384, 8192, 1024, 1, 989e12, 550.0, "same, attn.w0"),
+    (16384, 7168, 8192, 1, 989e12, 539.0, "same, ffn.w13"),
+    (16384, 8192, 3584, 1, 989e12, 605.0, "same, ffn.w2"),
+])
 # Azure/AI-benchmarking-guide, "Azure Results/ND_H100_v5_results.md" (commit f350e7e), GEMM CuBLASLt table: FP8 (E4M3
 # inputs), random initialization, 10,000 warm-up iterations, CUDA 12.6, on ND H100 v5 (H100 80GB HBM3 SXM).
 H100_FP8 = dict(peak=1979e12, bw=3350e9 * 0.89, in_bytes=1, points=[
@@ -50,7 +60,25 @@ H100_FP8 = dict(peak=1979e12, bw=3350e9 * 0.89, in_bytes=1, points=[
     (1024, 2145, 1024, 1, 410.7, "same"),
     (6144, 12288, 12288, 1, 1351.4, "same"),
     (802816, 192, 768, 1, 663.8, "same"),
-], maxes=[0.66, 0.68, 0.69, 0.70, 0.71, 0.72, 0.74])
+], maxes=[0.66, 0.68, 0.69, 0.70, 0.71, 0.72, 0.74], checks=[
+    # Burst and grade-C figures, printed beside the sustained-load table as for B200 and H200 (not fitted): stas00's
+    # torch FP8 MAMF (best shape of a search, MxNxK) and float8_experimental#38's float8 matmuls (GPU not named).
+    (1024, 9216, 14336, 1, 1979e12, 1402.6, "stas00/ml-engineering MAMF table @ 744d01e, FP8 e4m3 best shape (burst)"),
+    (16384, 1280, 8192, 1, 1979e12, 1414.0, "float8_experimental#38 attn.wqkv, float8 matmul (grade C)"),
+    (16384, 8192, 1024, 1, 1979e12, 1095.0, "same, attn.w0"),
+    (16384, 7168, 8192, 1, 1979e12, 1384.0, "same, ffn.w13"),
+    (16384, 8192, 3584, 1, 1979e12, 1291.0, "same, ffn.w2"),
+])
+# H800 SXM5 (the same GH100 compute): hardware/h800-deepseek.yaml takes the H100 fp8 fit; DeepSeek's own block-scaled
+# FP8 GEMMs (deepseek-ai/DeepGEMM README @ 327ec92, NVCC 12.8, M 4096 rows; grade B) are printed beside it.
+H800_FP8 = dict(H100_FP8, checks=[
+    (4096, 2112, 7168, 1, 1979e12, 1127.0, "DeepGEMM 2025-04-09, H800, 1x128/128x128 block-scaled FP8"),
+    (4096, 24576, 1536, 1, 1979e12, 1212.0, "same"),
+    (4096, 32768, 512, 1, 1979e12, 775.0, "same"),
+    (4096, 7168, 16384, 1, 1979e12, 1520.0, "same"),
+    (4096, 4096, 7168, 1, 1979e12, 1410.0, "same"),
+    (4096, 7168, 2048, 1, 1979e12, 1168.0, "same"),
+])
 
 # H200 SXM (same GH100 compute as H100, HBM3e 4.8 TB/s): Azure AI-benchmarking-guide "Azure_Results/ND_H200_v5_results.md"
 # (samuel-bohman fork @ 5e2c4e5, CUDA 12.8), GEMM cuBLASLt FP8, random initialization, 10,000 warm-up iterations.
@@ -220,7 +248,7 @@ def fit(dev):
 
 
 if __name__ == "__main__":
-    dev = {"a100": A100, "h100": H100, "h100-fp8": H100_FP8, "h200-fp8": H200_FP8, "b200": B200, "b200-fp8": B200_FP8,
+    dev = {"a100": A100, "h100": H100, "h100-fp8": H100_FP8, "h800-fp8": H800_FP8, "h200-fp8": H200_FP8, "b200": B200, "b200-fp8": B200_FP8,
            "b200-nvfp4": B200_NVFP4, "gb200-fp8": GB200_FP8, "gb300": GB300,
            "gb300-fp8": GB300_FP8, "gb200-nvfp4": GB200_NVFP4, "gb300-nvfp4": GB300_NVFP4,
            "mi300x": MI300X, "mi300x-fp8": MI300X_FP8, "mi355x": MI355X}[sys.argv[1] if len(sys.argv) > 1 else "a100"]
