@@ -6,9 +6,11 @@ The only published per-sequence curves of H100 attention are the bars of the Fla
 arXiv:2407.08608, Fig. 5 forward and Fig. 6 backward, H100 80GB SXM5, BF16, batch x seq = 16k tokens, hidden 2048), read
 through a third-party transcription (grade D: "use for curve shape only", ../shared/reference/collectives-and-kernels.md
 B.4.b). They give each kernel's shape: how its throughput varies with sequence, head dimension, direction and the causal
-mask. A kernel's level is fitted to the text-form measurements of that kernel on that device (grade B or better): one
-factor on all five rows, least squares in log throughput. A kernel with no such measurement keeps the figure's level.
-Other published points (grade C or D, or outside the rows' range) are printed as checks, not fitted.
+mask. Two factors per device and kernel are fitted to the text-form measurements of that kernel on that device (grade
+B or better), least squares in log throughput: the level of the four non-causal rows on the non-causal points, then
+the causal share (the forward causal row, which sets it) on the causal points. A factor with no such point stays 1.
+Other published points (grade C or D, claims without a configuration, or outside the rows' range) are printed as
+checks, not fitted.
 
 The model is sim/kernels/attention_kernel.cpp's: rows at sequence 512, 1k, 2k, 4k, 8k, 16k, linear in log2(seq) and in
 log2(head_dim) between 64 and 128, clamped outside; causal = non-causal x (forward causal / forward at head dim 128).
@@ -100,27 +102,37 @@ def predict(rows, what, causal, head_dim, seq):
     return max(rate(rows, True, causal, s, head_dim) for s in SEQS)  # max_fwd
 
 
-def scaled(rows, factor):
-    return {k: [round(v * factor) for v in r] for k, r in rows.items()}
+def scaled(rows, level, causal_share):
+    out = {k: [round(v * level) for v in r] for k, r in rows.items()}
+    out["forward_d128_causal"] = [round(v * level * causal_share) for v in rows["forward_d128_causal"]]
+    return out
+
+
+def log_mean_ratio(rows, points):
+    logs = [math.log(p[5] / predict(rows, p[1], p[2], p[3], p[4])) for p in points]
+    return math.exp(sum(logs) / len(logs)) if logs else 1.0
 
 
 def fit(kernel, points):
-    """The level factor: least squares in log over the kernel's grade A/B points inside the rows' range."""
-    rows = FIGURE[kernel]
+    """The non-causal level, then the causal share: each on the kernel's grade A/B points of its kind in range."""
     fitted = [p for p in points if p[0] == kernel and p[6] in "AB" and p[1] != "max_fwd" and p[3] <= 128]
-    if not fitted:
-        return 1.0, fitted
-    logs = [math.log(p[5] / predict(rows, p[1], p[2], p[3], p[4])) for p in fitted]
-    return math.exp(sum(logs) / len(logs)), fitted
+    full = [p for p in fitted if not p[2]]
+    causal = [p for p in fitted if p[2]]
+    level = log_mean_ratio(FIGURE[kernel], full)
+    share = log_mean_ratio({k: [v * level for v in r] for k, r in FIGURE[kernel].items()}, causal)
+    return level, share, fitted
 
 
 if __name__ == "__main__":
     device = sys.argv[1] if len(sys.argv) > 1 else "h100"
     points = DEVICES[device]
     for kernel in sys.argv[2:] or list(FIGURE):
-        factor, fitted = fit(kernel, points)
-        rows = scaled(FIGURE[kernel], factor)
-        print(f"{kernel}: level factor {factor:.4f} on {len(fitted)} fitted point(s)")
+        level, share, fitted = fit(kernel, points)
+        rows = scaled(FIGURE[kernel], level, share)
+        worst = max(c / f for c, f in zip(rows["forward_d128_causal"], rows["forward_d128"]))
+        print(f"{kernel}: non-causal level x {level:.4f}, causal share x {share:.4f} on {len(fitted)} fitted "
+              f"point(s); causal / non-causal forward at most {worst:.3f}")
+        assert worst <= 1, "a causal kernel faster than the full one: the fit is not physical"
         for k, r in rows.items():
             print(f"  {k}: [{', '.join(str(v) for v in r)}]")
         for p in points:
