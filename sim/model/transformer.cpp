@@ -452,9 +452,14 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
   // `columnwise_usage && !nvte_is_non_tn_fp8_gemm_supported()`, which is false from compute capability 10.0 on
   // (common/transformer_engine.cpp), and the GEMMs read the one fp8 copy transposed (common/gemm/cublaslt_gemm.cu).
   const double fp8_written = sh.fp8_transpose ? 2.0 : 1.0;  // fp8 bytes a cast writes per element
-  auto fp8_cast = [&](const std::string& name, double batch, double m, double n, double kk) {
-    const double per = double(e) + fp8_written + (sh.fp8_current_scaling ? double(e) : 0.0);
-    return mem_item(name + ".fp8_cast", per * batch * (m * kk + sh.fp8_weight_cast_share * kk * n),
+  // input_amax_given: the kernel before the cast took the input's amax (the norm, fp8_norm_amax), so current
+  // scaling makes no amax pass over the input; the weights and the output gradient keep theirs.
+  auto fp8_cast = [&](const std::string& name, double batch, double m, double n, double kk,
+                      bool input_amax_given = false) {
+    const double amax_pass = sh.fp8_current_scaling ? double(e) : 0.0;
+    const double per = double(e) + fp8_written + amax_pass;
+    const double per_input = per - (input_amax_given ? amax_pass : 0.0);
+    return mem_item(name + ".fp8_cast", batch * (per_input * m * kk + per * sh.fp8_weight_cast_share * kk * n),
                     per * batch * m * n);
   };
   // Block-scaled casts (mxfp8, nvfp4: Transformer Engine's MXFP8Quantizer / NVFP4Quantizer with row- and column-wise
@@ -511,13 +516,21 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
   // buffer), so there is no input cast: the layernorm writes 1 byte per element instead of e, and the backward
   // transposes the saved fp8 input for the weight gradient (fp8_transpose: 1 byte read, 1 written per element of
   // the gathered input). The weights' cast and the output gradient's cast-transpose stay. Current scaling needs
-  // the tensor's amax before the cast, so its layernorm writes 16-bit and the cast stays separate.
+  // the tensor's amax before the cast, so its layernorm writes 16-bit and the cast stays separate; from Transformer
+  // Engine 2.8 on the norm takes that amax inside its own kernel (csrc/extensions/normalization.cpp, rmsnorm_fwd:
+  // FUSED_NORM_AMAX_FP8 unless NVTE_NORM_FWD_USE_CUDNN is set, then Float8CurrentScalingQuantizer::
+  // quantize_with_amax, csrc/quantizer.cpp, which skips nvte_compute_amax): the cast reads the norm's output once.
   const bool ln_writes_fp8 = sh.fp8 && !sh.fp8_current_scaling;
   auto layernorm = [&](const std::string& name) {
     const double out = ln_writes_fp8 ? 1.0 : double(e);
     return mem_item(name, (e + out) * Tn * h, 3 * e * Tn * h);
   };
   auto layernorm_linear = [&](const std::string& name, double m, double n) {
+    if (sh.fp8 && sh.fp8_norm_amax) {
+      items.push_back(fp8_cast(name, 1, m, n, h, true));
+      items.push_back(linear_item(name, 1, m, n, h, e, 1));
+      return;
+    }
     if (!ln_writes_fp8) {
       linear(name, 1, m, n, h, Tn);  // a block-scaled input is quantized on the rank's own rows, then gathered
       return;

@@ -42,6 +42,9 @@ struct Shape {
   /// Transformer Engine's current (per-tensor) scaling: an amax pass over each tensor before its cast (delayed
   /// scaling takes the amax inside the cast kernel).
   bool fp8_current_scaling = false;
+  /// Under current scaling, the norm in front of QKV and fc1 takes its output's amax inside its kernel (Transformer
+  /// Engine 2.8 on: FUSED_NORM_AMAX_FP8), so the cast of that tensor makes no amax pass of its own.
+  bool fp8_norm_amax = false;
   /// Transformer Engine's fp8 casts also write a transposed fp8 copy of each tensor for the GEMMs that take it the
   /// other way round (devices whose fp8 GEMMs run TN only: Hopper, Ada); false on a device that takes fp8 operands
   /// in every layout (hardware device.fp8_non_tn_gemm: Blackwell).

@@ -14,6 +14,7 @@ model::Shape layer_shape(const ScenarioSpec& s)
   shape.tp_comm_overlap = s.parallel.tp_overlap;
   shape.tp_async_allreduce = s.parallel.tp_async_allreduce;
   shape.fp8_current_scaling = s.training.fp8_recipe == stack::Fp8Recipe::Current;
+  shape.fp8_norm_amax = shape.fp8_current_scaling && s.training.fp8_norm_amax;
   shape.fp8_transpose = !s.hardware.device.fp8_non_tn_gemm;
   shape.low_precision_saves_16bit = s.stack.memory.fp8_saves_16bit;
   shape.cross_entropy = s.training.cross_entropy;

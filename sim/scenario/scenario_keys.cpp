@@ -245,6 +245,15 @@ const Key kFp8Params =
                  "without their 16-bit copy (Megatron-LM's `--fp8-param-gather`, NeMo's `fp8_params`, "
                  "Megatron-Bridge's `fp8_param_gather`, Transformer Engine's quantized model init); the fp32 master "
                  "copy stays in the optimizer. Memory only: the data-parallel gathers still move 16-bit weights");
+const Key kFp8NormAmax =
+    Key::boolean("fp8_norm_amax", kOptional, "false",
+                 "fp8 with `fp8_recipe: current` only: the norm in front of QKV and fc1 takes the amax of its output "
+                 "inside its own kernel, so the fp8 cast of that tensor reads it once instead of twice (Transformer "
+                 "Engine 2.8 on: rmsnorm_fwd and layernorm_fwd's FUSED_NORM_AMAX_FP8 path, "
+                 "pytorch/csrc/extensions/normalization.cpp, then Float8CurrentScalingQuantizer::quantize_with_amax). "
+                 "TE takes that path unless NVTE_NORM_FWD_USE_CUDNN is set, which Megatron-Bridge's performance "
+                 "launcher keeps for some runs (scripts/performance/perf_plugins.py); false: the norm writes 16-bit "
+                 "and the cast takes its own amax pass");
 const Key kGradAccumulationFusion =
     Key::boolean("grad_accumulation_fusion", kOptional, "true",
                  "weight-gradient GEMMs accumulate into the fp32 main gradients; false: a separate accumulation "
@@ -313,7 +322,7 @@ std::vector<config::KeyGroup> groups()
           {"", {&kSchedule}},
           {"training",
            {&kGlobalBatch, &kMicroBatch, &kSeqLen, &kExpertImbalance, &kExpertCapacityFactor, &kFlashAttention,
-            &kPrecision, &kRecompute, &kRecomputeLayers, &kSavedActivations, &kFp8Recipe, &kCrossEntropy, &kOptimizerState, &kFp8Params,
+            &kPrecision, &kRecompute, &kRecomputeLayers, &kSavedActivations, &kFp8Recipe, &kCrossEntropy, &kOptimizerState, &kFp8Params, &kFp8NormAmax,
             &kGradAccumulationFusion, &kTokens}},
           {"resilience", {&kCheckpointInterval, &kCheckpoint, &kCheckpointBandwidth, &kRestart, &kDeviceMtbf, &kHostMtbf}},
           {"simulation", {&kFidelity}},

@@ -120,6 +120,9 @@ struct TrainingSpec {
   bool flash_attention = false;
   /// Transformer Engine's fp8 scaling recipe (fp8 training only); default: the stack's kernels.fp8_recipe.
   stack::Fp8Recipe fp8_recipe = stack::Fp8Recipe::Delayed;
+  /// fp8 current scaling: the norm in front of QKV and fc1 takes its output's amax inside its kernel (Transformer
+  /// Engine 2.8 on, unless NVTE_NORM_FWD_USE_CUDNN is set), so that tensor's cast reads it once.
+  bool fp8_norm_amax = false;
   /// The kernels of the language-model loss; default: the stack's kernels.cross_entropy.
   stack::CrossEntropyKernel cross_entropy = stack::CrossEntropyKernel::Unfused;
   /// How Adam holds its states; default: the stack's memory.optimizer_state.

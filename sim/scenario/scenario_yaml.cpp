@@ -238,6 +238,12 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
              "expected true with parallel.cp > 1 under the stack's kernels.context_parallel: torch-allgather "
              "(PyTorch's context parallelism runs only the fused SDPA kernels), got false");
   const auto& t = s.training;
+  if (t.fp8_norm_amax && (t.precision != "fp8" || t.fp8_recipe != stack::Fp8Recipe::Current))
+    diag.add(at("training.fp8_norm_amax"), "training.fp8_norm_amax",
+             std::string("applies to precision fp8 with fp8_recipe current (the norm's amax is current "
+                         "scaling's), got precision ") +
+                 t.precision + (t.precision == "fp8" ? std::string(" with fp8_recipe ") + stack::to_string(t.fp8_recipe)
+                                                     : std::string()));
   if (t.recompute_layers > 0 && t.recompute != Recompute::Full)
     diag.add(at("training.recompute_layers"), "training.recompute_layers",
              std::string("applies to recompute: full (the layers of each model chunk that are recomputed), got "
@@ -440,12 +446,13 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   const auto cross_entropy = tr.choice(k::kCrossEntropy);
   const auto optimizer_state = tr.choice(k::kOptimizerState);
   s.training.fp8_params = tr.boolean(k::kFp8Params).value_or(false);
+  s.training.fp8_norm_amax = tr.boolean(k::kFp8NormAmax).value_or(false);
   s.training.tokens = tr.quantity(k::kTokens).value_or(0);
   const bool tokens_given = tr.has(k::kTokens.name);
   for (const config::Key* key : {&k::kGlobalBatch, &k::kMicroBatch, &k::kSeqLen, &k::kPrecision, &k::kRecompute,
                                  &k::kRecomputeLayers, &k::kSavedActivations, &k::kExpertImbalance, &k::kExpertCapacityFactor,
                                  &k::kFlashAttention, &k::kFp8Recipe, &k::kCrossEntropy, &k::kOptimizerState,
-                                 &k::kFp8Params})
+                                 &k::kFp8Params, &k::kFp8NormAmax})
     remember(tr, key->name);
   tr.finish();
 

@@ -217,6 +217,45 @@ TEST(Fp8Physics, NoTransposeWhereFp8GemmsTakeEveryLayout)
   EXPECT_DOUBLE_EQ(find(current.backward, "fc1.fp8_cast.bwd")->bytes, 5.0 * 2048 * 512);
 }
 
+// Under current scaling from Transformer Engine 2.8 on, the norm in front of QKV and fc1 takes its output's amax
+// (FUSED_NORM_AMAX_FP8, training.fp8_norm_amax): that input's cast reads it once, read 2 and write 1 + 1 (Hopper),
+// where the weights' cast and every output gradient's keep their amax pass (read 2 more). A plain linear layer (proj)
+// takes its input from attention, not from a norm: its cast keeps the amax pass. Same layers as above.
+TEST(Fp8Physics, NormTakesTheAmaxOfItsOutput)
+{
+  auto s = tiny({"hardware=../hardware/dgx-h100.yaml", "training.precision=fp8"});
+  dtsim::model::Transformer t(s.model);
+  dtsim::model::Shape sh{4, 512, 2, false, 2, 1, 1.0, 1, false, true};
+  sh.fp8_weight_cast_share = 0.25;
+  sh.fp8_current_scaling = true;
+  sh.fp8_norm_amax = true;
+  auto fused = t.layer(sh);
+  EXPECT_DOUBLE_EQ(find(fused.forward, "fc1.fp8_cast")->bytes, 4.0 * 2048 * 256 + 0.25 * 6.0 * 256 * 512);
+  EXPECT_DOUBLE_EQ(find(fused.backward, "fc1.fp8_cast.bwd")->bytes, 6.0 * 2048 * 512);
+  EXPECT_DOUBLE_EQ(find(fused.forward, "layernorm2")->bytes, 4.0 * 2048 * 256);  // still writes 16-bit
+  EXPECT_DOUBLE_EQ(find(fused.forward, "proj.fp8_cast")->bytes, 6.0 * 2048 * 128 + 0.25 * 6.0 * 128 * 256);
+  sh.fp8_transpose = false;  // Blackwell: no transpose written
+  EXPECT_DOUBLE_EQ(find(t.layer(sh).forward, "qkv.fp8_cast")->bytes,
+                   3.0 * 2048 * 256 + 0.25 * 5.0 * 256 * (3 * 256 / 2));
+}
+
+// training.fp8_norm_amax reaches the layer only with fp8 current scaling, and is refused (exit 2) elsewhere.
+TEST(Fp8Physics, NormAmaxOnlyUnderCurrentScaling)
+{
+  auto plan = [](std::vector<std::string> sets) {
+    sets.push_back("hardware=../hardware/dgx-h100.yaml");
+    return dtsim::parallel::derive_plan(tiny(sets)).shape;
+  };
+  EXPECT_TRUE(plan({"training.precision=fp8", "training.fp8_recipe=current", "training.fp8_norm_amax=true"})
+                  .fp8_norm_amax);
+  EXPECT_FALSE(plan({"training.precision=fp8", "training.fp8_recipe=current"}).fp8_norm_amax);
+  EXPECT_THROW(tiny({"hardware=../hardware/dgx-h100.yaml", "training.precision=fp8", "training.fp8_recipe=delayed",
+                     "training.fp8_norm_amax=true"}),
+               std::exception);
+  EXPECT_THROW(tiny({"hardware=../hardware/dgx-h100.yaml", "training.precision=bf16", "training.fp8_norm_amax=true"}),
+               std::exception);
+}
+
 // The device's fact reaches the layer: the Blackwell files say fp8_non_tn_gemm, the Hopper ones leave it out.
 TEST(Fp8Physics, TransposeFromTheHardwareFile)
 {
