@@ -41,15 +41,16 @@ void PipelineTransfers::add_device(int64_t device, const parallel::Coord& coord,
 
 std::set<std::pair<int64_t, int64_t>> PipelineTransfers::stage_pairs() const
 {
-  std::set<std::pair<int64_t, int64_t>> pairs;
-  std::pair<int64_t, int64_t> last{-1, -1};  // units come stage by stage: most repeat the pair before them
+  // Marked in a table of stage pairs, then listed: a set's insert for each of Megatron 1T's 65,536 units cost more.
+  const size_t stages = sched_.order.size();
+  std::vector<char> seen(stages * stages, 0);
   for (size_t u = 0; u < recv_from_.size(); ++u)
-    if (recv_from_[u] >= 0) {
-      const std::pair<int64_t, int64_t> pair{sched_.graph[UnitId(recv_from_[u])].stage, sched_.graph[UnitId(u)].stage};
-      if (pair != last)
-        pairs.insert(pair);
-      last = pair;
-    }
+    if (recv_from_[u] >= 0)
+      seen[size_t(sched_.graph[UnitId(recv_from_[u])].stage) * stages + size_t(sched_.graph[UnitId(u)].stage)] = 1;
+  std::set<std::pair<int64_t, int64_t>> pairs;
+  for (size_t i = 0; i < seen.size(); ++i)
+    if (seen[i])
+      pairs.insert({int64_t(i / stages), int64_t(i % stages)});
   return pairs;
 }
 
