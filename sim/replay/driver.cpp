@@ -92,10 +92,8 @@ ReplayResult Driver::finish()
   return r;
 }
 
-KernelFactor Driver::kernel_factor(const Device& d, int lane, size_t k) const
+KernelFactor Driver::sampled_kernel_factor(const Device& d, int lane, size_t k) const
 {
-  if (!var_.on())
-    return {};
   const Lane& ln = d.lanes[size_t(lane)];
   return var_.kernel(d.id, int64_t(ln.unit), k, (*ln.steps)[k].jitter_weight);
 }

@@ -71,6 +71,9 @@ class Driver {
     // collectives the lane issued on each communicator (full fidelity: join key; each lane keys its own)
     int64_t tp_seq = 0, ep_seq = 0, cp_seq = 0;
     bool waiting_gather = false;  // ZeRO-3: at a ParamGather step whose all-gather is not done
+    /// run_merged's length of each step of the run in flight (0 for a merged group's other steps), kept from
+    /// building the run to booking it: each was asked twice per microbatch (a fifth of Megatron 1T's event loop).
+    std::vector<double> run_lengths;
   };
   struct Device {
     int64_t id = 0;
@@ -143,7 +146,11 @@ class Driver {
   /// `own`: the share of it the device's own kernel takes (KernelFactor; the rest is straggler_s).
   void book_kernel(Device& d, const Step& st, double t, double x, double own);
   /// Step `k` of the lane's unit as this sample draws it (variability.hpp): its length over the timed one.
-  KernelFactor kernel_factor(const Device& d, int lane, size_t k) const;
+  KernelFactor kernel_factor(const Device& d, int lane, size_t k) const
+  {
+    return var_.on() ? sampled_kernel_factor(d, lane, k) : KernelFactor{};  // inline: asked at every kernel
+  }
+  KernelFactor sampled_kernel_factor(const Device& d, int lane, size_t k) const;
   /// Step `k`'s length in this sample.
   double kernel_s(const Device& d, int lane, size_t k) const
   {

@@ -25,6 +25,8 @@ void Driver::run_merged(size_t di, int lane, double t0)
   size_t end = begin;
   double total = 0, prepaid = 0;
   bool after_kernel = false;  // a collective is timed in closed form only right after a kernel (run_step)
+  std::vector<double>& lengths = d.lanes[size_t(lane)].run_lengths;  // step end - begin's, for the booking below
+  lengths.clear();
   for (; end < steps.size(); ++end) {
     const Step& st = steps[end];
     size_t group_end = 0;
@@ -32,6 +34,7 @@ void Driver::run_merged(size_t di, int lane, double t0)
     if (group && merges_group(di, steps, end, group_end)) {  // its closed-form length, in this run's activity
       double compute_end = 0;
       total += costs_.closed_form_overlap(d.id, steps, end, group_end, compute_end);
+      lengths.resize(group_end - begin, 0.0);  // booked from closed_form_overlap's cache
       end = group_end - 1;  // its last step
       after_kernel = true;
       continue;
@@ -39,7 +42,8 @@ void Driver::run_merged(size_t di, int lane, double t0)
     if (group && end > begin)
       break;  // run_step overlaps it with its communication
     if (st.kind == Step::Kind::Compute) {
-      total += kernel_s(d, lane, end);
+      lengths.push_back(kernel_s(d, lane, end));
+      total += lengths.back();
       after_kernel = true;
       continue;
     }
@@ -59,8 +63,8 @@ void Driver::run_merged(size_t di, int lane, double t0)
     }
     if (st.kind != Step::Kind::TpCollective && releases_buckets(d, lane))
       break;
-    if (st.kind == Step::Kind::TpCollective)
-      total += costs_.merged_tp_time(d.id, st);
+    lengths.push_back(st.kind == Step::Kind::TpCollective ? costs_.merged_tp_time(d.id, st) : 0.0);
+    total += lengths.back();
     after_kernel = false;
   }
   d.lanes[size_t(lane)].prepaid_s = prepaid;
@@ -103,7 +107,7 @@ void Driver::run_merged(size_t di, int lane, double t0)
         continue;
       }
       const bool kernel = st.kind == Step::Kind::Compute;
-      const double x = k == last ? now - t : kernel ? kernel_s(d, lane, k) : costs_.merged_tp_time(d.id, st);
+      const double x = k == last ? now - t : ln.run_lengths[k - begin];
       if (kernel) {
         book_kernel(d, st, t, x, own_share(d, lane, k));
       } else {

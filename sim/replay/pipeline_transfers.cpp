@@ -41,10 +41,16 @@ void PipelineTransfers::add_device(int64_t device, const parallel::Coord& coord,
 
 std::set<std::pair<int64_t, int64_t>> PipelineTransfers::stage_pairs() const
 {
-  std::set<std::pair<int64_t, int64_t>> pairs;
+  // Marked in a table of stage pairs, then listed: a set's insert for each of Megatron 1T's 65,536 units cost more.
+  const size_t stages = sched_.order.size();
+  std::vector<char> seen(stages * stages, 0);
   for (size_t u = 0; u < recv_from_.size(); ++u)
     if (recv_from_[u] >= 0)
-      pairs.insert({sched_.graph[UnitId(recv_from_[u])].stage, sched_.graph[UnitId(u)].stage});
+      seen[size_t(sched_.graph[UnitId(recv_from_[u])].stage) * stages + size_t(sched_.graph[UnitId(u)].stage)] = 1;
+  std::set<std::pair<int64_t, int64_t>> pairs;
+  for (size_t i = 0; i < seen.size(); ++i)
+    if (seen[i])
+      pairs.insert({int64_t(i / stages), int64_t(i % stages)});
   return pairs;
 }
 
@@ -72,23 +78,22 @@ void PipelineTransfers::start_exchange(size_t di, size_t pos)
   e.group = group;
   e.transfers.clear();
   e.pending = 0;
-  std::vector<std::pair<size_t, bool>> posts;  // (transfer, as sender)
+  // The transfers: its sends first, then its receives (posting starts flows, whose ends come later, as events).
   for (UnitId u : e.unsent)
-    posts.push_back({index(e.replica, UnitId(send_to_[u])), true});
+    e.transfers.push_back(index(e.replica, UnitId(send_to_[u])));
+  const size_t sends = e.transfers.size();
   e.unsent.clear();
   if (group >= 0)
     for (size_t p = pos; p < order.size() && groups[p] == group; ++p)
       if (recv_from_[order[p]] >= 0)
-        posts.push_back({index(e.replica, order[p]), false});
-  e.pending = int64_t(posts.size());
-  for (const auto& [id, as_sender] : posts)
-    e.transfers.push_back(id);
-  if (posts.empty()) {
+        e.transfers.push_back(index(e.replica, order[p]));
+  e.pending = int64_t(e.transfers.size());
+  if (e.transfers.empty()) {
     finish_exchange(di);
     return;
   }
-  for (const auto& [id, as_sender] : posts)
-    post_transfer(id, di, as_sender);
+  for (size_t i = 0; i < e.transfers.size(); ++i)
+    post_transfer(e.transfers[i], di, i < sends);
 }
 
 void PipelineTransfers::post_transfer(size_t id, size_t di, bool as_sender)
@@ -116,7 +121,8 @@ void PipelineTransfers::finish_exchange(size_t di)
   const double now = Activities::now();
   // Time spent while one of this exchange's transfers was moving data is exposed pipeline communication;
   // the rest is waiting for a neighbour.
-  std::vector<std::pair<double, double>> busy;
+  std::vector<std::pair<double, double>>& busy = busy_;  // kept between calls: one exchange per unit
+  busy.clear();
   for (size_t id : e.transfers)
     busy.push_back({std::max(transfers_[id].start, e.entered), std::min(transfers_[id].end, now)});
   std::sort(busy.begin(), busy.end());

@@ -81,6 +81,7 @@ class PipelineTransfers {
   void finish_exchange(size_t di);
   void send(size_t di, parallel::UnitId to);
 
+  std::vector<std::pair<double, double>> busy_;  // finish_exchange's intervals, kept to spare an allocation per unit
   const parallel::PipelineSchedule& sched_;
   const StepProgram& prog_;
   const parallel::Placement& placement_;
