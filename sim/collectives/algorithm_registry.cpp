@@ -7,11 +7,12 @@
 namespace dtsim::collectives {
 
 // The catalog: each algorithm's entry is defined in collectives/algorithms/<name>.cpp and registered by one line of
-// algorithms() below, in documentation order. NCCL's CollNet and PAT are not modelled.
+// algorithms() below, in documentation order. NCCL's CollNet is not modelled.
 AlgorithmDef ring_algorithm();
 AlgorithmDef tree_algorithm();
 AlgorithmDef nvls_algorithm();
 AlgorithmDef nvls_tree_algorithm();
+AlgorithmDef pat_algorithm();
 
 const std::vector<AlgorithmDef>& algorithms()
 {
@@ -20,6 +21,7 @@ const std::vector<AlgorithmDef>& algorithms()
       tree_algorithm(),
       nvls_algorithm(),
       nvls_tree_algorithm(),
+      pat_algorithm(),
   };
   return table;
 }

@@ -1,6 +1,6 @@
 #pragma once
-/// Collectives as NCCL runs them: a catalog of algorithms (ring, double binary tree, NVLink SHARP, NVLS tree), one
-/// file per algorithm in collectives/algorithms/ registered by one line of algorithm_registry.cpp, and a table of
+/// Collectives as NCCL runs them: a catalog of algorithms (ring, double binary tree, NVLink SHARP, NVLS tree, PAT),
+/// one file per algorithm in collectives/algorithms/ registered by one line of algorithm_registry.cpp, and a table of
 /// protocols (LL, LL128, Simple), with NCCL's cost model: a latency per (algorithm, protocol) and a bandwidth that
 /// is a fraction of the links' goodput. The YAML checks, the CLI help and docs/yaml-reference.md list their names
 /// from these tables; adding an algorithm is adding a file and its line (docs/architecture.md, "Catalogs").
@@ -42,6 +42,9 @@ struct GroupShape {
   double nvlink_Bps = 0;
   double nic_Bps = 0;     ///< goodput of one NIC, per direction
   double nvlink_latency_s = 0, nic_latency_s = 0;  ///< route latencies (paid by the flows themselves)
+  /// The NCCL release the stack's runs used, as NCCL_VERSION_CODE (2.23.4: 22304); 0 where not published: the
+  /// algorithms of the releases before 2.23 (stack key `nccl`)
+  int nccl_version = 0;
   int64_t per_node() const { return nodes > 0 ? ranks / nodes : ranks; }
 };
 

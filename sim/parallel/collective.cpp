@@ -34,6 +34,7 @@ Fabric fabric_of(const scenario::ScenarioSpec& s)
   f.full_mesh = hw.scale_up.full_mesh;
   f.choice.algorithm = !s.stack.collective_algorithm.empty() ? s.stack.collective_algorithm : hw.collectives.algorithm;
   f.choice.protocol = !s.stack.collective_protocol.empty() ? s.stack.collective_protocol : hw.collectives.protocol;
+  f.nccl_version = s.stack.nccl_version;
   f.routes = parallel::FabricRoutes(hw);
   const auto& par = s.parallel;
   f.ecmp_slowdown = parallel::ecmp_ring_slowdown(
@@ -100,6 +101,7 @@ GroupShape shape_of(int64_t ranks, int64_t nodes, bool uniform, int64_t fewest, 
   g.uniform = uniform;
   g.nvswitch_generation = f.nvswitch_generation;
   g.nvls_enabled = f.nvls_enabled;
+  g.nccl_version = f.nccl_version;
   // On a mesh a device reaches each other member of its domain by its own link: RCCL's channels lay rings over
   // every pair (ROCm/rccl#1210: "maxBw 48.0 totalBw 144.0" on 4 MI300X, 3 links of 48 GB/s), so a member sends at
   // the links to the fewest other local members of any domain the group spans.

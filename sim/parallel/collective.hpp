@@ -34,6 +34,7 @@ struct Fabric {
   /// No switch: `nvlink_Bps` is one per-pair link of a mesh (hardware::ScaleUpSpec::full_mesh)
   bool full_mesh = false;
   CollectiveChoice choice;
+  int nccl_version = 0;  ///< the stack's NCCL (GroupShape::nccl_version)
   /// The switch tiers a group's traffic crosses: each network step pays the switch latency per switch beyond the
   /// first (NCCL's per-step network latency stands for a route through one switch).
   parallel::FabricRoutes routes;

@@ -48,6 +48,7 @@ PassTime print_pass(std::ostream& out, const char* title, const std::vector<mode
         shape.nodes = in_domain ? 1 : n;
         shape.nvswitch_generation = fabric.nvswitch_generation;
         shape.nvls_enabled = fabric.nvls_enabled;
+        shape.nccl_version = fabric.nccl_version;
         shape.nvlink_Bps = fabric.full_mesh && in_domain ? fabric.nvlink_Bps * double(n - 1) : fabric.nvlink_Bps;
         shape.nic_Bps = fabric.nic_Bps;
         ct = collectives::choose(collectives::kind_of(seg.collective), seg.collective_bytes, shape, fabric.choice)

@@ -10,6 +10,11 @@ const Key kName = Key::string("name", kRequired, "", "what the stack is, in repo
 const Key kFramework = Key::string("framework", kOptional, "", "the framework it describes");
 const Key kVersion = Key::string("version", kOptional, "", "the framework's version");
 const Key kDescription = Key::string("description", kOptional, "", "free text, not read");
+const Key kNccl = Key::string("nccl", kRequired, "",
+                              "the NCCL release the stack's runs used, as its release notes or container list it: "
+                              "`X.Y.Z`, `X.Y.Z+` where only a lower bound is published, or `unpublished`; it decides "
+                              "the algorithms NCCL's tuner can choose (PAT from 2.23.4); `unpublished` takes those "
+                              "of the releases before 2.23");
 
 const Key kKernels = Key::section("kernels", kOptional, "the kernels the framework runs");
 const Key kAttention = Key::choice("attention", {"unfused", "flash-attention-2", "flash-attention-3", "cudnn"},
@@ -142,7 +147,7 @@ const Key kHeldoutErrors = Key::number_list("heldout_errors", -0.99, 100, kOptio
 
 std::vector<config::KeyGroup> groups()
 {
-  return {{"", {&kName, &kFramework, &kVersion, &kDescription}},
+  return {{"", {&kName, &kFramework, &kVersion, &kNccl, &kDescription}},
           {"kernels", {&kAttention, &kFp8Recipe, &kCrossEntropy, &kCudaGraphs, &kLossAllReduce, &kContextParallel}},
           {"host", {&kLaunch, &kPerLayer, &kPerMicrobatch}},
           {"memory", {&kCudaContext, &kNcclBuffers, &kFragmentation, &kFp32Gradients, &kOptimizerState, &kFp8Saves16bit,

@@ -9,7 +9,7 @@ namespace dtsim::stack::keys {
 
 using config::Key;
 
-extern const Key kName, kFramework, kVersion, kDescription;
+extern const Key kName, kFramework, kVersion, kNccl, kDescription;
 extern const Key kKernels, kAttention, kFp8Recipe, kCrossEntropy, kCudaGraphs, kLossAllReduce, kContextParallel;
 extern const Key kHost, kLaunch, kPerLayer, kPerMicrobatch;
 extern const Key kMemory, kCudaContext, kNcclBuffers, kFragmentation, kFp32Gradients, kOptimizerState, kFp8Saves16bit,

@@ -85,6 +85,9 @@ struct StackSpec {
   std::string file;  ///< empty: no stack (every correction at its default)
   std::string name;
   std::string framework, version;
+  /// The NCCL release its runs used (stack key `nccl`), as NCCL_VERSION_CODE (2.23.4: 22304); 0: not published, or
+  /// no stack (the algorithms of the releases before 2.23)
+  int nccl_version = 0;
   AttentionKernel attention = AttentionKernel::Unfused;
   bool attention_given = false;  ///< the stack names a fused attention kernel: the scenario's default is fused
   Fp8Recipe fp8_recipe = Fp8Recipe::Delayed;

@@ -2,6 +2,7 @@
 
 #include "config/map_reader.hpp"
 #include "hardware/hardware_yaml.hpp"
+#include "stack/nccl_version.hpp"
 #include "stack/stack_keys.hpp"
 
 namespace dtsim::stack {
@@ -20,6 +21,14 @@ StackSpec load_stack(const std::string& path, Diagnostics& diag)
   st.name = root.string(k::kName).value_or("");
   st.framework = root.string(k::kFramework).value_or("");
   st.version = root.string(k::kVersion).value_or("");
+  if (const auto nccl = root.string(k::kNccl)) {
+    st.nccl_version = nccl_version_code(*nccl);
+    if (st.nccl_version < 0) {
+      root.error(k::kNccl.name, "expected an NCCL release as X.Y.Z, X.Y.Z+ (that or later) or unpublished, got '" +
+                                    *nccl + "'");
+      st.nccl_version = 0;
+    }
+  }
   root.accept({k::kDescription.name});
 
   MapReader kernels = root.map(k::kKernels);

@@ -94,6 +94,12 @@ std::vector<MatrixCase> other_cases()
       {"dualpipe_fattree_os4", "scenarios/tiny.yaml",
        fabric(8, "fat-tree", 4) + " --set devices=64 --set parallel.dp=8 --set parallel.pp_overlap=true"
                                   " --set schedule=dualpipe --set training.global_batch=256"},
+      // Data-parallel groups of one rank per node (tp 8) under an NCCL with PAT: the gradient reduce-scatter and the
+      // parameter all-gather (ZeRO 1) run as PAT over 8 nodes (collectives/algorithms/pat.cpp).
+      {"pat_tp8_one_rank_per_node", "scenarios/tiny.yaml",
+       " --set stack=" + dtsim::test::source_path("tests/unit/data/stack-nccl-pat.yaml") +
+           " --set devices=128 --set parallel.tp=8 --set parallel.pp=2"
+       " --set parallel.dp=8 --set parallel.zero=1 --set training.global_batch=128"},
       // zb-v: transfers down and back up the stages, the last stage's hand-off kept on the device.
       {"zb_v_fattree_os4", "scenarios/tiny.yaml",
        fabric(8, "fat-tree", 4) + " --set devices=64 --set parallel.dp=16 --set parallel.pp=2 --set parallel.vpp=2"
