@@ -115,6 +115,8 @@ Prediction predict(const AlgorithmDef& a, Protocol p, Kind kind, double bytes, c
     }
   }
   r.latency_s = (cost.latency_us + by_size.latency_us) * kUs;
+  r.tuner_time_s = r.latency_s + link_s;
+  r.latency_s += a.run_latency_us(p, kind, g, bytes) * kUs;
   r.time_s = r.latency_s + link_s;
   return r;
 }
@@ -142,7 +144,7 @@ Prediction choose(Kind kind, double bytes, const GroupShape& g, const Collective
         if (!applicable(a, p.id, kind, g))
           continue;
         Prediction c = predict(a, p.id, kind, bytes, g);
-        if (!found || c.time_s < best.time_s) {  // ties keep the earlier entry: deterministic
+        if (!found || c.tuner_time_s < best.tuner_time_s) {  // ties keep the earlier entry: deterministic
           best = c;
           found = true;
         }

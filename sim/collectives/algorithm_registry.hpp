@@ -80,7 +80,8 @@ struct SizeEffect {
 };
 
 /// An algorithm's entry: its names and what it does, as NCCL's tuner models it and as flows on the links. Only
-/// `nics_at_goodput`, `bus_cap_Bps`, `ll_capped_s` and `size_effect` have defaults; an entry sets every other field.
+/// `nics_at_goodput`, `bus_cap_Bps`, `ll_capped_s`, `size_effect` and `run_latency_us` have defaults; an entry sets
+/// every other field.
 struct AlgorithmDef {
   const char* name = "";     ///< the YAML value
   const char* summary = "";  ///< one line, for help and docs
@@ -105,6 +106,11 @@ struct AlgorithmDef {
   /// the tree's bandwidth, the chunks NVLS cuts the tensor into.
   SizeEffect (*size_effect)(Protocol p, Kind kind, const GroupShape& g, double bytes) =
       [](Protocol, Kind, const GroupShape&, double) { return SizeEffect{}; };
+  /// What the run costs beyond NCCL's latency, microseconds, for a tensor of `bytes` (none by default): the ring's
+  /// Simple steps, paid again on every loop of its chunks (algorithms/ring.cpp). NCCL's tuner does not see it, so it
+  /// does not take part in the choice (Prediction::tuner_time_s); it is part of the time the collective takes.
+  double (*run_latency_us)(Protocol p, Kind kind, const GroupShape& g, double bytes) =
+      [](Protocol, Kind, const GroupShape&, double) { return 0.0; };
   /// Appends to `flows` the flows that load every link as the algorithm does: `nvlink_bytes` over the busiest
   /// NVLink and `nic_bytes` over the busiest NIC, each way. `group` is in ring order.
   void (*lay_flows)(const std::vector<int64_t>& group, const MembersByNode& by_node, const GroupShape& g,
@@ -134,18 +140,21 @@ bool applicable(const AlgorithmDef& a, Protocol p, Kind kind, const GroupShape& 
 struct Prediction {
   const AlgorithmDef* algorithm = nullptr;  ///< an entry of algorithms()
   Protocol protocol = Protocol::Simple;
-  double latency_s = 0;  ///< whole collective, route latency included
+  double latency_s = 0;  ///< whole collective as it runs, route latency included (the run's latency too)
   /// Bytes a busiest link carries per byte of the tensor (the algorithm's traffic), over the protocol's and the
   /// algorithm's achieved fraction of goodput: link_factor * bytes / link goodput is the bandwidth term.
   double nvlink_factor = 0, nic_factor = 0;
   int64_t network_steps = 0;  ///< AlgorithmCost::network_steps
   double time_s = 0;  ///< latency + the slower link's bandwidth term
+  /// NCCL's own estimate, ncclTopoGetAlgoTime's shape: time_s less what only the run costs (run_latency_us). The
+  /// choice among candidates is made on it, as NCCL's tuner makes it.
+  double tuner_time_s = 0;
 };
 
 /// The prediction for one algorithm and protocol (assumes applicable()).
 Prediction predict(const AlgorithmDef& a, Protocol p, Kind kind, double bytes, const GroupShape& g);
 
-/// NCCL's choice: the applicable candidate with the lowest predicted time, among those `forced` allows. A forced
+/// NCCL's choice: the applicable candidate with the lowest tuner time, among those `forced` allows. A forced
 /// algorithm that cannot run this collective on this group falls back to the ring (as NCCL's per-function
 /// NCCL_ALGO lists do: ring is the one algorithm every collective has).
 Prediction choose(Kind kind, double bytes, const GroupShape& g, const CollectiveChoice& forced);

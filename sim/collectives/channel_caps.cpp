@@ -88,6 +88,16 @@ int ring_graph_channels(const GroupShape& g)
   return int(std::min<int64_t>(kMaxGraphChannels, std::max<int64_t>(1, g.per_node())));
 }
 
+int ring_kernel_channels(const GroupShape& g)
+{
+  constexpr int kMaxChannels = 64;  // src/include/device.h MAXCHANNELS at 5067397c
+  const int graph = ring_graph_channels(g);
+  int channels = std::min(kMaxChannels, 2 * graph);
+  if (g.nodes > 1 && g.nvswitch_generation >= 3 && g.nic_Bps > 45e9 && channels < 16)
+    channels = std::min(kMaxChannels, 2 * channels);
+  return channels;
+}
+
 double channel_cap_Bps(ChannelCap cap, const GroupShape& g)
 {
   const int generation = generation_index(g);

@@ -22,6 +22,12 @@ enum class ChannelCap {
 /// the GPU generation is not known (no NVSwitch generation given): no cap then.
 int ring_graph_channels(const GroupShape& g);
 
+/// The channels the ring's kernels run on (comm->nChannels): connect.cc's ncclTopoPostset doubles the graph's
+/// channels (at most MAXCHANNELS, 64), and from Hopper on doubles them again across nodes while they are fewer than
+/// 16 and the graph's speed is over 45 GB/s ("4 compute channels per search channel"; the speed is the NICs' there,
+/// taken as over 45 GB/s where a NIC's goodput is). 0 where the graph's count is not known.
+int ring_kernel_channels(const GroupShape& g);
+
 /// The cap on the bus bandwidth, bytes/s: the graph's channels times NCCL's per-channel figure for the group's GPU
 /// generation (NVSwitch 2: Ampere, 3: Hopper, 4: Blackwell) and node count (1, 2, more); 0 where none applies.
 double channel_cap_Bps(ChannelCap cap, const GroupShape& g);

@@ -10,11 +10,13 @@
 // measured 2026-11-27, reasons in docs/validation.md, section 9: within a node the ring's LL128 at 4 MiB, the A100's
 // medium sizes (1-256 MiB) and H100 all-gather's 32-256 MiB run slower than the model, and 1-4 MiB single-process
 // (-g 8) runs carry a ~35-42 us floor (all-gather and reduce-scatter at 4 MiB since LL's cap converts to time with
-// their own n - 1 steps, as NCCL's tuner does); across 4 H100 nodes the system measured reaches 331 GB/s all-reduce
-// and 324 GB/s all-gather where its 8 NDR NICs per node let the model reach 384 and 385. The NIC count is the system's own
-// description: "3.2 Tbps InfiniBand" per node (ZiyanIshani/vpbenchmarking README, system table) with "400 Gbps
-// per port" (AI @ Georgia Tech's project page for the same benchmark, aigt.framer.website/sponsor-projects), 8 ports;
-// the summary's "3 active ports per node" cannot carry the measured all-gather (3 x 48.5 GB/s < 324 GB/s).
+// their own n - 1 steps, as NCCL's tuner does); across 4 H100 nodes every point NCCL runs on LL, LL128 or the trees
+// (all-reduce 1-512 MiB, all-gather 1-64 MiB). The Simple ring across the 4 nodes (all-reduce from 1 GiB,
+// all-gather from 128 MiB) is within 4% since each of its steps pays the network's step latency on every loop of
+// its chunks (collectives/algorithms/ring.cpp). The NIC count is the system's own description: "3.2 Tbps
+// InfiniBand" per node (ZiyanIshani/vpbenchmarking README, system table) with "400 Gbps per port" (AI @ Georgia
+// Tech's project page for the same benchmark, aigt.framer.website/sponsor-projects), 8 ports; the summary's "3
+// active ports per node" cannot carry the measured all-gather (3 x 48.5 GB/s < 324 GB/s).
 // `NcclCurves.*` asserts that every other point is within 10% and that every declared miss still misses
 // (so that a change that brings one within the bound must say so here). ctest's validation.nccl_curves runs the
 // strict form, every point held to 10% (DTSIM_NCCL_CURVES_STRICT=1), and is expected to fail until the misses are
@@ -155,7 +157,7 @@ TEST(NcclCurves, H100FourNodesAllReduce)
          Kind::AllReduce, "",
          {{1 * MiB, 21.97, true}, {2 * MiB, 26.27, true}, {4 * MiB, 50.63, true}, {8 * MiB, 70.61, true}, {16 * MiB, 119.48, true},
           {32 * MiB, 174.28, true}, {64 * MiB, 224.38, true}, {128 * MiB, 275.26, true}, {256 * MiB, 239.78, true}, {512 * MiB, 290.67, true},
-          {1024 * MiB, 324.48, true}, {2048 * MiB, 328.11, true}, {4096 * MiB, 329.36, true}, {8192 * MiB, 330.93, true}}});
+          {1024 * MiB, 324.48}, {2048 * MiB, 328.11}, {4096 * MiB, 329.36}, {8192 * MiB, 330.93}}});
 }
 
 TEST(NcclCurves, H100FourNodesAllGather)
@@ -163,8 +165,8 @@ TEST(NcclCurves, H100FourNodesAllGather)
   check({"4 x 8 H100, all-gather (A.3.a, ZiyanIshani/vpbenchmarking)", "hardware/dgx-h100.yaml", 4,
          Kind::AllGather, "",
          {{1 * MiB, 9.27, true}, {2 * MiB, 18.34, true}, {4 * MiB, 21.03, true}, {8 * MiB, 39.20, true}, {16 * MiB, 69.74, true},
-          {32 * MiB, 105.21, true}, {64 * MiB, 166.39, true}, {128 * MiB, 173.43, true}, {256 * MiB, 235.32, true}, {512 * MiB, 286.20, true},
-          {1024 * MiB, 320.55, true}, {2048 * MiB, 322.43, true}, {4096 * MiB, 323.76, true}, {8192 * MiB, 323.53, true}}});
+          {32 * MiB, 105.21, true}, {64 * MiB, 166.39, true}, {128 * MiB, 173.43}, {256 * MiB, 235.32}, {512 * MiB, 286.20},
+          {1024 * MiB, 320.55}, {2048 * MiB, 322.43}, {4096 * MiB, 323.76}, {8192 * MiB, 323.53}}});
 }
 
 }  // namespace

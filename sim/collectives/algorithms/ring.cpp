@@ -1,5 +1,6 @@
 // NCCL's ring: through every member; across nodes each node's NICs carry one channel each.
 #include <algorithm>
+#include <cmath>
 
 #include "collectives/algorithm_parts.hpp"
 #include "collectives/channel_caps.hpp"
@@ -63,6 +64,34 @@ AlgorithmCost ring_cost(Protocol p, Kind kind, const GroupShape& g)
   return c;
 }
 
+// The chunk a channel moves per step under Simple: buffSizes[SIMPLE] / NCCL_STEPS x chunkSteps, 4 MiB / 8 x 4
+// (src/init.cc DEFAULT_BUFFSIZE, src/include/device.h NCCL_STEPS, src/include/collectives.h ALLREDUCE_CHUNKSTEPS and
+// ALLGATHER_CHUNKSTEPS, NCCL_STEPS / 2; reduce-scatter takes the all-gather's), the same at 2.24.3 and 5067397c.
+constexpr double kSimpleChunkBytes = 2.0 * 1048576.0;
+
+// The Simple ring as it runs (docs/validation.md, section 9). A loop moves one chunk per member on every channel
+// and runs all of the collective's steps (device/all_reduce.h, all_gather.h, reduce_scatter.h: runRing's loop over
+// chunks, 2(n - 1) or n - 1 steps each), so a tensor larger than a loop pays the steps once per loop, where NCCL's
+// tuner charges them once. A step hands its chunk on only after the step before it has arrived (prims_simple.h:
+// the wait for the peer's tail, the fence before posting), so every step of a ring that crosses nodes waits for
+// its network hop: each step costs the network's step latency, hwLatencies[NET][RING][SIMPLE] (14 us; the tree's,
+// also 14, with one member per node), not the NVLink step's 3.4 us the tuner charges the steps within a node.
+// Measured, 4 x 8 H100 (A.3.a): the time beyond the NICs' is 13-18 us per step per loop from 128 MiB to 8 GiB.
+// The extra is the run's latency less the tuner's (never below it: the tuner's x 1.4 across nodes stays).
+double ring_run_latency_us(Protocol p, Kind kind, const GroupShape& g, double bytes)
+{
+  const int channels = ring_kernel_channels(g);
+  if (p != Protocol::Simple || channels == 0 || bytes <= 0)
+    return 0;
+  const size_t pi = size_t(p);
+  const int64_t n = g.ranks, k = g.per_node();
+  const int64_t steps = kind == Kind::AllReduce ? 2 * (n - 1) : n - 1;
+  const double loops = std::ceil(bytes / (double(channels) * double(n) * kSimpleChunkBytes));
+  const double step_us = g.nodes > 1 ? (k > 1 ? kNetStepUs[pi] : kTreeNetStepUs[pi]) : kNvlinkStepUs[pi];
+  const double run_us = kBaseLatencyUs[pi] + loops * double(steps) * step_us;
+  return std::max(0.0, run_us - ring_cost(p, kind, g).latency_us);
+}
+
 void ring_lay_flows(const std::vector<int64_t>& group, const MembersByNode& by_node, const GroupShape& g,
                     double nvlink_bytes, double nic_bytes, std::vector<Flow>& flows)
 {
@@ -94,6 +123,7 @@ AlgorithmDef ring_algorithm()
   a.bandwidth_fraction = ring_fraction;
   a.bus_cap_Bps = ring_bus_cap_Bps;
   a.cost = ring_cost;
+  a.run_latency_us = ring_run_latency_us;
   a.lay_flows = ring_lay_flows;
   return a;
 }
