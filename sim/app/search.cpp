@@ -15,6 +15,7 @@
 #include "app/progress.hpp"
 #include "app/search_bounds.hpp"
 #include "app/search_plans.hpp"
+#include "app/search_replay_key.hpp"
 #include "app/simulate.hpp"
 #include "core/diagnostics.hpp"
 #include "core/version.hpp"
@@ -101,6 +102,8 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
   const MpiWorld world = mpi_world();
   const bool quiet = o.quiet || !world.root();
   const size_t n = plans.size();
+  // Plans whose replays read the same inputs (search_replay_key.hpp): one is simulated, the others take its step.
+  const ReplayKeys keys(plans);
   // Each plan's proven lower bound on its step time, and the order of simulation: the scenario's own plan first
   // (its rank is reported), then by bound, so that the k-th best step time falls early and prunes the rest. The
   // bounds are computed in child processes, --jobs at a time (search_bounds.hpp); every rank has the same bounds and
@@ -110,7 +113,7 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
     bounds.bound.assign(n, 0.0);
     bounds.failed.assign(n, 0);
   } else {
-    bounds = plan_bounds(plans, o.jobs);
+    bounds = plan_bounds(plans, keys, o.jobs);
   }
   const std::vector<double>& bound = bounds.bound;
   const std::vector<char>& failed = bounds.failed;
@@ -142,13 +145,15 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
   constexpr size_t kBatch = 16;
   const size_t k = size_t(std::max(1, o.top));
   std::vector<std::optional<Bytes>> results(n);
-  std::vector<double> steps;  // simulated step times (rank 0)
+  // Per replay class, its plan simulated (n: none yet); per plan given another's step, that plan (n: none).
+  std::vector<size_t> simulated_for(keys.replay_classes(), n), step_of(n, n);
+  std::vector<double> steps;  // step times known (rank 0): simulated, or of an identical replay
   double kth_best = std::numeric_limits<double>::infinity();
   int64_t pruned_by_bound = 0;
   std::vector<double> pruned_bounds;  // of the plans not simulated
   Progress progress(log, quiet, n, 0, "search", "plans");
   for (size_t next = 0; next < n;) {
-    std::vector<size_t> batch;
+    std::vector<size_t> batch, shared;  // to simulate; given the step of one simulated (before or in this batch)
     for (; next < n && batch.size() < kBatch; ++next) {
       const size_t i = order[next];
       if (failed[i])
@@ -156,8 +161,15 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
       if (!o.exhaustive && i != own_index && bound[i] > kth_best) {
         ++pruned_by_bound;
         pruned_bounds.push_back(bound[i]);
-      } else {
+        continue;
+      }
+      size_t& simulated = simulated_for[keys.replay_class(i)];
+      if (simulated == n) {
+        simulated = i;
         batch.push_back(i);
+      } else {
+        step_of[i] = simulated;
+        shared.push_back(i);
       }
     }
     std::vector<std::function<Bytes()>> work;
@@ -175,6 +187,14 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
         if (run.contains("step_time_s") && run["step_time_s"].get<double>() > 0)
           steps.push_back(run["step_time_s"].get<double>());
         results[batch[j]] = std::move(got[j]);
+      }
+      for (size_t i : shared) {
+        const auto& from = results[step_of[i]];
+        if (!from)
+          continue;
+        const json run = report::record_from_cbor(*from).document;
+        if (run.contains("step_time_s") && run["step_time_s"].get<double>() > 0)
+          steps.push_back(run["step_time_s"].get<double>());
       }
       if (steps.size() >= k) {
         std::nth_element(steps.begin(), steps.begin() + std::ptrdiff_t(k - 1), steps.end());
@@ -194,15 +214,24 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
     return 0;
   std::vector<Ranked> ranked;
   double activities = 0;  // SimGrid activities of every simulated plan, for dtsim bench
+  int64_t simulated = 0;
   for (size_t i = 0; i < results.size(); ++i) {
-    if (!results[i])
+    const size_t from = step_of[i] == n ? i : step_of[i];
+    if (!results[from])
       continue;
-    const json run = report::record_from_cbor(*results[i]).document;
+    const json run = report::record_from_cbor(*results[from]).document;
     if (!run.contains("step_time_s") || run["step_time_s"].get<double>() <= 0)  // not simulated
       continue;
-    activities += run["simulation"]["activities"].get<double>();
+    if (from == i) {
+      activities += run["simulation"]["activities"].get<double>();
+      ++simulated;
+    }
+    // An identical replay's step, samples per second and MFU (the same step, batch, model FLOPs and devices); the
+    // plan's own memory (the schedules it differs in hold different microbatches in flight).
+    const double peak_mem = from == i ? run["memory"]["peak_bytes_per_device"].get<double>()
+                                      : check_fit(plans.at(i)).memory.peak_bytes();
     ranked.push_back({i, run["step_time_s"].get<double>(), run["samples_per_s"].get<double>(),
-                      run["mfu"].get<double>(), run["memory"]["peak_bytes_per_device"].get<double>()});
+                      run["mfu"].get<double>(), peak_mem});
   }
   // Step time, then the plan's description, so that ties come out in the same order every time.
   std::sort(ranked.begin(), ranked.end(), [&](const Ranked& a, const Ranked& b) {
@@ -225,7 +254,8 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
 
   json j = report::scenario_identity_json(base);
   j["plans"] = {{"candidates", space.candidates}, {"invalid", space.invalid}, {"not_fitting", space.not_fitting},
-                {"pruned_by_bound", pruned_by_bound}, {"simulated", ranked.size()},
+                {"pruned_by_bound", pruned_by_bound}, {"simulated", simulated},
+                {"same_replay_as_a_simulated_plan", int64_t(ranked.size()) - simulated},
                 {"activities", int64_t(activities)}};
   if (!failures.empty()) {
     j["plans"]["internal_errors"] = json::object();
@@ -264,10 +294,11 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
       << base.hardware.device.name << ", global batch " << base.training.global_batch << " x "
       << base.training.seq_len << "\n\n";
   std::snprintf(line, sizeof line,
-                "  %lld plans looked at, %lld do not divide, %lld do not fit, %lld pruned by bound, %zu simulated in "
-                "%.1f s\n",
+                "  %lld plans looked at, %lld do not divide, %lld do not fit, %lld pruned by bound, %lld simulated "
+                "(%lld more given the step of an identical replay) in %.1f s\n",
                 (long long)space.candidates, (long long)space.invalid, (long long)space.not_fitting,
-                (long long)pruned_by_bound, ranked.size(), wall);
+                (long long)pruned_by_bound, (long long)simulated, (long long)(int64_t(ranked.size()) - simulated),
+                wall);
   out << line;
   for (const auto& [reason, n] : space.pruned) {
     std::snprintf(line, sizeof line, "    %6lld  %s\n", (long long)n, reason.c_str());

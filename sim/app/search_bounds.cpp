@@ -4,7 +4,6 @@
 #include <cstring>
 #include <optional>
 #include <stdexcept>
-#include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
@@ -40,17 +39,6 @@ struct ChunkBounds {
   std::vector<std::string> error;  // "" where the bound was computed
 };
 
-// Plans that differ only in parallel.pp_overlap have the same bound, bit for bit: it reads the plan's step program,
-// schedule, collectives and optimizer, never how its pipeline transfers are posted (only the replay's transfers
-// read that), so one of them is computed. The key is the plan as `dtsim search` names it, which tells apart every
-// plan of one enumeration (parallel::describe_plan), with pp_overlap cleared.
-std::string bound_key(const SearchPlans& plans, size_t i)
-{
-  scenario::ScenarioSpec plain = plans.plan_only(i);
-  plain.parallel.pp_overlap = false;
-  return parallel::describe_plan(plain);
-}
-
 ChunkBounds bound_chunk(const SearchPlans& plans, const std::vector<size_t>& which)
 {
   ChunkBounds c;
@@ -81,18 +69,21 @@ ChunkBounds from_bytes(const Bytes& b)
 
 }  // namespace
 
-PlanBounds plan_bounds(const SearchPlans& plans, int workers)
+PlanBounds plan_bounds(const SearchPlans& plans, const ReplayKeys& keys, int workers)
 {
   const size_t n = plans.size();
-  // The plans whose bound is computed (the first of each key), and for every plan the one whose bound it takes.
+  // The plans whose bound is computed (the first of each bound class), and for every plan the one whose bound it
+  // takes.
   std::vector<size_t> computed, same_as(n);
   {
-    std::unordered_map<std::string, size_t> first;
+    std::vector<size_t> first(keys.bound_classes(), n);
     for (size_t i = 0; i < n; ++i) {
-      auto [it, added] = first.try_emplace(bound_key(plans, i), i);
-      if (added)
+      size_t& f = first[keys.bound_class(i)];
+      if (f == n) {
+        f = i;
         computed.push_back(i);
-      same_as[i] = it->second;
+      }
+      same_as[i] = f;
     }
   }
   const MpiWorld world = mpi_world();

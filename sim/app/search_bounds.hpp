@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "app/search_plans.hpp"
+#include "app/search_replay_key.hpp"
 
 namespace dtsim::app {
 
@@ -23,7 +24,8 @@ struct PlanBounds {
 /// Every plan's bound, in chunks of plans, one chunk per child, `workers` children at a time (split over the MPI
 /// ranks when there are several; every rank gets the same bounds, bit for bit). Each bound is the same double as
 /// computed in this process: the same code on the same spec. A chunk whose child failed otherwise than by an
-/// InternalError is computed again here, so that its error (a ConfigError, say) reaches the user as before.
-PlanBounds plan_bounds(const SearchPlans& plans, int workers);
+/// InternalError is computed again here, so that its error (a ConfigError, say) reaches the user as before. One
+/// bound is computed per bound class of `keys` (search_replay_key.hpp) and given to every plan of the class.
+PlanBounds plan_bounds(const SearchPlans& plans, const ReplayKeys& keys, int workers);
 
 }  // namespace dtsim::app

@@ -11,6 +11,13 @@ extern "C" void MallocExtension_ReleaseFreeMemory() __attribute__((weak));
 
 namespace dtsim::app {
 
+void release_free_memory()
+{
+  malloc_trim(0);
+  if (MallocExtension_ReleaseFreeMemory)
+    MallocExtension_ReleaseFreeMemory();
+}
+
 void SearchPlans::set_plan(scenario::ScenarioSpec& s, const Fields& f)
 {
   s.parallel = f.parallel;
@@ -33,11 +40,7 @@ SearchPlans::SearchPlans(const scenario::ScenarioSpec& base, std::vector<scenari
     fields_.push_back({std::move(s.parallel), std::move(s.schedule), std::move(s.training), s.microbatches});
   }
   std::vector<scenario::ScenarioSpec>().swap(plans);
-  // Hand the freed pages back (to glibc's heap or to tcmalloc's, whichever allocates), so that the children forked
-  // from here copy no page tables for them.
-  malloc_trim(0);
-  if (MallocExtension_ReleaseFreeMemory)
-    MallocExtension_ReleaseFreeMemory();
+  release_free_memory();
 }
 
 scenario::ScenarioSpec SearchPlans::at(size_t i) const

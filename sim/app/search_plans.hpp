@@ -12,6 +12,10 @@
 
 namespace dtsim::app {
 
+/// Hands the heap's free pages back to the system (glibc's or tcmalloc's, whichever allocates), so that the children
+/// a search forks copy no page tables for memory it has freed.
+void release_free_memory();
+
 class SearchPlans {
  public:
   /// `plans` are enumerate_plans(base, ...).fitting; they are moved from and freed (their memory handed back to the

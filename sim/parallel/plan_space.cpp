@@ -55,6 +55,12 @@ PlanDimensions PlanDimensions::full(const scenario::ScenarioSpec& base)
   // fp8 (Transformer Engine style) where the device has an fp8 peak and the scenario trains in bf16.
   if (base.training.precision == "bf16" && base.hardware.peak_flops("fp8") > 0)
     d.precisions = {"bf16", "fp8"};
+  // Context parallelism 2 from sequences of 4K tokens on (the wide space takes it from 8K): frontier runs at 4K
+  // use it with latent attention and experts too (Megatron-Core: MultiLatentAttention passes its context-parallel
+  // group to the rotary embedding and cp_comm_type to the core attention, megatron/core/transformer/
+  // multi_latent_attention.py; megatron/core/transformer/moe/README.md, "Enable CP for MLA and DeepSeek-V3").
+  if (base.training.seq_len >= 4096 && std::find(d.cp.begin(), d.cp.end(), 2) == d.cp.end())
+    d.cp.push_back(2);
   return d;
 }
 

@@ -39,8 +39,8 @@ struct PlanDimensions {
   /// (always including the scenario's own values).
   static PlanDimensions wide(const scenario::ScenarioSpec& base);
   /// `dtsim search --full-space`: wide, plus ZeRO 2 and 3 on plans without pipeline parallelism, every overlap
-  /// option off and on, fp8 beside bf16 on devices with an fp8 peak, and for models with experts expert_tp and
-  /// ep_overlap (expert_options). Several times slower: ZeRO-3 plans gather
+  /// option off and on, fp8 beside bf16 on devices with an fp8 peak, cp 2 from sequences of 4K tokens on, and for
+  /// models with experts expert_tp and ep_overlap (expert_options). Several times slower: ZeRO-3 plans gather
   /// every layer over the data-parallel group, and the overlaps multiply the plans. Of the overlaps, only
   /// tensor-parallel overlap slows the compute beside it (the SMs its kernels take); gradient, parameter-gather and
   /// pipeline overlaps cost the GPU nothing in dtsim.

@@ -19,7 +19,7 @@ void expect_same_bounds_as_the_parent(const std::string& scenario)
   // Held as the search holds them (app::SearchPlans), the bounds compared with those of the plans as enumerated.
   const dtsim::app::SearchPlans compact(base, std::vector<dtsim::scenario::ScenarioSpec>(plans));
   ASSERT_EQ(compact.size(), plans.size());
-  const dtsim::app::PlanBounds got = dtsim::app::plan_bounds(compact, 2);
+  const dtsim::app::PlanBounds got = dtsim::app::plan_bounds(compact, dtsim::app::ReplayKeys(compact), 2);
   ASSERT_EQ(got.bound.size(), plans.size());
   ASSERT_EQ(got.failed.size(), plans.size());
   for (size_t i = 0; i < plans.size(); ++i) {
