@@ -52,7 +52,12 @@ std::string plan_fields(const scenario::ScenarioSpec& s, bool with_pp_overlap)
   for (int64_t v : p.stage_layers)
     put(k, v);
   k += "training:";
-  for (int64_t v : {t.global_batch, t.micro_batch, t.seq_len, int64_t(t.micro_batch_auto), int64_t(t.recompute),
+  // Under fused attention selective recomputation re-runs nothing: the step program of `selective` is `none`'s
+  // (model/transformer.cpp leaves selective_recompute empty; replay/step_program.cpp adds no kernel for it, and the
+  // hardware FLOPs count none), so the two replay alike. Memory differs and stays each plan's own.
+  const scenario::Recompute replayed =
+      t.recompute == scenario::Recompute::Selective && t.flash_attention ? scenario::Recompute::None : t.recompute;
+  for (int64_t v : {t.global_batch, t.micro_batch, t.seq_len, int64_t(t.micro_batch_auto), int64_t(replayed),
                     t.recompute_layers, int64_t(t.op_checkpoint), int64_t(t.grad_accumulation_fusion),
                     int64_t(t.flash_attention), int64_t(t.fp8_recipe), int64_t(t.cross_entropy),
                     int64_t(t.optimizer_state), int64_t(t.fp8_params), s.microbatches})

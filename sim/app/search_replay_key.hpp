@@ -13,10 +13,8 @@
 /// they differ. A schedule list-scheduled on the passes' times (ZB-V) depends on the step program: its plans are
 /// keyed by the schedule's name and share a step with no other schedule's.
 ///
-/// Recomputation is part of the key as it is spelled: under fused attention `selective` recomputes nothing, yet its
-/// step program holds an empty "recompute attention" kernel per layer (replay/step_program.cpp), which the replay
-/// reads (a kernel before a TP collective changes how that collective is timed), so `selective` and `none` are not
-/// proven to replay alike and each is simulated.
+/// Under fused attention `selective` recomputes nothing and its step program is `none`'s (replay/step_program.cpp
+/// adds no empty kernel for it), so the key spells both as `none`; each plan's memory is still its own.
 #include <cstddef>
 #include <string>
 #include <vector>

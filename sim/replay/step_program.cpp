@@ -244,7 +244,9 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
           param_gather(out, u.gathered, elem, bw_zero, name, true);
           if (l < plan.chunk_recomputed_layers[size_t(vs)])  // Megatron-LM's block method: the chunk's first layers
             append(out, u.program.forward, cm, "recompute " + name, true);
-          else if (s.training.recompute == Recompute::Selective)
+          else if (s.training.recompute == Recompute::Selective && !u.program.selective_recompute.empty())
+            // under fused attention selective recomputation re-runs nothing (model/transformer.cpp): no empty kernel,
+            // so that its step program is `none`'s, as the search's replay key assumes (app/search_replay_key.cpp)
             out.push_back(compute_step(u.program.selective_recompute, cm, "recompute attention " + name, true));
         });
         back.pass(u.program.backward, "backward " + name);
