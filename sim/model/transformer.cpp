@@ -454,13 +454,34 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
   const double fp8_written = sh.fp8_transpose ? 2.0 : 1.0;  // fp8 bytes a cast writes per element
   // input_amax_given: the kernel before the cast took the input's amax (the norm, fp8_norm_amax), so current
   // scaling makes no amax pass over the input; the weights and the output gradient keep theirs.
+  // Under sequence parallelism a tensor gathered over tp (the input of a column-parallel layer, the output gradient
+  // of a row-parallel one: in_rows, grad_rows < m) is cast on the rank's own rows before the gather, row-wise only,
+  // and the gathered fp8 rows are transposed after it where the device needs the transpose (read 1, write 1 per
+  // gathered element): TE 2.x distributed.py _all_gather_fp8 (quantizer usage set row-wise only for the local cast,
+  // then out._create_transpose() when columnwise usage and !is_non_tn_fp8_gemm_supported()) for delayed and current
+  // scaling alike; TE 1.8 module/base.py grad_output_preprocess (cast_to_fp8, gather_along_first_dim,
+  // tex.fp8_transpose) for the delayed output gradient. The input's transpose runs in backward, on the input
+  // gathered again for the weight gradient (layernorm_linear.py: the forward gather is row-wise only).
   auto fp8_cast = [&](const std::string& name, double batch, double m, double n, double kk,
-                      bool input_amax_given = false) {
+                      bool input_amax_given = false, double in_rows = -1, double grad_rows = -1) {
+    if (in_rows < 0)
+      in_rows = m;
+    if (grad_rows < 0)
+      grad_rows = m;
     const double amax_pass = sh.fp8_current_scaling ? double(e) : 0.0;
     const double per = double(e) + fp8_written + amax_pass;
-    const double per_input = per - (input_amax_given ? amax_pass : 0.0);
-    return mem_item(name + ".fp8_cast", batch * (per_input * m * kk + per * sh.fp8_weight_cast_share * kk * n),
-                    per * batch * m * n);
+    const double input_amax = input_amax_given ? 0.0 : amax_pass;
+    const double gathered_transpose = sh.fp8_transpose ? 2.0 : 0.0;  // read 1, write 1 per gathered element
+    double input_fwd = (per - amax_pass + input_amax) * m * kk, input_bwd = 0;
+    if (in_rows < m) {
+      input_fwd = (double(e) + 1 + input_amax) * in_rows * kk;
+      input_bwd = gathered_transpose * m * kk;
+    }
+    double grad = per * m * n;
+    if (grad_rows < m)
+      grad = (double(e) + 1 + amax_pass) * grad_rows * n + gathered_transpose * m * n;
+    return mem_item(name + ".fp8_cast", batch * (input_fwd + per * sh.fp8_weight_cast_share * kk * n),
+                    batch * (grad + input_bwd));
   };
   // Block-scaled casts (mxfp8, nvfp4: Transformer Engine's MXFP8Quantizer / NVFP4Quantizer with row- and column-wise
   // usage): the blocks run along the reduction dimension, so a transpose is a second quantization, not a copy, and
@@ -507,7 +528,7 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
       return;
     }
     if (sh.fp8)
-      items.push_back(fp8_cast(name, batch, m, n, kk));
+      items.push_back(fp8_cast(name, batch, m, n, kk, false, in_rows, grad_rows));
     items.push_back(linear_item(name, batch, m, n, kk, e, sh.fp8 ? 1 : e));
   };
   // A layernorm fused with the column-parallel linear after it (Megatron-Core's TELayerNormColumnParallelLinear:
@@ -527,12 +548,12 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
   };
   auto layernorm_linear = [&](const std::string& name, double m, double n) {
     if (sh.fp8 && sh.fp8_norm_amax) {
-      items.push_back(fp8_cast(name, 1, m, n, h, true));
+      items.push_back(fp8_cast(name, 1, m, n, h, true, Tn));
       items.push_back(linear_item(name, 1, m, n, h, e, 1));
       return;
     }
     if (!ln_writes_fp8) {
-      linear(name, 1, m, n, h, Tn);  // a block-scaled input is quantized on the rank's own rows, then gathered
+      linear(name, 1, m, n, h, Tn);  // the input is quantized on the rank's own rows, then gathered
       return;
     }
     const double per = double(e) + fp8_written;  // fp8_cast's bytes per element under delayed scaling
@@ -556,12 +577,19 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
   // the tensor-parallel group before casting (layernorm_linear.py, linear.py, layernorm_mlp.py:
   // _customize_quantizers_nvfp4 sets with_amax_reduction; quantizer.cpp: allreduce_coalesced of the row- and
   // column-wise amaxes, two fp32, waited for on the stream): 'm' is that all-reduce in forward, 'n' in backward.
+  // FP8 current scaling does the same with its one amax (4 bytes): _customize_quantizers_float8_current_scaling
+  // (layernorm_linear.py, linear.py, layernorm_mlp.py, TE 2.9 to 2.13) sets with_amax_reduction on a column-parallel
+  // layer's input quantizer and a row-parallel layer's output-gradient quantizer under sequence parallelism, and
+  // Float8CurrentScalingQuantizer::quantize_impl (csrc/quantizer.cpp) all-reduces (max) the amax over tp and waits
+  // for it before the scale and the cast, also on the norm's fused-amax path (quantize_with_amax). torchao's float8
+  // casts before the gather too (float8_tensor_parallel.py, PrepareFloat8ModuleInput) with the amax all-reduced over
+  // the mesh. Delayed scaling takes last steps' amax history: no collective before its casts.
   const double q = sh.block_scaled_bytes;
-  const bool amax_reduction = sh.per_tensor_amax && sh.sp;
-  constexpr double kAmaxBytes = 2 * 4;
+  const bool amax_reduction = sh.sp && (sh.per_tensor_amax || (sh.fp8 && sh.fp8_current_scaling));
+  const double amax_bytes = sh.per_tensor_amax ? 2 * 4 : 4;
   auto enter_tp = [&]() {
     if (amax_reduction)
-      items.push_back(conj('m', kAmaxBytes));
+      items.push_back(conj('m', amax_bytes));
     Item f = conj('f');
     f.async_backward = true;
     if (sh.fp8)
@@ -578,7 +606,7 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
       g.gather_bytes = 2 * q * T * h;
     items.push_back(g);
     if (amax_reduction)  // after the 'g' here: backward runs the items in reverse
-      items.push_back(conj('n', kAmaxBytes));
+      items.push_back(conj('n', amax_bytes));
   };
   // Attention block: LN -> f -> QKV, scores, softmax, dropout, attention-over-values, projection -> g
   // Adaptive layer-norm conditioning (DiT's adaLN-Zero): one linear layer from the sample's conditioning vector to

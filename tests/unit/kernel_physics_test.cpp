@@ -217,6 +217,59 @@ TEST(Fp8Physics, NoTransposeWhereFp8GemmsTakeEveryLayout)
   EXPECT_DOUBLE_EQ(find(current.backward, "fc1.fp8_cast.bwd")->bytes, 5.0 * 2048 * 512);
 }
 
+// Under sequence parallelism a tensor gathered over tp is cast on the rank's own rows (1024 of the 2048), row-wise
+// only, gathered in fp8 (1 byte per element), and the gathered rows are transposed after the gather where the device
+// needs it (read 1, write 1): TE 2.x distributed.py _all_gather_fp8, TE 1.8 base.py grad_output_preprocess. fc1's
+// input is transposed in backward, after it is gathered again for the weight gradient; fc2's output gradient (the
+// row-parallel layer's, 2048 x 256 gathered) at once. Current scaling all-reduces each such tensor's amax (one fp32)
+// over tp before its cast: before QKV and fc1 forward, before the casts of fc2's and proj's output gradients backward.
+TEST(Fp8Physics, CastOnOwnRowsBeforeTheGather)
+{
+  auto s = tiny({"hardware=../hardware/dgx-h100.yaml", "training.precision=fp8"});
+  dtsim::model::Transformer t(s.model);
+  dtsim::model::Shape sh{4, 512, 2, true, 2, 1, 1.0, 1, false, true};
+  sh.fp8_weight_cast_share = 0.25;
+  auto collectives = [](const std::vector<dtsim::model::Segment>& segs, dtsim::model::TpCollective c) {
+    std::vector<double> bytes;
+    for (const auto& seg : segs)
+      if (seg.collective == c)
+        bytes.push_back(seg.collective_bytes);
+    return bytes;
+  };
+  using dtsim::model::TpCollective;
+  const double Th = 2048.0 * 256;
+  auto delayed = t.layer(sh);
+  // Delayed scaling: the layernorm writes the fp8 input on the rank's rows; no amax all-reduce.
+  EXPECT_DOUBLE_EQ(find(delayed.forward, "layernorm2")->bytes, 3.0 * 1024 * 256);
+  EXPECT_DOUBLE_EQ(find(delayed.forward, "fc1.fp8_cast")->bytes, 0.25 * 4.0 * 256 * 512);
+  EXPECT_DOUBLE_EQ(find(delayed.backward, "fc1.fp8_cast.bwd")->bytes, 4.0 * 2048 * 512 + 2.0 * 2048 * 256);
+  EXPECT_DOUBLE_EQ(find(delayed.forward, "fc2.fp8_cast")->bytes, 4.0 * 2048 * 512 + 0.25 * 4.0 * 512 * 256);
+  EXPECT_DOUBLE_EQ(find(delayed.backward, "fc2.fp8_cast.bwd")->bytes, 3.0 * 1024 * 256 + 2.0 * 2048 * 256);
+  EXPECT_TRUE(collectives(delayed.forward, TpCollective::AllReduce).empty());
+  EXPECT_TRUE(collectives(delayed.backward, TpCollective::AllReduce).empty());
+  EXPECT_EQ(collectives(delayed.forward, TpCollective::AllGather), (std::vector<double>{Th, Th}));
+  EXPECT_EQ(collectives(delayed.backward, TpCollective::AllGather), (std::vector<double>{Th, Th, Th, Th}));
+  // Current scaling: fc1's input cast reads its 1024 rows twice (amax, cast) and writes 1 byte; the weights' cast
+  // and the ungathered tensors keep read 2 + 2, write 1 + 1.
+  sh.fp8_current_scaling = true;
+  auto current = t.layer(sh);
+  EXPECT_DOUBLE_EQ(find(current.forward, "fc1.fp8_cast")->bytes, 5.0 * 1024 * 256 + 0.25 * 6.0 * 256 * 512);
+  EXPECT_DOUBLE_EQ(find(current.backward, "fc1.fp8_cast.bwd")->bytes, 6.0 * 2048 * 512 + 2.0 * 2048 * 256);
+  EXPECT_DOUBLE_EQ(find(current.backward, "fc2.fp8_cast.bwd")->bytes, 5.0 * 1024 * 256 + 2.0 * 2048 * 256);
+  EXPECT_EQ(collectives(current.forward, TpCollective::AllReduce), (std::vector<double>{4, 4}));
+  EXPECT_EQ(collectives(current.backward, TpCollective::AllReduce), (std::vector<double>{4, 4}));
+  EXPECT_EQ(collectives(current.forward, TpCollective::AllGather), (std::vector<double>{Th, Th}));
+  // With the norm's amax (fp8_norm_amax) fc1's input cast reads once; on Blackwell (no transpose) nothing is
+  // transposed after the gathers.
+  sh.fp8_norm_amax = true;
+  sh.fp8_transpose = false;
+  auto blackwell = t.layer(sh);
+  EXPECT_DOUBLE_EQ(find(blackwell.forward, "fc1.fp8_cast")->bytes, 3.0 * 1024 * 256 + 0.25 * 5.0 * 256 * 512);
+  EXPECT_DOUBLE_EQ(find(blackwell.backward, "fc1.fp8_cast.bwd")->bytes, 5.0 * 2048 * 512);
+  EXPECT_DOUBLE_EQ(find(blackwell.backward, "fc2.fp8_cast.bwd")->bytes, 5.0 * 1024 * 256);
+  EXPECT_EQ(collectives(blackwell.forward, TpCollective::AllReduce), (std::vector<double>{4, 4}));
+}
+
 // Under current scaling from Transformer Engine 2.8 on, the norm in front of QKV and fc1 takes its output's amax
 // (FUSED_NORM_AMAX_FP8, training.fp8_norm_amax): that input's cast reads it once, read 2 and write 1 + 1 (Hopper),
 // where the weights' cast and every output gradient's keep their amax pass (read 2 more). A plain linear layer (proj)
