@@ -78,7 +78,7 @@ constexpr double kSimpleChunkBytes = 2.0 * 1048576.0;
 // also 14, with one member per node), not the NVLink step's 3.4 us the tuner charges the steps within a node.
 // Measured, 4 x 8 H100 (A.3.a): the time beyond the NICs' is 13-18 us per step per loop from 128 MiB to 8 GiB.
 // The extra is the run's latency less the tuner's (never below it: the tuner's x 1.4 across nodes stays).
-double ring_run_latency_us(Protocol p, Kind kind, const GroupShape& g, double bytes)
+double ring_run_latency_us(Protocol p, Kind kind, const GroupShape& g, double bytes, double tuner_latency_us)
 {
   const int channels = ring_kernel_channels(g);
   if (p != Protocol::Simple || channels == 0 || bytes <= 0)
@@ -89,7 +89,7 @@ double ring_run_latency_us(Protocol p, Kind kind, const GroupShape& g, double by
   const double loops = std::ceil(bytes / (double(channels) * double(n) * kSimpleChunkBytes));
   const double step_us = g.nodes > 1 ? (k > 1 ? kNetStepUs[pi] : kTreeNetStepUs[pi]) : kNvlinkStepUs[pi];
   const double run_us = kBaseLatencyUs[pi] + loops * double(steps) * step_us;
-  return std::max(0.0, run_us - ring_cost(p, kind, g).latency_us);
+  return std::max(0.0, run_us - tuner_latency_us);  // ring_cost's latency, which predict() has just computed
 }
 
 void ring_lay_flows(const std::vector<int64_t>& group, const MembersByNode& by_node, const GroupShape& g,
