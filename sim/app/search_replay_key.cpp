@@ -59,7 +59,7 @@ std::string plan_fields(const scenario::ScenarioSpec& s, bool with_pp_overlap)
       t.recompute == scenario::Recompute::Selective && t.flash_attention ? scenario::Recompute::None : t.recompute;
   for (int64_t v : {t.global_batch, t.micro_batch, t.seq_len, int64_t(t.micro_batch_auto), int64_t(replayed),
                     t.recompute_layers, int64_t(t.op_checkpoint), int64_t(t.grad_accumulation_fusion),
-                    int64_t(t.flash_attention), int64_t(t.fp8_recipe), int64_t(t.cross_entropy),
+                    int64_t(t.flash_attention), int64_t(t.fp8_recipe), int64_t(t.fp8_norm_amax), int64_t(t.cross_entropy),
                     int64_t(t.optimizer_state), int64_t(t.fp8_params), s.microbatches})
     put(k, v);
   for (double v : {t.expert_imbalance, t.expert_capacity_factor, t.tokens})
