@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Fits the wafer's GEMM model (wafer.core_gemm in hardware/cerebras-cs2.yaml and cerebras-cs3.yaml; the model is
-sim/systems/cerebras_wafer/core_gemm.hpp) on a named minority of the published Cerebras runs (3 of the 11 in
+sim/systems/cerebras_wafer/core_gemm.hpp) on a named minority of the published Cerebras runs (3 of the 13 in
 tests/validation/cerebras_wafer.csv), and reports the others as checks.
 
 A GEMM runs at max_efficiency * v / (v + half_length) of peak, v its reduction elements per core. A step's compute
@@ -38,12 +38,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DTSIM = os.path.join(ROOT, "build", "dtsim")
 CS2 = os.path.join(ROOT, "hardware", "cerebras-cs2.yaml")
 CS3 = os.path.join(ROOT, "hardware", "cerebras-cs3.yaml")
-# The calibration runs, a named minority of the published weight-streaming runs (3 of 11; tests/validation/
+# The calibration runs, a named minority of the published weight-streaming runs (3 of 13; tests/validation/
 # cerebras_wafer.csv): (scenario, global batch, measured samples/s), release 2.0.3 on CS-2 and 2.5.0 on CS-3
 # (shared/reference/published_runs.md section 4 says 2.6-2.10: docs/wafer.md, "The configurations").
 CS2_RUNS = [("scenarios/wafer/gpt-j-6b-2x-cs2.yaml", 120, 43.67),
             ("scenarios/wafer/bert-large-cs2.yaml", 1024, 4047.95)]
 CS3_RUNS = [("scenarios/wafer/gpt-j-6b-cs3.yaml", 120, 44.75)]
+# A third CS-2 run with a logged batch, micro batch and model-zoo sequence, for leave one out only (it stays a check):
+# Llama 7B at release 2.1.1 (cbfloat16, dynamic loss scaling), the largest CS-2 model after GPT-J.
+CS2_LOO_EXTRA = [("scenarios/validation/cerebras-llama-7b-cs2.yaml", 99, 99 / 4.8431)]
 # The checks: every other published run (shared/reference/cerebras.md; step times as in the validation table,
 # here as samples/s). Their errors are the held-out errors that give every wafer answer its interval.
 CHECK_RUNS = [("scenarios/wafer/gpt2-small-cs2.yaml", 112, 494.5, CS2),
@@ -53,7 +56,9 @@ CHECK_RUNS = [("scenarios/wafer/gpt2-small-cs2.yaml", 112, 494.5, CS2),
               ("scenarios/validation/cerebras-dit-2b-cs2.yaml", 1100, 405.45, CS2),
               ("scenarios/validation/cerebras-esm2-35m-cs3.yaml", 2048, 2048 / 2.09, CS3),
               ("scenarios/validation/cerebras-dit-2b-cs3.yaml", 1168, 1168 / 1.333, CS3),
-              ("scenarios/validation/cerebras-llama3-8b-cs3.yaml", 960, 960 / 49.3, CS3)]
+              ("scenarios/validation/cerebras-llama3-8b-cs3.yaml", 960, 960 / 49.3, CS3),
+              ("scenarios/validation/cerebras-llama-7b-cs2.yaml", 99, 99 / 4.8431, CS2),
+              ("scenarios/validation/cerebras-llama2-7b-cs3.yaml", 1024, 1024 / 32.02, CS3)]
 
 
 def with_gemm(hw_text, emax, half):
@@ -310,6 +315,14 @@ def main():
             _, _, sim = run(held[0], cs2, e2, h2, tmp)
             print(f"  {os.path.basename(held[0])}: fit {e2:.4f} / {h2:.1f}, {sim:.2f} samples/s against "
                   f"{held[2]:g} ({100 * (sim / held[2] - 1):+.1f}%)")
+        print("\nLeave one out among three CS-2 runs (the two calibration runs and the Llama 7B check; both parameters "
+              "fitted on the other two, bounded as above):")
+        three = CS2_RUNS + CS2_LOO_EXTRA
+        for i, held in enumerate(three):
+            e2, h2, _ = fit([r for j, r in enumerate(three) if j != i], cs2, tmp)
+            _, _, sim = run(held[0], cs2, e2, h2, tmp)
+            print(f"  {os.path.basename(held[0])}: fit {e2:.4f} / {h2:.1f}, {sim:.2f} samples/s against "
+                  f"{held[2]:.2f} ({100 * (sim / held[2] - 1):+.1f}%)")
         _, h3, _ = fit(CS3_RUNS, cs3, tmp, fixed_emax=emax, start=(emax, half))
         h3 = round(h3, 1)
         print()
