@@ -79,7 +79,7 @@ void grad_ready(std::vector<Step>& out, ChunkGradients& grads, double bytes, con
 
 // ZeRO-3: the parameters of the coming kernels (one layer, the embedding or the head) are gathered first; a layer's
 // experts, sharded over their own data-parallel group, in a gather of their own (none when that group is one rank).
-void param_gather(std::vector<Step>& out, double params, int elem, int zero, const std::string& label,
+void param_gather(std::vector<Step>& out, double params, double elem, int zero, const std::string& label,
                   bool expert = false)
 {
   if (zero < 3 || params <= 0)
@@ -158,6 +158,17 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
   const auto& g = plan.groups;
   const int64_t p = g.pp, v = g.vpp, tp = g.tp;
   const int elem = plan.precision.weight_bytes;  // parameters gathered and sent, 16-bit unless fp32
+  // The transformer layers' parameters gathered over dp: with per-tensor fp8 weights (training.fp8_params) one byte
+  // each. Megatron-Core puts Float8Tensor parameters in a uint8 parameter buffer and gathers that
+  // (distributed_data_parallel.py: param_dtype torch.uint8 for fp8 parameters; core_v0.15.0 to 0.17), so the
+  // distributed optimizer's all-gather moves the fp8 bytes. MXFP8 weights are gathered in 16-bit: Megatron-Core
+  // requires reuse_grad_buf_for_mxfp8_param_ag with them, the main weights are copied to a bf16 view of the
+  // gradient buffer, gathered, and cast to MXFP8 as they are copied into the parameters
+  // (distrib_optimizer.py _copy_main_params_to_param_buffer; distributed_data_parallel.py start_param_sync).
+  // The embedding, the output layer and the norms are not fp8 parameters and stay 16-bit (the norms, 2h of about
+  // 12h^2 parameters of a layer, are counted here with the layer). No fp8 parameters under nvfp4 in the published
+  // recipes (Megatron-Bridge's bf16_with_nvfp4_mixed leaves fp8_param_gather off): 16-bit here.
+  const double layer_elem = plan.precision.name == "fp8" && s.training.fp8_params ? 1.0 : double(elem);
   const model::PassProgram layer = t.layer(plan.shape), emb = t.embedding(plan.shape), head = t.head(plan.shape);
   const double grad_elem = plan.precision.gradient_bytes;
   const double h = double(m.hidden);
@@ -201,6 +212,7 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
     prog.backward_weight.assign(size_t(p), std::vector<std::vector<Step>>(size_t(v)));
   }
   for (int64_t st = 0; st < p; ++st) {
+    double stage_layer_dense = 0;  // the stage's transformer-layer parameters outside the experts, per rank
     for (int64_t c = 0; c < v; ++c) {
       const int64_t vs = plan.partition_index(st, c);
       const bool first = vs == 0, last = vs == int64_t(plan.chunk_layers.size()) - 1;
@@ -221,8 +233,9 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
       }
       for (int64_t l = 0; l < per_chunk; ++l) {
         const LayerUnit u = unit_of(layer0 + l);
-        param_gather(fw, u.dense, elem, fw_zero, "layer " + std::to_string(layer0 + l));
-        param_gather(fw, u.gathered, elem, fw_zero, "layer " + std::to_string(layer0 + l), true);
+        stage_layer_dense += u.dense;
+        param_gather(fw, u.dense, layer_elem, fw_zero, "layer " + std::to_string(layer0 + l));
+        param_gather(fw, u.gathered, layer_elem, fw_zero, "layer " + std::to_string(layer0 + l), true);
         append(fw, u.program.forward, cm, "forward layer " + std::to_string(layer0 + l), false);
       }
       if (last) {
@@ -240,8 +253,8 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
         std::string name = "layer " + std::to_string(layer0 + l);
         const LayerUnit u = unit_of(layer0 + l);
         back.mirror(false, [&](std::vector<Step>& out) {
-          param_gather(out, u.dense, elem, bw_zero, name);
-          param_gather(out, u.gathered, elem, bw_zero, name, true);
+          param_gather(out, u.dense, layer_elem, bw_zero, name);
+          param_gather(out, u.gathered, layer_elem, bw_zero, name, true);
           if (l < plan.chunk_recomputed_layers[size_t(vs)])  // Megatron-LM's block method: the chunk's first layers
             append(out, u.program.forward, cm, "recompute " + name, true);
           else if (s.training.recompute == Recompute::Selective && !u.program.selective_recompute.empty())
@@ -285,8 +298,9 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
         zero >= 1 ? dense / double(g.dense_dp) + experts / double(g.expert_dp) : dense + experts;
     prog.optimizer_seconds.push_back(cm.memory_seconds(kOptimizerBytesPerParam * updated));
     const bool refresh = (zero == 1 || zero == 2) && !plan.comm.param_gather_overlap;
-    prog.param_allgather_bytes.push_back(refresh ? dense * elem : 0.0);
-    prog.expert_allgather_bytes.push_back(refresh ? experts * elem : 0.0);
+    prog.param_allgather_bytes.push_back(
+        refresh ? (dense - stage_layer_dense) * elem + stage_layer_dense * layer_elem : 0.0);
+    prog.expert_allgather_bytes.push_back(refresh ? experts * layer_elem : 0.0);
   }
   if (embedding_copy)
     prog.embedding_sync_bytes = double(m.vocab) * h / double(tp) * grad_elem;

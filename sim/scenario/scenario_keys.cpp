@@ -244,7 +244,9 @@ const Key kFp8Params =
                  "fp8, mxfp8 and nvfp4 only: the linear layers' weights are held in the low precision alone, "
                  "without their 16-bit copy (Megatron-LM's `--fp8-param-gather`, NeMo's `fp8_params`, "
                  "Megatron-Bridge's `fp8_param_gather`, Transformer Engine's quantized model init); the fp32 master "
-                 "copy stays in the optimizer. Memory only: the data-parallel gathers still move 16-bit weights");
+                 "copy stays in the optimizer. Under fp8 the data-parallel gathers move the layers' weights in fp8, one "
+                 "byte each (Megatron-Core's uint8 parameter buffer); mxfp8 weights are gathered in 16-bit and cast "
+                 "after the gather (reuse_grad_buf_for_mxfp8_param_ag), and dtsim gathers nvfp4's in 16-bit too");
 const Key kFp8NormAmax =
     Key::boolean("fp8_norm_amax", kOptional, "false",
                  "fp8 with `fp8_recipe: current` only: the norm in front of QKV and fc1 takes the amax of its output "

@@ -153,6 +153,28 @@ TEST(ZeroTraffic, Stages1And2AllGatherUpdatedParametersAfterTheOptimizer)
   EXPECT_DOUBLE_EQ(p0.optimizer_seconds[1], cm.memory_seconds(dtsim::replay::kOptimizerBytesPerParam * kLayerPerRank));
 }
 
+// Weights held in per-tensor fp8 (training.fp8_params): Megatron-Core keeps Float8Tensor parameters in a uint8
+// buffer and all-gathers it, so a layer's parameters move at one byte each; the embedding (not an fp8 parameter)
+// stays 16-bit. MXFP8 weights are gathered in 16-bit (reuse_grad_buf_for_mxfp8_param_ag) and cast after.
+TEST(ZeroTraffic, Fp8WeightsAreGatheredInFp8)
+{
+  auto with = [](const std::string& precision, bool fp8_params) {
+    std::vector<std::string> set = {"parallel.zero=1", "stack=none", "hardware=../hardware/dgx-b200.yaml",
+                                    "training.precision=" + precision};
+    if (fp8_params)
+      set.push_back("training.fp8_params=true");
+    auto s = dtsim::scenario::load_scenario(source_path("scenarios/tiny.yaml"), set);
+    dtsim::model::Transformer t(s.model);
+    dtsim::kernels::ComputeModel cm(s.hardware.device, s.training.precision);
+    return dtsim::replay::build_step_program(s, derive_plan(s), t, cm);
+  };
+  auto fp8 = with("fp8", true), fp8_16bit = with("fp8", false), mx = with("mxfp8", true);
+  EXPECT_DOUBLE_EQ(fp8.param_allgather_bytes[1], 1 * kLayerPerRank);
+  EXPECT_DOUBLE_EQ(fp8.param_allgather_bytes[0], 1 * kLayerPerRank + 2 * kEmbeddingPerRank);
+  EXPECT_DOUBLE_EQ(fp8_16bit.param_allgather_bytes[1], 2 * kLayerPerRank);
+  EXPECT_DOUBLE_EQ(mx.param_allgather_bytes[1], 2 * kLayerPerRank);
+}
+
 // ---- end to end, through the dtsim program (one SimGrid engine per process) ------------------------------
 
 nlohmann::json run_tiny(const std::string& extra)
