@@ -45,6 +45,74 @@ void ring_flows(const std::vector<int64_t>& ring, double each, std::vector<Flow>
     flows.push_back({ring[i], ring[(i + 1) % ring.size()], each});
 }
 
+void ring_member_flows(const std::vector<int64_t>& ring, int64_t member, double each, std::vector<Flow>& flows)
+{
+  // ring_flows lays flow i from ring[i] to ring[i + 1]: the member at i receives flow i - 1 and sends flow i, in
+  // that order, but the first, which sends flow 0 and receives the last.
+  const size_t n = ring.size(), i = size_t(std::find(ring.begin(), ring.end(), member) - ring.begin());
+  if (n < 2 || i == n)
+    return;
+  const size_t in = (i + n - 1) % n;
+  if (i == 0)
+    flows.push_back({ring[0], ring[1], each});
+  flows.push_back({ring[in], ring[i], each});
+  if (i > 0)
+    flows.push_back({ring[i], ring[(i + 1) % n], each});
+}
+
+namespace {
+
+// A node's links in the first tree (heap order): its parent's and its children's.
+int64_t first_tree_degree(int64_t nodes, int64_t x)
+{
+  return int64_t(x > 0) + int64_t(2 * x + 1 < nodes) + int64_t(2 * x + 2 < nodes);
+}
+
+}  // namespace
+
+int64_t tree_degree(int64_t nodes, int64_t node)
+{
+  return first_tree_degree(nodes, node) + first_tree_degree(nodes, nodes - 1 - node);
+}
+
+int64_t first_busiest_tree_node(int64_t nodes)
+{
+  // The degree is constant between the change points of max_tree_degree and their mirrors, so the first node to
+  // reach the most starts such a stretch: one of those points, or a node next to one.
+  const int64_t most = max_tree_degree(nodes);
+  int64_t first = nodes;
+  for (int64_t change : {int64_t(0), int64_t(1), (nodes - 1) / 2, (nodes - 2) / 2})
+    for (int64_t at : {change - 1, change, change + 1, change + 2, nodes - 1 - change - 1, nodes - 1 - change,
+                       nodes - 1 - change + 1, nodes - 1 - change + 2})
+      if (at >= 0 && at < first && at < nodes && tree_degree(nodes, at) == most)
+        first = at;
+  return first < nodes ? first : 0;
+}
+
+void tree_member_flows(const MembersByNode& by_node, const GroupShape& g, double nic_bytes, int64_t node,
+                       std::vector<Flow>& flows)
+{
+  const int64_t nodes = g.nodes;
+  const double each = nic_bytes / double(max_tree_degree(nodes));
+  // for_each_tree_link visits p = 1..nodes-1 per tree, the link (child p, parent (p - 1) / 2), mirrored in the
+  // second: node x is the child at p = x and the parent at p = 2x + 1 and 2x + 2, in that order (x < 2x + 1).
+  for (int tree = 0; tree < 2; ++tree) {
+    const int64_t x = tree == 0 ? node : nodes - 1 - node;
+    for (int64_t p : {x, 2 * x + 1, 2 * x + 2}) {
+      if (p < 1 || p >= nodes)
+        continue;
+      int64_t child = p, parent = (p - 1) / 2;
+      if (tree == 1) {
+        child = nodes - 1 - child;
+        parent = nodes - 1 - parent;
+      }
+      const int64_t c = by_node[size_t(child)][0], q = by_node[size_t(parent)][0];
+      flows.push_back({c, q, each});
+      flows.push_back({q, c, each});
+    }
+  }
+}
+
 void tree_flows(const MembersByNode& by_node, const GroupShape& g, double nic_bytes, std::vector<Flow>& flows)
 {
   const int64_t k = g.per_node();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <map>
+#include <optional>
 
 namespace dtsim::collectives {
 
@@ -176,11 +177,11 @@ double tier_latency_s(const Prediction& pr, int switches, const Fabric& fabric)
 
 // What the switch tiers add to a phase across domains: their latency, and under static ECMP the busiest uplink's
 // slowdown of every flow that leaves its leaf, as more bytes at the link's rate (parallel/fabric_routes.hpp).
-void add_fabric_costs(const Prediction& pr, const std::vector<int64_t>& group, const parallel::Placement& placement,
+void add_fabric_costs(const Prediction& pr, const GroupLayout& layout, const parallel::Placement& placement,
                       const Fabric& fabric, Phase& ph)
 {
   const auto& routes = fabric.routes;
-  ph.latency_s += tier_latency_s(pr, routes.switches_spanned(group, placement), fabric);
+  ph.latency_s += tier_latency_s(pr, layout.switches, fabric);
   if (fabric.ecmp_slowdown <= 1)
     return;
   for (Flow& f : ph.flows)
@@ -223,8 +224,36 @@ GroupLayout group_layout(const std::vector<int64_t>& group, const parallel::Plac
   for (const auto& members : l.by_node)
     per_node.push_back(int64_t(members.size()));
   l.shape = shape_of(int64_t(group.size()), per_node, f);
+  l.switches = f.routes.switches_spanned(group, placement);
+  l.alone = l.by_node.size() == group.size();
+  for (size_t x = 1; x < l.by_node.size() && l.alone; ++x)
+    l.alone = l.by_node[x - 1].front() < l.by_node[x].front();
   return l;
 }
+
+namespace {
+
+// The phase of a collective over a laid-out group (of two or more members, bytes > 0) without its flows, and the
+// bytes its algorithm lays over the busiest NVLink and NIC.
+Phase phase_without_flows(const Prediction& pr, double bytes, const GroupLayout& layout, const Fabric& fabric,
+                          double& nvl_bytes, double& nic_bytes)
+{
+  const GroupShape& g = layout.shape;
+  Phase ph;
+  ph.algorithm = pr.algorithm;
+  ph.protocol = pr.protocol;
+  ph.inter_node = g.nodes > 1;
+  nvl_bytes = pr.nvlink_factor * bytes;
+  nic_bytes = pr.nic_factor * bytes;
+  // The flows pay their route's latency: the slower link's flows end the phase, so theirs is taken off NCCL's.
+  const double nvl_s = g.nvlink_Bps > 0 ? nvl_bytes / g.nvlink_Bps : 0.0;
+  const double nic_s = g.nic_Bps > 0 ? nic_bytes / g.nic_Bps : 0.0;
+  const bool nic_bound = g.nodes > 1 && (nic_s >= nvl_s || nvl_bytes <= 0);
+  ph.latency_s = std::max(0.0, pr.latency_s - (nic_bound ? fabric.nic_latency_s : fabric.nvlink_latency_s));
+  return ph;
+}
+
+}  // namespace
 
 std::vector<Phase> plan_collective(Kind kind, double bytes, const GroupLayout& layout,
                                    const parallel::Placement& placement, const Fabric& fabric)
@@ -236,23 +265,52 @@ std::vector<Phase> plan_collective(Kind kind, double bytes, const GroupLayout& l
   if (group.size() < 2 || bytes <= 0)
     return phases;
   const Prediction pr = choose(kind, bytes, g, fabric.choice);
-  Phase ph;
-  ph.algorithm = pr.algorithm;
-  ph.protocol = pr.protocol;
-  ph.inter_node = g.nodes > 1;
-  const double nvl_bytes = pr.nvlink_factor * bytes, nic_bytes = pr.nic_factor * bytes;
-  // The flows pay their route's latency: the slower link's flows end the phase, so theirs is taken off NCCL's.
-  const double nvl_s = g.nvlink_Bps > 0 ? nvl_bytes / g.nvlink_Bps : 0.0;
-  const double nic_s = g.nic_Bps > 0 ? nic_bytes / g.nic_Bps : 0.0;
-  const bool nic_bound = g.nodes > 1 && (nic_s >= nvl_s || nvl_bytes <= 0);
-  ph.latency_s = std::max(0.0, pr.latency_s - (nic_bound ? fabric.nic_latency_s : fabric.nvlink_latency_s));
+  double nvl_bytes = 0, nic_bytes = 0;
+  Phase ph = phase_without_flows(pr, bytes, layout, fabric, nvl_bytes, nic_bytes);
   pr.algorithm->lay_flows(group, by_node, g, nvl_bytes, nic_bytes, ph.flows);
   if (fabric.full_mesh)
     spread_over_mesh(by_node, placement, ph.flows);
   if (g.nodes > 1)
-    add_fabric_costs(pr, group, placement, fabric, ph);
+    add_fabric_costs(pr, layout, placement, fabric, ph);
   phases.push_back(std::move(ph));
   return phases;
+}
+
+std::optional<BusiestPlan> plan_busiest_member(Kind kind, double bytes, const GroupLayout& layout,
+                                               const parallel::Placement& placement, const Fabric& fabric,
+                                               int64_t member)
+{
+  const auto& group = layout.group;
+  const auto& by_node = layout.by_node;
+  const GroupShape& g = layout.shape;
+  // Every member alone in its domain (so every flow crosses domains); no mesh spreading and no ECMP stretch, which
+  // would change flows after they are laid.
+  if (kind == Kind::AllToAll || group.size() < 2 || bytes <= 0 || !layout.alone || fabric.full_mesh ||
+      fabric.ecmp_slowdown > 1)
+    return std::nullopt;
+  const Prediction pr = choose(kind, bytes, g, fabric.choice);
+  const AlgorithmDef& a = *pr.algorithm;
+  if (a.lay_member_flows == nullptr || a.member_flows == nullptr || a.first_busiest_node == nullptr)
+    return std::nullopt;
+  // `member`'s node: its members ascend node by node (GroupLayout::alone).
+  const auto at = std::lower_bound(by_node.begin(), by_node.end(), member,
+                                   [](const std::vector<int64_t>& node, int64_t d) { return node.front() < d; });
+  if (at == by_node.end() || at->front() != member)
+    return std::nullopt;
+  const int64_t own = int64_t(at - by_node.begin());
+  double nvl_bytes = 0, nic_bytes = 0;
+  BusiestPlan out;
+  Phase ph = phase_without_flows(pr, bytes, layout, fabric, nvl_bytes, nic_bytes);
+  // Every flow has the same bytes and crosses domains, so a member's bytes sent (and received) are its flows times
+  // those bytes: the member itself where it sends as many as the busiest, else the first busiest in device order.
+  const int64_t first = a.first_busiest_node(g);
+  const int64_t node = a.member_flows(own, g) >= a.member_flows(first, g) ? own : first;
+  out.busiest = by_node[size_t(node)].front();
+  a.lay_member_flows(group, by_node, g, nvl_bytes, nic_bytes, node, ph.flows);
+  if (g.nodes > 1)
+    add_fabric_costs(pr, layout, placement, fabric, ph);
+  out.phases.push_back(std::move(ph));
+  return out;
 }
 
 double collective_time(Kind kind, double bytes, const std::vector<int64_t>& group,

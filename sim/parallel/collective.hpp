@@ -8,6 +8,7 @@
 /// namespace of the algorithm catalog it uses (sim/collectives, a lower layer that the hardware and stack readers
 /// take their names from).
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "collectives/algorithm_registry.hpp"
@@ -64,12 +65,16 @@ GroupShape group_shape(const std::vector<int64_t>& group, const parallel::Placem
 /// 131,072 devices.
 GroupShape every_device_shape(const parallel::Placement& placement, const Fabric& f);
 
-/// A group with its members per domain and its shape, found once for the several collectives planned over it (a
-/// data-parallel group of a frontier job has a thousand members).
+/// A group with its members per domain, its shape and the switch tiers it spans on fabric `f`, found once for the
+/// several collectives planned over it on that fabric (a data-parallel group of a frontier job has a thousand
+/// members); the collectives may force another algorithm or protocol (Fabric::choice), not other links or routes.
 struct GroupLayout {
   std::vector<int64_t> group;  ///< devices in ring order
   MembersByNode by_node;       ///< members per domain, domains ascending, members in group order
   GroupShape shape;
+  int switches = 0;            ///< the switch tiers its routes cross (parallel::FabricRoutes::switches_spanned)
+  /// Every member alone in its domain, the members ascending domain by domain (plan_busiest_member).
+  bool alone = false;
 };
 GroupLayout group_layout(const std::vector<int64_t>& group, const parallel::Placement& placement, const Fabric& f);
 
@@ -82,6 +87,22 @@ std::vector<Phase> plan_collective(Kind kind, double bytes, const std::vector<in
 /// The same over a group laid out by group_layout (not an all-to-all).
 std::vector<Phase> plan_collective(Kind kind, double bytes, const GroupLayout& layout,
                                    const parallel::Placement& placement, const Fabric& fabric);
+
+/// A collective's phases with only one member's flows: those of the member that moves the most.
+struct BusiestPlan {
+  std::vector<Phase> phases;  ///< as plan_collective's, each with only the busiest member's flows (sent and received)
+  int64_t busiest = 0;        ///< that member
+};
+/// The phases of plan_collective(kind, bytes, layout, ...) with only the flows of its busiest member, found without
+/// laying every member's flows: where every member is alone in its domain, the fabric neither spreads flows over a
+/// mesh nor stretches them (ECMP), and the algorithm chosen lays one member's flows (AlgorithmDef::lay_member_flows).
+/// Every flow then crosses domains with the same bytes, so a member moves its flows' count times them: the busiest
+/// is `member` where it moves as much as any, else the first member in device order that moves the most (the choice
+/// replay::Folding::fold_onto makes on the whole set). nullopt where this does not apply. Cost: one pass over the
+/// group's domains, not its flows.
+std::optional<BusiestPlan> plan_busiest_member(Kind kind, double bytes, const GroupLayout& layout,
+                                               const parallel::Placement& placement, const Fabric& fabric,
+                                               int64_t member);
 
 /// NCCL's predicted time of the collective the replay would run (registry's choice), without contention, with the
 /// latency of the switch tiers its group crosses (parallel/fabric_routes.hpp).

@@ -201,8 +201,8 @@ std::vector<int64_t> Folding::data_parallel_needs(int64_t st) const
           const auto chosen = collectives::choose(kind, 1 << 20, layout.shape, fabric.choice);
           if (!laid.emplace(chosen.algorithm, chosen.nvlink_factor, chosen.nic_factor).second)
             continue;
-          auto phases = collectives::plan_collective(kind, 1 << 20, layout, placement(), fabric);
-          if (!fold_onto(phases, placement().device({st, 0, 0}), 0)) {
+          std::vector<collectives::Phase> phases;
+          if (!fold_collective(kind, 1 << 20, layout, placement().device({st, 0, 0}), 0, phases, fabric)) {
             all = true;
             continue;
           }
@@ -293,16 +293,6 @@ bool Folding::fold_onto(std::vector<collectives::Phase>& phases, int64_t device,
   if (full_ || layout_.has_shared_links())
     return false;
   std::vector<std::vector<collectives::Flow>> folded;
-  const auto rep = placement().coord(device);
-  const int64_t dp = plan_.groups.dense_dp, tp = plan_.groups.tp;
-  // A flow's kind and size, for comparing members' patterns.
-  auto pattern = [&](const std::vector<collectives::Flow>& flows) {
-    std::vector<std::pair<bool, double>> out;
-    for (const auto& f : flows)
-      out.push_back({layout_.same_domain(f.src, f.dst), f.bytes});
-    std::sort(out.begin(), out.end());
-    return out;
-  };
   for (const auto& ph : phases) {
     // Bytes each member sends and receives, within its node and across, summed in the flows' order (a flow's
     // sender before its receiver); then the members ascending. A row per member as it first appears, found through a
@@ -352,25 +342,60 @@ bool Folding::fold_onto(std::vector<collectives::Phase>& phases, int64_t device,
       for (size_t k = 0; k < 4; ++k)
         if (l[k] > most[k] * (1 + 1e-12))
           return false;
-    const auto b = placement().coord(busiest);
-    if (b.stage != rep.stage)
-      return false;
-    const int64_t dp_shift = ((rep.dp - b.dp) % dp + dp) % dp, tp_shift = ((rep.tp - b.tp) % tp + tp) % tp;
     std::vector<collectives::Flow> theirs, mine;
     for (const auto& f : ph.flows)
-      if (f.src == busiest || f.dst == busiest) {
+      if (f.src == busiest || f.dst == busiest)
         theirs.push_back(f);
-        mine.push_back(copy_of(f, dp_shift, tp_shift));
-      }
-    // Moved onto the device, the flows keep their kinds; and the groups of the other TP ranks (and, every dp_step
-    // data-parallel indices, of the other slices), which the device also stands for, take routes alike.
-    if (pattern(mine) != pattern(theirs) || !copies_alike(mine, dp_step, true))
+    if (!move_onto(theirs, busiest, device, dp_step, mine))
       return false;
     folded.push_back(std::move(mine));
   }
   for (size_t i = 0; i < phases.size(); ++i)
     phases[i].flows = std::move(folded[i]);
   return true;
+}
+
+bool Folding::move_onto(const std::vector<collectives::Flow>& theirs, int64_t busiest, int64_t device,
+                        int64_t dp_step, std::vector<collectives::Flow>& mine) const
+{
+  const auto rep = placement().coord(device), b = placement().coord(busiest);
+  if (b.stage != rep.stage)
+    return false;
+  const int64_t dp = plan_.groups.dense_dp, tp = plan_.groups.tp;
+  const int64_t dp_shift = ((rep.dp - b.dp) % dp + dp) % dp, tp_shift = ((rep.tp - b.tp) % tp + tp) % tp;
+  mine.clear();
+  for (const auto& f : theirs)
+    mine.push_back(copy_of(f, dp_shift, tp_shift));
+  // A flow's kind and size, for comparing members' patterns.
+  auto pattern = [&](const std::vector<collectives::Flow>& flows) {
+    std::vector<std::pair<bool, double>> out;
+    for (const auto& f : flows)
+      out.push_back({layout_.same_domain(f.src, f.dst), f.bytes});
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  // Moved onto the device, the flows keep their kinds; and the groups of the other TP ranks (and, every dp_step
+  // data-parallel indices, of the other slices), which the device also stands for, take routes alike.
+  return pattern(mine) == pattern(theirs) && copies_alike(mine, dp_step, true);
+}
+
+bool Folding::fold_collective(collectives::Kind kind, double bytes, const collectives::GroupLayout& group,
+                              int64_t device, int64_t dp_step, std::vector<collectives::Phase>& phases,
+                              const collectives::Fabric& fabric) const
+{
+  // Where the algorithm lays one member's flows (collectives::plan_busiest_member), fold_onto's busiest member and
+  // its flows come without laying the others': the same phases, as its tests check against fold_onto's.
+  if (!full_ && !layout_.has_shared_links())
+    if (auto plan = collectives::plan_busiest_member(kind, bytes, group, placement(), fabric, device)) {
+      std::vector<collectives::Flow> mine;
+      if (plan->phases.size() == 1 && move_onto(plan->phases[0].flows, plan->busiest, device, dp_step, mine)) {
+        plan->phases[0].flows = std::move(mine);
+        phases = std::move(plan->phases);
+        return true;
+      }
+    }
+  phases = collectives::plan_collective(kind, bytes, group, placement(), fabric);
+  return fold_onto(phases, device, dp_step);
 }
 
 // The representative's NVLink links carry its tensor-parallel flows only when the group sits in one

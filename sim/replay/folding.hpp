@@ -45,6 +45,13 @@ class Folding {
   /// that by symmetry its flows end no later, and the groups of the other TP ranks (and of the other slices every
   /// `dp_step` data-parallel indices; 0: none) take routes alike. False (phases untouched) otherwise.
   bool fold_onto(std::vector<collectives::Phase>& phases, int64_t device, int64_t dp_step) const;
+  /// plan_collective(kind, bytes, group, ..., fabric) folded onto `device` by fold_onto, into `phases` (false: not
+  /// folded, `phases` then holds every flow). Where the algorithm lays one member's flows (a ring or a tree with every
+  /// member alone in its domain: collectives::plan_busiest_member), fold_onto's busiest member and its flows are
+  /// found without laying the other members': the same phases at a cost that does not grow with the group.
+  bool fold_collective(collectives::Kind kind, double bytes, const collectives::GroupLayout& group, int64_t device,
+                       int64_t dp_step, std::vector<collectives::Phase>& phases,
+                       const collectives::Fabric& fabric) const;
   /// The devices whose hosts the platform needs, ascending, each once (empty: all): in full fidelity, or where copies
   /// may run anywhere (shared links), every device; otherwise the representatives' TP, expert and context groups and
   /// what fold_onto keeps of their data-parallel groups, for every algorithm and protocol NCCL may choose.
@@ -66,6 +73,10 @@ class Folding {
 
  private:
   const parallel::Placement& placement() const { return layout_.placement(); }
+  /// fold_onto's last step: `theirs`, the flows of the busiest member `busiest`, moved onto `device` into `mine`,
+  /// where they keep their kinds and the copies the device stands for take routes alike (false otherwise).
+  bool move_onto(const std::vector<collectives::Flow>& theirs, int64_t busiest, int64_t device, int64_t dp_step,
+                 std::vector<collectives::Flow>& mine) const;
   bool check_copies_alike(const std::vector<collectives::Flow>& flows, int64_t dp_step, bool tp_ranks) const;
   /// Whether moving devices by a multiple of the domain size moves their domains alike: the job has its cluster
   /// to itself (on a shared cluster its domains map onto the cluster's in any increasing order).

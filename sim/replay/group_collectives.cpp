@@ -83,8 +83,7 @@ Phases GroupCollectives::dp(int64_t device, collectives::Kind kind, double bytes
                                                              : plan_.dp_group(c.stage, c.tp),
                                                       placement_, fabric_))
                    .first;
-    phases = collectives::plan_collective(kind, bytes, layout->second, placement_, fabric_);
-    if (folding_.fold_onto(phases, device, 0)) {
+    if (folding_.fold_collective(kind, bytes, layout->second, device, 0, phases, fabric_)) {
       auto ptr = std::make_shared<const std::vector<collectives::Phase>>(std::move(phases));
       dp_plans_.emplace(key, ptr);
       return ptr;

@@ -58,6 +58,12 @@ void pat_lay_flows(const std::vector<int64_t>& group, const MembersByNode&, cons
   ring_flows(group, nic_bytes, flows);
 }
 
+void pat_lay_member_flows(const std::vector<int64_t>& group, const MembersByNode& by_node, const GroupShape&, double,
+                          double nic_bytes, int64_t node, std::vector<Flow>& flows)
+{
+  ring_member_flows(group, by_node[size_t(node)].front(), nic_bytes, flows);
+}
+
 }  // namespace
 
 AlgorithmDef pat_algorithm()
@@ -70,6 +76,9 @@ AlgorithmDef pat_algorithm()
   a.bandwidth_fraction = pat_fraction;
   a.cost = pat_cost;
   a.lay_flows = pat_lay_flows;
+  a.lay_member_flows = pat_lay_member_flows;
+  a.member_flows = [](int64_t, const GroupShape&) { return int64_t(1); };
+  a.first_busiest_node = [](const GroupShape&) { return int64_t(0); };
   return a;
 }
 

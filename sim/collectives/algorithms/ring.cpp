@@ -111,6 +111,13 @@ void ring_lay_flows(const std::vector<int64_t>& group, const MembersByNode& by_n
   }
 }
 
+// One member per node: ring_lay_flows' single ring, every member alike.
+void ring_lay_member_flows(const std::vector<int64_t>& group, const MembersByNode& by_node, const GroupShape&,
+                           double nvlink_bytes, double nic_bytes, int64_t node, std::vector<Flow>& flows)
+{
+  ring_member_flows(group, by_node[size_t(node)].front(), std::max(nvlink_bytes, nic_bytes), flows);
+}
+
 }  // namespace
 
 AlgorithmDef ring_algorithm()
@@ -125,6 +132,9 @@ AlgorithmDef ring_algorithm()
   a.cost = ring_cost;
   a.run_latency_us = ring_run_latency_us;
   a.lay_flows = ring_lay_flows;
+  a.lay_member_flows = ring_lay_member_flows;
+  a.member_flows = [](int64_t, const GroupShape&) { return int64_t(1); };
+  a.first_busiest_node = [](const GroupShape&) { return int64_t(0); };
   return a;
 }
 

@@ -93,6 +93,14 @@ void tree_lay_flows(const std::vector<int64_t>&, const MembersByNode& by_node, c
     tree_flows(by_node, g, nic_bytes, flows);
 }
 
+// One member per node: no chain, the two trees' flows of the node.
+void tree_lay_member_flows(const std::vector<int64_t>&, const MembersByNode& by_node, const GroupShape& g, double,
+                           double nic_bytes, int64_t node, std::vector<Flow>& flows)
+{
+  if (g.nodes > 1)
+    tree_member_flows(by_node, g, nic_bytes, node, flows);
+}
+
 }  // namespace
 
 AlgorithmDef tree_algorithm()
@@ -108,6 +116,9 @@ AlgorithmDef tree_algorithm()
   a.ll_capped_s = tree_ll_capped_s;
   a.size_effect = tree_size_effect;
   a.lay_flows = tree_lay_flows;
+  a.lay_member_flows = tree_lay_member_flows;
+  a.member_flows = [](int64_t node, const GroupShape& g) { return tree_degree(g.nodes, node); };
+  a.first_busiest_node = [](const GroupShape& g) { return first_busiest_tree_node(g.nodes); };
   return a;
 }
 
