@@ -52,6 +52,9 @@ struct Shape {
   /// Low-precision linear layers that save their 16-bit inputs for backward and recast them there (torchao's
   /// Float8Linear), rather than keeping the low-precision copies (Transformer Engine): activation memory as in bf16.
   bool low_precision_saves_16bit = false;
+  /// Under sequence parallelism the QKV and fc1 inputs are saved as gathered, whole on every tp rank (torch's DTensor
+  /// tensor parallelism: stack memory.tp_saves_gathered_inputs), not the rank's rows gathered again in backward.
+  bool tp_saves_gathered_inputs = false;
   /// Share of the fp8 weight casts a microbatch pays: TE casts the weights on the first microbatch of a step and
   /// reuses them (is_first_microbatch), so 1 / microbatches per step; 1 when unknown.
   double fp8_weight_cast_share = 1.0;

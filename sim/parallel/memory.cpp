@@ -52,7 +52,19 @@ double layer_activation_bytes(const model::ModelSpec& m, const model::Shape& sh,
     mlp -= routed * f / h * (2.0 - q);
     dispatched *= q / 2.0;
   }
-  double per_sbh = (sh.sp ? replicated / t : replicated) + (qkv + attn_out + mlp) / t + dispatched;
+  // torch's tensor parallelism (stack memory.tp_saves_gathered_inputs): PrepareModuleInput redistributes the
+  // sequence-sharded norm outputs to Replicate before the QKV and fc1 linears, and autograd saves the gathered
+  // tensors, whole on every rank (torchtitan's plan; torch/distributed/tensor/parallel/style.py); Megatron-LM saves
+  // the rank's rows and gathers them again in backward (Korthikanti et al. 2022, Sec. 4.2.2). torchao's float8
+  // casts before the gather (float8_tensor_parallel.py, PrepareFloat8ModuleInput), so under fp8 the saved inputs are
+  // its 1-byte ones.
+  double gathered_inputs = 0;
+  if (sh.sp && sh.tp > 1 && sh.tp_saves_gathered_inputs) {
+    const double input_bytes = q > 0 ? q : 2.0;  // each input as counted in `replicated`
+    replicated -= 2.0 * input_bytes;
+    gathered_inputs = 2.0 * (sh.fp8 ? 1.0 : 2.0);
+  }
+  double per_sbh = (sh.sp ? replicated / t : replicated) + gathered_inputs + (qkv + attn_out + mlp) / t + dispatched;
   if (m.mla.enabled() || shared > 0)
     per_sbh += latents + shared / t;
   // softmax output (2), its dropout mask (1) and dropout output (2) per attention score element
@@ -187,6 +199,13 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
   // they and a recomputed layer are never held together.
   const double logits = double(plan.tokens_per_rank) * double(m.vocab) / double(tp) *
                         loss_bytes_per_logit(s.stack, tp, e);
+  // The output layer under torch's tensor parallelism (stack memory.tp_saves_gathered_inputs; torchtitan 9dec370's
+  // plan: ColwiseParallel(input_layouts=Shard(1)) on "output") all-gathers the final norm's sequence-sharded output
+  // and saves it whole for its weight gradient until its backward, which follows the loss's: held with the loss's
+  // buffers. 16-bit: torchtitan leaves the output layer out of float8 (module_filter_fn, fqn != "output").
+  const double head_input = s.stack.memory.tp_saves_gathered_inputs && tp > 1 && plan.shape.sp
+                                ? double(plan.tokens_per_rank) * double(m.hidden) * e
+                                : 0.0;
   for (int64_t st = 0; st < pp; ++st) {
     StageMemory sm;
     sm.stage = st;
@@ -262,7 +281,7 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
         grad_chunks * double(mb) + std::max(0.0, act_chunks * (double(mb) - double(in_flight) / double(v)));
     // The head's stage also holds the loss's buffers for the microbatch whose loss is being computed.
     sm.activations_bytes = double(in_flight) * (per_chunk + output_chunks * stage_output) + recv_buffers * recv_buffer +
-                           (plan.holds_head(st) ? std::max(working, logits) : working);
+                           (plan.holds_head(st) ? std::max(working, logits + head_input) : working);
     r.stages.push_back(sm);
   }
   for (size_t i = 0; i < r.stages.size(); ++i)

@@ -17,6 +17,7 @@ model::Shape layer_shape(const ScenarioSpec& s)
   shape.fp8_norm_amax = shape.fp8_current_scaling && s.training.fp8_norm_amax;
   shape.fp8_transpose = !s.hardware.device.fp8_non_tn_gemm;
   shape.low_precision_saves_16bit = s.stack.memory.fp8_saves_16bit;
+  shape.tp_saves_gathered_inputs = s.stack.memory.tp_saves_gathered_inputs;
   shape.cross_entropy = s.training.cross_entropy;
   shape.cp_allgather = s.stack.context_parallel_allgather;
   // Transformer Engine casts the weights to fp8 on the first microbatch of a step and reuses the cast copy for the

@@ -102,6 +102,13 @@ const Key kFsdpLayerBuffers =
                  "previous layer's reduce-scatter input in the reduce dtype (held until the next layer's "
                  "post-backward); false: none counted");
 
+const Key kTpSavesGatheredInputs =
+    Key::boolean("tp_saves_gathered_inputs", kOptional, "false",
+                 "true (torch's tensor parallelism on DTensor): under sequence parallelism a column-parallel "
+                 "linear's input is all-gathered before it and autograd saves the gathered tensor, whole on every "
+                 "tp rank (a layer's QKV and fc1 inputs; the output layer's input, held with the loss's buffers); "
+                 "false: the rank's rows are saved and gathered again in backward (Megatron-LM)");
+
 // The loss's peak, per logit a rank holds (its vocabulary shard of each token's logits), in bytes: 0 keeps dtsim's
 // default, the 16-bit logits plus two fp32 copies (activation bytes + 8).
 const Key kLossBytesPerLogit =
@@ -151,7 +158,7 @@ std::vector<config::KeyGroup> groups()
           {"kernels", {&kAttention, &kFp8Recipe, &kCrossEntropy, &kCudaGraphs, &kLossAllReduce, &kContextParallel}},
           {"host", {&kLaunch, &kPerLayer, &kPerMicrobatch}},
           {"memory", {&kCudaContext, &kNcclBuffers, &kFragmentation, &kFp32Gradients, &kOptimizerState, &kFp8Saves16bit,
-                      &kPipelineKeepsStageOutputs, &kPipelineRecvBuffers, &kFsdpLayerBuffers, &kLossBytesPerLogit, &kLossParallelBytesPerLogit}},
+                      &kPipelineKeepsStageOutputs, &kPipelineRecvBuffers, &kFsdpLayerBuffers, &kTpSavesGatheredInputs, &kLossBytesPerLogit, &kLossParallelBytesPerLogit}},
           {"overlap", {&kTpOverlap, &kDpOverlap, &kPpOverlap, &kParamGatherOverlap, &kTpAsyncAllreduce}},
           {"factors", {&kCompute, &kMemoryFactor, &kCommunication, &kStepOverhead}},
           {"calibration", {&kCalibrationRuns, &kHeldoutErrors}}};

@@ -54,6 +54,9 @@ struct FrameworkMemory {
   /// FSDP2's per-layer buffers beside the gathered weights: a flat all-gather output cached in its own stream's pool,
   /// the layer's 16-bit unsharded gradients, the previous layer's reduce-scatter input.
   bool fsdp_layer_buffers = false;
+  /// Under sequence parallelism a column-parallel linear saves its input as gathered, whole on every tp rank (torch's
+  /// DTensor tensor parallelism), rather than the rank's rows gathered again in backward (Megatron-LM).
+  bool tp_saves_gathered_inputs = false;
   /// Bytes per logit held at the loss's peak, the vocabulary on one rank / split over the tp ranks (a
   /// vocabulary-parallel loss); 0: the 16-bit logits and two fp32 copies (activation bytes + 8).
   double loss_bytes_per_logit = 0, loss_parallel_bytes_per_logit = 0;

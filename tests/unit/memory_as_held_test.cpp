@@ -2,7 +2,8 @@
 // (training.optimizer_state), weights held in fp8 alone (training.fp8_params), torchao's float8 that saves 16-bit
 // inputs (stack memory.fp8_saves_16bit), Transformer Engine's weight copies on the layers only, and the stage outputs
 // torch.distributed.pipelining keeps until their backward (stack memory.pipeline_keeps_stage_outputs), its receive
-// buffers kept per microbatch (memory.pipeline_recv_buffers) and FSDP2's per-layer buffers (memory.fsdp_layer_buffers).
+// buffers kept per microbatch (memory.pipeline_recv_buffers), FSDP2's per-layer buffers (memory.fsdp_layer_buffers) and
+// the inputs torch's tensor parallelism saves gathered (memory.tp_saves_gathered_inputs).
 // Expected values are the byte counts of those code facts, computed here.
 #include <gtest/gtest.h>
 
@@ -184,6 +185,41 @@ TEST(MemoryAsHeld, Fsdp2HoldsOneLayersBuffers)
   zero1_plain.stack.memory.fsdp_layer_buffers = false;
   EXPECT_DOUBLE_EQ(estimate_memory(zero1, derive_plan(zero1), t).stages[1].total_bytes(),
                    estimate_memory(zero1_plain, derive_plan(zero1_plain), t).stages[1].total_bytes());
+}
+
+// torch's tensor parallelism under sequence parallelism saves a column-parallel linear's input as gathered: a layer's
+// QKV and fc1 inputs whole on every rank (2 bytes each, 1 under torchao float8, which casts before the gather)
+// instead of their tp-th share, and the output layer's 16-bit input whole beside the loss's buffers.
+TEST(MemoryAsHeld, TorchTensorParallelSavesGatheredInputs)
+{
+  const double sbh = 2048.0 * 1.0 * 12288.0;  // seq * micro_batch * hidden, elements
+  auto plain = gpt3_175b("bf16");
+  plain.training.recompute = Recompute::Full;
+  auto torch_tp = plain;
+  torch_tp.stack.memory.tp_saves_gathered_inputs = true;
+  dtsim::model::Transformer t(plain.model);
+  // Stage 1 (layers only) recomputes one layer whole during its backward: two inputs of 2 bytes whole, not / 8.
+  auto stage1 = [&](const ScenarioSpec& s) { return estimate_memory(s, derive_plan(s), t).stages[1].activations_bytes; };
+  EXPECT_NEAR(stage1(torch_tp) - stage1(plain), (2.0 * 2.0 - 2.0 * 2.0 / 8.0) * sbh, 1e-9 * sbh);
+  // torchao float8 (16-bit inputs saved where no gather casts them): the gathered inputs are its 1-byte ones.
+  auto plain_fp8 = plain, torch_fp8 = torch_tp;
+  plain_fp8.training.precision = torch_fp8.training.precision = "fp8";
+  plain_fp8.stack.memory.fp8_saves_16bit = torch_fp8.stack.memory.fp8_saves_16bit = true;
+  EXPECT_NEAR(stage1(torch_fp8) - stage1(plain_fp8), (2.0 * 1.0 - 2.0 * 2.0 / 8.0) * sbh, 1e-9 * sbh);
+  // The head's stage under selective recomputation (no layer recomputed whole, so the loss's buffers are its extra):
+  // every stored layer of the microbatch in flight gains the same, and the output layer's input is held whole.
+  auto sel_plain = plain, sel_torch = torch_tp;
+  sel_plain.training.recompute = sel_torch.training.recompute = Recompute::Selective;
+  const auto a = estimate_memory(sel_plain, derive_plan(sel_plain), t);
+  const auto b = estimate_memory(sel_torch, derive_plan(sel_torch), t);
+  const auto& last_a = a.stages.back();
+  const double layers = 96.0 / 8.0;
+  EXPECT_NEAR(b.stages.back().activations_bytes - last_a.activations_bytes,
+              double(last_a.microbatches_in_flight) * layers * 3.5 * sbh + 2.0 * sbh, 1e-9 * sbh);
+  // Without sequence parallelism every rank holds the whole input anyway: nothing changes.
+  auto no_sp = plain, no_sp_torch = torch_tp;
+  no_sp.parallel.sp = no_sp_torch.parallel.sp = false;
+  EXPECT_DOUBLE_EQ(stage1(no_sp_torch), stage1(no_sp));
 }
 
 }  // namespace
