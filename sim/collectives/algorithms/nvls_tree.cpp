@@ -89,8 +89,8 @@ double chunk_bytes(double bytes, int64_t nodes, double streams)
 // network hops (up the tree and down again) before every hop is busy, and crosses each at its channel's share of its
 // head's NIC (every channel of a head goes out through that head's NIC), where the tuner counts only each hop's
 // latency. Measured, 4 x 8 H100 under NCCL 2.24.3 (reference A.3.a): from 4 to 64 MiB the all-reduce takes 160-170
-// us beyond its bytes at the tuner's bandwidth, the tuner's latency 81 us; the fill gives 43 us below 8 MiB (32 KiB
-// chunks) and 86 us above (64 KiB).
+// us beyond its bytes at the tuner's bandwidth, the tuner's latency 81 us; the fill gives 43 us from 4 to 8 MiB (32
+// KiB chunks) and 86 us above (64 KiB); below 4 MiB a stream holds less than a chunk (2 MiB: 16 KiB, 22 us).
 double nvls_tree_run_latency_us(Protocol, Kind, const GroupShape& g, double bytes, double)
 {
   const int64_t N = std::max<int64_t>(1, g.nodes);
@@ -99,7 +99,8 @@ double nvls_tree_run_latency_us(Protocol, Kind, const GroupShape& g, double byte
   const double channels = double(g.nvswitch_generation >= 4 ? kBlackwellChannels : kHopperChannels);
   const double streams = channels * double(std::min(g.per_node(), kMaxHeads));
   const double hops = double(2 * log2i(N));
-  return hops * chunk_bytes(bytes, N, streams) * channels / g.nic_Bps * 1e6;
+  const double first = std::min(chunk_bytes(bytes, N, streams), bytes / streams);  // a stream may hold less
+  return hops * first * channels / g.nic_Bps * 1e6;
 }
 
 void nvls_tree_lay_flows(const std::vector<int64_t>&, const MembersByNode& by_node, const GroupShape& g,
