@@ -10,13 +10,15 @@
 // measured 2026-11-27, reasons in docs/validation.md, section 9: within a node the ring's LL128 at 4 MiB, the A100's
 // medium sizes (1-256 MiB) and H100 all-gather's 32-256 MiB run slower than the model, and 1-4 MiB single-process
 // (-g 8) runs carry a ~35-42 us floor (all-gather and reduce-scatter at 4 MiB since LL's cap converts to time with
-// their own n - 1 steps, as NCCL's tuner does); across 4 H100 nodes every point NCCL runs on LL, LL128 or the trees
-// (all-reduce 1-512 MiB, all-gather 1-64 MiB). The Simple ring across the 4 nodes (all-reduce from 1 GiB,
-// all-gather from 128 MiB) is within 4% since each of its steps pays the network's step latency on every loop of
-// its chunks (collectives/algorithms/ring.cpp). The NIC count is the system's own description: "3.2 Tbps
-// InfiniBand" per node (ZiyanIshani/vpbenchmarking README, system table) with "400 Gbps per port" (AI @ Georgia
-// Tech's project page for the same benchmark, aigt.framer.website/sponsor-projects), 8 ports; the summary's "3
-// active ports per node" cannot carry the measured all-gather (3 x 48.5 GB/s < 324 GB/s).
+// their own n - 1 steps, as NCCL's tuner does); across 4 H100 nodes the all-reduce's tree LL128 at 1 MiB and NVLS
+// tree at 2 MiB and the all-gather's ring LL128 (1-64 MiB). The Simple ring across the 4 nodes (all-reduce from
+// 256 MiB, all-gather from 128 MiB) is within 4% since each of its steps pays the network's step latency on every
+// loop of its chunks (collectives/algorithms/ring.cpp); the NVLS tree (all-reduce 4-128 MiB) within 7% as NCCL
+// 2.24.3, the log's release, models it, with its pipeline's fill (algorithms/nvls_tree.cpp). Each curve runs with
+// the NCCL release its log states (`nccl`, 0 where it states none). The NIC count is the system's own
+// description: "3.2 Tbps InfiniBand" per node (ZiyanIshani/vpbenchmarking README, system table) with "400 Gbps per
+// port" (AI @ Georgia Tech's project page for the same benchmark, aigt.framer.website/sponsor-projects), 8 ports;
+// the summary's "3 active ports per node" cannot carry the measured all-gather (3 x 48.5 GB/s < 324 GB/s).
 // `NcclCurves.*` asserts that every other point is within 10% and that every declared miss still misses
 // (so that a change that brings one within the bound must say so here). ctest's validation.nccl_curves runs the
 // strict form, every point held to 10% (DTSIM_NCCL_CURVES_STRICT=1), and is expected to fail until the misses are
