@@ -8,7 +8,8 @@
 /// Every constant is read from NCCL (NVIDIA/nccl at commit 5067397c, June 2026: src/graph/tuning.cc's
 /// `baseLatencies`, `hwLatencies`, `llMaxBws`, `nvlsEfficiency`, `treeCorrectionFactor` and the "model refinements"
 /// of ncclTopoTuneModel; NVLS's channels and chunks), but one fitted on a published curve (NVLS's wait per chunk,
-/// algorithms/nvls.cpp); see docs/calibration.md, "Collectives". Times are in seconds, sizes in bytes, bandwidths in
+/// algorithms/nvls.cpp), and where NCCL's releases differ in what dtsim models the entry reads the stack's release
+/// (GroupShape::nccl_version: PAT, the NVLS tree); see docs/calibration.md, "Collectives". Times are in seconds, sizes in bytes, bandwidths in
 /// bytes/s.
 #include <array>
 #include <cstdint>

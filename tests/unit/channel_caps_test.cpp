@@ -45,7 +45,8 @@ TEST(ChannelCaps, CapsTakeTheTunersPerChannelFigures)
 TEST(ChannelCaps, EachAlgorithmDeclaresItsCapsInItsEntry)
 {
   // 4 x 8 H100: the ring is capped under LL128 only, the tree under every protocol (LL at a 3.8th, LL128 at the
-  // lower of 120/128 of its cap and its LL128 cap), the NVLS tree at its own cap; NVLS within a node has none.
+  // lower of 120/128 of its cap and its LL128 cap), the NVLS tree at its own cap from NCCL 2.28.3; NVLS within a node
+  // has none.
   const GroupShape g = node(3, 370.8, 4);
   const auto cap = [&](const char* name, Protocol p) { return find_algorithm(name)->bus_cap_Bps(p, g); };
   EXPECT_EQ(cap("ring", Protocol::Simple), 0.0);
@@ -54,7 +55,11 @@ TEST(ChannelCaps, EachAlgorithmDeclaresItsCapsInItsEntry)
   EXPECT_DOUBLE_EQ(cap("tree", Protocol::Simple), 8 * 36.0e9);
   EXPECT_DOUBLE_EQ(cap("tree", Protocol::LL), 8 * 36.0e9 / 3.8);
   EXPECT_DOUBLE_EQ(cap("tree", Protocol::LL128), 8 * 29.0e9);
-  EXPECT_DOUBLE_EQ(cap("nvls_tree", Protocol::Simple), 8 * 45.5e9);
+  // the NVLS tree's cap came with NCCL 2.28.3 (5067397c is 2.30.7); the releases before have none
+  EXPECT_EQ(cap("nvls_tree", Protocol::Simple), 0.0);
+  GroupShape recent = g;
+  recent.nccl_version = 23007;
+  EXPECT_DOUBLE_EQ(find_algorithm("nvls_tree")->bus_cap_Bps(Protocol::Simple, recent), 8 * 45.5e9);
   EXPECT_EQ(find_algorithm("nvls")->bus_cap_Bps(Protocol::Simple, node(3, 370.8)), 0.0);
 }
 

@@ -256,11 +256,23 @@ TEST(ClosedForm, EachAlgorithmAndProtocol)
   const NvlsChunks ch = nvls_chunks(S, 370.8e9);
   EXPECT_DOUBLE_EQ(predict(algorithm("nvls"), Protocol::Simple, Kind::AllReduce, S, shape(8, 1, h)).time_s,
                    25 * kUs + ch.round_s + 1.125 * S / (ch.fraction * 370.8e9));
-  // NVLS tree, 2 H100 nodes: 25 + 2 x 1 x 20.9 us; NCCL caps its bus bandwidth at 8 channels x perChMaxNVLSTreeBw
-  // 57.7 GB/s (Hopper, 2 nodes), a ring's 2(n-1)/n S at that
+  // NVLS tree, 2 H100 nodes, NCCL 2.30.7 (5067397c): 25 + 2 x 1 x 20.9 us; NCCL caps its bus bandwidth at 8 channels
+  // x perChMaxNVLSTreeBw 57.7 GB/s (Hopper, 2 nodes), a ring's 2(n-1)/n S at that
+  GroupShape h2 = shape(16, 2, h);
+  h2.nccl_version = 23007;
+  // The run adds the pipeline's fill: the first 128 KiB chunk over 2 network hops, each at a 16th of a NIC (16
+  // channels through each head's NIC); 64 KiB chunks from 4 nodes up.
+  const double fill2 = 2 * 131072 * 16 / 48.5e9, fill4 = 4 * 65536 * 16 / 48.5e9;
+  EXPECT_DOUBLE_EQ(predict(algorithm("nvls_tree"), Protocol::Simple, Kind::AllReduce, S, h2).time_s,
+                   (25 + 2 * 20.9) * kUs + fill2 +
+                       std::max({1.125 * S / (0.85 * 370.8e9), 2 * 0.5 / 8 * S / 48.5e9, 1.875 * S / (8 * 57.7e9)}));
+  // Before NCCL 2.28.3 (and where the stack does not publish its NCCL): 25 + 2 x 14 us on 2 nodes, 25 + 4 x 14 on 4;
+  // each head's NIC at the network's speed on 2 nodes and half of it beyond, algorithm bandwidth 5/6 of the bus
+  // bandwidth (6/5 and 12/5 of a head's share over its NIC), no per-channel cap
   EXPECT_DOUBLE_EQ(predict(algorithm("nvls_tree"), Protocol::Simple, Kind::AllReduce, S, shape(16, 2, h)).time_s,
-                   (25 + 2 * 20.9) * kUs + std::max({1.125 * S / (0.85 * 370.8e9), 2 * 0.5 / 8 * S / 48.5e9,
-                                                     1.875 * S / (8 * 57.7e9)}));
+                   (25 + 2 * 14.0) * kUs + fill2 + std::max(1.125 * S / (5.0 / 6 * 370.8e9), 1.2 / 8 * S / 48.5e9));
+  EXPECT_DOUBLE_EQ(predict(algorithm("nvls_tree"), Protocol::Simple, Kind::AllReduce, S, shape(32, 4, h)).time_s,
+                   (25 + 4 * 14.0) * kUs + fill4 + std::max(1.125 * S / (5.0 / 6 * 370.8e9), 2.4 / 8 * S / 48.5e9));
 }
 
 TEST(Selection, NcclPicksTheFastestCandidate)

@@ -10,13 +10,15 @@
 // measured 2026-11-27, reasons in docs/validation.md, section 9: within a node the ring's LL128 at 4 MiB, the A100's
 // medium sizes (1-256 MiB) and H100 all-gather's 32-256 MiB run slower than the model, and 1-4 MiB single-process
 // (-g 8) runs carry a ~35-42 us floor (all-gather and reduce-scatter at 4 MiB since LL's cap converts to time with
-// their own n - 1 steps, as NCCL's tuner does); across 4 H100 nodes every point NCCL runs on LL, LL128 or the trees
-// (all-reduce 1-512 MiB, all-gather 1-64 MiB). The Simple ring across the 4 nodes (all-reduce from 1 GiB,
-// all-gather from 128 MiB) is within 4% since each of its steps pays the network's step latency on every loop of
-// its chunks (collectives/algorithms/ring.cpp). The NIC count is the system's own description: "3.2 Tbps
-// InfiniBand" per node (ZiyanIshani/vpbenchmarking README, system table) with "400 Gbps per port" (AI @ Georgia
-// Tech's project page for the same benchmark, aigt.framer.website/sponsor-projects), 8 ports; the summary's "3
-// active ports per node" cannot carry the measured all-gather (3 x 48.5 GB/s < 324 GB/s).
+// their own n - 1 steps, as NCCL's tuner does); across 4 H100 nodes the all-reduce's tree LL128 at 1 MiB and NVLS
+// tree at 2 MiB and the all-gather's ring LL128 (1-64 MiB). The Simple ring across the 4 nodes (all-reduce from
+// 256 MiB, all-gather from 128 MiB) is within 4% since each of its steps pays the network's step latency on every
+// loop of its chunks (collectives/algorithms/ring.cpp); the NVLS tree (all-reduce 4-128 MiB) within 7% as NCCL
+// 2.24.3, the log's release, models it, with its pipeline's fill (algorithms/nvls_tree.cpp). Each curve runs with
+// the NCCL release its log states (`nccl`, 0 where it states none). The NIC count is the system's own
+// description: "3.2 Tbps InfiniBand" per node (ZiyanIshani/vpbenchmarking README, system table) with "400 Gbps per
+// port" (AI @ Georgia Tech's project page for the same benchmark, aigt.framer.website/sponsor-projects), 8 ports;
+// the summary's "3 active ports per node" cannot carry the measured all-gather (3 x 48.5 GB/s < 324 GB/s).
 // `NcclCurves.*` asserts that every other point is within 10% and that every declared miss still misses
 // (so that a change that brings one within the bound must say so here). ctest's validation.nccl_curves runs the
 // strict form, every point held to 10% (DTSIM_NCCL_CURVES_STRICT=1), and is expected to fail until the misses are
@@ -50,6 +52,7 @@ struct Curve {
   int64_t nodes;
   Kind kind;
   const char* algorithm;  ///< "" for NCCL's choice
+  int nccl;               ///< the NCCL release the log states, as NCCL_VERSION_CODE; 0 where it states none
   std::vector<Point> points;
 };
 
@@ -64,6 +67,7 @@ Result simulate(const Curve& c, const Point& p)
   dtsim::scenario::ScenarioSpec s;
   s.hardware = dtsim::hardware::load_hardware(dtsim::test::source_path(c.hardware), diag);
   diag.throw_if_any();
+  s.stack.nccl_version = c.nccl;
   auto fabric = dtsim::collectives::fabric_of(s);
   fabric.choice.algorithm = c.algorithm;
   const int64_t per_node = s.hardware.domain_devices(), n = per_node * c.nodes;
@@ -104,7 +108,7 @@ void check(const Curve& c)
 TEST(NcclCurves, H100NodeAllReduce)
 {
   check({"8 x H100, all-reduce, NCCL's choice (A.1.a, NVIDIA/dgxc-benchmarking)", "hardware/dgx-h100.yaml", 1,
-         Kind::AllReduce, "",
+         Kind::AllReduce, "", 0,
          {{1 * MiB, 67.04}, {2 * MiB, 86.94}, {4 * MiB, 135.44, true}, {8 * MiB, 176.77}, {16 * MiB, 237.21},
           {32 * MiB, 294.69}, {64 * MiB, 361.67}, {128 * MiB, 400.53}, {256 * MiB, 422.25}, {512 * MiB, 436.79},
           {1024 * MiB, 466.33}, {2048 * MiB, 473.37}, {4096 * MiB, 477.24}, {8192 * MiB, 480.16},
@@ -115,7 +119,7 @@ TEST(NcclCurves, H100NodeAllReduce)
 TEST(NcclCurves, H100NodeAllReduceRing)
 {
   check({"8 x H100, all-reduce, ring (A.1.b, together-nccl-tests)", "hardware/dgx-h100.yaml", 1, Kind::AllReduce,
-         "ring",
+         "ring", 22602,
          {{1 * MiB, 43.81, true}, {2 * MiB, 87.40}, {4 * MiB, 137.23, true}, {8 * MiB, 182.95}, {16 * MiB, 234.58},
           {32 * MiB, 274.42}, {64 * MiB, 319.78}, {128 * MiB, 333.11}, {256 * MiB, 346.77}, {512 * MiB, 353.20},
           {1024 * MiB, 360.78}, {2048 * MiB, 363.99}, {4096 * MiB, 366.75}, {8192 * MiB, 368.15}}});
@@ -124,7 +128,7 @@ TEST(NcclCurves, H100NodeAllReduceRing)
 // 8 x H100, single process driving 8 GPUs (-g 8), NCCL 2.26.2: reference A.1.c.
 TEST(NcclCurves, H100NodeAllGather)
 {
-  check({"8 x H100, all-gather (A.1.c, together-nccl-tests)", "hardware/dgx-h100.yaml", 1, Kind::AllGather, "",
+  check({"8 x H100, all-gather (A.1.c, together-nccl-tests)", "hardware/dgx-h100.yaml", 1, Kind::AllGather, "", 22602,
          {{1 * MiB, 22.88, true}, {2 * MiB, 44.93, true}, {4 * MiB, 87.85, true}, {8 * MiB, 154.65}, {16 * MiB, 207.54},
           {32 * MiB, 233.64, true}, {64 * MiB, 277.79, true}, {128 * MiB, 302.10, true}, {256 * MiB, 320.47, true}, {512 * MiB, 335.36},
           {1024 * MiB, 344.57}, {2048 * MiB, 350.92}, {4096 * MiB, 355.04}, {8192 * MiB, 359.02}}});
@@ -133,7 +137,7 @@ TEST(NcclCurves, H100NodeAllGather)
 TEST(NcclCurves, H100NodeReduceScatter)
 {
   check({"8 x H100, reduce-scatter (A.1.c, together-nccl-tests)", "hardware/dgx-h100.yaml", 1, Kind::ReduceScatter,
-         "",
+         "", 22602,
          {{1 * MiB, 22.48, true}, {2 * MiB, 42.17, true}, {4 * MiB, 88.39, true}, {8 * MiB, 145.51}, {16 * MiB, 204.25},
           {32 * MiB, 247.52}, {64 * MiB, 283.71}, {128 * MiB, 308.73}, {256 * MiB, 326.35}, {512 * MiB, 337.93},
           {1024 * MiB, 345.79}, {2048 * MiB, 356.01}, {4096 * MiB, 358.33}, {8192 * MiB, 362.16}}});
@@ -143,7 +147,7 @@ TEST(NcclCurves, H100NodeReduceScatter)
 TEST(NcclCurves, A100NodeAllReduce)
 {
   check({"8 x A100, all-reduce (A.2.a, stas00/ml-engineering)", "hardware/dgx-a100-80gb.yaml", 1, Kind::AllReduce,
-         "",
+         "", 0,
          {{1 * MiB, 18.00, true}, {2 * MiB, 36.18, true}, {4 * MiB, 72.33, true}, {8 * MiB, 109.93, true}, {16 * MiB, 106.16, true},
           {32 * MiB, 138.49, true}, {64 * MiB, 171.54, true}, {128 * MiB, 176.92, true}, {256 * MiB, 194.07, true}, {512 * MiB, 222.72},
           {1024 * MiB, 229.04}, {2048 * MiB, 231.41}, {4096 * MiB, 233.88}, {8192 * MiB, 234.61},
@@ -154,16 +158,16 @@ TEST(NcclCurves, A100NodeAllReduce)
 TEST(NcclCurves, H100FourNodesAllReduce)
 {
   check({"4 x 8 H100, all-reduce (A.3.a, ZiyanIshani/vpbenchmarking)", "hardware/dgx-h100.yaml", 4,
-         Kind::AllReduce, "",
-         {{1 * MiB, 21.97, true}, {2 * MiB, 26.27, true}, {4 * MiB, 50.63, true}, {8 * MiB, 70.61, true}, {16 * MiB, 119.48, true},
-          {32 * MiB, 174.28, true}, {64 * MiB, 224.38, true}, {128 * MiB, 275.26, true}, {256 * MiB, 239.78, true}, {512 * MiB, 290.67, true},
+         Kind::AllReduce, "", 22403,
+         {{1 * MiB, 21.97, true}, {2 * MiB, 26.27, true}, {4 * MiB, 50.63}, {8 * MiB, 70.61}, {16 * MiB, 119.48},
+          {32 * MiB, 174.28}, {64 * MiB, 224.38}, {128 * MiB, 275.26}, {256 * MiB, 239.78}, {512 * MiB, 290.67},
           {1024 * MiB, 324.48}, {2048 * MiB, 328.11}, {4096 * MiB, 329.36}, {8192 * MiB, 330.93}}});
 }
 
 TEST(NcclCurves, H100FourNodesAllGather)
 {
   check({"4 x 8 H100, all-gather (A.3.a, ZiyanIshani/vpbenchmarking)", "hardware/dgx-h100.yaml", 4,
-         Kind::AllGather, "",
+         Kind::AllGather, "", 22403,
          {{1 * MiB, 9.27, true}, {2 * MiB, 18.34, true}, {4 * MiB, 21.03, true}, {8 * MiB, 39.20, true}, {16 * MiB, 69.74, true},
           {32 * MiB, 105.21, true}, {64 * MiB, 166.39, true}, {128 * MiB, 173.43}, {256 * MiB, 235.32}, {512 * MiB, 286.20},
           {1024 * MiB, 320.55}, {2048 * MiB, 322.43}, {4096 * MiB, 323.76}, {8192 * MiB, 323.53}}});
