@@ -77,6 +77,41 @@ TEST(StepBound, NeverAboveTheSimulatedStepWithContextParallelism)
   EXPECT_GT(check_bounds(dtsim::parallel::enumerate_plans(base, dims).fitting, tightest, 4), 10u);
 }
 
+// Context parallelism with the overlaps of the full space (tp_overlap's groups count their TP collectives in the
+// bound, a ring its attention's kernel), on a dense model and with experts.
+TEST(StepBound, NeverAboveTheSimulatedStepWithContextParallelismAndOverlaps)
+{
+  for (const char* scenario : {"scenarios/tiny.yaml", "scenarios/tiny-moe.yaml"}) {
+    const auto base = dtsim::app::load_for_simulation(source_path(scenario), {});
+    auto dims = dtsim::parallel::PlanDimensions::full(base);
+    dims.cp = {2};
+    std::vector<dtsim::scenario::ScenarioSpec> plans, overlapped;
+    for (auto& p : dtsim::parallel::enumerate_plans(base, dims).fitting)
+      (p.parallel.tp_overlap ? overlapped : plans).push_back(std::move(p));
+    SCOPED_TRACE(scenario);
+    double tightest = 0;
+    EXPECT_GT(check_bounds(overlapped, tightest, std::max<size_t>(1, overlapped.size() / 30)), 10u);
+    EXPECT_GT(check_bounds(plans, tightest, std::max<size_t>(1, plans.size() / 30)), 10u);
+  }
+}
+
+// DeepSeek-V3's best plans with cp 2 (tp 8 pp 8 dp 16 vpp 4 sp cp 2 ep 64, interleaved 1F1B; 0.46-0.50 s), each
+// overlap off and on: the plans its full-space search must rank, where the bound is tightest.
+TEST(StepBound, NeverAboveTheSimulatedStepOnDeepSeekV3PlansWithContextParallelism)
+{
+  std::vector<dtsim::scenario::ScenarioSpec> plans;
+  for (auto& p : full_space("scenarios/examples/deepseek-v3-h800x2048.yaml")) {
+    const std::string name = dtsim::parallel::describe_plan(p);
+    if (name.find("tp 8 pp 8 dp 16 vpp 4 sp cp 2 ep 64 etp 1") == 0 && name.find(" mb 1 none interleaved") != std::string::npos &&
+        p.parallel.zero == 0)
+      plans.push_back(std::move(p));
+  }
+  ASSERT_EQ(plans.size(), 8u);  // ep_overlap, tp_overlap and pp_overlap each off and on
+  double tightest = 0;
+  EXPECT_EQ(check_bounds(plans, tightest), 8u);
+  EXPECT_GT(tightest, 0.85);
+}
+
 TEST(StepBound, NeverAboveTheSimulatedStepWithExperts)
 {
   double tightest = 0;

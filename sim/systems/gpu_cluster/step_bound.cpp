@@ -26,6 +26,43 @@ double compute_seconds(const std::vector<replay::Step>& steps)
 
 }  // namespace
 
+bool overlap_group_end(const std::vector<replay::Step>& steps, size_t at, bool tp_overlap, int64_t cp, size_t& end)
+{
+  using Kind = replay::Step::Kind;
+  using model::TpCollective;
+  auto compute = [&](size_t k) { return k < steps.size() && steps[k].kind == Kind::Compute; };
+  auto is = [&](size_t k, TpCollective c) {
+    return k < steps.size() && steps[k].kind == Kind::TpCollective && steps[k].collective == c;
+  };
+  auto ring = [&](size_t k, TpCollective c) {
+    return k < steps.size() && steps[k].kind == Kind::CpRing && steps[k].collective == c && !steps[k].blocking;
+  };
+  if (at < steps.size() && steps[at].kind == Kind::TpCollective && steps[at].beside_next && compute(at + 1)) {
+    end = at + 2;
+    return true;
+  }
+  if (!tp_overlap && cp == 1)
+    return false;
+  if ((ring(at, TpCollective::ContextGather) && compute(at + 1)) ||
+      (compute(at) && ring(at + 1, TpCollective::ContextGatherReduce))) {
+    end = at + 2;
+    return true;
+  }
+  if (!tp_overlap)
+    return false;
+  size_t i = at;
+  if (is(i, TpCollective::AllGather) && compute(i + 1))
+    i += 2;
+  else if (compute(i) && is(i + 1, TpCollective::ReduceScatter))
+    i += 1;
+  else
+    return false;
+  if (is(i, TpCollective::ReduceScatter))
+    ++i;
+  end = i;
+  return true;
+}
+
 double parameter_refresh_lower_bound_s(const parallel::DerivedPlan& plan, const replay::StepProgram& prog,
                                        int64_t stage, const collectives::Fabric& fabric)
 {
@@ -93,23 +130,46 @@ double step_time_lower_bound(const scenario::ScenarioSpec& s, const parallel::De
   const collectives::Fabric fabric = collectives::fabric_of(s);
   // Units of the same stage, chunk and pass share their steps (replay::unit_steps): each list is summed once.
   std::map<const std::vector<replay::Step>*, std::pair<double, double>> summed;  // -> (seconds, lane)
+  auto tp_collective = [&](const parallel::Unit& x, const replay::Step& st) {
+    // At least NCCL's predicted time on an uncontended fabric, which its flows take alone (parallel/collective.hpp).
+    auto [it, added] = tensor_parallel.try_emplace({x.stage, int(st.collective), st.bytes}, 0.0);
+    if (added)
+      it->second = collectives::collective_time(collectives::kind_of(st.collective), st.bytes,
+                                                plan.tp_group(x.stage, 0), plan.placement, fabric);
+    return it->second;
+  };
   auto sum = [&](const parallel::Unit& x, const std::vector<replay::Step>& steps) {
-    double kernels = compute_seconds(steps), waits = kernels;
-    for (const replay::Step& st : steps)
-      if (st.kind == replay::Step::Kind::EpCollective) {
+    double kernels = compute_seconds(steps), waits = 0;
+    for (size_t i = 0; i < steps.size();) {
+      const replay::Step& st = steps[i];
+      size_t end = i;
+      if (overlap_group_end(steps, i, plan.comm.tp_overlap, plan.groups.cp, end)) {
+        // Its kernel and its collectives side by side; the lane goes on once all are done (replay/driver_overlap.cpp,
+        // and its closed form CommCosts::closed_form_overlap): at least the longer of the kernel and the TP
+        // collectives one after the other. A context-parallel ring is counted as taking no time.
+        double group_kernels = 0, group_collectives = 0;
+        for (size_t k = i; k < end; ++k)
+          if (steps[k].kind == replay::Step::Kind::Compute)
+            group_kernels += steps[k].seconds;
+          else if (steps[k].kind == replay::Step::Kind::TpCollective)
+            group_collectives += tp_collective(x, steps[k]);
+        waits += std::max(group_kernels, group_collectives);
+        i = end;
+        continue;
+      }
+      if (st.kind == replay::Step::Kind::Compute) {
+        waits += st.seconds;
+      } else if (st.kind == replay::Step::Kind::EpCollective) {
         auto [it, added] = all_to_all.try_emplace({x.stage, st.bytes}, 0.0);
         if (added)
           it->second = all_to_all_lower_bound_s(s, plan, x.stage, st.bytes);
         waits += it->second;
       } else if (st.kind == replay::Step::Kind::TpCollective && !st.beside_next && !plan.comm.tp_overlap) {
-        // Without tp_overlap a TP collective that is not issued beside the next kernel holds its lane: at least
-        // NCCL's predicted time on an uncontended fabric, which its flows take alone (parallel/collective.hpp).
-        auto [it, added] = tensor_parallel.try_emplace({x.stage, int(st.collective), st.bytes}, 0.0);
-        if (added)
-          it->second = collectives::collective_time(collectives::kind_of(st.collective), st.bytes,
-                                                    plan.tp_group(x.stage, 0), plan.placement, fabric);
-        waits += it->second;
+        // Without tp_overlap a TP collective that is not issued beside the next kernel holds its lane.
+        waits += tp_collective(x, st);
       }
+      ++i;
+    }
     return std::make_pair(kernels, waits);
   };
   for (parallel::UnitId u = 0; u < units; ++u) {
