@@ -23,6 +23,7 @@
 #include "replay/dp_queue.hpp"
 #include "replay/folding.hpp"
 #include "replay/group_collectives.hpp"
+#include "replay/overlap_group.hpp"
 #include "replay/pipeline_transfers.hpp"
 #include "replay/replay.hpp"
 #include "replay/variability.hpp"
@@ -196,9 +197,8 @@ class Driver {
     if (!plan_.comm.tp_overlap && plan_.groups.cp == 1 &&
         (at >= steps.size() || steps[at].kind != Step::Kind::TpCollective || !steps[at].beside_next))
       return false;
-    return find_overlap_group(steps, at, end);
+    return overlap_group_end(steps, at, plan_.comm.tp_overlap, plan_.groups.cp, end);
   }
-  bool find_overlap_group(const std::vector<Step>& steps, size_t at, size_t& end) const;
   void run_overlap_group(size_t di, int lane, size_t end, double t0);
   /// Books an overlap group that ends now: `busy` seconds of its compute step `compute`, `exposed` seconds of
   /// communication after it (context ring or TP), its trace slices; then the lane goes on after step `end`.

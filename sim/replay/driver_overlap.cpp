@@ -28,46 +28,6 @@ bool Driver::dp_kernels_beside(size_t di) const
   return dp_.active(di) || (devices_[di].paired && plan_.groups.dense_dp > 1);
 }
 
-bool Driver::find_overlap_group(const std::vector<Step>& steps, size_t at, size_t& end) const
-{
-  auto compute = [&](size_t k) { return k < steps.size() && steps[k].kind == Step::Kind::Compute; };
-  // A collective issued asynchronously beside the kernels after it (a column-parallel layer's backward gather and
-  // reduce-scatter, model::Segment::beside_next), with or without tp_overlap.
-  if (at < steps.size() && steps[at].kind == Step::Kind::TpCollective && steps[at].beside_next && compute(at + 1)) {
-    end = at + 2;
-    return true;
-  }
-  if (!plan_.comm.tp_overlap && plan_.groups.cp == 1)  // nothing overlaps: the common case, decided at once
-    return false;
-  size_t i = at;
-  auto is = [&](size_t k, model::TpCollective c) {
-    return k < steps.size() && steps[k].kind == Step::Kind::TpCollective && steps[k].collective == c;
-  };
-  // Context parallel: the ring before the attention it feeds (forward), after the attention whose gradients it
-  // carries (backward); overlapped, as Megatron-LM's ring attention does, unless blocking (run_step waits for it).
-  auto ring = [&](size_t k, model::TpCollective c) {
-    return k < steps.size() && steps[k].kind == Step::Kind::CpRing && steps[k].collective == c &&
-           !steps[k].blocking;
-  };
-  if ((ring(i, model::TpCollective::ContextGather) && compute(i + 1)) ||
-      (compute(i) && ring(i + 1, model::TpCollective::ContextGatherReduce))) {
-    end = i + 2;
-    return true;
-  }
-  if (!plan_.comm.tp_overlap)
-    return false;
-  if (is(i, model::TpCollective::AllGather) && compute(i + 1))
-    i += 2;
-  else if (compute(i) && is(i + 1, model::TpCollective::ReduceScatter))
-    i += 1;
-  else
-    return false;
-  if (is(i, model::TpCollective::ReduceScatter))
-    ++i;
-  end = i;
-  return true;
-}
-
 void Driver::overlapped_comm(size_t di, int lane, const Step& st, std::function<void()> done)
 {
   Device& d = devices_[di];

@@ -10,6 +10,7 @@
 #include "core/diagnostics.hpp"
 #include "model/node_limited_routing.hpp"
 #include "parallel/collective.hpp"
+#include "replay/overlap_group.hpp"
 
 namespace dtsim::systems {
 
@@ -25,43 +26,6 @@ double compute_seconds(const std::vector<replay::Step>& steps)
 }
 
 }  // namespace
-
-bool overlap_group_end(const std::vector<replay::Step>& steps, size_t at, bool tp_overlap, int64_t cp, size_t& end)
-{
-  using Kind = replay::Step::Kind;
-  using model::TpCollective;
-  auto compute = [&](size_t k) { return k < steps.size() && steps[k].kind == Kind::Compute; };
-  auto is = [&](size_t k, TpCollective c) {
-    return k < steps.size() && steps[k].kind == Kind::TpCollective && steps[k].collective == c;
-  };
-  auto ring = [&](size_t k, TpCollective c) {
-    return k < steps.size() && steps[k].kind == Kind::CpRing && steps[k].collective == c && !steps[k].blocking;
-  };
-  if (at < steps.size() && steps[at].kind == Kind::TpCollective && steps[at].beside_next && compute(at + 1)) {
-    end = at + 2;
-    return true;
-  }
-  if (!tp_overlap && cp == 1)
-    return false;
-  if ((ring(at, TpCollective::ContextGather) && compute(at + 1)) ||
-      (compute(at) && ring(at + 1, TpCollective::ContextGatherReduce))) {
-    end = at + 2;
-    return true;
-  }
-  if (!tp_overlap)
-    return false;
-  size_t i = at;
-  if (is(i, TpCollective::AllGather) && compute(i + 1))
-    i += 2;
-  else if (compute(i) && is(i + 1, TpCollective::ReduceScatter))
-    i += 1;
-  else
-    return false;
-  if (is(i, TpCollective::ReduceScatter))
-    ++i;
-  end = i;
-  return true;
-}
 
 double parameter_refresh_lower_bound_s(const parallel::DerivedPlan& plan, const replay::StepProgram& prog,
                                        int64_t stage, const collectives::Fabric& fabric)
@@ -143,7 +107,7 @@ double step_time_lower_bound(const scenario::ScenarioSpec& s, const parallel::De
     for (size_t i = 0; i < steps.size();) {
       const replay::Step& st = steps[i];
       size_t end = i;
-      if (overlap_group_end(steps, i, plan.comm.tp_overlap, plan.groups.cp, end)) {
+      if (replay::overlap_group_end(steps, i, plan.comm.tp_overlap, plan.groups.cp, end)) {
         // Its kernel and its collectives side by side; the lane goes on once all are done (replay/driver_overlap.cpp,
         // and its closed form CommCosts::closed_form_overlap): at least the longer of the kernel and the TP
         // collectives one after the other. A context-parallel ring is counted as taking no time.

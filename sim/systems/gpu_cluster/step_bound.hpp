@@ -11,7 +11,7 @@ namespace dtsim::systems {
 
 /// The step time of the plan's pipeline schedule with every kernel running at the time the compute model gives it
 /// alone on its GPU and no communication taking time but the expert all-to-alls, without tp_overlap the TP
-/// collectives not issued beside a kernel, and the TP collectives of an overlap group (overlap_group_end), each at its
+/// collectives not issued beside a kernel, and the TP collectives of an overlap group (replay::overlap_group_end), each at its
 /// best case (alone on its links): each unit takes the sum of its compute steps plus the collectives its lane waits
 /// for, an overlap group at least the longer of its kernel and its TP collectives one after the other; a unit starts once the stage's
 /// previous unit (or pair of units) has ended and the units whose activations or gradients it reads have ended; a
@@ -22,12 +22,6 @@ namespace dtsim::systems {
 /// (other collectives, transfers, waits, contention, kernels slowed by collectives' SMs), so the result is never above the simulated step time (tests/unit/step_bound_test.cpp checks
 /// it on plans of every schedule, with and without paired chunks).
 double step_time_lower_bound(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan, const GpuStep& step);
-
-/// Whether the steps from `at` on form an overlap group, a kernel with the collectives that run beside it, as
-/// replay::Driver::find_overlap_group groups them (the same rules, kept side by side: a collective issued beside the
-/// next kernel; a context-parallel ring with its attention; with tp_overlap, [all-gather] kernel [reduce-scatter]...);
-/// `end` is then one past its last step.
-bool overlap_group_end(const std::vector<replay::Step>& steps, size_t at, bool tp_overlap, int64_t cp, size_t& end);
 
 /// ZeRO 1 and 2 without parallel.param_gather_overlap: after its optimizer a stage all-gathers its updated parameters
 /// over the data-parallel group, then its experts' over the expert-data-parallel group, one after the other on the
