@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Fits the wafer's GEMM model (wafer.core_gemm in hardware/cerebras-cs2.yaml and cerebras-cs3.yaml; the model is
-sim/systems/cerebras_wafer/core_gemm.hpp) on a named minority of the published Cerebras runs (3 of the 13 in
+sim/systems/cerebras_wafer/core_gemm.hpp) on a named minority of the published Cerebras runs (3 of the 16 in
 tests/validation/cerebras_wafer.csv), and reports the others as checks.
 
 A GEMM runs at max_efficiency * v / (v + half_length) of peak, v its reduction elements per core. A step's compute
@@ -38,7 +38,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DTSIM = os.path.join(ROOT, "build", "dtsim")
 CS2 = os.path.join(ROOT, "hardware", "cerebras-cs2.yaml")
 CS3 = os.path.join(ROOT, "hardware", "cerebras-cs3.yaml")
-# The calibration runs, a named minority of the published weight-streaming runs (3 of 13; tests/validation/
+# The calibration runs, a named minority of the published weight-streaming runs (3 of 16; tests/validation/
 # cerebras_wafer.csv): (scenario, global batch, measured samples/s), release 2.0.3 on CS-2 and 2.5.0 on CS-3
 # (shared/reference/published_runs.md section 4 says 2.6-2.10: docs/wafer.md, "The configurations").
 CS2_RUNS = [("scenarios/wafer/gpt-j-6b-2x-cs2.yaml", 120, 43.67),
@@ -58,7 +58,12 @@ CHECK_RUNS = [("scenarios/wafer/gpt2-small-cs2.yaml", 112, 494.5, CS2),
               ("scenarios/validation/cerebras-dit-2b-cs3.yaml", 1168, 1168 / 1.333, CS3),
               ("scenarios/validation/cerebras-llama3-8b-cs3.yaml", 960, 960 / 49.3, CS3),
               ("scenarios/validation/cerebras-llama-7b-cs2.yaml", 99, 99 / 4.8431, CS2),
-              ("scenarios/validation/cerebras-llama2-7b-cs3.yaml", 1024, 1024 / 32.02, CS3)]
+              ("scenarios/validation/cerebras-llama2-7b-cs3.yaml", 1024, 1024 / 32.02, CS3),
+              # The same model on the same cluster at batch 32, 64 and 128 (2025-12-06, release 2.6 client): the
+              # step's cost that does not grow with the batch, measured (docs/wafer.md, "Round 8").
+              ("scenarios/validation/cerebras-llama2-7b-cs3-b32.yaml", 32, 32 / 1.11521, CS3),
+              ("scenarios/validation/cerebras-llama2-7b-cs3-b64.yaml", 64, 64 / 2.03622, CS3),
+              ("scenarios/validation/cerebras-llama2-7b-cs3-b128.yaml", 128, 128 / 3.93474, CS3)]
 
 
 def with_gemm(hw_text, emax, half):
