@@ -121,6 +121,8 @@ size_t intern(std::unordered_map<std::string, size_t>& classes, std::string key)
 
 }  // namespace
 
+std::string plan_replay_key(const scenario::ScenarioSpec& s) { return plan_fields(s, true); }
+
 ReplayKeys::ReplayKeys(const SearchPlans& plans)
 {
   classify(plans);

@@ -23,6 +23,11 @@
 
 namespace dtsim::app {
 
+/// The plan's part of its replay key: every field of its parallel plan and training options but the schedule's name
+/// (`selective` spelt `none` under fused attention). A test checks that every declared parallel.* and training.*
+/// key moves it (tests/unit/search_replay_key_keys_test.cpp).
+std::string plan_replay_key(const scenario::ScenarioSpec& s);
+
 class ReplayKeys {
  public:
   explicit ReplayKeys(const SearchPlans& plans);

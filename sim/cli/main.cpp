@@ -18,6 +18,7 @@
 #include "app/plot.hpp"
 #include "app/search.hpp"
 #include "app/shared_fabric.hpp"
+#include "app/show_inputs.hpp"
 #include "app/study_report.hpp"
 #include "collectives/algorithm_registry.hpp"
 #include "config/suggest.hpp"
@@ -339,6 +340,15 @@ int main(int argc, char** argv)
   auto* exp_cmd = app.add_subcommand("explain", "List the kernels of one layer with their FLOPs, bytes and times");
   exp_cmd->add_option("scenario", eo.scenario, "Scenario YAML file")->required();
   exp_cmd->add_option("--set", eo.sets, "Override a scenario key, e.g. --set parallel.tp=8 (repeatable)");
+  std::string input_file, input_format = "table";
+  auto* stack_cmd = app.add_subcommand("stack", "Print a software stack file as dtsim resolves it: every key, the "
+                                                "file's value or the default it leaves to, in SI units");
+  stack_cmd->add_option("file", input_file, "Stack YAML file (hardware/stacks/*.yaml)")->required();
+  stack_cmd->add_option("--format", input_format, "Output format")->check(CLI::IsMember({"table", "json"}));
+  auto* hw_cmd = app.add_subcommand("hardware", "Print a hardware file as dtsim resolves it: every key, the file's "
+                                                "value or the default it leaves to, in SI units");
+  hw_cmd->add_option("file", input_file, "Hardware YAML file (hardware/*.yaml)")->required();
+  hw_cmd->add_option("--format", input_format, "Output format")->check(CLI::IsMember({"table", "json"}));
   dtsim::app::BenchOptions bo;
   bo.jobs = co.jobs;
   auto* bench_cmd = app.add_subcommand("bench", "Measure dtsim itself: wall time, user CPU, peak memory and "
@@ -384,6 +394,14 @@ int main(int argc, char** argv)
     if (*cmp_cmd) {
       co.burden = !no_burden;
       return dtsim::app::compare(std::cout, co);
+    }
+    if (*stack_cmd) {
+      dtsim::app::show_stack(std::cout, input_file, input_format);
+      return 0;
+    }
+    if (*hw_cmd) {
+      dtsim::app::show_hardware(std::cout, input_file, input_format);
+      return 0;
     }
     if (*exp_cmd) {
       dtsim::systems::explain(std::cout, dtsim::app::load_for_simulation(eo.scenario, eo.sets));

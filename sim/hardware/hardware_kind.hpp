@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "config/key.hpp"
 #include "config/map_reader.hpp"
 #include "hardware/hardware_spec.hpp"
@@ -22,6 +24,9 @@ class HardwareKind {
   /// The kind's keys by mapping, and a sentence saying what its sections describe, for the reference
   /// (docs/yaml-reference.md).
   virtual std::vector<config::KeyGroup> key_groups() const = 0;
+  /// The kind's sections of `hw` as read (`dtsim hardware FILE`): every key under its path, with the value the
+  /// simulation uses, the file's or the default of a key it leaves out, in SI units (hardware/hardware_record.hpp).
+  virtual nlohmann::ordered_json sections_record(const HardwareSpec& hw) const = 0;
   virtual std::string key_doc() const = 0;
 };
 

@@ -1,5 +1,6 @@
 #include "report/explain.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <ostream>
 
@@ -17,10 +18,13 @@ struct PassTime {
   double total() const { return kernels_s + collectives_s; }
 };
 
-// Collective times are the alpha-beta ring time on uncontended links (the replay adds contention).
+// Collective times are NCCL's predicted time of the collective the replay runs on the groups of the first rank
+// (stage 0, data-parallel index 0, tensor-parallel rank 0), on uncontended links (the replay adds contention):
+// the group's shape on the fabric is the replay's own (collectives::group_shape: its members per domain, NICs
+// shared by a domain's devices, route latencies) and so is the switch tiers' latency (collectives::collective_time).
 PassTime print_pass(std::ostream& out, const char* title, const std::vector<model::Segment>& segs,
                     const kernels::ComputeModel& cm, const scenario::ScenarioSpec& s,
-                    const parallel::ParallelGroups& g)
+                    const parallel::DerivedPlan& plan)
 {
   PassTime pt;
   const auto fabric = collectives::fabric_of(s);
@@ -28,31 +32,28 @@ PassTime print_pass(std::ostream& out, const char* title, const std::vector<mode
   out << title << "\n";
   for (const auto& seg : segs) {
     if (seg.is_collective()) {
-      // The expert all-to-all spans ep ranks and the context ring cp ranks, both next to tp in the placement:
-      // inside a scale-up (NVLink) domain only when tp times the group fits in one.
       const bool a2a = seg.collective == model::TpCollective::AllToAll;
       const bool ring = seg.collective == model::TpCollective::ContextGather ||
                         seg.collective == model::TpCollective::ContextGatherReduce;
-      const int64_t n = a2a ? g.ep : ring ? g.cp : g.tp;
-      // NCCL's predicted time for the group's shape: one domain when it fits (tp times the group for the expert
-      // and context groups), else one member per domain.
-      const bool in_domain = (!a2a && !ring ? n : g.tp * n) <= s.hardware.domain_devices();
+      const std::vector<int64_t> group = a2a ? plan.ep_group(0, 0, 0) : ring ? plan.cp_group(0, 0, 0)
+                                                                           : plan.tp_group(0, 0);
+      const int64_t n = int64_t(group.size());
       double ct = 0;
-      if (a2a) {
-        const auto& l = in_domain ? s.hardware.scale_up.nvlink : s.hardware.network.nic;
-        const double bw = in_domain ? s.hardware.scale_up.device_Bps(n - 1) : l.goodput_Bps;
-        ct = n > 1 ? l.latency_s + seg.collective_bytes * double(n - 1) / double(n) / bw : 0.0;
-      } else if (n > 1) {
-        collectives::GroupShape shape;
-        shape.ranks = n;
-        shape.nodes = in_domain ? 1 : n;
-        shape.nvswitch_generation = fabric.nvswitch_generation;
-        shape.nvls_enabled = fabric.nvls_enabled;
-        shape.nccl_version = fabric.nccl_version;
-        shape.nvlink_Bps = fabric.full_mesh && in_domain ? fabric.nvlink_Bps * double(n - 1) : fabric.nvlink_Bps;
-        shape.nic_Bps = fabric.nic_Bps;
-        ct = collectives::choose(collectives::kind_of(seg.collective), seg.collective_bytes, shape, fabric.choice)
-                 .time_s;
+      if (a2a && n > 1) {
+        // Every pair at once, as the replay lays it (collectives::plan_collective): a member sends 1/n of the bytes
+        // to each other member, on NVLink to those of its domain and on its share of the domain's NICs to the rest;
+        // the slower of the two ends it, after the route latency of the links it crosses.
+        const auto shape = collectives::group_shape(group, plan.placement, fabric);
+        int64_t local = 0;
+        for (int64_t d : group)
+          local += plan.placement.domain_of(d) == plan.placement.domain_of(group.front());
+        const double share = seg.collective_bytes / double(n);
+        const double nvlink_s = local > 1 ? share * double(local - 1) / shape.nvlink_Bps : 0.0;
+        const double nic_s = n > local ? share * double(n - local) / shape.nic_Bps : 0.0;
+        ct = (n > local ? shape.nic_latency_s : shape.nvlink_latency_s) + std::max(nvlink_s, nic_s);
+      } else if (!a2a) {
+        ct = collectives::collective_time(collectives::kind_of(seg.collective), seg.collective_bytes, group,
+                                          plan.placement, fabric);
       }
       if (!seg.beside_next)  // beside the kernels after it: their time, not added (the replay adds contention)
         pt.collectives_s += ct;
@@ -103,11 +104,11 @@ void print_explain(std::ostream& out, const scenario::ScenarioSpec& s, const par
                 "GFLOP", "MB", "us", "of peak");
   out << head;
   auto layer = t.layer(shape);
-  PassTime fwd = print_pass(out, "layer forward", layer.forward, cm, s, g);
-  PassTime bwd = print_pass(out, "layer backward", layer.backward, cm, s, g);
-  print_pass(out, "embedding forward", t.embedding(shape).forward, cm, s, g);
-  print_pass(out, "head forward", t.head(shape).forward, cm, s, g);
-  print_pass(out, "head backward", t.head(shape).backward, cm, s, g);
+  PassTime fwd = print_pass(out, "layer forward", layer.forward, cm, s, plan);
+  PassTime bwd = print_pass(out, "layer backward", layer.backward, cm, s, plan);
+  print_pass(out, "embedding forward", t.embedding(shape).forward, cm, s, plan);
+  print_pass(out, "head forward", t.head(shape).forward, cm, s, plan);
+  print_pass(out, "head backward", t.head(shape).backward, cm, s, plan);
   double recompute = 0;
   if (s.training.recompute == scenario::Recompute::Full)
     recompute = fwd.total();
@@ -118,8 +119,8 @@ void print_explain(std::ostream& out, const scenario::ScenarioSpec& s, const par
   double flops = plan.layer_forward_flops / double(g.tp * g.cp);
   char line[512];
   std::snprintf(line, sizeof line,
-                "\none layer, one microbatch (collectives at their uncontended alpha-beta time; those beside the next "
-                "kernels not added):\n"
+                "\none layer, one microbatch (collectives at NCCL's uncontended time on the replay's groups; those beside "
+                "the next kernels not added):\n"
                 "  forward   %8.3f ms = kernels %.3f + tensor-parallel collectives %.3f (kernels at %.1f%% of peak)\n"
                 "  backward  %8.3f ms = kernels %.3f + tensor-parallel collectives %.3f (kernels at %.1f%% of peak)\n"
                 "  recompute %8.3f ms (%s)\n"

@@ -1,4 +1,5 @@
-// dtsim_golden: the golden records of every shipped scenario and every benchmark case (docs/testing.md).
+// dtsim_golden: the golden records of every shipped scenario, every benchmark case and every shipped stack and
+// hardware file as resolved (docs/testing.md).
 //
 // A golden record is a JSON file under tests/golden/ holding the dtsim command that makes a record, the exit code it
 // gave and the record it printed (run, search) or wrote (sweep: its JSONL, one record per point):
@@ -42,7 +43,20 @@ struct Case {
   std::vector<std::string> command;  // dtsim's arguments
 };
 
-// Every scenario under scenarios/ runs as `dtsim run SCENARIO --format json`; every bench case as its record command.
+// The YAML files directly in `dir`, sorted.
+std::vector<fs::path> yaml_files_in(const fs::path& dir)
+{
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_regular_file() && e.path().extension() == ".yaml")
+      files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// Every scenario under scenarios/ runs as `dtsim run SCENARIO --format json`; every bench case as its record command;
+// every stack file under hardware/stacks/ as `dtsim stack STACK --format json` and every hardware file under
+// hardware/ as `dtsim hardware FILE --format json`.
 std::vector<Case> all_cases()
 {
   std::vector<Case> cases;
@@ -58,6 +72,13 @@ std::vector<Case> all_cases()
   }
   for (const auto& c : dtsim::app::bench_cases())
     cases.push_back({kGoldenDir + "/bench/" + c.name + ".json", dtsim::app::bench_record_command(c)});
+  // Every shipped stack and hardware file as the loader resolves it: a key dropped from one moves its record (a
+  // merge once dropped two keys from a stack that way, and only a validation error moved).
+  for (const auto& p : yaml_files_in("hardware/stacks"))
+    cases.push_back({kGoldenDir + "/stacks/" + p.stem().string() + ".json", {"stack", p.string(), "--format", "json"}});
+  for (const auto& p : yaml_files_in("hardware"))
+    cases.push_back(
+        {kGoldenDir + "/hardware/" + p.stem().string() + ".json", {"hardware", p.string(), "--format", "json"}});
   return cases;
 }
 
@@ -274,13 +295,13 @@ int complete()
   }
   for (const auto& e : fs::recursive_directory_iterator(kGoldenDir))
     if (e.is_regular_file() && e.path().extension() == ".json" && !expected.count(e.path().string())) {
-      std::cout << e.path().string() << ": stale: no scenario or bench case makes it\n";
+      std::cout << e.path().string() << ": stale: no scenario, bench case, stack or hardware file makes it\n";
       ++problems;
     }
   if (problems)
     std::cout << "run `bash scripts/golden.sh` to write the missing records and remove the stale ones by hand\n";
   else
-    std::cout << expected.size() << " golden records, one for every scenario and every bench case\n";
+    std::cout << expected.size() << " golden records, one for every scenario, bench case, stack and hardware file\n";
   return problems ? 1 : 0;
 }
 

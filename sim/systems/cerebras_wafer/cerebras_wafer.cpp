@@ -161,6 +161,10 @@ class CerebrasWafer : public SystemKind {
   void check(hardware::HardwareSpec&, const hardware::HardwareSpec&, Diagnostics&) const override {}
 
   std::vector<config::KeyGroup> key_groups() const override { return wafer_hardware_key_groups(); }
+  nlohmann::ordered_json sections_record(const hardware::HardwareSpec& hw) const override
+  {
+    return wafer_hardware_record(wafer_hardware(hw));
+  }
   std::string key_doc() const override
   {
     return "Cerebras wafer-scale systems (hardware/cerebras-*.yaml): the wafer, its weight store (MemoryX) and its "

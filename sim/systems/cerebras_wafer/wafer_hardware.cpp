@@ -137,6 +137,37 @@ void read_wafer_hardware(MapReader& root, hardware::HardwareSpec& hw)
   hw.system = section;
 }
 
+nlohmann::ordered_json wafer_hardware_record(const CerebrasWaferHardware& w)
+{
+  using Json = nlohmann::ordered_json;
+  const WaferSpec& wf = w.wafer;
+  Json peaks;
+  for (const auto& k : hardware::keys::peak_flops_keys())  // null: not offered
+    peaks[k.name] = wf.peak_flops.count(k.name) ? Json(wf.peak_flops.at(k.name)) : Json(nullptr);
+  Json wafer;
+  wafer["name"] = wf.name;
+  wafer["cores"] = wf.cores;
+  wafer["sram"] = wf.sram_bytes;
+  wafer["sram_bandwidth"] = wf.sram_bw_Bps;
+  wafer["fabric_bandwidth"] = wf.fabric_bw_Bps;
+  wafer["power"] = wf.power_W;
+  wafer["kernel_switch"] = wf.kernel_switch_s;
+  wafer["peak_flops"] = peaks;
+  wafer["core_gemm"] = {{"max_efficiency", wf.gemm_max_efficiency}, {"half_length", wf.gemm_half_length}};
+  wafer["calibration"] = {{"runs", wf.calibration_runs}, {"heldout_errors", wf.heldout_errors}};
+  wafer["mesh"] = {{"rows", wf.mesh_rows}, {"cols", wf.mesh_cols}, {"hop_latency", wf.hop_latency_s}};
+  wafer["io"] = {{"bandwidth", wf.io_bw_Bps}, {"latency", wf.io_latency_s}};
+  Json r;
+  r["wafer"] = wafer;
+  r["memoryx"] = {{"capacity", w.memoryx.capacity_bytes},
+                  {"bandwidth", w.memoryx.bandwidth_Bps},
+                  {"update_bandwidth", w.memoryx.update_bandwidth_Bps}};
+  r["swarmx"] = {{"port_bandwidth", w.swarmx.port_bw_Bps},
+                 {"fan_out", w.swarmx.fan_out},
+                 {"latency_per_level", w.swarmx.latency_per_level_s}};
+  return r;
+}
+
 std::vector<config::KeyGroup> wafer_hardware_key_groups()
 {
   return {{"wafer", {&kWaferName, &kCores, &kSram, &kSramBandwidth, &kFabricBandwidth, &kWaferPower, &kKernelSwitch}},

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "config/key.hpp"
 #include "config/map_reader.hpp"
 #include "hardware/hardware_spec.hpp"
@@ -69,6 +71,9 @@ const CerebrasWaferHardware& wafer_hardware(const hardware::HardwareSpec& hw);
 
 /// Reads the wafer, memoryx and swarmx sections from the file's root into hw.system, and finishes the root.
 void read_wafer_hardware(config::MapReader& root, hardware::HardwareSpec& hw);
+
+/// The wafer, memoryx and swarmx sections by key path, as `dtsim hardware` prints them.
+nlohmann::ordered_json wafer_hardware_record(const CerebrasWaferHardware& w);
 
 /// The wing's hardware keys by mapping, for the reference.
 std::vector<config::KeyGroup> wafer_hardware_key_groups();

@@ -38,6 +38,10 @@ class GpuCluster : public SystemKind {
   }
 
   std::vector<config::KeyGroup> key_groups() const override { return gpu_hardware_key_groups(); }
+  nlohmann::ordered_json sections_record(const hardware::HardwareSpec& hw) const override
+  {
+    return gpu_hardware_record(hw);
+  }
   std::string key_doc() const override
   {
     return "GPUs in nodes on a switched fabric. `node.nvlink` and `network.nic` are links with the same keys; a NIC's "

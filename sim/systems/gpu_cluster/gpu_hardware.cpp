@@ -333,6 +333,106 @@ void check_gpu_hardware(HardwareSpec& hw, const HardwareSpec& file, Diagnostics&
       diag.add({hw.file, 0, 0}, key, "expected at most the link's bandwidth");
 }
 
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json link_record(const LinkSpec& l)
+{
+  return {{"bandwidth", l.bw_Bps}, {"latency", l.latency_s}, {"goodput", l.goodput_Bps}};
+}
+
+Json gemm_record(const GemmEfficiency& g)
+{
+  return {{"max", g.max}, {"half_area", g.half_area}, {"area_exponent", g.area_exponent}, {"half_k", g.half_k}};
+}
+
+// The rows as the file gives them, in TFLOP/s.
+Json attention_record(const hardware::AttentionTable& t)
+{
+  auto tflops = [](const hardware::AttentionTable::Row& row) {
+    Json v = Json::array();
+    for (double x : row)
+      v.push_back(x / 1e12);
+    return v;
+  };
+  return {{"forward_d64", tflops(t.forward_d64)},
+          {"forward_d128", tflops(t.forward_d128)},
+          {"forward_d128_causal", tflops(t.forward_d128_causal)},
+          {"backward_d64", tflops(t.backward_d64)},
+          {"backward_d128", tflops(t.backward_d128)}};
+}
+
+// The domain's keys, in `node` or in `scale_up` (whichever describes it).
+void domain_record(const hardware::ScaleUpSpec& d, Json& section)
+{
+  section["nvlink"] = link_record(d.nvlink);
+  section["nvswitch_generation"] = d.nvswitch_generation;
+  section["nvls"] = d.nvls;
+  section["topology"] = d.full_mesh ? "full-mesh" : "switch";
+}
+
+}  // namespace
+
+Json gpu_hardware_record(const HardwareSpec& hw)
+{
+  const DeviceSpec& d = hw.device;
+  Json device;
+  device["name"] = d.name;
+  Json peaks;
+  for (const auto& k : hardware::keys::peak_flops_keys())  // null: not offered
+    peaks[k.name] = d.peak_flops.count(k.name) ? Json(d.peak_flops.at(k.name)) : Json(nullptr);
+  device["peak_flops"] = peaks;
+  device["memory"] = d.memory_bytes;
+  device["memory_bandwidth"] = d.memory_bw_Bps;
+  device["power"] = d.power_W;
+  device["sm_count"] = d.sm_count;
+  device["fp8_non_tn_gemm"] = d.fp8_non_tn_gemm;
+  Json eff;
+  eff["memory"] = d.memory_efficiency;
+  eff["kernel_min_time"] = d.kernel_min_s;
+  eff["gemm"] = gemm_record(d.gemm);
+  eff["gemm_fp8"] = d.has_gemm_fp8 ? gemm_record(d.gemm_fp8) : Json(nullptr);  // null: fp8 GEMMs use gemm
+  for (const Key* k : {&kGemmMxfp8, &kGemmNvfp4}) {
+    const auto it = d.gemm_block_scaled.find(k->name.substr(5));  // "gemm_mxfp8" -> "mxfp8"
+    eff[k->name] = it != d.gemm_block_scaled.end() ? gemm_record(it->second) : Json(nullptr);
+  }
+  Json attention;
+  for (const Key* k : {&kFlashAttention2, &kFlashAttention3, &kCudnnAttention}) {
+    const auto it = d.attention.find(k->name);
+    attention[k->name] = it != d.attention.end() ? attention_record(it->second) : Json(nullptr);
+  }
+  eff["attention"] = attention;
+  device["efficiency"] = eff;
+
+  Json r;
+  r["device"] = device;
+  Json node = {{"devices", hw.node.devices}};
+  if (!hw.scale_up.from_section)
+    domain_record(hw.scale_up, node);
+  r["node"] = node;
+  if (hw.scale_up.from_section) {
+    Json scale_up = {{"nodes", hw.scale_up.nodes}};
+    domain_record(hw.scale_up, scale_up);
+    r["scale_up"] = scale_up;
+  }
+  const hardware::NetworkSpec& n = hw.network;
+  r["network"] = {{"nics_per_node", n.nics_per_node},
+                  {"nic", link_record(n.nic)},
+                  {"topology",
+                   {{"type", n.topology == Topology::RailOptimized ? "rail-optimized" : "fat-tree"},
+                    {"levels", n.levels},
+                    {"switch_radix", n.switch_radix},
+                    {"oversubscription", n.oversubscription},
+                    {"routing", n.routing == hardware::Routing::StaticEcmp ? "static-ecmp" : "adaptive"},
+                    {"switch_latency", n.switch_latency_s},
+                    {"qps_per_connection", n.qps_per_connection},
+                    {"hash_seed", n.hash_seed}}}};
+  r["collectives"] = {{"algorithm", hw.collectives.algorithm.empty() ? "auto" : hw.collectives.algorithm},
+                      {"protocol", hw.collectives.protocol.empty() ? "auto" : hw.collectives.protocol}};
+  return r;
+}
+
 std::vector<config::KeyGroup> gpu_hardware_key_groups()
 {
   const std::vector<const Key*> link = {&kLinkBandwidth, &kLinkLatency, &kLinkGoodput};

@@ -1,0 +1,62 @@
+#include "stack/stack_record.hpp"
+
+namespace dtsim::stack {
+
+namespace {
+
+// An overlap default the stack sets, or null: the scenario's own default then applies.
+nlohmann::ordered_json optional_switch(const std::optional<bool>& v)
+{
+  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+}
+
+}  // namespace
+
+// One line per field of StackSpec that a key fills, in the order of the declarations (stack_keys.cpp); a unit test
+// checks that every declared key has its line (tests/unit/stack/stack_record_test.cpp).
+nlohmann::ordered_json stack_record(const StackSpec& st)
+{
+  nlohmann::ordered_json r;
+  r["file"] = st.file;
+  r["name"] = st.name;
+  r["framework"] = st.framework;
+  r["version"] = st.version;
+  r["nccl"] = st.nccl_version;
+  r["kernels"] = {{"attention", to_string(st.attention)},
+                  {"fp8_recipe", to_string(st.fp8_recipe)},
+                  {"cross_entropy", to_string(st.cross_entropy)},
+                  {"cuda_graphs", st.cuda_graphs},
+                  {"loss_all_reduce", st.loss_all_reduce_per_microbatch ? "per_microbatch" : "none"},
+                  {"context_parallel", st.context_parallel_allgather ? "torch-allgather" : "ring"}};
+  r["host"] = {{"launch", st.host.launch_s},
+               {"per_layer", st.host.per_layer_s},
+               {"per_microbatch", st.host.per_microbatch_s}};
+  const FrameworkMemory& m = st.memory;
+  r["memory"] = {{"cuda_context", m.cuda_context_bytes},
+                 {"nccl_buffers", m.nccl_buffer_bytes},
+                 {"fragmentation", m.fragmentation},
+                 {"fp32_gradients", m.fp32_gradients},
+                 {"optimizer_state", to_string(m.optimizer_state)},
+                 {"fp8_saves_16bit", m.fp8_saves_16bit},
+                 {"pipeline_keeps_stage_outputs", m.pipeline_keeps_stage_outputs},
+                 {"pipeline_recv_buffers", m.pipeline_recv_buffers},
+                 {"fsdp_layer_buffers", m.fsdp_layer_buffers},
+                 {"tp_saves_gathered_inputs", m.tp_saves_gathered_inputs},
+                 {"loss_bytes_per_logit", m.loss_bytes_per_logit},
+                 {"loss_parallel_bytes_per_logit", m.loss_parallel_bytes_per_logit}};
+  r["overlap"] = {{"tp_overlap", optional_switch(st.overlap.tp_overlap)},
+                  {"dp_overlap", optional_switch(st.overlap.dp_overlap)},
+                  {"pp_overlap", optional_switch(st.overlap.pp_overlap)},
+                  {"param_gather_overlap", optional_switch(st.overlap.param_gather_overlap)},
+                  {"tp_async_allreduce", optional_switch(st.overlap.tp_async_allreduce)}};
+  r["factors"] = {{"compute", st.factors.compute},
+                  {"memory", st.factors.memory},
+                  {"communication", st.factors.communication},
+                  {"step_overhead", st.factors.step_overhead_s}};
+  r["calibration"] = {{"runs", st.calibration.runs}, {"heldout_errors", st.calibration.heldout_errors}};
+  r["collectives"] = {{"algorithm", st.collective_algorithm.empty() ? "auto" : st.collective_algorithm},
+                      {"protocol", st.collective_protocol.empty() ? "auto" : st.collective_protocol}};
+  return r;
+}
+
+}  // namespace dtsim::stack
