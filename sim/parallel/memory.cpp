@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "parallel/deferred_gradients.hpp"
+
 namespace dtsim::parallel {
 
 using scenario::Recompute;
@@ -120,19 +122,27 @@ double stage_layer_params(const model::Transformer& t, const DerivedPlan& plan, 
   return double(dense) * per_layer(true) + double(n - dense) * per_layer(false);
 }
 
+// The word (and learned position) embeddings one device of `stage` holds, if it holds them.
+double stage_embedding_params(const model::Transformer& t, const DerivedPlan& plan, int64_t stage)
+{
+  const auto& m = t.spec();
+  if (!plan.holds_embedding(stage))
+    return 0.0;
+  const double h = double(m.hidden);
+  double p = double(m.vocab) * h / double(plan.groups.tp);
+  if (m.learned_positions)
+    p += double(std::min(plan.shape.seq, m.max_positions)) * h;
+  return p;
+}
+
 }  // namespace
 
 double stage_params(const model::Transformer& t, const DerivedPlan& plan, int64_t stage)
 {
   const auto& m = t.spec();
   const int64_t tp = plan.groups.tp;
-  double p = stage_layer_params(t, plan, stage, false);
+  double p = stage_layer_params(t, plan, stage, false) + stage_embedding_params(t, plan, stage);
   const double h = double(m.hidden);
-  if (plan.holds_embedding(stage)) {
-    p += double(m.vocab) * h / double(tp);
-    if (m.learned_positions)
-      p += double(std::min(plan.shape.seq, m.max_positions)) * h;
-  }
   if (plan.holds_head(stage)) {
     p += t.head_params() - (m.tied_embeddings ? 0.0 : double(m.vocab) * h);  // the final norm
     // Untied models own an output matrix; tied ones keep a copy of the word embeddings on the last stage when
@@ -206,6 +216,13 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
   const double head_input = s.stack.memory.tp_saves_gathered_inputs && tp > 1 && plan.shape.sp
                                 ? double(plan.tokens_per_rank) * double(m.hidden) * e
                                 : 0.0;
+  // The logits of one microbatch (16-bit, the rank's vocabulary share) that the loss's stage keeps to the end of the
+  // step under torch.distributed.pipelining (stack memory.pipeline_keeps_logits): stage.py's forward_one_chunk
+  // appends the last stage's output to output_chunks, which step() merges for its return value and
+  // clear_runtime_states empties only when the next step begins.
+  const double kept_logit_bytes = s.stack.memory.pipeline_keeps_logits && pp > 1
+                                      ? double(plan.tokens_per_rank) * double(m.vocab) / double(tp) * e
+                                      : 0.0;
   for (int64_t st = 0; st < pp; ++st) {
     StageMemory sm;
     sm.stage = st;
@@ -256,8 +273,7 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
         sm.gradients_bytes += layer * plan.precision.gradient_bytes;
     }
     sm.optimizer_bytes = sharded(1) * plan.precision.optimizer_bytes_per_param;
-    const int64_t in_flight = plan.schedule->in_flight(st, pp, v, mb);
-    sm.microbatches_in_flight = in_flight;
+    int64_t in_flight = plan.schedule->in_flight(st, pp, v, mb);
     // Uneven stages (parallel.stage_layers): the stage's mean layers per chunk, of which the mean recomputed.
     const double layers_per_chunk = double(plan.stage_layers(st)) / double(v);
     const double recomputed_per_chunk = double(plan.stage_recomputed_layers(st)) / double(v);
@@ -272,6 +288,35 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
                                 : recomputed_per_chunk * recomputed + (layers_per_chunk - recomputed_per_chunk) * stage_layer;
     // Kept stage outputs: one per chunk-microbatch in flight, but none for the chunk that computes the loss.
     const double output_chunks = plan.holds_head(st) ? double(v - 1) / double(v) : 1.0;
+    // FSDP2 with gradient reduction deferred to each chunk's last backward, over several chunks: the gradients of a
+    // chunk exist from its first weight-gradient pass to its last (parallel/deferred_gradients.hpp). The stage's
+    // peak is the moment of its order that holds the most activations and gradients together; under interleaved
+    // 1F1B with microbatches = pp every backward of the later chunk runs before the first of the earlier one, so
+    // the peak holds one chunk's gradients beside every chunk-microbatch in flight.
+    if (zero >= 3 && s.parallel.defer_gradient_sync && v > 1 && !plan.two_directions && plan.schedule->stage_orders) {
+      const double gradient_bytes = plan.precision.gradient_bytes;
+      const double layer_params = stage_layer_params(t, plan, st, false);
+      const double embedding_params = stage_embedding_params(t, plan, st);
+      const double head_params = sm.params - layer_params - embedding_params;
+      // Per chunk: its share of the stage's layers; the embedding sits in chunk 0, the head in the last chunk
+      // (looped and V placements alike).
+      std::vector<double> chunk_params(size_t(v), layer_params / double(v));
+      chunk_params.front() += embedding_params;
+      chunk_params.back() += head_params;
+      std::vector<double> chunk_gradients;
+      for (double p : chunk_params)
+        chunk_gradients.push_back(p * gradient_bytes);
+      const auto order = plan.schedule->stage_orders(pp, v, mb).at(size_t(st));
+      const auto peak = deferred_gradient_peak(order, v, per_chunk + output_chunks * stage_output, chunk_gradients);
+      in_flight = peak.in_flight;
+      // Held: the unsharded gradients of the chunks in their backward passes, and the sharded ones (zero >= 2) of
+      // the chunks already reduce-scattered.
+      double held = 0;
+      for (size_t c = 0; c < size_t(v); ++c)
+        held += peak.chunk_holds[c] ? chunk_params[c] : peak.chunk_reduced[c] ? chunk_params[c] / d : 0.0;
+      sm.gradients_bytes += (held - sm.params) * gradient_bytes;
+    }
+    sm.microbatches_in_flight = in_flight;
     // Receive buffers, per microbatch of each chunk: gradients for every chunk but the loss's, activations for every
     // chunk but the embedding's. An activation buffer of a microbatch in flight is its first layer's saved input,
     // already counted (the chunks' share of those in flight).
@@ -279,9 +324,15 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
     const double act_chunks = double(v) - (plan.holds_embedding(st) ? 1.0 : 0.0);
     const double recv_buffers =
         grad_chunks * double(mb) + std::max(0.0, act_chunks * (double(mb) - double(in_flight) / double(v)));
-    // The head's stage also holds the loss's buffers for the microbatch whose loss is being computed.
+    // The head's stage also holds the loss's buffers for the microbatch whose loss is being computed. Under
+    // torch.distributed.pipelining it keeps every microbatch's output, the 16-bit logits, until the step ends
+    // (stack memory.pipeline_keeps_logits): at the last microbatch's loss the logits of every earlier one, and while
+    // its layers are recomputed its own besides.
+    double head_peak = std::max(working, logits + head_input);
+    if (plan.holds_head(st) && kept_logit_bytes > 0)
+      head_peak = std::max(working + kept_logit_bytes, logits + head_input) + double(mb - 1) * kept_logit_bytes;
     sm.activations_bytes = double(in_flight) * (per_chunk + output_chunks * stage_output) + recv_buffers * recv_buffer +
-                           (plan.holds_head(st) ? std::max(working, logits + head_input) : working);
+                           (plan.holds_head(st) ? head_peak : working);
     r.stages.push_back(sm);
   }
   for (size_t i = 0; i < r.stages.size(); ++i)

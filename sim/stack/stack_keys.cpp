@@ -95,6 +95,13 @@ const Key kPipelineRecvBuffers =
                  "sequence-sharded layer input per microbatch for the gradients of every chunk but the model's last, "
                  "and for the activations of every chunk but the model's first (those of microbatches in flight are "
                  "the first layer's saved input, counted once); false: buffers live only while in use");
+const Key kPipelineKeepsLogits =
+    Key::boolean("pipeline_keeps_logits", kOptional, "false",
+                 "true: the pipeline stage that computes the loss keeps every microbatch's output, the 16-bit "
+                 "logits (the rank's vocabulary share), until the step ends (torch.distributed.pipelining's "
+                 "output_chunks, merged for step()'s return value and emptied when the next step begins): at the "
+                 "last microbatch's loss, the logits of every earlier one; false: an output is freed after its "
+                 "backward");
 const Key kFsdpLayerBuffers =
     Key::boolean("fsdp_layer_buffers", kOptional, "false",
                  "true (FSDP2, parallel.zero 3): besides the gathered weights, one layer's flat all-gather output "
@@ -159,7 +166,7 @@ std::vector<config::KeyGroup> groups()
           {"kernels", {&kAttention, &kFp8Recipe, &kCrossEntropy, &kCudaGraphs, &kLossAllReduce, &kContextParallel}},
           {"host", {&kLaunch, &kPerLayer, &kPerMicrobatch}},
           {"memory", {&kCudaContext, &kNcclBuffers, &kFragmentation, &kFp32Gradients, &kOptimizerState, &kFp8Saves16bit,
-                      &kPipelineKeepsStageOutputs, &kPipelineRecvBuffers, &kFsdpLayerBuffers, &kTpSavesGatheredInputs, &kLossBytesPerLogit, &kLossParallelBytesPerLogit}},
+                      &kPipelineKeepsStageOutputs, &kPipelineRecvBuffers, &kPipelineKeepsLogits, &kFsdpLayerBuffers, &kTpSavesGatheredInputs, &kLossBytesPerLogit, &kLossParallelBytesPerLogit}},
           {"overlap", {&kTpOverlap, &kDpOverlap, &kPpOverlap, &kParamGatherOverlap, &kTpAsyncAllreduce}},
           {"factors", {&kCompute, &kMemoryFactor, &kCommunication, &kStepOverhead}},
           {"calibration", {&kCalibrationRuns, &kHeldoutErrors}}};

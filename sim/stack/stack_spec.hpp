@@ -51,6 +51,9 @@ struct FrameworkMemory {
   /// A pipeline stage allocates its activation and gradient receive buffers once per microbatch and keeps them
   /// across steps (torch.distributed.pipelining).
   bool pipeline_recv_buffers = false;
+  /// The pipeline stage that computes the loss keeps every microbatch's output (the logits) until the step ends
+  /// (torch.distributed.pipelining's output_chunks), rather than freeing it after its backward.
+  bool pipeline_keeps_logits = false;
   /// FSDP2's per-layer buffers beside the gathered weights: a flat all-gather output cached in its own stream's pool,
   /// the layer's 16-bit unsharded gradients, the previous layer's reduce-scatter input.
   bool fsdp_layer_buffers = false;

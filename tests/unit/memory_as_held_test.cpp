@@ -2,12 +2,15 @@
 // (training.optimizer_state), weights held in fp8 alone (training.fp8_params), torchao's float8 that saves 16-bit
 // inputs (stack memory.fp8_saves_16bit), Transformer Engine's weight copies on the layers only, and the stage outputs
 // torch.distributed.pipelining keeps until their backward (stack memory.pipeline_keeps_stage_outputs), its receive
-// buffers kept per microbatch (memory.pipeline_recv_buffers), FSDP2's per-layer buffers (memory.fsdp_layer_buffers) and
-// the inputs torch's tensor parallelism saves gathered (memory.tp_saves_gathered_inputs).
+// buffers kept per microbatch (memory.pipeline_recv_buffers), the logits its last stage keeps to the step's end
+// (memory.pipeline_keeps_logits), FSDP2's per-layer buffers (memory.fsdp_layer_buffers), its gradients held chunk by
+// chunk when their reduction waits for each chunk's last backward, and the inputs torch's tensor parallelism saves
+// gathered (memory.tp_saves_gathered_inputs).
 // Expected values are the byte counts of those code facts, computed here.
 #include <gtest/gtest.h>
 
 #include "model/transformer.hpp"
+#include "parallel/deferred_gradients.hpp"
 #include "parallel/memory.hpp"
 #include "scenario/scenario_spec.hpp"
 #include "stack/optimizer_state.hpp"
@@ -220,6 +223,90 @@ TEST(MemoryAsHeld, TorchTensorParallelSavesGatheredInputs)
   auto no_sp = plain, no_sp_torch = torch_tp;
   no_sp.parallel.sp = no_sp_torch.parallel.sp = false;
   EXPECT_DOUBLE_EQ(stage1(no_sp_torch), stage1(no_sp));
+}
+
+// torch.distributed.pipelining's last stage keeps every microbatch's output, its 16-bit logits (the rank's vocabulary
+// share), until the step ends: at the last microbatch's loss, the logits of the 7 microbatches before it.
+TEST(MemoryAsHeld, PipeliningLastStageKeepsEveryMicrobatchsLogits)
+{
+  auto plain = gpt3_175b("bf16");
+  auto torch_pp = plain;
+  torch_pp.stack.memory.pipeline_keeps_logits = true;
+  dtsim::model::Transformer t(plain.model);
+  const auto a = estimate_memory(plain, derive_plan(plain), t);
+  const auto b = estimate_memory(torch_pp, derive_plan(torch_pp), t);
+  const double logits = 2048.0 * 1.0 * double(plain.model.vocab) / 8.0 * 2.0;  // tokens * vocab / tp, bf16
+  EXPECT_NEAR(b.stages.back().activations_bytes - a.stages.back().activations_bytes, 7.0 * logits, logits * 1e-9);
+  for (size_t st = 0; st + 1 < a.stages.size(); ++st)
+    EXPECT_DOUBLE_EQ(b.stages[st].activations_bytes, a.stages[st].activations_bytes) << "stage " << st;
+  // Without pipeline parallelism the loss runs outside any schedule (torchtitan deletes the logits before backward).
+  auto one_stage = torch_pp;
+  one_stage.parallel.pp = 1;
+  one_stage.devices = 8;
+  auto one_stage_plain = one_stage;
+  one_stage_plain.stack.memory.pipeline_keeps_logits = false;
+  EXPECT_DOUBLE_EQ(estimate_memory(one_stage, derive_plan(one_stage), t).stages[0].activations_bytes,
+                   estimate_memory(one_stage_plain, derive_plan(one_stage_plain), t).stages[0].activations_bytes);
+}
+
+// The walk over a stage's order: a chunk holds gradients from its first weight-gradient pass to its last.
+TEST(MemoryAsHeld, DeferredGradientPeakWalksTheOrder)
+{
+  using dtsim::scenario::StageUnit;
+  auto f = [](int64_t c, int64_t mb) { return StageUnit{c, mb, false}; };
+  auto b = [](int64_t c, int64_t mb) { return StageUnit{c, mb, true}; };
+  // Two chunks, two microbatches, every forward first, chunk 1's backwards before chunk 0's.
+  const std::vector<StageUnit> order = {f(0, 0), f(0, 1), f(1, 0), f(1, 1), b(1, 0), b(1, 1), b(0, 0), b(0, 1)};
+  // Gradients much larger than activations: the peak is chunk 1's first backward, four in flight, chunk 1 only.
+  auto p = dtsim::parallel::deferred_gradient_peak(order, 2, 1.0, {100.0, 100.0});
+  EXPECT_EQ(p.in_flight, 4);
+  EXPECT_EQ(p.chunk_holds, (std::vector<bool>{false, true}));
+  EXPECT_EQ(p.chunk_reduced, (std::vector<bool>{false, false}));
+  // A small chunk 1 and a large chunk 0: the peak moves to chunk 0's first backward, chunk 1 reduced by then.
+  p = dtsim::parallel::deferred_gradient_peak(order, 2, 1.0, {100.0, 1.0});
+  EXPECT_EQ(p.in_flight, 2);
+  EXPECT_EQ(p.chunk_holds, (std::vector<bool>{true, false}));
+  EXPECT_EQ(p.chunk_reduced, (std::vector<bool>{false, true}));
+  // Backwards of the two chunks interleaved: both hold gradients at once.
+  const std::vector<StageUnit> mixed = {f(0, 0), f(0, 1), f(1, 0), f(1, 1), b(1, 0), b(0, 0), b(1, 1), b(0, 1)};
+  p = dtsim::parallel::deferred_gradient_peak(mixed, 2, 1.0, {100.0, 100.0});
+  EXPECT_EQ(p.chunk_holds, (std::vector<bool>{true, true}));
+  EXPECT_EQ(p.in_flight, 3);
+  EXPECT_THROW(dtsim::parallel::deferred_gradient_peak(order, 2, 1.0, {1.0}), std::logic_error);
+}
+
+// FSDP2 under interleaved 1F1B with gradient reduction deferred to each chunk's last backward (torch pipelining): with
+// microbatches = pp every backward of a stage's later chunk runs before the first of its earlier chunk, whose
+// gradients do not exist yet when the later chunk's begin: the peak holds one chunk's unsharded gradients of two.
+TEST(MemoryAsHeld, Fsdp2DeferredGradientsAreHeldChunkByChunk)
+{
+  auto s = gpt3_175b("bf16");
+  s.parallel.zero = 3;
+  s.parallel.dp = 2;
+  s.devices = 128;
+  s.parallel.reshard_after_forward = false;
+  s.parallel.defer_gradient_sync = true;
+  s.parallel.vpp = 2;
+  s.schedule = "interleaved-1f1b";
+  s.stack.memory.fp32_gradients = true;
+  s.training.recompute = Recompute::Full;
+  dtsim::model::Transformer t(s.model);
+  const auto plan = derive_plan(s);
+  const auto r = estimate_memory(s, plan, t);
+  // Stage 1 holds layers only: half its parameters' fp32 gradients, every chunk-microbatch in flight.
+  const double params = stage_params(t, plan, 1);
+  EXPECT_NEAR(r.stages[1].gradients_bytes, params / 2.0 * 4.0, params * 1e-9);
+  EXPECT_EQ(r.stages[1].microbatches_in_flight, plan.schedule->in_flight(1, 8, 2, 8));
+  // Every stage holds less than the sum of all its chunks' gradients.
+  for (size_t st = 0; st < r.stages.size(); ++st)
+    EXPECT_LT(r.stages[st].gradients_bytes, stage_params(t, plan, int64_t(st)) * 4.0) << "stage " << st;
+  // Plain 1F1B (one chunk): every gradient of the stage from its first backward on.
+  auto one_chunk = s;
+  one_chunk.parallel.vpp = 1;
+  one_chunk.schedule = "1f1b";
+  const auto plan1 = derive_plan(one_chunk);
+  EXPECT_NEAR(estimate_memory(one_chunk, plan1, t).stages[1].gradients_bytes, stage_params(t, plan1, 1) * 4.0,
+              params * 1e-9);
 }
 
 }  // namespace
