@@ -45,14 +45,14 @@ void ring_flows(const std::vector<int64_t>& ring, double each, std::vector<Flow>
     flows.push_back({ring[i], ring[(i + 1) % ring.size()], each});
 }
 
-void ring_member_flows(const std::vector<int64_t>& ring, int64_t member, double each, std::vector<Flow>& flows)
+void ring_member_flows(const LoneMembers& ring, int64_t i, double each, std::vector<Flow>& flows)
 {
   // ring_flows lays flow i from ring[i] to ring[i + 1]: the member at i receives flow i - 1 and sends flow i, in
   // that order, but the first, which sends flow 0 and receives the last.
-  const size_t n = ring.size(), i = size_t(std::find(ring.begin(), ring.end(), member) - ring.begin());
-  if (n < 2 || i == n)
+  const int64_t n = ring.size();
+  if (n < 2 || i < 0 || i >= n)
     return;
-  const size_t in = (i + n - 1) % n;
+  const int64_t in = (i + n - 1) % n;
   if (i == 0)
     flows.push_back({ring[0], ring[1], each});
   flows.push_back({ring[in], ring[i], each});
@@ -89,7 +89,7 @@ int64_t first_busiest_tree_node(int64_t nodes)
   return first < nodes ? first : 0;
 }
 
-void tree_member_flows(const MembersByNode& by_node, const GroupShape& g, double nic_bytes, int64_t node,
+void tree_member_flows(const LoneMembers& members, const GroupShape& g, double nic_bytes, int64_t node,
                        std::vector<Flow>& flows)
 {
   const int64_t nodes = g.nodes;
@@ -106,7 +106,7 @@ void tree_member_flows(const MembersByNode& by_node, const GroupShape& g, double
         child = nodes - 1 - child;
         parent = nodes - 1 - parent;
       }
-      const int64_t c = by_node[size_t(child)][0], q = by_node[size_t(parent)][0];
+      const int64_t c = members[child], q = members[parent];
       flows.push_back({c, q, each});
       flows.push_back({q, c, each});
     }

@@ -35,15 +35,16 @@ int64_t max_tree_degree(int64_t nodes);
 
 /// A flow of `each` bytes from every member of `ring` to the next, the last to the first.
 void ring_flows(const std::vector<int64_t>& ring, double each, std::vector<Flow>& flows);
-/// The flows of ring_flows(ring, each) that touch `member` (a member of `ring`), in ring_flows' order.
-void ring_member_flows(const std::vector<int64_t>& ring, int64_t member, double each, std::vector<Flow>& flows);
+/// The flows of ring_flows(ring, each) that touch ring[i], in ring_flows' order, where `ring` (ascending, one member
+/// per node) is the ring.
+void ring_member_flows(const LoneMembers& ring, int64_t i, double each, std::vector<Flow>& flows);
 
 /// Links of node `node` in the two trees of for_each_tree_link, the first tree's then the second's.
 int64_t tree_degree(int64_t nodes, int64_t node);
 /// The first node (ascending) with max_tree_degree links.
 int64_t first_busiest_tree_node(int64_t nodes);
 /// The flows of tree_flows that touch node `node`'s members, in tree_flows' order, where each node holds one member.
-void tree_member_flows(const MembersByNode& by_node, const GroupShape& g, double nic_bytes, int64_t node,
+void tree_member_flows(const LoneMembers& members, const GroupShape& g, double nic_bytes, int64_t node,
                        std::vector<Flow>& flows);
 
 /// The two trees across the nodes of `by_node`: each tree link, each local rank's NIC, both ways, `nic_bytes` over

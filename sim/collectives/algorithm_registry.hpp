@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "collectives/lone_members.hpp"
+
 namespace dtsim::collectives {
 
 /// AllToAll: every rank sends bytes / n to every other rank at once (NCCL's grouped sends and receives), one
@@ -117,15 +119,15 @@ struct AlgorithmDef {
   /// NVLink and `nic_bytes` over the busiest NIC, each way. `group` is in ring order.
   void (*lay_flows)(const std::vector<int64_t>& group, const MembersByNode& by_node, const GroupShape& g,
                     double nvlink_bytes, double nic_bytes, std::vector<Flow>& flows) = nullptr;
-  /// Optional (null: not known), for a group whose every member is alone in its node (each of `by_node`'s nodes holds
-  /// one member, so every flow crosses nodes): the flows lay_flows lays that touch node `node`'s member, in
-  /// lay_flows' order. Where an entry sets it, every flow lay_flows lays on such a group has the same bytes, and a
+  /// Optional (null: not known), for a group whose every member is alone in its node, listed in ascending order
+  /// (`members`: node k holds members[k], so every flow crosses nodes): the flows lay_flows lays that touch node
+  /// `node`'s member, in lay_flows' order. Where an entry sets it, every flow lay_flows lays on such a group has the same bytes, and a
   /// member sends as many flows as it receives, `member_flows(node, g)`; `first_busiest_node(g)` is the first node
   /// whose member sends the most. A folded replay takes the busiest member's flows from these without laying every
   /// member's (a data-parallel group of a thousand; parallel/collective.hpp, plan_busiest_member). Checked against
   /// lay_flows node by node (tests/unit/member_flows_test.cpp).
-  void (*lay_member_flows)(const std::vector<int64_t>& group, const MembersByNode& by_node, const GroupShape& g,
-                           double nvlink_bytes, double nic_bytes, int64_t node, std::vector<Flow>& flows) = nullptr;
+  void (*lay_member_flows)(const LoneMembers& members, const GroupShape& g, double nvlink_bytes, double nic_bytes,
+                           int64_t node, std::vector<Flow>& flows) = nullptr;
   int64_t (*member_flows)(int64_t node, const GroupShape& g) = nullptr;
   int64_t (*first_busiest_node)(const GroupShape& g) = nullptr;
 };

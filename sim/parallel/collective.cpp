@@ -226,8 +226,21 @@ GroupLayout group_layout(const std::vector<int64_t>& group, const parallel::Plac
   l.shape = shape_of(int64_t(group.size()), per_node, f);
   l.switches = f.routes.switches_spanned(group, placement);
   l.alone = l.by_node.size() == group.size();
-  for (size_t x = 1; x < l.by_node.size() && l.alone; ++x)
-    l.alone = l.by_node[x - 1].front() < l.by_node[x].front();
+  for (size_t x = 1; x < group.size() && l.alone; ++x)
+    l.alone = group[x - 1] < group[x];
+  return l;
+}
+
+GroupLayout group_layout(const parallel::StridedGroup& group, const parallel::Placement& placement, const Fabric& f)
+{
+  // Each member at the same place of its own domain: one member per domain, domains ascending with the devices.
+  if (group.count < 2 || group.stride <= 0 || group.stride % placement.devices_per_domain() != 0)
+    return group_layout(group.list(), placement, f);
+  GroupLayout l;
+  l.shape = shape_of(group.count, group.count, true, 1, f);
+  l.switches = f.routes.switches_spanned(group, placement);
+  l.alone = true;
+  l.strided = group;
   return l;
 }
 
@@ -259,6 +272,8 @@ std::vector<Phase> plan_collective(Kind kind, double bytes, const GroupLayout& l
                                    const parallel::Placement& placement, const Fabric& fabric)
 {
   std::vector<Phase> phases;
+  if (layout.strided)  // every member's flows: the group listed
+    return plan_collective(kind, bytes, group_layout(layout.strided->list(), placement, fabric), placement, fabric);
   const auto& group = layout.group;
   const auto& by_node = layout.by_node;
   const GroupShape& g = layout.shape;
@@ -280,24 +295,21 @@ std::optional<BusiestPlan> plan_busiest_member(Kind kind, double bytes, const Gr
                                                const parallel::Placement& placement, const Fabric& fabric,
                                                int64_t member)
 {
-  const auto& group = layout.group;
-  const auto& by_node = layout.by_node;
   const GroupShape& g = layout.shape;
   // Every member alone in its domain (so every flow crosses domains); no mesh spreading and no ECMP stretch, which
   // would change flows after they are laid.
-  if (kind == Kind::AllToAll || group.size() < 2 || bytes <= 0 || !layout.alone || fabric.full_mesh ||
+  if (kind == Kind::AllToAll || g.ranks < 2 || bytes <= 0 || !layout.alone || fabric.full_mesh ||
       fabric.ecmp_slowdown > 1)
     return std::nullopt;
   const Prediction pr = choose(kind, bytes, g, fabric.choice);
   const AlgorithmDef& a = *pr.algorithm;
   if (a.lay_member_flows == nullptr || a.member_flows == nullptr || a.first_busiest_node == nullptr)
     return std::nullopt;
-  // `member`'s node: its members ascend node by node (GroupLayout::alone).
-  const auto at = std::lower_bound(by_node.begin(), by_node.end(), member,
-                                   [](const std::vector<int64_t>& node, int64_t d) { return node.front() < d; });
-  if (at == by_node.end() || at->front() != member)
+  // `member`'s node: node k holds member k (GroupLayout::alone).
+  const LoneMembers members = layout.lone_members();
+  const int64_t own = members.node_of(member);
+  if (own < 0)
     return std::nullopt;
-  const int64_t own = int64_t(at - by_node.begin());
   double nvl_bytes = 0, nic_bytes = 0;
   BusiestPlan out;
   Phase ph = phase_without_flows(pr, bytes, layout, fabric, nvl_bytes, nic_bytes);
@@ -305,8 +317,8 @@ std::optional<BusiestPlan> plan_busiest_member(Kind kind, double bytes, const Gr
   // those bytes: the member itself where it sends as many as the busiest, else the first busiest in device order.
   const int64_t first = a.first_busiest_node(g);
   const int64_t node = a.member_flows(own, g) >= a.member_flows(first, g) ? own : first;
-  out.busiest = by_node[size_t(node)].front();
-  a.lay_member_flows(group, by_node, g, nvl_bytes, nic_bytes, node, ph.flows);
+  out.busiest = members[node];
+  a.lay_member_flows(members, g, nvl_bytes, nic_bytes, node, ph.flows);
   if (g.nodes > 1)
     add_fabric_costs(pr, layout, placement, fabric, ph);
   out.phases.push_back(std::move(ph));
@@ -321,6 +333,14 @@ double collective_time(Kind kind, double bytes, const std::vector<int64_t>& grou
   const GroupShape g = group_shape(group, placement, fabric);
   const Prediction pr = choose(kind, bytes, g, fabric.choice);
   return pr.time_s + tier_latency_s(pr, fabric.routes.switches_spanned(group, placement), fabric);
+}
+
+double collective_time(Kind kind, double bytes, const GroupLayout& layout, const Fabric& fabric)
+{
+  if (layout.shape.ranks < 2 || bytes <= 0 || kind == Kind::AllToAll)
+    return 0;
+  const Prediction pr = choose(kind, bytes, layout.shape, fabric.choice);
+  return pr.time_s + tier_latency_s(pr, layout.switches, fabric);
 }
 
 double collective_time(Kind kind, double bytes, const GroupShape& g, const Fabric& fabric)

@@ -69,14 +69,26 @@ GroupShape every_device_shape(const parallel::Placement& placement, const Fabric
 /// several collectives planned over it on that fabric (a data-parallel group of a frontier job has a thousand
 /// members); the collectives may force another algorithm or protocol (Fabric::choice), not other links or routes.
 struct GroupLayout {
-  std::vector<int64_t> group;  ///< devices in ring order
-  MembersByNode by_node;       ///< members per domain, domains ascending, members in group order
+  std::vector<int64_t> group;  ///< devices in ring order (empty where `strided` stands for them)
+  MembersByNode by_node;       ///< members per domain, domains ascending, members in group order (empty likewise)
   GroupShape shape;
   int switches = 0;            ///< the switch tiers its routes cross (parallel::FabricRoutes::switches_spanned)
-  /// Every member alone in its domain, the members ascending domain by domain (plan_busiest_member).
+  /// Every member alone in its domain, the group listed in ascending order: node k holds member k
+  /// (plan_busiest_member).
   bool alone = false;
+  /// Laid out from its stride without listing it (group_layout of a StridedGroup): its members are these.
+  std::optional<parallel::StridedGroup> strided;
+  /// The members node by node, where `alone`.
+  LoneMembers lone_members() const
+  {
+    return strided ? LoneMembers(strided->first, strided->stride, strided->count) : LoneMembers(group);
+  }
 };
 GroupLayout group_layout(const std::vector<int64_t>& group, const parallel::Placement& placement, const Fabric& f);
+/// The same for evenly spaced ranks: where each sits at the same place of its own domain (the stride a multiple of
+/// the devices used per domain, as a data-parallel group's under tp = the domain's size), every member is alone in its
+/// domain, and the shape and switch tiers come in closed form, the group unlisted; otherwise as the list's.
+GroupLayout group_layout(const parallel::StridedGroup& group, const parallel::Placement& placement, const Fabric& f);
 
 /// Phases of a collective of `bytes` (the whole tensor) over `group` (devices in ring order). AllToAll only:
 /// `inter_node_scale` multiplies the bytes of the flows between nodes (node-limited expert routing,
@@ -108,6 +120,8 @@ std::optional<BusiestPlan> plan_busiest_member(Kind kind, double bytes, const Gr
 /// latency of the switch tiers its group crosses (parallel/fabric_routes.hpp).
 double collective_time(Kind kind, double bytes, const std::vector<int64_t>& group,
                        const parallel::Placement& placement, const Fabric& fabric);
+/// The same over a group laid out by group_layout.
+double collective_time(Kind kind, double bytes, const GroupLayout& layout, const Fabric& fabric);
 /// The same on a group of shape `g`, whose switch tiers are not known: NCCL's model alone.
 double collective_time(Kind kind, double bytes, const GroupShape& g, const Fabric& fabric);
 

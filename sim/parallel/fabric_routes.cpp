@@ -33,7 +33,7 @@ int64_t FabricRoutes::leaf_of_nic(int64_t nic) const
 
 int FabricRoutes::switches_between(int64_t a, int64_t b, const Placement& placement) const
 {
-  return switches_spanned({a, b}, placement);
+  return switches_spanned(std::vector<int64_t>{a, b}, placement);
 }
 
 int FabricRoutes::switches_spanned(const std::vector<int64_t>& group, const Placement& placement) const
@@ -57,6 +57,22 @@ int FabricRoutes::switches_spanned(const std::vector<int64_t>& group, const Plac
   if (levels_ == 1 || one_leaf)
     return 1;
   return levels_ >= 3 && !one_pod ? 5 : 3;
+}
+
+int FabricRoutes::switches_spanned(const StridedGroup& group, const Placement& placement) const
+{
+  if (group.count < 2)
+    return 0;
+  // Each member at the same place of its own domain (a stride of whole domains) uses the same NIC of its domain, so
+  // its NIC, leaf and pod never decrease along the group (a rail's leaf too, where a domain holds whole nodes): the
+  // first and the last member decide whether it spans one leaf, one pod, or more.
+  const bool same_place = group.stride > 0 && group.stride % placement.devices_per_domain() == 0;
+  if (!same_place || (rails_ && nics_per_domain_ % nics_per_node_ != 0))
+    return switches_spanned(group.list(), placement);
+  const int64_t first = leaf_of_nic(nic_of(group.first, placement)), last = leaf_of_nic(nic_of(group.last(), placement));
+  if (levels_ == 1 || first == last)
+    return 1;
+  return levels_ >= 3 && pod_of_leaf(first) != pod_of_leaf(last) ? 5 : 3;
 }
 
 int flows_per_ring_connection(const hardware::NetworkSpec& net)

@@ -31,6 +31,8 @@ class FabricRoutes {
   int switches_between(int64_t a, int64_t b, const Placement& placement) const;
   /// The most switches a route between two members of `group` crosses.
   int switches_spanned(const std::vector<int64_t>& group, const Placement& placement) const;
+  /// The same for evenly spaced ranks; without listing them where each sits at the same place of its own domain.
+  int switches_spanned(const StridedGroup& group, const Placement& placement) const;
   /// Uplinks of a leaf (its down ports over the oversubscription), each of one NIC's bandwidth.
   int64_t uplinks_per_leaf() const { return uplinks_; }
   double switch_latency_s() const { return switch_latency_s_; }

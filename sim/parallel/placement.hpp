@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "parallel/strided_group.hpp"
+
 namespace dtsim::parallel {
 
 /// The devices a plan uses of each scale-up domain of `domain_devices`: whole tensor-parallel groups, so that no
@@ -50,6 +52,8 @@ class Placement {
   int64_t cluster_size() const { return cluster_nodes_.empty() ? domains() : cluster_size_; }
   std::vector<int64_t> tp_group(int64_t stage, int64_t dp) const;
   std::vector<int64_t> dp_group(int64_t stage, int64_t tp) const;
+  /// dp_group's ranks without listing them: every tp devices from data-parallel rank 0's.
+  StridedGroup dp_ranks(int64_t stage, int64_t tp) const { return {device({stage, 0, tp}), tp_, dp_}; }
   /// The `size` consecutive data-parallel indices around `dp` (same stage and TP rank): an expert-parallel group
   /// (Megatron-LM carves ep consecutive ranks out of dp), or a context-parallel ring (the driver places the cp ranks
   /// inside the data-parallel index, dp' = dp * cp + c, Megatron's tp-cp-dp order).

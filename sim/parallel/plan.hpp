@@ -113,6 +113,7 @@ struct DerivedPlan {
   std::vector<int64_t> tp_group(int64_t stage, int64_t dp) const { return placement.tp_group(stage, dp); }
   /// The dp * cp ranks sharing the rank's non-expert parameters.
   std::vector<int64_t> dp_group(int64_t stage, int64_t tp) const { return placement.dp_group(stage, tp); }
+  StridedGroup dp_ranks(int64_t stage, int64_t tp) const { return placement.dp_ranks(stage, tp); }
   /// The context-parallel ring: cp consecutive data-parallel indices.
   std::vector<int64_t> cp_group(int64_t stage, int64_t dp, int64_t tp) const
   {

@@ -28,8 +28,11 @@ StepCollectives step_collectives(const scenario::ScenarioSpec& s, const DerivedP
                                                                      collectives::every_device_shape(pl, fabric), fabric)
                                       : all_reduce(kFp32Bytes, model_parallel);
   c.agreement_s = 2 * all_reduce(kFp32Bytes, model_parallel);
+  // The last stage's data-parallel group laid out from its stride: a frontier stage's thousand ranks, unlisted.
   if (s.stack.loss_all_reduce_per_microbatch)
-    c.loss_s = double(s.microbatches) * all_reduce(kLossBytes, pl.dp_group(pl.pp() - 1, 0));
+    c.loss_s = double(s.microbatches) *
+               collectives::collective_time(collectives::Kind::AllReduce, kLossBytes,
+                                            collectives::group_layout(pl.dp_ranks(pl.pp() - 1, 0), pl, fabric), fabric);
   return c;
 }
 

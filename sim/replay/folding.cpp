@@ -187,9 +187,10 @@ std::vector<int64_t> Folding::data_parallel_needs(int64_t st) const
   for (bool expert : {false, true}) {
     if (expert && p.ep <= 1)
       continue;
-    const auto layout = collectives::group_layout(expert ? plan_.expert_dp_group(st, 0, 0) : plan_.dp_group(st, 0),
-                                                  placement(), fabric_);
-    if (layout.group.size() < 2)
+    // A data-parallel group is laid out from its stride: a frontier stage's thousand ranks are not listed.
+    const auto layout = expert ? collectives::group_layout(plan_.expert_dp_group(st, 0, 0), placement(), fabric_)
+                               : collectives::group_layout(plan_.dp_ranks(st, 0), placement(), fabric_);
+    if (layout.shape.ranks < 2)
       continue;
     bool all = false;
     std::set<std::tuple<const collectives::AlgorithmDef*, double, double>> laid;
@@ -427,7 +428,8 @@ bool Folding::nvlink_exclusive_to_tp(bool embedding_sync) const
         if (layout_.same_domain(epg[0], epg[i]))
           return false;
     }
-    if (p.dp > 1 && (st == 0 || !moved)) {
+    // Ranks a whole number of domains apart never share one (a frontier stage's thousand, unlisted).
+    if (p.dp > 1 && (st == 0 || !moved) && plan_.dp_ranks(st, 0).stride % placement().devices_per_domain() != 0) {
       auto dpg = plan_.dp_group(st, 0);
       for (size_t i = 1; i < dpg.size(); ++i)
         if (layout_.same_domain(dpg[i - 1], dpg[i]))

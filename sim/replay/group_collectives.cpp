@@ -74,14 +74,15 @@ Phases GroupCollectives::dp(int64_t device, collectives::Kind kind, double bytes
   // Folded, without shared links: the representative's own flows stand for every member's (fold_onto).
   std::vector<collectives::Phase> phases;
   if (!full_) {
-    // The group is laid out once for all the step's collectives over it (a thousand members at frontier scale).
+    // The group is laid out once for all the step's collectives over it (a thousand members at frontier scale, laid
+    // out from their stride, unlisted).
     auto layout = layouts_.find(key_of_group(c, expert));
     if (layout == layouts_.end())
       layout = layouts_
                    .emplace(key_of_group(c, expert),
-                            collectives::group_layout(expert ? plan_.expert_dp_group(c.stage, c.dp, c.tp)
-                                                             : plan_.dp_group(c.stage, c.tp),
-                                                      placement_, fabric_))
+                            expert ? collectives::group_layout(plan_.expert_dp_group(c.stage, c.dp, c.tp), placement_,
+                                                               fabric_)
+                                   : collectives::group_layout(plan_.dp_ranks(c.stage, c.tp), placement_, fabric_))
                    .first;
     if (folding_.fold_collective(kind, bytes, layout->second, device, 0, phases, fabric_)) {
       auto ptr = std::make_shared<const std::vector<collectives::Phase>>(std::move(phases));

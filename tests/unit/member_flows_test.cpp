@@ -69,7 +69,7 @@ TEST(MemberFlows, EachMembersFlowsAreThoseOfTheWholeSet)
             sent += f.src == m;
             received += f.dst == m;
           }
-        a.lay_member_flows(group, by_node, g, 3e6, 5e6, x, mine);
+        a.lay_member_flows(dtsim::collectives::LoneMembers(group), g, 3e6, 5e6, x, mine);
         ASSERT_TRUE(same_flows(mine, theirs)) << a.name << " " << nodes << " nodes, node " << x;
         ASSERT_EQ(sent, received) << a.name << " " << nodes << " nodes, node " << x;
         ASSERT_EQ(a.member_flows(x, g), sent) << a.name << " " << nodes << " nodes, node " << x;

@@ -58,10 +58,10 @@ void pat_lay_flows(const std::vector<int64_t>& group, const MembersByNode&, cons
   ring_flows(group, nic_bytes, flows);
 }
 
-void pat_lay_member_flows(const std::vector<int64_t>& group, const MembersByNode& by_node, const GroupShape&, double,
-                          double nic_bytes, int64_t node, std::vector<Flow>& flows)
+void pat_lay_member_flows(const LoneMembers& members, const GroupShape&, double, double nic_bytes, int64_t node,
+                          std::vector<Flow>& flows)
 {
-  ring_member_flows(group, by_node[size_t(node)].front(), nic_bytes, flows);
+  ring_member_flows(members, node, nic_bytes, flows);
 }
 
 }  // namespace

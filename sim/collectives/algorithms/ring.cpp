@@ -112,10 +112,10 @@ void ring_lay_flows(const std::vector<int64_t>& group, const MembersByNode& by_n
 }
 
 // One member per node: ring_lay_flows' single ring, every member alike.
-void ring_lay_member_flows(const std::vector<int64_t>& group, const MembersByNode& by_node, const GroupShape&,
-                           double nvlink_bytes, double nic_bytes, int64_t node, std::vector<Flow>& flows)
+void ring_lay_member_flows(const LoneMembers& members, const GroupShape&, double nvlink_bytes, double nic_bytes,
+                           int64_t node, std::vector<Flow>& flows)
 {
-  ring_member_flows(group, by_node[size_t(node)].front(), std::max(nvlink_bytes, nic_bytes), flows);
+  ring_member_flows(members, node, std::max(nvlink_bytes, nic_bytes), flows);
 }
 
 }  // namespace

@@ -94,11 +94,11 @@ void tree_lay_flows(const std::vector<int64_t>&, const MembersByNode& by_node, c
 }
 
 // One member per node: no chain, the two trees' flows of the node.
-void tree_lay_member_flows(const std::vector<int64_t>&, const MembersByNode& by_node, const GroupShape& g, double,
-                           double nic_bytes, int64_t node, std::vector<Flow>& flows)
+void tree_lay_member_flows(const LoneMembers& members, const GroupShape& g, double, double nic_bytes, int64_t node,
+                           std::vector<Flow>& flows)
 {
   if (g.nodes > 1)
-    tree_member_flows(by_node, g, nic_bytes, node, flows);
+    tree_member_flows(members, g, nic_bytes, node, flows);
 }
 
 }  // namespace
