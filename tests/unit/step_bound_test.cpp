@@ -110,9 +110,10 @@ TEST(StepBound, NeverAboveTheSimulatedStepWithTheGradientsCollectives)
       }
 }
 
-// The bound counts the gradients' last bucket after the backward: one bucket per chunk (the whole chunk's gradients
-// reduced after its backward) gives a higher bound than small buckets, each never above its step.
-TEST(StepBound, CountsTheLastGradientBucketAfterTheBackward)
+// The bound reads the gradients' buckets (nothing else of the plan depends on their size): 1 MiB buckets (many
+// collectives, each with its latency) and one bucket per chunk (the chunk's gradients reduced after its backward)
+// give different bounds, each never above its step.
+TEST(StepBound, ReadsTheGradientBuckets)
 {
   std::vector<dtsim::scenario::ScenarioSpec> plans;
   for (const char* bucket : {"parallel.dp_bucket=1 MiB", "parallel.dp_bucket=4 GiB"})
@@ -121,7 +122,7 @@ TEST(StepBound, CountsTheLastGradientBucketAfterTheBackward)
   auto bound = [](const dtsim::scenario::ScenarioSpec& p) {
     return dtsim::systems::system_kind(p).lower_bound_step_s(p, dtsim::parallel::derive_plan(p));
   };
-  EXPECT_GT(bound(plans[1]), bound(plans[0]));
+  EXPECT_NE(bound(plans[1]), bound(plans[0]));
   double tightest = 0;
   EXPECT_EQ(check_bounds(plans, tightest), 2u);
 }
