@@ -1,5 +1,7 @@
 #include "replay/dp_queue.hpp"
 
+#include "replay/gradient_sync.hpp"
+
 namespace dtsim::replay {
 
 DpOp DpOp::gradients(collectives::Kind kind, double bytes, Group group)
@@ -53,39 +55,22 @@ void DataParallelQueue::setup_buckets()
   const int64_t pp = plan_.groups.pp, v = int64_t(prog_.gradients.at(0).size());  // chunks per stage
   bucket_at_.assign(size_t(pp), std::vector<std::vector<double>>(size_t(v)));
   for (int64_t st = 0; st < pp; ++st)
-    for (int64_t c = 0; c < v; ++c) {
-      // Each model chunk is its own data-parallel module with its own buckets (Megatron-LM, PyTorch DDP).
-      // Expert and non-expert gradients fill separate buckets (they are reduced over different groups).
-      const auto& grads = prog_.gradients[size_t(st)][size_t(c)];
-      const auto& g = grads.bytes;
-      auto& at = bucket_at_[size_t(st)][size_t(c)];
-      at.assign(g.size(), 0.0);
-      double acc[2] = {0, 0};
-      int last[2] = {-1, -1};
-      for (size_t i = 0; i < g.size(); ++i)
-        last[grads.is_expert(i) ? 1 : 0] = int(i);
-      for (size_t i = 0; i < g.size(); ++i) {
-        const int kind = grads.is_expert(i) ? 1 : 0;
-        acc[kind] += g[i];
-        if (acc[kind] >= plan_.comm.dp_bucket_bytes || int(i) == last[kind]) {
-          at[i] = acc[kind];
-          acc[kind] = 0;
-        }
-      }
-    }
+    for (int64_t c = 0; c < v; ++c)
+      bucket_at_[size_t(st)][size_t(c)] =
+          gradient_buckets(prog_.gradients[size_t(st)][size_t(c)], plan_.comm.dp_bucket_bytes);
 }
 
 bool DataParallelQueue::reduces_gradients(const parallel::Unit& u) const
 {
-  const bool every_microbatch = plan_.comm.zero >= 2 && !plan_.comm.defer_gradient_sync;
-  return plan_.groups.dense_dp > 1 && (every_microbatch || u.microbatch == sched_.microbatches - 1);
+  return replay::reduces_gradients(plan_, sched_.microbatches, u);
 }
 
-collectives::Kind DataParallelQueue::gradient_collective() const
+bool DataParallelQueue::releases_buckets(const parallel::Unit& u) const
 {
-  // ZeRO shards the optimizer: each rank needs the reduced gradients of its own shard only.
-  return plan_.comm.zero >= 1 ? collectives::Kind::ReduceScatter : collectives::Kind::AllReduce;
+  return replay::releases_buckets(plan_, sched_.microbatches, u);
 }
+
+collectives::Kind DataParallelQueue::gradient_collective() const { return replay::gradient_collective(plan_); }
 
 void DataParallelQueue::grad_ready(size_t di, const parallel::Unit& u, int index)
 {

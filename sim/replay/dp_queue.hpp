@@ -70,7 +70,7 @@ class DataParallelQueue {
   /// sharded (ZeRO 2 and 3 keep only 1/dp of them between microbatches).
   bool reduces_gradients(const parallel::Unit& u) const;
   /// Whether gradients of `u` release buckets as the backward produces them (dp_overlap).
-  bool releases_buckets(const parallel::Unit& u) const { return plan_.comm.dp_overlap && reduces_gradients(u); }
+  bool releases_buckets(const parallel::Unit& u) const;
   /// Gradient entry `index` of unit `u` is ready: the bucket it completes, if any, is queued.
   void grad_ready(size_t di, const parallel::Unit& u, int index);
   /// A backward unit finished: without overlap, sharded gradients (ZeRO 2, 3) are reduce-scattered now.

@@ -95,6 +95,38 @@ TEST(StepBound, NeverAboveTheSimulatedStepWithContextParallelismAndOverlaps)
   }
 }
 
+// The gradients' collectives after the backward (replay/gradient_sync.hpp): buckets as the backward releases them
+// (dp_overlap, small and one per chunk), every gradient in one collective after the backward (dp_overlap off, ZeRO 0
+// and 1), each chunk's once its unit is done (dp_overlap off, ZeRO 2 and 3), on a dense model and with experts.
+TEST(StepBound, NeverAboveTheSimulatedStepWithTheGradientsCollectives)
+{
+  for (const char* scenario : {"scenarios/tiny.yaml", "scenarios/tiny-moe.yaml"})
+    for (const char* overlap : {"parallel.dp_overlap=true", "parallel.dp_overlap=false"})
+      for (const char* bucket : {"parallel.dp_bucket=1 MiB", "parallel.dp_bucket=4 GiB"}) {
+        SCOPED_TRACE(std::string(scenario) + " " + overlap + " " + bucket);
+        const auto plans = full_space(scenario, {overlap, bucket});
+        double tightest = 0;
+        EXPECT_GT(check_bounds(plans, tightest, std::max<size_t>(1, plans.size() / 25)), 10u);
+      }
+}
+
+// The bound reads the gradients' buckets (nothing else of the plan depends on their size): 1 MiB buckets (many
+// collectives, each with its latency) and one bucket per chunk (the chunk's gradients reduced after its backward)
+// give different bounds, each never above its step.
+TEST(StepBound, ReadsTheGradientBuckets)
+{
+  std::vector<dtsim::scenario::ScenarioSpec> plans;
+  for (const char* bucket : {"parallel.dp_bucket=1 MiB", "parallel.dp_bucket=4 GiB"})
+    plans.push_back(dtsim::app::load_for_simulation(source_path("scenarios/tiny.yaml"),
+                                                    {"parallel.dp=8", "parallel.tp=1", "parallel.pp=2", bucket}));
+  auto bound = [](const dtsim::scenario::ScenarioSpec& p) {
+    return dtsim::systems::system_kind(p).lower_bound_step_s(p, dtsim::parallel::derive_plan(p));
+  };
+  EXPECT_NE(bound(plans[1]), bound(plans[0]));
+  double tightest = 0;
+  EXPECT_EQ(check_bounds(plans, tightest), 2u);
+}
+
 // DeepSeek-V3's best plans with cp 2 (tp 8 pp 8 dp 16 vpp 4 sp cp 2 ep 64, interleaved 1F1B; 0.46-0.50 s), each
 // overlap off and on: the plans its full-space search must rank, where the bound is tightest.
 TEST(StepBound, NeverAboveTheSimulatedStepOnDeepSeekV3PlansWithContextParallelism)

@@ -10,6 +10,7 @@
 #include "core/diagnostics.hpp"
 #include "model/node_limited_routing.hpp"
 #include "parallel/collective.hpp"
+#include "replay/gradient_sync.hpp"
 #include "replay/overlap_group.hpp"
 
 namespace dtsim::systems {
@@ -23,6 +24,34 @@ double compute_seconds(const std::vector<replay::Step>& steps)
     if (st.kind == replay::Step::Kind::Compute)
       sum += st.seconds;
   return sum;
+}
+
+// A gradient entry's ready point in a unit's steps (replay::Step::Kind::GradReady): the bound's lane time and kernel
+// time of the steps before it.
+struct GradPoint {
+  int grad_index = 0;
+  double lane_before = 0, kernels_before = 0;
+};
+
+// What the bound reads of a unit's steps.
+struct UnitSums {
+  double seconds = 0, lane = 0;
+  std::vector<GradPoint> grads;
+};
+
+// The latest time the data-parallel communicator can be done with `ops` (a lower bound on each one's release and its
+// duration): it runs one collective at a time, none before its release, so for every r it is busy for at least the
+// durations of the collectives released at or after r, from r on.
+double gradients_done_lower_bound(std::vector<std::pair<double, double>> ops)
+{
+  std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  double after = 0, done = 0;
+  for (size_t k = 0; k < ops.size(); ++k) {
+    after += ops[k].second;
+    if (k + 1 == ops.size() || ops[k + 1].first < ops[k].first)  // every op released at or after this one counted
+      done = std::max(done, ops[k].first + after);
+  }
+  return done;
 }
 
 }  // namespace
@@ -87,13 +116,15 @@ double step_time_lower_bound(const scenario::ScenarioSpec& s, const parallel::De
   // seconds: the unit's kernels on the GPU; lane: that plus the expert all-to-alls and blocking TP collectives its
   // lane waits for, which no kernel of the unit overlaps (a paired unit's may overlap the other unit's kernels, not
   // its own).
-  std::vector<double> seconds(units), lane(units), finish(units, -1.0);
+  // start: the unit's start (its lane's, for a pair); second_lane: it ran as the second lane of a pair.
+  std::vector<double> seconds(units), lane(units), finish(units, -1.0), start(units, 0.0);
+  std::vector<char> second_lane(units, 0);
   std::vector<std::vector<parallel::UnitId>> inputs(units);
   std::map<std::pair<int64_t, double>, double> all_to_all;  // (stage, bytes) -> seconds
   std::map<std::tuple<int64_t, int, double>, double> tensor_parallel;  // (stage, collective, bytes) -> seconds
   const collectives::Fabric fabric = collectives::fabric_of(s);
   // Units of the same stage, chunk and pass share their steps (replay::unit_steps): each list is summed once.
-  std::map<const std::vector<replay::Step>*, std::pair<double, double>> summed;  // -> (seconds, lane)
+  std::map<const std::vector<replay::Step>*, UnitSums> summed;
   auto tp_collective = [&](const parallel::Unit& x, const replay::Step& st) {
     // At least NCCL's predicted time on an uncontended fabric, which its flows take alone (parallel/collective.hpp).
     auto [it, added] = tensor_parallel.try_emplace({x.stage, int(st.collective), st.bytes}, 0.0);
@@ -103,9 +134,13 @@ double step_time_lower_bound(const scenario::ScenarioSpec& s, const parallel::De
     return it->second;
   };
   auto sum = [&](const parallel::Unit& x, const std::vector<replay::Step>& steps) {
-    double kernels = compute_seconds(steps), waits = 0;
+    UnitSums r;
+    r.seconds = compute_seconds(steps);
+    double waits = 0, kernels_before = 0;
     for (size_t i = 0; i < steps.size();) {
       const replay::Step& st = steps[i];
+      if (st.kind == replay::Step::Kind::GradReady)  // never in an overlap group (replay::overlap_group_end)
+        r.grads.push_back({st.grad_index, waits, kernels_before});
       size_t end = i;
       if (replay::overlap_group_end(steps, i, plan.comm.tp_overlap, plan.groups.cp, end)) {
         // Its kernel and its collectives side by side; the lane goes on once all are done (replay/driver_overlap.cpp,
@@ -113,8 +148,10 @@ double step_time_lower_bound(const scenario::ScenarioSpec& s, const parallel::De
         // collectives one after the other. A context-parallel ring is counted as taking no time.
         double group_kernels = 0, group_collectives = 0;
         for (size_t k = i; k < end; ++k)
-          if (steps[k].kind == replay::Step::Kind::Compute)
+          if (steps[k].kind == replay::Step::Kind::Compute) {
             group_kernels += steps[k].seconds;
+            kernels_before += steps[k].seconds;
+          }
           else if (steps[k].kind == replay::Step::Kind::TpCollective)
             group_collectives += tp_collective(x, steps[k]);
         waits += std::max(group_kernels, group_collectives);
@@ -123,6 +160,7 @@ double step_time_lower_bound(const scenario::ScenarioSpec& s, const parallel::De
       }
       if (st.kind == replay::Step::Kind::Compute) {
         waits += st.seconds;
+        kernels_before += st.seconds;
       } else if (st.kind == replay::Step::Kind::EpCollective) {
         auto [it, added] = all_to_all.try_emplace({x.stage, st.bytes}, 0.0);
         if (added)
@@ -134,16 +172,19 @@ double step_time_lower_bound(const scenario::ScenarioSpec& s, const parallel::De
       }
       ++i;
     }
-    return std::make_pair(kernels, waits);
+    r.lane = waits;
+    return r;
   };
+  std::vector<const UnitSums*> sums(units);
   for (parallel::UnitId u = 0; u < units; ++u) {
     const parallel::Unit& x = g[u];
     const auto& steps = replay::unit_steps(prog, x.stage, x.chunk, x.microbatch, x.backward, x.part);
     auto [it, added] = summed.try_emplace(&steps);
     if (added)
       it->second = sum(x, steps);
-    seconds[u] = it->second.first;
-    lane[u] = it->second.second;
+    sums[u] = &it->second;
+    seconds[u] = it->second.seconds;
+    lane[u] = it->second.lane;
     for (auto e : boost::make_iterator_range(out_edges(u, g)))
       if (g[e].kind == parallel::EdgeKind::Data)
         inputs[target(e, g)].push_back(u);
@@ -172,7 +213,8 @@ double step_time_lower_bound(const scenario::ScenarioSpec& s, const parallel::De
         if (!ready(a))
           break;
         if (!pair) {
-          finish[a] = std::max(free_at[st], inputs_end(a)) + lane[a];
+          start[a] = std::max(free_at[st], inputs_end(a));
+          finish[a] = start[a] + lane[a];
           free_at[st] = finish[a];
           ++pos[st];
           moved = true;
@@ -192,17 +234,76 @@ double step_time_lower_bound(const scenario::ScenarioSpec& s, const parallel::De
         }
         const double start_b = std::max(free_at[st], inputs_end(b));
         finish[b] = start_b + seconds[b];
+        start[a] = start_a;
+        start[b] = start_b;
+        second_lane[b] = 1;
         free_at[st] = std::max({finish[a], finish[b], std::min(start_a, start_b) + seconds[a] + seconds[b]});
         pos[st] += 2;
         moved = true;
       }
     }
   }
+  // The stage's optimizer starts once its data-parallel communicator has reduced the gradients (replay::
+  // Driver::maybe_optimizer): each gradient collective the replay queues (replay/gradient_sync.hpp, dp_queue.cpp) is
+  // released no earlier than the bound's time for the steps before it and takes at least NCCL's predicted time on an
+  // uncontended fabric, one at a time (gradients_done_lower_bound).
+  std::map<std::pair<int64_t, double>, double> dense_collectives, expert_collectives;  // (stage, bytes) -> seconds
+  const collectives::Kind gradient_kind = replay::gradient_collective(plan);
+  auto gradient_collective = [&](int64_t stage, double bytes, bool expert) {
+    auto& cache = expert ? expert_collectives : dense_collectives;
+    auto [it, added] = cache.try_emplace({stage, bytes}, 0.0);
+    if (added)
+      it->second = collectives::collective_time(gradient_kind, bytes,
+                                                expert ? plan.expert_dp_group(stage, 0, 0) : plan.dp_group(stage, 0),
+                                                plan.placement, fabric);
+    return it->second;
+  };
+  const bool experts_replicated = plan.groups.expert_dp > 1;
+  auto gradients_done = [&](size_t st) {
+    if (plan.groups.dense_dp < 2)
+      return 0.0;
+    const int64_t stage = int64_t(st);
+    std::vector<std::pair<double, double>> ops;  // (release, seconds)
+    auto add = [&](double release, double bytes, bool expert) {
+      if (bytes > 0 && (!expert || experts_replicated))
+        ops.emplace_back(release, gradient_collective(stage, bytes, expert));
+    };
+    const auto& chunks = prog.gradients[st];
+    if (!plan.comm.dp_overlap && plan.comm.zero < 2) {
+      // Every gradient in one collective (and the experts' in another) once the stage's order is done.
+      double dense = 0, experts = 0;
+      for (const auto& chunk : chunks)
+        for (size_t i = 0; i < chunk.bytes.size(); ++i)
+          (chunk.is_expert(i) ? experts : dense) += chunk.bytes[i];
+      add(free_at[st], dense, false);
+      add(free_at[st], experts, true);
+      return gradients_done_lower_bound(std::move(ops));
+    }
+    std::vector<std::vector<double>> buckets;
+    if (plan.comm.dp_overlap)
+      for (const auto& chunk : chunks)
+        buckets.push_back(replay::gradient_buckets(chunk, plan.comm.dp_bucket_bytes));
+    for (parallel::UnitId u : sched.order[st]) {
+      const parallel::Unit& x = g[u];
+      if (!x.makes_gradients() || !replay::reduces_gradients(plan, sched.microbatches, x))
+        continue;
+      const auto& chunk = chunks[size_t(x.chunk)];
+      if (!plan.comm.dp_overlap) {  // ZeRO 2 and 3: the chunk's gradients once the unit is done
+        add(finish[u], chunk.sum(false), false);
+        add(finish[u], chunk.sum(true), true);
+        continue;
+      }
+      for (const GradPoint& p : sums[u]->grads)  // each bucket as the unit's backward completes it
+        add(start[u] + (second_lane[u] ? p.kernels_before : p.lane_before), buckets[size_t(x.chunk)][size_t(p.grad_index)],
+            chunk.is_expert(size_t(p.grad_index)));
+    }
+    return gradients_done_lower_bound(std::move(ops));
+  };
   double end = 0;
   for (size_t st = 0; st < stages; ++st) {
     if (pos[st] < sched.order[st].size())
       throw InternalError("step_time_lower_bound: the schedule's stage " + std::to_string(st) + " cannot proceed");
-    end = std::max(end, free_at[st] + prog.optimizer_seconds[st] +
+    end = std::max(end, std::max(free_at[st], gradients_done(st)) + prog.optimizer_seconds[st] +
                             parameter_refresh_lower_bound_s(plan, prog, int64_t(st), fabric));
   }
   return end + std::max(0.0, s.stack.factors.step_overhead_s);

@@ -17,8 +17,12 @@ namespace dtsim::systems {
 /// previous unit (or pair of units) has ended and the units whose activations or gradients it reads have ended; a
 /// pair of units (DualPipe, ep_overlap) takes the GPU one kernel at a time, so it lasts at least the sum of both
 /// units' kernels, its first lane at least its own kernels and collectives (one lane's collective may hide behind
-/// the other's kernels, never behind its own) and its second lane at least its kernels; then each stage's optimizer, its parameter all-gathers after
-/// it (parameter_refresh_lower_bound_s) and the stack's fixed time per step. The replay only adds to each of these
+/// the other's kernels, never behind its own) and its second lane at least its kernels; then each stage's gradient
+/// collectives (replay/gradient_sync.hpp: the buckets the backward releases, or every gradient after it), which its
+/// data-parallel communicator runs one at a time, each released no earlier than the bound's time for the steps before
+/// it and taking at least NCCL's predicted time on an uncontended fabric, so that the optimizer starts no earlier than
+/// max over r of (r + the durations of those released at or after r); then the optimizer, its parameter all-gathers
+/// after it (parameter_refresh_lower_bound_s) and the stack's fixed time per step. The replay only adds to each of these
 /// (other collectives, transfers, waits, contention, kernels slowed by collectives' SMs), so the result is never above the simulated step time (tests/unit/step_bound_test.cpp checks
 /// it on plans of every schedule, with and without paired chunks).
 double step_time_lower_bound(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan, const GpuStep& step);
