@@ -107,10 +107,7 @@ void DataParallelQueue::backward_unit_done(size_t di, const parallel::Unit& u)
 void DataParallelQueue::backward_done(size_t di)
 {
   if (plan_.groups.dense_dp > 1 && !plan_.comm.dp_overlap && plan_.comm.zero < 2) {  // one collective of every gradient
-    double total = 0, experts = 0;  // summed entry by entry, in backward order
-    for (const auto& chunk : prog_.gradients[size_t(queues_[di].coord.stage)])
-      for (size_t i = 0; i < chunk.bytes.size(); ++i)
-        (chunk.is_expert(i) ? experts : total) += chunk.bytes[i];
+    const auto [total, experts] = whole_stage_gradients(prog_.gradients[size_t(queues_[di].coord.stage)]);
     enqueue_gradients(di, total, experts);
     return;
   }

@@ -38,4 +38,13 @@ std::vector<double> gradient_buckets(const ChunkGradients& grads, double bucket_
   return at;
 }
 
+std::pair<double, double> whole_stage_gradients(const std::vector<ChunkGradients>& chunks)
+{
+  double dense = 0, experts = 0;
+  for (const auto& chunk : chunks)
+    for (size_t i = 0; i < chunk.bytes.size(); ++i)
+      (chunk.is_expert(i) ? experts : dense) += chunk.bytes[i];
+  return {dense, experts};
+}
+
 }  // namespace dtsim::replay

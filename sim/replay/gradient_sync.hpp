@@ -4,6 +4,7 @@
 /// (dp_queue.cpp) and the search's lower bound (systems/gpu_cluster/step_bound.cpp), so that the bound prices the
 /// collectives the replay runs.
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "parallel/collective.hpp"
@@ -28,5 +29,9 @@ collectives::Kind gradient_collective(const parallel::DerivedPlan& plan);
 /// non-expert gradients fill separate buckets (they are reduced over different groups), each closed when it holds
 /// `bucket_bytes` or at the chunk's last entry of its kind.
 std::vector<double> gradient_buckets(const ChunkGradients& grads, double bucket_bytes);
+
+/// A stage's gradients reduced in one collective once its backward is over (no dp_overlap, ZeRO 0-1): the bytes of
+/// its non-expert entries (`first`) and of its expert entries (`second`), summed entry by entry in backward order.
+std::pair<double, double> whole_stage_gradients(const std::vector<ChunkGradients>& chunks);
 
 }  // namespace dtsim::replay

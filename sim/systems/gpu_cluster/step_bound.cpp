@@ -271,10 +271,7 @@ double step_time_lower_bound(const scenario::ScenarioSpec& s, const parallel::De
     const auto& chunks = prog.gradients[st];
     if (!plan.comm.dp_overlap && plan.comm.zero < 2) {
       // Every gradient in one collective (and the experts' in another) once the stage's order is done.
-      double dense = 0, experts = 0;
-      for (const auto& chunk : chunks)
-        for (size_t i = 0; i < chunk.bytes.size(); ++i)
-          (chunk.is_expert(i) ? experts : dense) += chunk.bytes[i];
+      const auto [dense, experts] = replay::whole_stage_gradients(chunks);
       add(free_at[st], dense, false);
       add(free_at[st], experts, true);
       return gradients_done_lower_bound(std::move(ops));
