@@ -67,12 +67,23 @@ namespace {
 constexpr double kUs = 1e-6;
 
 // NCCL llMaxBws (tuning.cc), a cap on LL's bus bandwidth, GB/s: one node by GPU generation (Ampere 87.7, Hopper
-// 141, Blackwell 282; NVSwitch 2, 3, 4); across nodes by CPU (Intel row: 2 nodes 39.0, more 20.4).
+// 141, Blackwell 282; NVSwitch 2, 3, 4); across nodes by CPU (Intel row: 2 nodes 39.0, more 20.4). By release: the
+// Hopper row was Ampere's 87.7 up to v2.20.5-1 and 141 from v2.21.5-1; the Blackwell row (2 x 141) came with
+// v2.25.1-1, before which compute capability 10.0 read the Hopper row (minCompCap >= 90). The earlier rows apply
+// where the stack names its release; one that does not (0) takes the latest (as the ring's LL fraction, ring.cpp).
+constexpr int kHopperLlRaisedNccl = 22100;
+constexpr int kBlackwellLlRowNccl = 22500;
+
 double ll_max_bus_Bps(const GroupShape& g)
 {
   if (g.nodes > 1)
     return (g.nodes <= 2 ? 39.0 : 20.4) * 1e9;
-  return (g.nvswitch_generation >= 4 ? 282.0 : g.nvswitch_generation >= 3 ? 141.0 : 87.7) * 1e9;
+  const bool named = g.nccl_version > 0;
+  if (g.nvswitch_generation >= 4 && !(named && g.nccl_version < kBlackwellLlRowNccl))
+    return 282.0 * 1e9;
+  if (g.nvswitch_generation >= 3 && !(named && g.nccl_version < kHopperLlRaisedNccl))
+    return 141.0 * 1e9;
+  return 87.7 * 1e9;
 }
 
 }  // namespace
@@ -91,7 +102,7 @@ Prediction predict(const AlgorithmDef& a, Protocol p, Kind kind, double bytes, c
   r.protocol = p;
   const int64_t n = g.ranks;
   const SizeEffect by_size = a.size_effect(p, kind, g, bytes);
-  const double frac = a.bandwidth_fraction(p, g) * by_size.fraction;
+  const double frac = a.bandwidth_fraction(p, kind, g) * by_size.fraction;
   const AlgorithmCost cost = a.cost(p, kind, g);
   r.nvlink_factor = cost.nvlink_factor / frac;
   r.nic_factor = cost.nic_factor / (a.nics_at_goodput ? 1.0 : frac);

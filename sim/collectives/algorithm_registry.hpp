@@ -92,8 +92,8 @@ struct AlgorithmDef {
   /// Whether NCCL can run it with `p` for this collective on this group (asked only of groups of two or more
   /// members, for every kind but AllToAll).
   bool (*applicable)(Protocol p, Kind kind, const GroupShape& g) = nullptr;
-  /// Achieved fraction of the links' goodput under `p` (1 for Simple on a ring).
-  double (*bandwidth_fraction)(Protocol p, const GroupShape& g) = nullptr;
+  /// Achieved fraction of the links' goodput under `p` for this collective (1 for Simple on a ring).
+  double (*bandwidth_fraction)(Protocol p, Kind kind, const GroupShape& g) = nullptr;
   /// Whether that fraction leaves the NICs at their goodput (NVLS tree: it applies to the in-switch part only).
   bool nics_at_goodput = false;
   /// Latency and bytes per link of the collective on this group (assumes applicable()).

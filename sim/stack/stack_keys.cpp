@@ -14,8 +14,10 @@ const Key kNccl = Key::string("nccl", kRequired, "",
                               "the NCCL release the stack's runs used, as its release notes or container list it: "
                               "`X.Y.Z`, `X.Y.Z+` where only a lower bound is published, or `unpublished`; it decides "
                               "the algorithms NCCL's tuner can choose (PAT from 2.23.4) and how it models them (the "
-                              "NVLS tree's bandwidth from 2.28.3, its network latency from 2.28.9); `unpublished` "
-                              "takes those of the releases before 2.23");
+                              "ring's LL at a quarter or a third before 2.21 and LL128 at 0.7 with one GPU per node "
+                              "before 2.23, the NVLS tree's bandwidth from 2.28.3, its network latency from 2.28.9); "
+                              "`unpublished` takes the algorithms and NVLS tree of the releases before 2.23 and the "
+                              "ring's protocols of 2.23");
 
 const Key kKernels = Key::section("kernels", kOptional, "the kernels the framework runs");
 const Key kAttention = Key::choice("attention", {"unfused", "flash-attention-2", "flash-attention-3", "cudnn"},

@@ -144,13 +144,13 @@ TEST(NcclCurves, H100NodeReduceScatter)
 }
 
 // 8 x A100, -g 8: reference A.2.a. The log states no release; it was published on 2023-12-15 (stas00/ml-engineering
-// 48b75dd), so it ran NCCL 2.19.4 or earlier; at 2.18.5-2.19.4 NCCL's tuner picks what the model picks here but at
-// 1 and 2 MiB, where it prices the ring's LL at a quarter of the bus bandwidth, not half (docs/validation.md,
-// section 9, "The 31 misses").
+// 48b75dd), so it ran NCCL 2.19.4 (2023-11-13) or earlier. It runs here under 2.19.4: what the model reads of the
+// release on one A100 node, the ring's LL at a quarter of the bus bandwidth and llMaxBws' Ampere entry 87.7 GB/s, is
+// the same in every release from v2.12.12-1 to v2.20.5-1 (tuning.cc; collectives/algorithms/ring.cpp).
 TEST(NcclCurves, A100NodeAllReduce)
 {
   check({"8 x A100, all-reduce (A.2.a, stas00/ml-engineering)", "hardware/dgx-a100-80gb.yaml", 1, Kind::AllReduce,
-         "", 0,
+         "", 21904,
          {{1 * MiB, 18.00, true}, {2 * MiB, 36.18, true}, {4 * MiB, 72.33, true}, {8 * MiB, 109.93, true}, {16 * MiB, 106.16, true},
           {32 * MiB, 138.49, true}, {64 * MiB, 171.54, true}, {128 * MiB, 176.92, true}, {256 * MiB, 194.07, true}, {512 * MiB, 222.72},
           {1024 * MiB, 229.04}, {2048 * MiB, 231.41}, {4096 * MiB, 233.88}, {8192 * MiB, 234.61},

@@ -43,7 +43,7 @@ bool nvls_applicable(Protocol p, Kind kind, const GroupShape& g)
 }
 
 // The switch's efficiency comes from the chunks (nvls_size_effect), not from a tuner factor.
-double nvls_fraction(Protocol, const GroupShape&) { return 1.0; }
+double nvls_fraction(Protocol, Kind, const GroupShape&) { return 1.0; }
 
 AlgorithmCost nvls_cost(Protocol, Kind, const GroupShape& g)
 {

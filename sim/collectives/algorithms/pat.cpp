@@ -34,7 +34,7 @@ bool pat_applicable(Protocol p, Kind kind, const GroupShape& g)
 }
 
 // tuning.cc, "Various model refinements": PAT busBw * .85 (2.23), * .75 (2.24 on).
-double pat_fraction(Protocol, const GroupShape& g) { return g.nccl_version >= kFactorLoweredNccl ? 0.75 : 0.85; }
+double pat_fraction(Protocol, Kind, const GroupShape& g) { return g.nccl_version >= kFactorLoweredNccl ? 0.75 : 0.85; }
 
 AlgorithmCost pat_cost(Protocol, Kind, const GroupShape& g)
 {

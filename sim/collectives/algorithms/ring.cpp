@@ -19,10 +19,32 @@ constexpr PerProtocol kTreeNetStepUs{5.0, 8.5, 14.0};
 
 bool ring_applicable(Protocol, Kind, const GroupShape&) { return true; }
 
-// tuning.cc, "Various model refinements": ring LL busBw * .5, ring LL128 * 0.92 (120/128).
-double ring_fraction(Protocol p, const GroupShape&)
+// The NCCL releases, as NCCL_VERSION_CODE, where the ring's protocol fractions changed (tuning.cc, "Various model
+// refinements", read tag by tag from v2.12.12-1): LL took a quarter of the bus bandwidth for all-reduce and across
+// nodes and a third for all-gather and reduce-scatter within a node up to v2.20.5-1 ("busBw * ((nNodes > 1 ||
+// coll == ncclFuncAllReduce || coll == ncclFuncReduce) ? 1.0/4.0 : 1.0/3.0)"), half from v2.21.5-1 ("busBw * .5");
+// LL128 took 0.7 with one GPU per node up to v2.22.3-1 ("ppn < 2 ? 0.7 : 0.92": "sending/receiving at the same GPU
+// through the NIC, apply some bw discount"), 0.92 from v2.23.4-1. The earlier fractions apply where the stack names
+// its release; one that does not ("unpublished", 0) keeps LL's half and LL128's 0.92 (its stacks were fitted with
+// them: the 0.7 would move the DeepSeek-V3 search's best step by +3.2%, docs/validation.md, section 9).
+constexpr int kLlHalvedNccl = 22100;
+constexpr int kLl128OnePerNodeDroppedNccl = 22300;
+
+// Whether the stack names a release older than `release`.
+bool before(const GroupShape& g, int release) { return g.nccl_version > 0 && g.nccl_version < release; }
+
+double ring_fraction(Protocol p, Kind kind, const GroupShape& g)
 {
-  return p == Protocol::LL ? 0.5 : p == Protocol::LL128 ? 0.92 : 1.0;
+  if (p == Protocol::LL) {
+    if (!before(g, kLlHalvedNccl))
+      return 0.5;
+    return g.nodes > 1 || kind == Kind::AllReduce ? 1.0 / 4.0 : 1.0 / 3.0;
+  }
+  if (p == Protocol::LL128) {
+    const bool one_per_node = g.nodes > 1 && g.per_node() < 2;
+    return one_per_node && before(g, kLl128OnePerNodeDroppedNccl) ? 0.7 : 0.92;
+  }
+  return 1.0;
 }
 
 // tuning.cc: a ring under LL128 at most perChMaxRingLL128Bws per channel; LL and Simple have no channel cap.

@@ -19,7 +19,7 @@ bool tree_applicable(Protocol, Kind kind, const GroupShape& g) { return kind == 
 
 // tuning.cc, "Various model refinements": tree all-reduce busBw * .92, then LL / 3.8, LL128 * 7/9 (one node) or
 // 120/128 (several).
-double tree_fraction(Protocol p, const GroupShape& g)
+double tree_fraction(Protocol p, Kind, const GroupShape& g)
 {
   return 0.92 * (p == Protocol::LL ? 1.0 / 3.8
                  : p == Protocol::LL128 ? (g.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0)

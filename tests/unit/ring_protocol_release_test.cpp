@@ -1,0 +1,110 @@
+// The ring's LL and LL128 by NCCL release (collectives/algorithms/ring.cpp, algorithm_registry.cpp's llMaxBws),
+// against NCCL's tuner computed here by hand from src/graph/tuning.cc at the tags named: ncclTopoTuneModel's
+// latency, base + nsteps x the NVLink step, and bus bandwidth, the graph's channels x speed times the protocol's
+// fraction, capped by llMaxBw, converted to algorithm bandwidth by nRanks / nsteps; ncclTopoGetAlgoTime's time,
+// latency + bytes / algorithm bandwidth.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "collectives/algorithm_registry.hpp"
+
+namespace {
+
+using dtsim::collectives::find_algorithm;
+using dtsim::collectives::GroupShape;
+using dtsim::collectives::Kind;
+using dtsim::collectives::predict;
+using dtsim::collectives::Protocol;
+
+constexpr double kUs = 1e-6, kGBps = 1e9, MiB = 1048576.0;
+constexpr int kNccl2194 = 21904, kNccl2205 = 22005, kNccl2215 = 22105, kNccl2223 = 22203, kNccl2234 = 22304;
+
+// One node of 8 GPUs behind NVSwitch `generation`, each link to the switch at `nvlink_GBps` (the graph's 12 channels
+// of 20 GB/s on A100: 240; 12 of 30.9 on H100: 370.8), under NCCL release `nccl` (0: unpublished).
+GroupShape node(int generation, double nvlink_GBps, int nccl)
+{
+  GroupShape g;
+  g.ranks = 8;
+  g.nodes = 1;
+  g.nvswitch_generation = generation;
+  g.nvlink_Bps = nvlink_GBps * kGBps;
+  g.nccl_version = nccl;
+  return g;
+}
+
+double ring_ll_tuner_s(Kind kind, double bytes, const GroupShape& g)
+{
+  return predict(*find_algorithm("ring"), Protocol::LL, kind, bytes, g).tuner_time_s;
+}
+
+// NCCL's ring LL time in one node of 8: baseLat 6.6 us + nsteps x hwLat[NVLINK][RING][LL] 0.6 us, and the bytes at
+// min(llMaxBw, busBw x fraction) x 8 / nsteps.
+double nccl_ring_ll_s(int nsteps, double bytes, double bus_GBps, double fraction, double ll_max_GBps)
+{
+  const double alg_GBps = std::min(ll_max_GBps, bus_GBps * fraction) * 8.0 / double(nsteps);
+  return (6.6 + 0.6 * nsteps) * kUs + bytes / (alg_GBps * kGBps);
+}
+
+// tuning.cc up to v2.20.5-1: "busBw * ((nNodes > 1 || coll == ncclFuncAllReduce || coll == ncclFuncReduce) ?
+// 1.0/4.0 : 1.0/3.0)"; from v2.21.5-1: "busBw * .5". On A100 (llMaxBws Ampere-N1 87.7 in every release) the
+// all-reduce of 1 MiB takes 45.6 us under 2.19.4, 35.9 us from 2.21.5.
+TEST(RingProtocolRelease, LlAllReduceTookAQuarterBefore221)
+{
+  const double bytes = 1 * MiB;
+  EXPECT_NEAR(ring_ll_tuner_s(Kind::AllReduce, bytes, node(2, 240, kNccl2194)),
+              nccl_ring_ll_s(14, bytes, 240, 0.25, 87.7), 1e-9);
+  EXPECT_NEAR(ring_ll_tuner_s(Kind::AllReduce, bytes, node(2, 240, kNccl2194)), 45.58 * kUs, 0.01 * kUs);
+  EXPECT_NEAR(ring_ll_tuner_s(Kind::AllReduce, bytes, node(2, 240, kNccl2215)),
+              nccl_ring_ll_s(14, bytes, 240, 0.5, 87.7), 1e-9);
+  // A stack that does not publish its NCCL keeps the half.
+  EXPECT_NEAR(ring_ll_tuner_s(Kind::AllReduce, bytes, node(2, 240, 0)),
+              nccl_ring_ll_s(14, bytes, 240, 0.5, 87.7), 1e-9);
+}
+
+// Within a node all-gather and reduce-scatter took a third before 2.21 (n - 1 steps).
+TEST(RingProtocolRelease, LlAllGatherTookAThirdWithinANodeBefore221)
+{
+  const double bytes = 1 * MiB;
+  for (Kind kind : {Kind::AllGather, Kind::ReduceScatter}) {
+    EXPECT_NEAR(ring_ll_tuner_s(kind, bytes, node(2, 240, kNccl2194)), nccl_ring_ll_s(7, bytes, 240, 1.0 / 3.0, 87.7),
+                1e-9);
+    EXPECT_NEAR(ring_ll_tuner_s(kind, bytes, node(2, 240, kNccl2215)), nccl_ring_ll_s(7, bytes, 240, 0.5, 87.7),
+                1e-9);
+  }
+}
+
+// llMaxBws' Hopper-N1 entry: 87.7 GB/s up to v2.20.5-1, 141 from v2.21.5-1; on 8 H100 it binds under both.
+TEST(RingProtocolRelease, HopperLlCapRaisedIn221)
+{
+  const double bytes = 4 * MiB;
+  EXPECT_NEAR(ring_ll_tuner_s(Kind::AllReduce, bytes, node(3, 370.8, kNccl2205)),
+              nccl_ring_ll_s(14, bytes, 370.8, 0.25, 87.7), 1e-9);
+  EXPECT_NEAR(ring_ll_tuner_s(Kind::AllReduce, bytes, node(3, 370.8, kNccl2215)),
+              nccl_ring_ll_s(14, bytes, 370.8, 0.5, 141.0), 1e-9);
+  EXPECT_NEAR(ring_ll_tuner_s(Kind::AllReduce, bytes, node(3, 370.8, 0)),
+              nccl_ring_ll_s(14, bytes, 370.8, 0.5, 141.0), 1e-9);
+}
+
+// LL128 with one GPU per node: busBw x 0.7 up to v2.22.3-1 ("ppn < 2 ? 0.7 : 0.92"), x 0.92 from v2.23.4-1; with
+// 8 per node 0.92 in every release. 4 nodes, one 48.5 GB/s NIC each, no channel cap known (no NVSwitch given).
+TEST(RingProtocolRelease, Ll128OneGpuPerNodeDiscountedBefore223)
+{
+  GroupShape g;
+  g.ranks = 4;
+  g.nodes = 4;
+  g.nic_Bps = 48.5 * kGBps;
+  const auto& ring = *find_algorithm("ring");
+  auto link_s = [&](int nccl) {
+    g.nccl_version = nccl;
+    const auto p = predict(ring, Protocol::LL128, Kind::AllReduce, 64 * MiB, g);
+    return p.time_s - p.latency_s;
+  };
+  const double volume = 2.0 * 3.0 / 4.0 * 64 * MiB;
+  EXPECT_NEAR(link_s(kNccl2223), volume / (0.7 * 48.5 * kGBps), 1e-9);
+  EXPECT_NEAR(link_s(kNccl2234), volume / (0.92 * 48.5 * kGBps), 1e-9);
+  // Unpublished keeps 0.92: the stacks that name no release were fitted with it (ring.cpp).
+  EXPECT_NEAR(link_s(0), volume / (0.92 * 48.5 * kGBps), 1e-9);
+}
+
+}  // namespace
