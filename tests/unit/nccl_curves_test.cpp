@@ -15,7 +15,8 @@
 // 256 MiB, all-gather from 128 MiB) is within 4% since each of its steps pays the network's step latency on every
 // loop of its chunks (collectives/algorithms/ring.cpp); the NVLS tree (all-reduce 4-128 MiB) within 7% as NCCL
 // 2.24.3, the log's release, models it, with its pipeline's fill (algorithms/nvls_tree.cpp). Each curve runs with
-// the NCCL release its log states (`nccl`, 0 where it states none). The NIC count is the system's own
+// the NCCL release its log states (`nccl`; where it states none, 0, or the release its date bounds where every
+// release it may have run prices the model alike: A.2.a). The NIC count is the system's own
 // description: "3.2 Tbps InfiniBand" per node (ZiyanIshani/vpbenchmarking README, system table) with "400 Gbps per
 // port" (AI @ Georgia Tech's project page for the same benchmark, aigt.framer.website/sponsor-projects), 8 ports;
 // the summary's "3 active ports per node" cannot carry the measured all-gather (3 x 48.5 GB/s < 324 GB/s).
@@ -52,7 +53,7 @@ struct Curve {
   int64_t nodes;
   Kind kind;
   const char* algorithm;  ///< "" for NCCL's choice
-  int nccl;               ///< the NCCL release the log states, as NCCL_VERSION_CODE; 0 where it states none
+  int nccl;               ///< the NCCL release the log states, as NCCL_VERSION_CODE; 0 where it states none (A.2.a: above)
   std::vector<Point> points;
 };
 
