@@ -104,9 +104,9 @@ double context_parallel_attention_bytes(const model::ModelSpec& m, const model::
   if (sh.cp <= 1 || !sh.cp_allgather)
     return 0.0;
   // PyTorch's experimental context parallelism (stack kernels.context_parallel: torch-allgather;
-  // torch/distributed/tensor/experimental/_attention.py, _templated_ring_attention_backward, the same loop in the
-  // late-2024 and 2025 copies read; torchtitan 9dec370 runs it with rotate method "allgather", its default in
-  // config_manager.py). During one layer's attention backward the rank holds, beside the layer's saved tensors:
+  // torch/distributed/tensor/experimental/_attention.py, _templated_ring_attention_backward, read at pytorch/pytorch
+  // 0123248a; the stack's notes record the same loop in a late-2024 copy; torch 1963fc8 itself was not available.
+  // torchtitan 9dec370 runs it with rotate method "allgather", its default in config_manager.py). During one layer's attention backward the rank holds, beside the layer's saved tensors:
   // - the K, V of every rank of the cp group, all-gathered once by _AllGatherRotater and kept for the whole loop
   //   (16-bit; torchtitan repeats K, V to every query head before SDPA: model.py, repeat_kv);
   // - grad_query accumulated in fp32 (_ContextParallelOptions.convert_to_f32, true);
