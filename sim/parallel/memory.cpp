@@ -8,7 +8,15 @@ namespace dtsim::parallel {
 
 using scenario::Recompute;
 
-double layer_activation_bytes(const model::ModelSpec& m, const model::Shape& sh, bool selective, bool dense)
+namespace {
+
+// One layer's activation bytes for one microbatch on one TP rank, and of them those of its MLP (freed once the MLP's
+// backward is done, before the attention's backward begins).
+struct LayerBytes {
+  double total = 0, mlp = 0;
+};
+
+LayerBytes layer_bytes(const model::ModelSpec& m, const model::Shape& sh, bool selective, bool dense)
 {
   const bool x = m.experts > 0 && !dense;  // routed experts in this layer
   // Korthikanti et al. 2022, Sec. 4, generalised to any attention and MLP width: in units of s*b*h bytes for
@@ -73,7 +81,46 @@ double layer_activation_bytes(const model::ModelSpec& m, const model::Shape& sh,
   double scores = selective || sh.flash ? 0.0 : 5.0 * double(m.heads) * sq / (h * t);
   // Context parallel: the rank holds seq / cp tokens; its attention scores cover its queries and every key.
   double sbh = sq / double(sh.cp) * double(sh.micro_batch) * h;
-  return sbh * (per_sbh + scores) * sh.elem_bytes / 2.0;
+  // The MLP's own: its intermediate activations, the dispatched expert inputs, the shared experts', and the fc1
+  // input saved gathered (one of the two gathered inputs).
+  const double mlp_per_sbh = mlp / t + dispatched + shared / t + gathered_inputs / 2.0;
+  return {sbh * (per_sbh + scores) * sh.elem_bytes / 2.0, sbh * mlp_per_sbh * sh.elem_bytes / 2.0};
+}
+
+}  // namespace
+
+double layer_activation_bytes(const model::ModelSpec& m, const model::Shape& sh, bool selective, bool dense)
+{
+  return layer_bytes(m, sh, selective, dense).total;
+}
+
+double layer_mlp_activation_bytes(const model::ModelSpec& m, const model::Shape& sh)
+{
+  return layer_bytes(m, sh, false, false).mlp;
+}
+
+double context_parallel_attention_bytes(const model::ModelSpec& m, const model::Shape& sh)
+{
+  if (sh.cp <= 1 || !sh.cp_allgather)
+    return 0.0;
+  // PyTorch's experimental context parallelism (stack kernels.context_parallel: torch-allgather;
+  // torch/distributed/tensor/experimental/_attention.py, _templated_ring_attention_backward, read at pytorch/pytorch
+  // 0123248a; the stack's notes record the same loop in a late-2024 copy; torch 1963fc8 itself was not available.
+  // torchtitan 9dec370 runs it with rotate method "allgather", its default in config_manager.py). During one layer's attention backward the rank holds, beside the layer's saved tensors:
+  // - the K, V of every rank of the cp group, all-gathered once by _AllGatherRotater and kept for the whole loop
+  //   (16-bit; torchtitan repeats K, V to every query head before SDPA: model.py, repeat_kv);
+  // - grad_query accumulated in fp32 (_ContextParallelOptions.convert_to_f32, true);
+  // - dK, dV in fp32 passed round the ring after every block (ALL_TO_ALL rotater, permute_tensor): the buffer sent
+  //   and the one received exist together.
+  // Not counted: each block's 16-bit dQ, dK, dV from the flash kernel and the concatenations a fused graph may
+  // drop (torch.compile traces the loop; Inductor plans its buffers).
+  const double q_width = double(m.qk_width()), k_width = q_width, v_width = double(m.v_width());
+  const double tokens = double(sh.seq) / double(sh.cp) * double(sh.micro_batch);
+  const double t = double(sh.tp);
+  const double gathered_kv = double(sh.cp) * tokens * (k_width + v_width) / t * double(sh.elem_bytes);
+  const double grad_query_fp32 = tokens * q_width / t * 4.0;
+  const double dkv_fp32_in_flight = 2.0 * tokens * (k_width + v_width) / t * 4.0;
+  return gathered_kv + grad_query_fp32 + dkv_fp32_in_flight;
 }
 
 double op_checkpoint_layer_bytes(const model::ModelSpec& m, const model::Shape& sh)
@@ -193,7 +240,16 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
   // Under torchtitan's per-op checkpointing every layer keeps its saved set, and its backward recomputes the rest.
   const double op_layer = op ? op_checkpoint_layer_bytes(m, plan.shape) : 0.0;
   const double recomputed = 2.0 * sbh * (plan.shape.sp ? 1.0 / double(tp) : 1.0) * e / 2.0;
-  const double working = full ? std::max(0.0, layer_activation_bytes(m, plan.shape, false) - op_layer) : 0.0;
+  double working = full ? std::max(0.0, layer_activation_bytes(m, plan.shape, false) - op_layer) : 0.0;
+  // Under PyTorch's context parallelism a layer's attention backward holds the ring's buffers (the whole group's
+  // K, V and fp32 gradients: context_parallel_attention_bytes) once the MLP's activations are freed: the layer in
+  // its backward peaks at the larger of the two moments. Without full recomputation the layer's stored
+  // activations are counted with those in flight, and the moment adds what the ring holds beyond the MLP's
+  // activations (those of a layer kept whole; per-op checkpointing keeps fewer of them).
+  if (const double ring = context_parallel_attention_bytes(m, plan.shape); ring > 0) {
+    const double mlp = layer_mlp_activation_bytes(m, plan.shape);
+    working = full ? std::max(working, working - mlp + ring) : std::max(0.0, ring - mlp);
+  }
   // torch.distributed.pipelining keeps each microbatch's stage output until its backward (stage.py,
   // _PipelineStageBase.forward_one_chunk stores it in fwd_cache, backward_one_chunk pops it to call autograd on it);
   // Megatron-LM frees the output's data once sent (schedules.py, deallocate_output_tensor). The output of a stage is

@@ -50,6 +50,16 @@ double framework_memory_bytes(const stack::StackSpec& st, const DerivedPlan& pla
 /// selective); `dense`: one of the dense first layers of a model with experts.
 double layer_activation_bytes(const model::ModelSpec& m, const model::Shape& sh, bool selective, bool dense = false);
 
+/// Of those (no recomputation), the MLP's: its intermediate activations, dispatched and shared expert inputs, and
+/// the fc1 input when torch's tensor parallelism saves it gathered. Freed before the attention's backward begins.
+double layer_mlp_activation_bytes(const model::ModelSpec& m, const model::Shape& sh);
+
+/// Bytes PyTorch's experimental context parallelism holds during one layer's attention backward beside the layer's
+/// saved tensors (stack kernels.context_parallel: torch-allgather, parallel.cp > 1): every cp rank's K, V gathered
+/// (16-bit, repeated to the query's heads), grad_query in fp32 and the fp32 dK, dV buffers sent and received round
+/// the ring. 0 otherwise (Megatron-LM / Transformer Engine's ring: not modelled).
+double context_parallel_attention_bytes(const model::ModelSpec& m, const model::Shape& sh);
+
 /// Activation bytes one layer keeps for one microbatch under torchtitan's per-op selective checkpointing
 /// (training.saved_activations torchtitan-op): its input, the outputs of every second mm by count, of
 /// scaled_dot_product_attention and of the reduce-scatters (torchtitan 9dec370, parallelize_llama.py, _save_list).

@@ -43,7 +43,9 @@ const Key kContextParallel =
                 "(torch/distributed/tensor/experimental/_attention.py) as torchtitan runs it under torch.compile: "
                 "the K, V of every rank all-gathered before the attention and waited for at once, one attention "
                 "kernel per K, V block, partial outputs merged in fp32 after each, and in backward dK, dV passed "
-                "round the ring in fp32 after each block, every collective waited for at once")
+                "round the ring in fp32 after each block, every collective waited for at once; its memory: the "
+                "gathered K, V, fp32 grad_query and the fp32 dK, dV in flight, held during a layer's attention "
+                "backward (sim/parallel/memory.cpp, context_parallel_attention_bytes; `ring`: none counted)")
         .defaults_to("ring");
 
 const Key kHost = Key::section("host", kOptional, "host time: a run of kernels takes at least its launches");

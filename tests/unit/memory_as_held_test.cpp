@@ -5,7 +5,8 @@
 // buffers kept per microbatch (memory.pipeline_recv_buffers), the logits its last stage keeps to the step's end
 // (memory.pipeline_keeps_logits), FSDP2's per-layer buffers (memory.fsdp_layer_buffers), its gradients held chunk by
 // chunk when their reduction waits for each chunk's last backward, and the inputs torch's tensor parallelism saves
-// gathered (memory.tp_saves_gathered_inputs).
+// gathered (memory.tp_saves_gathered_inputs), and the buffers of PyTorch's context parallelism in a layer's attention
+// backward (kernels.context_parallel: torch-allgather).
 // Expected values are the byte counts of those code facts, computed here.
 #include <gtest/gtest.h>
 
@@ -310,3 +311,45 @@ TEST(MemoryAsHeld, Fsdp2DeferredGradientsAreHeldChunkByChunk)
 }
 
 }  // namespace
+
+// PyTorch's experimental context parallelism (stack kernels.context_parallel: torch-allgather): a layer's attention
+// backward holds every cp rank's K, V (16-bit, repeated to the query's heads), grad_query in fp32 and the fp32 dK,
+// dV sent and received round the ring, once the layer's MLP activations are freed.
+TEST(MemoryAsHeld, TorchContextParallelHoldsTheGatheredKeysAndValues)
+{
+  auto s = dtsim::scenario::load_scenario(
+      dtsim::test::source_path("scenarios/validation/torchtitan-2412-llama31-405b-512-cp8.yaml"), {});
+  ASSERT_TRUE(s.stack.context_parallel_allgather);
+  dtsim::model::Transformer t(s.model);
+  const auto plan = derive_plan(s);
+  // 405B at seq 262,144, cp 8, tp 8: 32,768 tokens per rank, 128 heads of 128 over 8 ranks: 16 heads each.
+  const double x = 32768.0 * 16.0 * 128.0 * 2.0;  // one rank's 16-bit Q (and K, V after repeat_kv), bytes
+  const double ring = dtsim::parallel::context_parallel_attention_bytes(s.model, plan.shape);
+  EXPECT_NEAR(ring, 8.0 * 2.0 * x + 2.0 * x + 2.0 * 4.0 * x, 1e-9 * ring);
+  // It grows with the cp group: the gathered K, V is the whole sequence's.
+  auto cp2 = s;
+  cp2.parallel.cp = 2;
+  cp2.parallel.dp = 4;
+  cp2.training.seq_len = 65536;
+  cp2.training.global_batch = 32;
+  EXPECT_NEAR(dtsim::parallel::context_parallel_attention_bytes(cp2.model, derive_plan(cp2).shape),
+              2.0 * 2.0 * x + 2.0 * x + 2.0 * 4.0 * x, 1e-9 * ring);
+  // The first stage (full recomputation) peaks at the larger of the whole layer and its attention backward.
+  auto ring_stack = s, megatron_ring = s;
+  megatron_ring.stack.context_parallel_allgather = false;
+  auto first = [&](const ScenarioSpec& sc) {
+    return estimate_memory(sc, derive_plan(sc), t).stages[0].activations_bytes;
+  };
+  const double layer = dtsim::parallel::layer_activation_bytes(s.model, plan.shape, false);
+  const double mlp = dtsim::parallel::layer_mlp_activation_bytes(s.model, plan.shape);
+  ASSERT_GT(ring, mlp);
+  ASSERT_LT(mlp, layer);
+  EXPECT_NEAR(first(ring_stack) - first(megatron_ring), ring - mlp, 1e-9 * ring);
+  // Without context parallelism nothing is held.
+  auto no_cp = s;
+  no_cp.parallel.cp = 1;
+  no_cp.parallel.dp = 8;
+  no_cp.training.seq_len = 32768;
+  no_cp.training.global_batch = 64;
+  EXPECT_DOUBLE_EQ(dtsim::parallel::context_parallel_attention_bytes(no_cp.model, derive_plan(no_cp).shape), 0.0);
+}
