@@ -205,9 +205,9 @@ constexpr int64_t kMaxSearchDevices = 1048576;
 
 int main(int argc, char** argv)
 {
+  dtsim::systems::install();
   if (const int handed_over = dtsim::cli::prepare_mpi(argv))
     return handed_over;
-  dtsim::systems::install();
   CLI::App app{"dtsim: discrete-event simulation of one training step of a transformer on a GPU cluster"};
   app.set_version_flag("--version", std::string("dtsim ") + dtsim::kVersion);
   app.require_subcommand(1);
