@@ -1,23 +1,34 @@
 #include "app/mpi_workers.hpp"
 
-#include <dlfcn.h>
-#include <mpi.h>
-
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
-#include <thread>
 
+#include "app/mpi_transport.hpp"
 #include "core/child_process.hpp"
 
 namespace dtsim::app {
 
 namespace {
 
-constexpr int kTagLine = 1, kTagDone = 2, kTagResults = 3;
+constexpr int kTagLine = 1, kTagDone = 2, kTagResults = 3, kAnyTag = -1;
 
-int ranks_from_environment()
+MpiTransport* installed_transport = nullptr;
+
+MpiTransport& transport()
+{
+  if (!installed_transport)
+    throw std::runtime_error("MPI: no transport installed (an internal error: mpi_world() starts it first)");
+  return *installed_transport;
+}
+
+int other_ranks_done = 0;
+
+}  // namespace
+
+void install_mpi_transport(MpiTransport& t) { installed_transport = &t; }
+
+int mpi_ranks_from_environment()
 {
   for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE"})
     if (const char* v = std::getenv(name))
@@ -25,56 +36,18 @@ int ranks_from_environment()
   return 1;
 }
 
-void finalize_at_exit()
-{
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (!finalized)
-    MPI_Finalize();
-}
-
-void check(int rc, const char* what)
-{
-  if (rc != MPI_SUCCESS)
-    throw std::runtime_error(std::string("MPI: ") + what + " failed");
-}
-
-// Waits for a message without MPI_Probe: Open MPI's blocking calls spin on a core that the rank's own simulations
-// (or another rank's, on the same machine) need.
-MPI_Status probe_politely(int source, int tag)
-{
-  MPI_Status status;
-  for (int flag = 0;;) {
-    check(MPI_Iprobe(source, tag, MPI_COMM_WORLD, &flag, &status), "MPI_Iprobe");
-    if (flag)
-      return status;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-}
-
-int other_ranks_done = 0;
-
-}  // namespace
-
 MpiWorld mpi_world()
 {
   static const MpiWorld world = []() {
     MpiWorld w;
-    if (ranks_from_environment() <= 1)
+    const int ranks = mpi_ranks_from_environment();
+    if (ranks <= 1)
       return w;
-    Dl_info where{};
-    if (dladdr(reinterpret_cast<void*>(&MPI_Init_thread), &where) && where.dli_fname &&
-        std::string(where.dli_fname).find("simgrid") != std::string::npos)
-      throw std::runtime_error("MPI_Init_thread resolves to " + std::string(where.dli_fname) +
-                               " (SimGrid's SMPI), not to the MPI library: link libmpi before libsimgrid");
-    // A helper thread of the sweep talks to MPI while the main thread waits for children: one thread at a time.
-    int provided = 0;
-    check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
-    std::atexit(finalize_at_exit);
-    if (provided < MPI_THREAD_SERIALIZED)
-      throw std::runtime_error("MPI: this MPI library does not allow calls from more than one thread");
-    MPI_Comm_rank(MPI_COMM_WORLD, &w.rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &w.size);
+    if (!installed_transport)
+      throw std::runtime_error("started by mpirun with " + std::to_string(ranks) +
+                               " ranks, but this program links no MPI library: run dtsim_mpi (dtsim hands over to "
+                               "it by itself)");
+    installed_transport->start(w.rank, w.size);
     return w;
   }();
   return world;
@@ -95,47 +68,36 @@ std::optional<std::vector<uint64_t>> broadcast_from_root(const std::optional<std
     return values;
   // Length + 1, so that 0 says "refused".
   unsigned long long n = w.root() ? (values ? values->size() + 1 : 0) : 0;
-  check(MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD), "MPI_Bcast");
+  transport().broadcast_from_root(&n, 1);
   if (n == 0)
     return std::nullopt;
   std::vector<unsigned long long> v(n - 1);
   if (w.root())
     v.assign(values->begin(), values->end());
   if (!v.empty())
-    check(MPI_Bcast(v.data(), int(v.size()), MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD), "MPI_Bcast");
+    transport().broadcast_from_root(v.data(), int(v.size()));
   return std::vector<uint64_t>(v.begin(), v.end());
 }
 
 void send_line_to_root(const std::string& line)
 {
-  check(MPI_Send(line.data(), int(line.size()), MPI_CHAR, 0, kTagLine, MPI_COMM_WORLD), "MPI_Send");
+  transport().send_to_root(line.data(), int(line.size()), kTagLine);
 }
 
-void send_done_to_root() { check(MPI_Send(nullptr, 0, MPI_CHAR, 0, kTagDone, MPI_COMM_WORLD), "MPI_Send"); }
+void send_done_to_root() { transport().send_to_root(nullptr, 0, kTagDone); }
 
 bool receive_lines(std::vector<std::string>& lines, bool wait)
 {
   const MpiWorld w = mpi_world();
   while (other_ranks_done < w.size - 1) {
-    MPI_Status status;
-    int flag = 0;
-    check(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &status), "MPI_Iprobe");
-    if (!flag && wait) {
-      status = probe_politely(MPI_ANY_SOURCE, MPI_ANY_TAG);
-      flag = 1;
-    }
-    if (!flag)
+    std::optional<MpiTransport::Message> m = transport().receive(kAnyTag, wait);
+    if (!m)
       return true;
     wait = false;  // one message was enough; take the others that are already there
-    int n = 0;
-    MPI_Get_count(&status, MPI_CHAR, &n);
-    std::string text(size_t(n), '\0');
-    check(MPI_Recv(text.data(), n, MPI_CHAR, status.MPI_SOURCE, status.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
-          "MPI_Recv");
-    if (status.MPI_TAG == kTagDone)
+    if (m->tag == kTagDone)
       ++other_ranks_done;
     else
-      lines.push_back(std::move(text));
+      lines.emplace_back(m->bytes.begin(), m->bytes.end());
   }
   other_ranks_done = 0;  // ready for the next exchange
   return false;
@@ -165,19 +127,14 @@ std::vector<std::optional<Bytes>> run_across_ranks(const std::vector<std::functi
         put(my_results[i]->size());
         packed.insert(packed.end(), my_results[i]->begin(), my_results[i]->end());
       }
-    check(MPI_Send(packed.data(), int(packed.size()), MPI_BYTE, 0, kTagResults, MPI_COMM_WORLD), "MPI_Send");
+    transport().send_to_root(packed.data(), int(packed.size()), kTagResults);
     return {};
   }
   std::vector<std::optional<Bytes>> results(jobs.size());
   for (size_t i = 0; i < mine.size(); ++i)
     results[mine[i]] = std::move(my_results[i]);
   for (int r = 1; r < w.size; ++r) {
-    MPI_Status status = probe_politely(MPI_ANY_SOURCE, kTagResults);
-    int n = 0;
-    MPI_Get_count(&status, MPI_BYTE, &n);
-    Bytes packed(static_cast<size_t>(n));
-    check(MPI_Recv(packed.data(), n, MPI_BYTE, status.MPI_SOURCE, kTagResults, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
-          "MPI_Recv");
+    const Bytes packed = transport().receive(kTagResults, true)->bytes;
     auto get = [&](size_t at) {
       uint64_t v = 0;
       std::memcpy(&v, packed.data() + at, sizeof v);

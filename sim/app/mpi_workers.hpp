@@ -1,8 +1,9 @@
 #pragma once
 /// Sweeps and searches across machines: when dtsim is started by mpirun (more than one rank), the ranks split the
 /// points, each rank still runs one child process per simulation on its own cores, and the results go to rank 0,
-/// which alone reads and writes files and prints. Everything MPI is in mpi_workers.cpp; without mpirun nothing here
-/// touches MPI. The children forked by a rank never call MPI (they leave with _exit).
+/// which alone reads and writes files and prints. The MPI calls go through the transport the program mpirun starts
+/// installs (app/mpi_transport.hpp); without mpirun nothing here touches MPI. The children forked by a rank never
+/// call MPI (they leave with _exit).
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -21,7 +22,7 @@ struct MpiWorld {
 };
 
 /// Initialises MPI the first time it is called when the environment says the process was started by mpirun with
-/// more than one rank (OMPI_COMM_WORLD_SIZE, PMI_SIZE or PMIX_SIZE); MPI is finalized at exit.
+/// more than one rank (mpi_ranks_from_environment), through the installed transport; MPI is finalized at exit.
 MpiWorld mpi_world();
 
 /// The work of one rank out of a list: the positions k with k % size == rank (deterministic, so every rank agrees).

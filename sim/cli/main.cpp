@@ -20,6 +20,7 @@
 #include "app/shared_fabric.hpp"
 #include "app/show_inputs.hpp"
 #include "app/study_report.hpp"
+#include "cli/mpi_launch.hpp"
 #include "collectives/algorithm_registry.hpp"
 #include "config/suggest.hpp"
 #include "app/sweep.hpp"
@@ -205,6 +206,8 @@ constexpr int64_t kMaxSearchDevices = 1048576;
 int main(int argc, char** argv)
 {
   dtsim::systems::install();
+  if (const int handed_over = dtsim::cli::prepare_mpi(argv))
+    return handed_over;
   CLI::App app{"dtsim: discrete-event simulation of one training step of a transformer on a GPU cluster"};
   app.set_version_flag("--version", std::string("dtsim ") + dtsim::kVersion);
   app.require_subcommand(1);
