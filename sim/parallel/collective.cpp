@@ -5,6 +5,8 @@
 #include <map>
 #include <optional>
 
+#include "parallel/all_to_all.hpp"
+
 namespace dtsim::collectives {
 
 Kind kind_of(model::TpCollective c)
@@ -79,14 +81,10 @@ std::vector<Phase> plan_collective(Kind kind, double bytes, const std::vector<in
     return phases;
   if (kind == Kind::AllToAll) {
     Phase ph;  // every pair at once: one latency, paid by the flows
-    const double share = bytes / double(group.size());
-    for (int64_t a : group)
-      for (int64_t b : group)
-        if (a != b) {
-          const bool across = placement.domain_of(a) != placement.domain_of(b);
-          ph.flows.push_back({a, b, across ? share * inter_node_scale : share});
-          ph.inter_node = ph.inter_node || across;
-        }
+    ph.flows = all_to_all_flows(bytes, group, placement, inter_node_scale);
+    ph.inter_node = std::any_of(ph.flows.begin(), ph.flows.end(), [&](const Flow& f) {
+      return placement.domain_of(f.src) != placement.domain_of(f.dst);
+    });
     phases.push_back(std::move(ph));
     return phases;
   }
