@@ -172,20 +172,33 @@ std::optional<BusiestPlan> plan_busiest_member(Kind kind, double bytes, const Gr
   return out;
 }
 
+namespace {
+
+// The rule: NCCL's predicted time on the group's shape, plus the latency of the switch tiers its routes cross.
+double time_with_tiers(Kind kind, double bytes, const GroupShape& g, int switches, const Fabric& fabric)
+{
+  if (g.ranks < 2 || bytes <= 0 || kind == Kind::AllToAll)
+    return 0;
+  const Prediction pr = choose(kind, bytes, g, fabric.choice);
+  return pr.time_s + tier_latency_s(pr, switches, fabric);
+}
+
+}  // namespace
+
 double collective_time(Kind kind, double bytes, const GroupLayout& layout, const Fabric& fabric)
 {
-  if (layout.shape.ranks < 2 || bytes <= 0 || kind == Kind::AllToAll)
-    return 0;
-  const Prediction pr = choose(kind, bytes, layout.shape, fabric.choice);
-  return pr.time_s + tier_latency_s(pr, layout.switches, fabric);
+  return time_with_tiers(kind, bytes, layout.shape, layout.switches, fabric);
 }
 
 double collective_time(Kind kind, double bytes, const std::vector<int64_t>& group,
                        const parallel::Placement& placement, const Fabric& fabric)
 {
-  if (group.size() < 2 || bytes <= 0 || kind == Kind::AllToAll)  // nothing to lay out
+  if (group.size() < 2 || bytes <= 0 || kind == Kind::AllToAll)
     return 0;
-  return collective_time(kind, bytes, group_layout(group, placement, fabric), fabric);
+  // The shape and switch tiers group_layout would find, without listing each domain's members: a frontier job's
+  // data-parallel group has a thousand, and the search's bound prices every plan's.
+  return time_with_tiers(kind, bytes, group_shape(group, placement, fabric),
+                         fabric.routes.switches_spanned(group, placement), fabric);
 }
 
 double nccl_predicted_time(Kind kind, double bytes, const GroupShape& g, const Fabric& fabric)

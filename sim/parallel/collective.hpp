@@ -62,7 +62,7 @@ std::optional<BusiestPlan> plan_busiest_member(Kind kind, double bytes, const Gr
 /// flows take exactly this alone on their links (tests/unit/collective_test.cpp). Not for an all-to-all
 /// (parallel/all_to_all.hpp).
 double collective_time(Kind kind, double bytes, const GroupLayout& layout, const Fabric& fabric);
-/// The same over `group` (devices in ring order), laid out by group_layout.
+/// The same over `group` (devices in ring order): its shape and switch tiers as group_layout finds them.
 double collective_time(Kind kind, double bytes, const std::vector<int64_t>& group,
                        const parallel::Placement& placement, const Fabric& fabric);
 /// NCCL's predicted time on a group of shape `g` alone, without the switch tiers' latency that collective_time adds
