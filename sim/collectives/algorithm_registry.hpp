@@ -41,7 +41,7 @@ struct GroupShape {
   int nvswitch_generation = 0;  ///< the nodes' NVSwitch (0: none known); NVLS needs 3 or more
   bool nvls_enabled = true;     ///< false where the hardware turns NVLS off (scale_up.nvls false)
   /// goodput of one device's NVLink to the switch, per direction; on a switchless mesh, of its links to the other
-  /// members of its domain together (parallel::group_shape)
+  /// members of its domain together (collectives::group_shape, parallel/group_shape.hpp)
   double nvlink_Bps = 0;
   double nic_Bps = 0;     ///< goodput of one NIC, per direction
   double nvlink_latency_s = 0, nic_latency_s = 0;  ///< route latencies (paid by the flows themselves)

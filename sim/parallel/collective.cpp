@@ -5,6 +5,8 @@
 #include <map>
 #include <optional>
 
+#include "parallel/all_to_all.hpp"
+
 namespace dtsim::collectives {
 
 Kind kind_of(model::TpCollective c)
@@ -16,128 +18,6 @@ Kind kind_of(model::TpCollective c)
     case model::TpCollective::ContextGather: return Kind::AllGather;
     default: return Kind::AllReduce;  // AllReduce, ContextGatherReduce (None moves nothing)
   }
-}
-
-using std::size_t;
-
-Fabric fabric_of(const scenario::ScenarioSpec& s)
-{
-  Fabric f;
-  const auto& hw = s.hardware;
-  f.nvlink_Bps = hw.scale_up.nvlink.goodput_Bps;
-  f.nvlink_latency_s = hw.scale_up.nvlink.latency_s;
-  f.nic_Bps = hw.network.nic.goodput_Bps;
-  f.nic_latency_s = hw.network.nic.latency_s;
-  f.nics_per_domain = hw.domain_nics();
-  f.devices_per_domain = hw.domain_devices();
-  f.nvswitch_generation = hw.scale_up.nvswitch_generation;
-  f.nvls_enabled = hw.scale_up.nvls;
-  f.full_mesh = hw.scale_up.full_mesh;
-  f.choice.algorithm = !s.stack.collective_algorithm.empty() ? s.stack.collective_algorithm : hw.collectives.algorithm;
-  f.choice.protocol = !s.stack.collective_protocol.empty() ? s.stack.collective_protocol : hw.collectives.protocol;
-  f.nccl_version = s.stack.nccl_version;
-  f.routes = parallel::FabricRoutes(hw);
-  const auto& par = s.parallel;
-  f.ecmp_slowdown = parallel::ecmp_ring_slowdown(
-      hw, parallel::Placement(par.dp_cp(), par.tp, par.pp, parallel::devices_used_per_domain(hw.domain_devices(), par.tp)));
-  return f;
-}
-
-namespace {
-
-// The group's members per domain, domains in ascending order, members in group order. Groups are mostly listed in
-// device order, so that their domains never decrease: the runs of equal domains are then the answer, found in one
-// pass (a data-parallel group of 131,072 GPUs spans 16,384 domains, and a map of them cost most of a frontier step's
-// set-up); otherwise a map sorts them.
-MembersByNode members_by_domain(const std::vector<int64_t>& group, const parallel::Placement& placement)
-{
-  MembersByNode by_node;
-  int64_t last = -1;
-  for (int64_t d : group) {
-    const int64_t domain = placement.domain_of(d);
-    if (domain < last) {
-      std::map<int64_t, std::vector<int64_t>> members_of_node;
-      for (int64_t m : group)
-        members_of_node[placement.domain_of(m)].push_back(m);
-      by_node.clear();
-      for (auto& [node, members] : members_of_node)
-        by_node.push_back(std::move(members));
-      return by_node;
-    }
-    if (domain != last)
-      by_node.emplace_back();
-    by_node.back().push_back(d);
-    last = domain;
-  }
-  return by_node;
-}
-
-// The members per domain alone, domains in ascending order, the same way.
-std::vector<int64_t> count_by_domain(const std::vector<int64_t>& group, const parallel::Placement& placement)
-{
-  std::vector<int64_t> counts;
-  int64_t last = -1;
-  for (int64_t d : group) {
-    const int64_t domain = placement.domain_of(d);
-    if (domain < last) {
-      counts.clear();
-      for (const auto& members : members_by_domain(group, placement))
-        counts.push_back(int64_t(members.size()));
-      return counts;
-    }
-    if (domain != last)
-      counts.push_back(0);
-    ++counts.back();
-    last = domain;
-  }
-  return counts;
-}
-
-// `nodes` domains, each holding the same number of members where `uniform`, the fewest `fewest`.
-GroupShape shape_of(int64_t ranks, int64_t nodes, bool uniform, int64_t fewest, const Fabric& f)
-{
-  GroupShape g;
-  g.ranks = ranks;
-  g.nodes = nodes;
-  g.uniform = uniform;
-  g.nvswitch_generation = f.nvswitch_generation;
-  g.nvls_enabled = f.nvls_enabled;
-  g.nccl_version = f.nccl_version;
-  // On a mesh a device reaches each other member of its domain by its own link: RCCL's channels lay rings over
-  // every pair (ROCm/rccl#1210: "maxBw 48.0 totalBw 144.0" on 4 MI300X, 3 links of 48 GB/s), so a member sends at
-  // the links to the fewest other local members of any domain the group spans.
-  g.nvlink_Bps = f.full_mesh ? f.nvlink_Bps * double(std::max<int64_t>(1, fewest - 1)) : f.nvlink_Bps;
-  // A device sends across domains from its host's NIC: with fewer NICs than devices they share them.
-  g.nic_Bps = f.nic_Bps * std::min(1.0, double(f.nics_per_domain) / double(std::max<int64_t>(1, f.devices_per_domain)));
-  g.nvlink_latency_s = f.nvlink_latency_s;
-  g.nic_latency_s = f.nic_latency_s;
-  return g;
-}
-
-GroupShape shape_of(int64_t ranks, const std::vector<int64_t>& per_node, const Fabric& f)
-{
-  bool uniform = true;
-  int64_t fewest = ranks;
-  for (int64_t count : per_node) {
-    uniform = uniform && count == per_node.front();
-    fewest = std::min(fewest, count);
-  }
-  return shape_of(ranks, int64_t(per_node.size()), uniform, fewest, f);
-}
-
-}  // namespace
-
-GroupShape group_shape(const std::vector<int64_t>& group, const parallel::Placement& placement, const Fabric& f)
-{
-  return shape_of(int64_t(group.size()), count_by_domain(group, placement), f);
-}
-
-GroupShape every_device_shape(const parallel::Placement& placement, const Fabric& f)
-{
-  // Devices 0..n-1 fill their domains in order (the job's domains map onto the cluster's in increasing order): every
-  // domain holds devices_per_domain of them but the last, which holds the rest.
-  const int64_t n = placement.devices(), per_domain = placement.devices_per_domain(), rest = n % per_domain;
-  return shape_of(n, placement.domains(), rest == 0 || n < per_domain, rest == 0 ? std::min(n, per_domain) : rest, f);
 }
 
 namespace {
@@ -201,47 +81,14 @@ std::vector<Phase> plan_collective(Kind kind, double bytes, const std::vector<in
     return phases;
   if (kind == Kind::AllToAll) {
     Phase ph;  // every pair at once: one latency, paid by the flows
-    const double share = bytes / double(group.size());
-    for (int64_t a : group)
-      for (int64_t b : group)
-        if (a != b) {
-          const bool across = placement.domain_of(a) != placement.domain_of(b);
-          ph.flows.push_back({a, b, across ? share * inter_node_scale : share});
-          ph.inter_node = ph.inter_node || across;
-        }
+    ph.flows = all_to_all_flows(bytes, group, placement, inter_node_scale);
+    ph.inter_node = std::any_of(ph.flows.begin(), ph.flows.end(), [&](const Flow& f) {
+      return placement.domain_of(f.src) != placement.domain_of(f.dst);
+    });
     phases.push_back(std::move(ph));
     return phases;
   }
   return plan_collective(kind, bytes, group_layout(group, placement, fabric), placement, fabric);
-}
-
-GroupLayout group_layout(const std::vector<int64_t>& group, const parallel::Placement& placement, const Fabric& f)
-{
-  GroupLayout l;
-  l.group = group;
-  l.by_node = members_by_domain(group, placement);
-  std::vector<int64_t> per_node;
-  for (const auto& members : l.by_node)
-    per_node.push_back(int64_t(members.size()));
-  l.shape = shape_of(int64_t(group.size()), per_node, f);
-  l.switches = f.routes.switches_spanned(group, placement);
-  l.alone = l.by_node.size() == group.size();
-  for (size_t x = 1; x < group.size() && l.alone; ++x)
-    l.alone = group[x - 1] < group[x];
-  return l;
-}
-
-GroupLayout group_layout(const parallel::StridedGroup& group, const parallel::Placement& placement, const Fabric& f)
-{
-  // Each member at the same place of its own domain: one member per domain, domains ascending with the devices.
-  if (group.count < 2 || group.stride <= 0 || group.stride % placement.devices_per_domain() != 0)
-    return group_layout(group.list(), placement, f);
-  GroupLayout l;
-  l.shape = shape_of(group.count, group.count, true, 1, f);
-  l.switches = f.routes.switches_spanned(group, placement);
-  l.alone = true;
-  l.strided = group;
-  return l;
 }
 
 namespace {
@@ -325,25 +172,36 @@ std::optional<BusiestPlan> plan_busiest_member(Kind kind, double bytes, const Gr
   return out;
 }
 
+namespace {
+
+// The rule: NCCL's predicted time on the group's shape, plus the latency of the switch tiers its routes cross.
+double time_with_tiers(Kind kind, double bytes, const GroupShape& g, int switches, const Fabric& fabric)
+{
+  if (g.ranks < 2 || bytes <= 0 || kind == Kind::AllToAll)
+    return 0;
+  const Prediction pr = choose(kind, bytes, g, fabric.choice);
+  return pr.time_s + tier_latency_s(pr, switches, fabric);
+}
+
+}  // namespace
+
+double collective_time(Kind kind, double bytes, const GroupLayout& layout, const Fabric& fabric)
+{
+  return time_with_tiers(kind, bytes, layout.shape, layout.switches, fabric);
+}
+
 double collective_time(Kind kind, double bytes, const std::vector<int64_t>& group,
                        const parallel::Placement& placement, const Fabric& fabric)
 {
   if (group.size() < 2 || bytes <= 0 || kind == Kind::AllToAll)
     return 0;
-  const GroupShape g = group_shape(group, placement, fabric);
-  const Prediction pr = choose(kind, bytes, g, fabric.choice);
-  return pr.time_s + tier_latency_s(pr, fabric.routes.switches_spanned(group, placement), fabric);
+  // The shape and switch tiers group_layout would find, without listing each domain's members: a frontier job's
+  // data-parallel group has a thousand, and the search's bound prices every plan's.
+  return time_with_tiers(kind, bytes, group_shape(group, placement, fabric),
+                         fabric.routes.switches_spanned(group, placement), fabric);
 }
 
-double collective_time(Kind kind, double bytes, const GroupLayout& layout, const Fabric& fabric)
-{
-  if (layout.shape.ranks < 2 || bytes <= 0 || kind == Kind::AllToAll)
-    return 0;
-  const Prediction pr = choose(kind, bytes, layout.shape, fabric.choice);
-  return pr.time_s + tier_latency_s(pr, layout.switches, fabric);
-}
-
-double collective_time(Kind kind, double bytes, const GroupShape& g, const Fabric& fabric)
+double nccl_predicted_time(Kind kind, double bytes, const GroupShape& g, const Fabric& fabric)
 {
   if (g.ranks < 2 || bytes <= 0 || kind == Kind::AllToAll)
     return 0;

@@ -1,12 +1,12 @@
 #include "report/explain.hpp"
 
-#include <algorithm>
 #include <cstdio>
 #include <ostream>
 
-#include "parallel/collective.hpp"
 #include "kernels/compute_model.hpp"
 #include "model/transformer.hpp"
+#include "parallel/all_to_all.hpp"
+#include "parallel/collective.hpp"
 #include "parallel/plan.hpp"
 
 namespace dtsim::report {
@@ -18,10 +18,11 @@ struct PassTime {
   double total() const { return kernels_s + collectives_s; }
 };
 
-// Collective times are NCCL's predicted time of the collective the replay runs on the groups of the first rank
-// (stage 0, data-parallel index 0, tensor-parallel rank 0), on uncontended links (the replay adds contention):
-// the group's shape on the fabric is the replay's own (collectives::group_shape: its members per domain, NICs
-// shared by a domain's devices, route latencies) and so is the switch tiers' latency (collectives::collective_time).
+// Collective times are the simulation's own rules on the groups of the first rank (stage 0, data-parallel index 0,
+// tensor-parallel rank 0), on uncontended links (the replay adds contention): NCCL's predicted time of the collective
+// the replay runs, on the group's shape with the switch tiers' latency (collectives::collective_time), and the expert
+// all-to-all at its best case with node-limited routing's scale (collectives::expert_all_to_all_time), as the
+// search's bound prices them.
 PassTime print_pass(std::ostream& out, const char* title, const std::vector<model::Segment>& segs,
                     const kernels::ComputeModel& cm, const scenario::ScenarioSpec& s,
                     const parallel::DerivedPlan& plan)
@@ -37,24 +38,10 @@ PassTime print_pass(std::ostream& out, const char* title, const std::vector<mode
                         seg.collective == model::TpCollective::ContextGatherReduce;
       const std::vector<int64_t> group = a2a ? plan.ep_group(0, 0, 0) : ring ? plan.cp_group(0, 0, 0)
                                                                            : plan.tp_group(0, 0);
-      const int64_t n = int64_t(group.size());
-      double ct = 0;
-      if (a2a && n > 1) {
-        // Every pair at once, as the replay lays it (collectives::plan_collective): a member sends 1/n of the bytes
-        // to each other member, on NVLink to those of its domain and on its share of the domain's NICs to the rest;
-        // the slower of the two ends it, after the route latency of the links it crosses.
-        const auto shape = collectives::group_shape(group, plan.placement, fabric);
-        int64_t local = 0;
-        for (int64_t d : group)
-          local += plan.placement.domain_of(d) == plan.placement.domain_of(group.front());
-        const double share = seg.collective_bytes / double(n);
-        const double nvlink_s = local > 1 ? share * double(local - 1) / shape.nvlink_Bps : 0.0;
-        const double nic_s = n > local ? share * double(n - local) / shape.nic_Bps : 0.0;
-        ct = (n > local ? shape.nic_latency_s : shape.nvlink_latency_s) + std::max(nvlink_s, nic_s);
-      } else if (!a2a) {
-        ct = collectives::collective_time(collectives::kind_of(seg.collective), seg.collective_bytes, group,
-                                          plan.placement, fabric);
-      }
+      const double ct =
+          a2a ? collectives::expert_all_to_all_time(seg.collective_bytes, group, plan.placement, fabric, s.model)
+              : collectives::collective_time(collectives::kind_of(seg.collective), seg.collective_bytes, group,
+                                             plan.placement, fabric);
       if (!seg.beside_next)  // beside the kernels after it: their time, not added (the replay adds contention)
         pt.collectives_s += ct;
       std::snprintf(line, sizeof line, "  %-24s %-26s %10s %10.2f %8.1f\n", model::to_string(seg.collective),

@@ -13,6 +13,7 @@
 #include "app/search.hpp"
 #include "app/simulate.hpp"
 #include "core/child_process.hpp"
+#include "parallel/all_to_all.hpp"
 #include "parallel/plan_space.hpp"
 #include "scenario/schedule_registry.hpp"
 #include "systems/gpu_cluster/step_bound.hpp"
@@ -176,7 +177,9 @@ TEST(StepBound, NeverAboveTheSimulatedStepWithAllToAllsAcrossNodes)
     const auto group = plan.ep_group(0, 0, 0);
     if (plan.placement.domain_of(group.front()) == plan.placement.domain_of(group.back()))
       continue;
-    EXPECT_GT(dtsim::systems::all_to_all_lower_bound_s(p, plan, 0, 1e6), 1e6 / p.hardware.network.nic.goodput_Bps / 8);
+    EXPECT_GT(dtsim::collectives::expert_all_to_all_time(1e6, group, plan.placement, dtsim::collectives::fabric_of(p),
+                                                         p.model),
+              1e6 / p.hardware.network.nic.goodput_Bps / 8);
     (plan.comm.pairs ? paired : alone).push_back(std::move(p));
   }
   double tightest = 0;

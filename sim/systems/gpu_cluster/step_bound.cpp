@@ -1,14 +1,13 @@
 #include "systems/gpu_cluster/step_bound.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <map>
 #include <tuple>
 
 #include <boost/range/iterator_range.hpp>
 
 #include "core/diagnostics.hpp"
-#include "model/node_limited_routing.hpp"
+#include "parallel/all_to_all.hpp"
 #include "parallel/collective.hpp"
 #include "replay/gradient_sync.hpp"
 #include "replay/overlap_group.hpp"
@@ -73,39 +72,6 @@ double parameter_refresh_lower_bound_s(const parallel::DerivedPlan& plan, const 
                                       plan.placement, fabric);
 }
 
-double all_to_all_lower_bound_s(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan, int64_t stage,
-                                double bytes)
-{
-  const std::vector<int64_t> group = plan.ep_group(stage, 0, 0);
-  if (group.size() < 2 || bytes <= 0)
-    return 0;
-  // As collectives::plan_collective lays it: each member sends bytes / ep to every other, the flows between domains
-  // scaled by node-limited routing (replay/driver_experts.cpp).
-  // Members per scale-up domain, counted once: a member's peers in its own domain are the rest of its domain's count,
-  // and members of one domain have the same time. Counting pairs (ep 256: 65,280 per all-to-all) was 2.7 % of the
-  // CPU of DeepSeek-V3's full-space search, whose bounds price every plan's all-to-alls.
-  std::map<int64_t, int64_t> members;
-  for (int64_t d : group)
-    ++members[plan.placement.domain_of(d)];
-  const double scale = model::node_limited_inter_node_scale(s.model, int64_t(members.size()));
-  const double share = bytes / double(group.size());
-  const auto& hw = s.hardware;
-  const int64_t peers = int64_t(group.size()) - 1;
-  double fastest = std::numeric_limits<double>::infinity();
-  for (const auto& [domain, count] : members) {
-    const int64_t local = count - 1, remote = peers - local;
-    // Within the domain the flows leave by the device's NVLink (or, on a mesh, one link per peer); between domains
-    // by its host's NIC, which the device has at best to itself. Each flow first waits its route's latency.
-    double t = 0;
-    if (local > 0)
-      t = std::max(t, hw.scale_up.nvlink.latency_s + share * double(local) / hw.scale_up.device_Bps(local));
-    if (remote > 0)
-      t = std::max(t, hw.network.nic.latency_s + share * scale * double(remote) / hw.network.nic.goodput_Bps);
-    fastest = std::min(fastest, t);
-  }
-  return fastest;
-}
-
 double step_time_lower_bound(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan, const GpuStep& step)
 {
   const bool pairs = plan.comm.pairs;
@@ -164,7 +130,8 @@ double step_time_lower_bound(const scenario::ScenarioSpec& s, const parallel::De
       } else if (st.kind == replay::Step::Kind::EpCollective) {
         auto [it, added] = all_to_all.try_emplace({x.stage, st.bytes}, 0.0);
         if (added)
-          it->second = all_to_all_lower_bound_s(s, plan, x.stage, st.bytes);
+          it->second = collectives::expert_all_to_all_time(st.bytes, plan.ep_group(x.stage, 0, 0), plan.placement,
+                                                           fabric, s.model);
         waits += it->second;
       } else if (st.kind == replay::Step::Kind::TpCollective && !st.beside_next && !plan.comm.tp_overlap) {
         // Without tp_overlap a TP collective that is not issued beside the next kernel holds its lane.

@@ -10,7 +10,7 @@
 namespace dtsim::systems {
 
 /// The step time of the plan's pipeline schedule with every kernel running at the time the compute model gives it
-/// alone on its GPU and no communication taking time but the expert all-to-alls, without tp_overlap the TP
+/// alone on its GPU and no communication taking time but the expert all-to-alls (collectives::expert_all_to_all_time), without tp_overlap the TP
 /// collectives not issued beside a kernel, and the TP collectives of an overlap group (replay::overlap_group_end), each at its
 /// best case (alone on its links): each unit takes the sum of its compute steps plus the collectives its lane waits
 /// for, an overlap group at least the longer of its kernel and its TP collectives one after the other; a unit starts once the stage's
@@ -35,12 +35,5 @@ double step_time_lower_bound(const scenario::ScenarioSpec& s, const parallel::De
 /// program has no such gather.
 double parameter_refresh_lower_bound_s(const parallel::DerivedPlan& plan, const replay::StepProgram& prog,
                                        int64_t stage, const collectives::Fabric& fabric);
-
-/// An expert all-to-all of `bytes` (the whole tensor, as replay::Step::bytes) over the expert-parallel group of
-/// `stage` at its best case: the fastest member's flows, as collectives::plan_collective lays them, alone on its
-/// links at their goodput (within its scale-up domain over its NVLink, across over its host's NIC, which it has to
-/// itself at best), after their route's latency. 0 without expert parallelism.
-double all_to_all_lower_bound_s(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan, int64_t stage,
-                                double bytes);
 
 }  // namespace dtsim::systems
