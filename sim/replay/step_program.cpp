@@ -88,14 +88,14 @@ class TimedPasses {
   /// `ops` as one compute step.
   const Step& run(const std::vector<model::Op>& ops)
   {
-    auto [it, added] = memo_.try_emplace({&ops, Part::Whole});
+    auto [it, added] = memo_.try_emplace({&ops, Part::Run});
     if (added)
       it->second.push_back(compute_step(ops, cm_, "", false));
     return it->second.front();
   }
 
  private:
-  enum class Part { Whole, Input, Weight };
+  enum class Part { Whole, Input, Weight, Run };
   static Step collective_step(const model::Segment& seg)
   {
     Step st;
