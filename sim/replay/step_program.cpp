@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <utility>
 
 #include "parallel/memory.hpp"
 #include "scenario/layer_partition.hpp"
@@ -31,27 +33,107 @@ Step compute_step(const std::vector<model::Op>& ops, const kernels::ComputeModel
   return st;
 }
 
-void append(std::vector<Step>& out, const std::vector<model::Segment>& segs, const kernels::ComputeModel& cm,
-            const std::string& label, bool recompute)
+// The steps of a pass program's segments, each kernel run timed once per program built: a model's layers share one
+// model::PassProgram (every expert layer of DeepSeek-V3 the same ops), and timing its kernels again for each layer
+// was about 40 % of the CPU of a search's lower bounds (perf, DeepSeek-V3's full space; docs/performance.md). Keyed
+// by the address of the segments (or ops) they were made from, which build_step_program keeps unchanged while it
+// runs; the steps carry no label (labelled() adds it). The same calls on the same ops give the same doubles.
+class TimedPasses {
+ public:
+  explicit TimedPasses(const kernels::ComputeModel& cm) : cm_(cm) {}
+
+  /// Every segment of `segs` in its order: compute steps and collectives.
+  const std::vector<Step>& whole(const std::vector<model::Segment>& segs)
+  {
+    auto [it, added] = memo_.try_emplace({&segs, Part::Whole});
+    if (added)
+      for (const auto& seg : segs)
+        it->second.push_back(seg.is_collective() ? collective_step(seg) : compute_step(seg.ops, cm_, "", false));
+    return it->second;
+  }
+  /// A split backward's input part (B): each segment less its weight-gradient kernels, segments left empty dropped.
+  const std::vector<Step>& input(const std::vector<model::Segment>& segs)
+  {
+    auto [it, added] = memo_.try_emplace({&segs, Part::Input});
+    if (added)
+      for (const auto& seg : segs) {
+        if (seg.is_collective()) {
+          it->second.push_back(collective_step(seg));
+          continue;
+        }
+        std::vector<model::Op> inputs;
+        for (const auto& op : seg.ops)
+          if (!op.weight_gradient)
+            inputs.push_back(op);
+        if (!inputs.empty())
+          it->second.push_back(compute_step(inputs, cm_, "", false));
+      }
+    return it->second;
+  }
+  /// Its weight part (W): every weight-gradient kernel of `segs` as one compute step (none if there are none).
+  const std::vector<Step>& weight(const std::vector<model::Segment>& segs)
+  {
+    auto [it, added] = memo_.try_emplace({&segs, Part::Weight});
+    if (added) {
+      std::vector<model::Op> weights;
+      for (const auto& seg : segs)
+        for (const auto& op : seg.ops)
+          if (op.weight_gradient)
+            weights.push_back(op);
+      if (!weights.empty())
+        it->second.push_back(compute_step(weights, cm_, "", false));
+    }
+    return it->second;
+  }
+  /// `ops` as one compute step.
+  const Step& run(const std::vector<model::Op>& ops)
+  {
+    auto [it, added] = memo_.try_emplace({&ops, Part::Run});
+    if (added)
+      it->second.push_back(compute_step(ops, cm_, "", false));
+    return it->second.front();
+  }
+
+ private:
+  enum class Part { Whole, Input, Weight, Run };
+  static Step collective_step(const model::Segment& seg)
+  {
+    Step st;
+    const bool ring = seg.collective == model::TpCollective::ContextGather ||
+                      seg.collective == model::TpCollective::ContextGatherReduce;
+    st.kind = seg.collective == model::TpCollective::AllToAll ? Step::Kind::EpCollective
+              : ring                                          ? Step::Kind::CpRing
+                                                              : Step::Kind::TpCollective;
+    st.collective = seg.collective;
+    st.bytes = seg.collective_bytes;
+    st.beside_next = seg.beside_next;
+    st.blocking = seg.blocking;
+    return st;
+  }
+  const kernels::ComputeModel& cm_;
+  std::map<std::pair<const void*, Part>, std::vector<Step>> memo_;
+};
+
+// `steps` (from TimedPasses) appended to `out` with their label: a compute step's is `label`, a collective's `label`
+// and the collective's name; `recompute` marks the compute steps.
+void append_labelled(std::vector<Step>& out, const std::vector<Step>& steps, const std::string& label, bool recompute)
 {
-  for (const auto& seg : segs) {
-    if (seg.is_collective()) {
-      Step st;
-      const bool ring = seg.collective == model::TpCollective::ContextGather ||
-                        seg.collective == model::TpCollective::ContextGatherReduce;
-      st.kind = seg.collective == model::TpCollective::AllToAll ? Step::Kind::EpCollective
-                : ring                                          ? Step::Kind::CpRing
-                                                                : Step::Kind::TpCollective;
-      st.collective = seg.collective;
-      st.bytes = seg.collective_bytes;
-      st.beside_next = seg.beside_next;
-      st.blocking = seg.blocking;
-      st.label = label + " " + model::to_string(seg.collective);
-      out.push_back(std::move(st));
+  for (const Step& timed : steps) {
+    out.push_back(timed);
+    Step& st = out.back();
+    if (st.kind == Step::Kind::Compute) {
+      st.label = label;
+      st.recompute = recompute;
     } else {
-      out.push_back(compute_step(seg.ops, cm, label, recompute));
+      st.label = label + " " + model::to_string(st.collective);
     }
   }
+}
+
+void append(std::vector<Step>& out, const std::vector<model::Segment>& segs, TimedPasses& timed,
+            const std::string& label, bool recompute)
+{
+  append_labelled(out, timed.whole(segs), label, recompute);
 }
 
 // A parameter group's gradients are ready. Without gradient-accumulation fusion, PyTorch's AccumulateGrad adds
@@ -99,7 +181,7 @@ struct BackwardBuilder {
   std::vector<Step>& whole;
   std::vector<Step>* input = nullptr;   ///< null unless the schedule splits the backward
   std::vector<Step>* weight = nullptr;
-  const kernels::ComputeModel& cm;
+  TimedPasses& timed;
 
   bool split() const { return input != nullptr; }
   // Steps that `add` appends to the whole backward, copied to B (`to_weight` false) or W.
@@ -113,22 +195,11 @@ struct BackwardBuilder {
   }
   void pass(const std::vector<model::Segment>& segs, const std::string& label)
   {
-    append(whole, segs, cm, label, false);
+    append(whole, segs, timed, label, false);
     if (!split())
       return;
-    std::vector<model::Segment> inputs;
-    std::vector<model::Op> weights;
-    for (const auto& seg : segs) {
-      model::Segment in = seg;
-      in.ops.clear();
-      for (const auto& op : seg.ops)
-        (op.weight_gradient ? weights : in.ops).push_back(op);
-      if (seg.is_collective() || !in.ops.empty())
-        inputs.push_back(std::move(in));
-    }
-    append(*input, inputs, cm, label, false);
-    if (!weights.empty())
-      weight->push_back(compute_step(weights, cm, "weight gradients " + label, false));
+    append_labelled(*input, timed.input(segs), label, false);
+    append_labelled(*weight, timed.weight(segs), "weight gradients " + label, false);
   }
 };
 
@@ -202,6 +273,7 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
   // Backward gathers: ZeRO-3 gathers again what it resharded after the forward; without resharding nothing.
   const int bw_zero = plan.comm.reshard_after_forward ? zero : 0;
 
+  TimedPasses timed(cm);
   StepProgram prog;
   prog.forward.assign(size_t(p), std::vector<std::vector<Step>>(size_t(v)));
   prog.backward.assign(size_t(p), std::vector<std::vector<Step>>(size_t(v)));
@@ -229,21 +301,21 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
       const int fw_zero = plan.comm.param_gather_overlap ? 3 : zero;
       if (first) {
         param_gather(fw, emb_params, elem, fw_zero, "embedding");
-        append(fw, emb.forward, cm, "forward embedding", false);
+        append(fw, emb.forward, timed, "forward embedding", false);
       }
       for (int64_t l = 0; l < per_chunk; ++l) {
         const LayerUnit u = unit_of(layer0 + l);
         stage_layer_dense += u.dense;
         param_gather(fw, u.dense, layer_elem, fw_zero, "layer " + std::to_string(layer0 + l));
         param_gather(fw, u.gathered, layer_elem, fw_zero, "layer " + std::to_string(layer0 + l), true);
-        append(fw, u.program.forward, cm, "forward layer " + std::to_string(layer0 + l), false);
+        append(fw, u.program.forward, timed, "forward layer " + std::to_string(layer0 + l), false);
       }
       if (last) {
         param_gather(fw, head_params, elem, fw_zero, "head");
-        append(fw, head.forward, cm, "forward head", false);
+        append(fw, head.forward, timed, "forward head", false);
       }
       BackwardBuilder back{bw, split ? &prog.backward_input[size_t(st)][size_t(c)] : nullptr,
-                           split ? &prog.backward_weight[size_t(st)][size_t(c)] : nullptr, cm};
+                           split ? &prog.backward_weight[size_t(st)][size_t(c)] : nullptr, timed};
       if (last) {
         back.mirror(false, [&](std::vector<Step>& out) { param_gather(out, head_params, elem, bw_zero, "head"); });
         back.pass(head.backward, "backward head");
@@ -256,11 +328,14 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
           param_gather(out, u.dense, layer_elem, bw_zero, name);
           param_gather(out, u.gathered, layer_elem, bw_zero, name, true);
           if (l < plan.chunk_recomputed_layers[size_t(vs)])  // Megatron-LM's block method: the chunk's first layers
-            append(out, u.program.forward, cm, "recompute " + name, true);
-          else if (s.training.recompute == Recompute::Selective && !u.program.selective_recompute.empty())
+            append(out, u.program.forward, timed, "recompute " + name, true);
+          else if (s.training.recompute == Recompute::Selective && !u.program.selective_recompute.empty()) {
             // under fused attention selective recomputation re-runs nothing (model/transformer.cpp): no empty kernel,
             // so that its step program is `none`'s, as the search's replay key assumes (app/search_replay_key.cpp)
-            out.push_back(compute_step(u.program.selective_recompute, cm, "recompute attention " + name, true));
+            out.push_back(timed.run(u.program.selective_recompute));
+            out.back().label = "recompute attention " + name;
+            out.back().recompute = true;
+          }
         });
         back.pass(u.program.backward, "backward " + name);
         back.mirror(true, [&](std::vector<Step>& out) {
