@@ -201,11 +201,4 @@ double collective_time(Kind kind, double bytes, const std::vector<int64_t>& grou
                          fabric.routes.switches_spanned(group, placement), fabric);
 }
 
-double nccl_predicted_time(Kind kind, double bytes, const GroupShape& g, const Fabric& fabric)
-{
-  if (g.ranks < 2 || bytes <= 0 || kind == Kind::AllToAll)
-    return 0;
-  return choose(kind, bytes, g, fabric.choice).time_s;
-}
-
 }  // namespace dtsim::collectives

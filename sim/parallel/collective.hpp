@@ -65,9 +65,5 @@ double collective_time(Kind kind, double bytes, const GroupLayout& layout, const
 /// The same over `group` (devices in ring order): its shape and switch tiers as group_layout finds them.
 double collective_time(Kind kind, double bytes, const std::vector<int64_t>& group,
                        const parallel::Placement& placement, const Fabric& fabric);
-/// NCCL's predicted time on a group of shape `g` alone, without the switch tiers' latency that collective_time adds
-/// (the group is not laid out, so its routes are not known): the gradient-norm all-reduce over every device of a
-/// job (parallel/step_collectives.hpp), whose group a frontier job's 131,072 devices would make costly to list.
-double nccl_predicted_time(Kind kind, double bytes, const GroupShape& g, const Fabric& fabric);
 
 }  // namespace dtsim::collectives

@@ -75,6 +75,24 @@ int FabricRoutes::switches_spanned(const StridedGroup& group, const Placement& p
   return levels_ >= 3 && pod_of_leaf(first) != pod_of_leaf(last) ? 5 : 3;
 }
 
+int FabricRoutes::switches_spanned_by_every_device(const Placement& placement) const
+{
+  // As the listed group's rule: the leaves of the members outside device 0's domain, against device 0's (leaf 0,
+  // pod 0). Leaves grow with the host for a given rail, and with the rail within a host, so the highest leaf of NICs
+  // 0..last is the last NIC's or, on rails, the previous host's last NIC's; pods grow with the leaf.
+  const int64_t n = placement.devices();
+  if (n < 2 || placement.domain_of(n - 1) == placement.domain_of(0))
+    return 0;
+  const int64_t last = nic_of(n - 1, placement);
+  int64_t top = leaf_of_nic(last);
+  const int64_t previous_host_last = (last / nics_per_node_) * nics_per_node_ - 1;
+  if (previous_host_last >= nics_per_domain_)  // a NIC outside domain 0
+    top = std::max(top, leaf_of_nic(previous_host_last));
+  if (levels_ == 1 || top == leaf_of_nic(nic_of(0, placement)))
+    return 1;
+  return levels_ >= 3 && pod_of_leaf(top) != 0 ? 5 : 3;
+}
+
 int flows_per_ring_connection(const hardware::NetworkSpec& net)
 {
   return 2 * std::max(1, net.qps_per_connection);

@@ -33,6 +33,8 @@ class FabricRoutes {
   int switches_spanned(const std::vector<int64_t>& group, const Placement& placement) const;
   /// The same for evenly spaced ranks; without listing them where each sits at the same place of its own domain.
   int switches_spanned(const StridedGroup& group, const Placement& placement) const;
+  /// The same for the group of every device of the job (devices 0..n-1), without listing them.
+  int switches_spanned_by_every_device(const Placement& placement) const;
   /// Uplinks of a leaf (its down ports over the oversubscription), each of one NIC's bandwidth.
   int64_t uplinks_per_leaf() const { return uplinks_; }
   double switch_latency_s() const { return switch_latency_s_; }

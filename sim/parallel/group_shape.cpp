@@ -105,6 +105,14 @@ GroupShape every_device_shape(const parallel::Placement& placement, const Fabric
   return shape_of(n, placement.domains(), rest == 0 || n < per_domain, rest == 0 ? std::min(n, per_domain) : rest, f);
 }
 
+GroupLayout every_device_layout(const parallel::Placement& placement, const Fabric& f)
+{
+  GroupLayout l;
+  l.shape = every_device_shape(placement, f);
+  l.switches = f.routes.switches_spanned_by_every_device(placement);
+  return l;
+}
+
 GroupLayout group_layout(const std::vector<int64_t>& group, const parallel::Placement& placement, const Fabric& f)
 {
   GroupLayout l;

@@ -44,6 +44,8 @@ struct GroupLayout {
   }
 };
 GroupLayout group_layout(const std::vector<int64_t>& group, const parallel::Placement& placement, const Fabric& f);
+/// The group of every device of the job (devices 0..n-1): its shape and switch tiers, unlisted (`group` empty).
+GroupLayout every_device_layout(const parallel::Placement& placement, const Fabric& f);
 /// The same for evenly spaced ranks: where each sits at the same place of its own domain (the stride a multiple of
 /// the devices used per domain, as a data-parallel group's under tp = the domain's size), every member is alone in its
 /// domain, and the shape and switch tiers come in closed form, the group unlisted; otherwise as the list's.

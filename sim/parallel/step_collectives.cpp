@@ -24,9 +24,9 @@ StepCollectives step_collectives(const scenario::ScenarioSpec& s, const DerivedP
   StepCollectives c;
   // A distributed optimizer holds 1/dp of each gradient: its norm needs every rank.
   // Every rank's group is timed from its shape alone: a frontier job's is 131,072 devices.
-  c.grad_norm_s = plan.comm.zero >= 1 ? collectives::nccl_predicted_time(collectives::Kind::AllReduce, kFp32Bytes,
-                                                                         collectives::every_device_shape(pl, fabric),
-                                                                         fabric)
+  c.grad_norm_s = plan.comm.zero >= 1 ? collectives::collective_time(collectives::Kind::AllReduce, kFp32Bytes,
+                                                                     collectives::every_device_layout(pl, fabric),
+                                                                     fabric)
                                       : all_reduce(kFp32Bytes, model_parallel);
   c.agreement_s = 2 * all_reduce(kFp32Bytes, model_parallel);
   // The last stage's data-parallel group laid out from its stride: a frontier stage's thousand ranks, unlisted.

@@ -1,6 +1,6 @@
 // The closed forms that keep a frontier step's set-up independent of the number of devices (docs/performance.md,
 // "One step at any scale"), each against the enumeration it replaces: the double binary tree's largest degree, a
-// NIC's leaf and a leaf's NICs, the shape of the group of every device.
+// NIC's leaf and a leaf's NICs, the shape of the group of every device and the switch tiers it spans.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,6 +12,7 @@
 #include "collectives/algorithm_parts.hpp"
 #include "hardware/hardware_yaml.hpp"
 #include "parallel/collective.hpp"
+#include "parallel/fabric_routes.hpp"
 #include "parallel/placement.hpp"
 #include "platform/fabric_layout.hpp"
 #include "test_paths.hpp"
@@ -79,6 +80,29 @@ TEST(FrontierLayout, EveryDeviceShapeIsTheListedGroupsShape)
       EXPECT_EQ(shape.nvlink_Bps, listed.nvlink_Bps) << devices << " devices, " << per_domain << " per domain";
       EXPECT_EQ(shape.nic_Bps, listed.nic_Bps);
     }
+}
+
+// The gradient-norm all-reduce's switch tiers (parallel/step_collectives.cpp): the group of every device, unlisted,
+// spans what the listed group spans, on rails and fat trees of one to three levels, full and partial domains.
+TEST(FrontierLayout, EveryDeviceSwitchTiersAreTheListedGroups)
+{
+  for (const char* file : {"hardware/dgx-h100.yaml", "hardware/gb200-nvl72.yaml", "hardware/dgx-a100-80gb.yaml"}) {
+    dtsim::Diagnostics diag;
+    auto hw = dtsim::hardware::load_hardware(dtsim::test::source_path(file), diag);
+    ASSERT_TRUE(diag.empty()) << file;
+    for (auto topology : {dtsim::hardware::Topology::RailOptimized, dtsim::hardware::Topology::FatTree})
+      for (int levels : {1, 2, 3})
+        for (int64_t devices : {1, 2, 8, 16, 72, 100, 256, 1000, 2304, 4608, 9216, 33000}) {
+          hw.network.topology = topology;
+          hw.network.levels = levels;
+          const dtsim::parallel::FabricRoutes routes(hw);
+          const dtsim::parallel::Placement placement(devices, 1, 1, hw.domain_devices());
+          std::vector<int64_t> everyone(static_cast<size_t>(devices), 0);
+          std::iota(everyone.begin(), everyone.end(), int64_t(0));
+          ASSERT_EQ(routes.switches_spanned_by_every_device(placement), routes.switches_spanned(everyone, placement))
+              << file << ", " << levels << " levels, " << devices << " devices";
+        }
+  }
 }
 
 }  // namespace
