@@ -9,7 +9,8 @@
 /// as it would have had it been an activity from the start: the dates are SimGrid's, to rounding. Most kernels and
 /// flows of a replay never share, and SimGrid 3.32 pays for every activity in flight at every completion (the
 /// maestro's list of activities is scanned to remove the one ending): the every-device replay of GPT-3 175B on
-/// 1,024 GPUs spent half its time there.
+/// 1,024 GPUs spent half its time there. The SimGrid activities that remain are started again once completed
+/// instead of created, which keeps that list short (idle_execs_ below).
 ///
 /// Those timers, latency delays and plain delays are this class's own events, in a queue of its own ordered by date
 /// (then by when they were set): while SimGrid has no activity in flight its engine is not called at all, since its
