@@ -109,7 +109,12 @@ void Activities::dispatch(Handler* h)
   // The activity completing now must not lose its last reference inside its own callback: release the
   // previous ones instead.
   graveyard_.clear();
-  graveyard_.push_back(std::move(h->keep));
+  if (!ended_execs_.empty() || !ended_comms_.empty())  // most ends are own events': nothing to recycle
+    recycle_ended();
+  if (h->exec)
+    ended_execs_.push_back(std::move(h->exec));
+  if (h->comm)
+    ended_comms_.push_back(std::move(h->comm));
   count_on(h->counted, -1);
   h->counted = nullptr;
   auto fn = std::move(h->fn);
@@ -135,10 +140,35 @@ void Activities::start_exec(sg4::Host* host, double flops, Handler* h, const Res
   ++simgrid_in_flight_;
   count_on(counted, 1);
   h->counted = counted;
-  auto e = sg4::Exec::init()->set_flops_amount(flops)->set_host(host);
-  e->set_data(h);
-  h->keep = e;
-  e->start();
+  if (idle_execs_.empty()) {
+    auto e = sg4::Exec::init()->set_flops_amount(flops)->set_host(host);
+    e->set_data(h);
+    h->exec = e;
+    e->start();
+    return;
+  }
+  // A completed exec, set up again as SimGrid's own Comm::sendto_init sets a comm (Activity::set_state STARTING):
+  // its work and host replaced (ExecImpl's flops and hosts, an assignment each), its priority never set. Setting
+  // the host of a STARTING exec starts it (Exec::set_host: vetoable_start, which finds it assigned).
+  h->exec = std::move(idle_execs_.back());
+  idle_execs_.pop_back();
+  h->exec->set_state(sg4::Activity::State::STARTING);
+  h->exec->set_flops_amount(flops);
+  h->exec->set_data(h);
+  h->exec->set_host(host);
+}
+
+void Activities::recycle_ended()
+{
+  for (auto& e : ended_execs_)
+    idle_execs_.push_back(std::move(e));
+  ended_execs_.clear();
+  for (auto& c : ended_comms_) {
+    const auto key = std::make_pair(static_cast<const void*>(c->get_source()),
+                                    static_cast<const void*>(c->get_destination()));
+    idle_comms_[key].push_back(std::move(c));
+  }
+  ended_comms_.clear();
 }
 
 Activities::Occupation* Activities::occupy(sg4::Host* host, double share)
@@ -257,10 +287,19 @@ void Activities::start_comm(sg4::Host* a, sg4::Host* b, uint64_t bytes, Handler*
   ++simgrid_in_flight_;
   count_on(counted, 1);
   h->counted = counted;
-  auto c = sg4::Comm::sendto_init(a, b)->set_payload_size(bytes);
-  c->set_data(h);
-  h->keep = c;
-  c->start();
+  auto& idle = idle_comms_[std::make_pair(static_cast<const void*>(a), static_cast<const void*>(b))];
+  if (idle.empty()) {
+    h->comm = sg4::Comm::sendto_init(a, b)->set_payload_size(bytes);
+  } else {
+    // A completed comm of this route, set up again as Comm::sendto_init(a, b) sets a new one: its size replaced
+    // (CommImpl::set_size), then started (a new network action, CommImpl::start).
+    h->comm = std::move(idle.back());
+    idle.pop_back();
+    h->comm->set_state(sg4::Activity::State::STARTING);
+    h->comm->set_payload_size(bytes);
+  }
+  h->comm->set_data(h);
+  h->comm->start();
 }
 
 // ---- activities timed alone ----------------------------------------------------------------------------------

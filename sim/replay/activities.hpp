@@ -9,7 +9,8 @@
 /// as it would have had it been an activity from the start: the dates are SimGrid's, to rounding. Most kernels and
 /// flows of a replay never share, and SimGrid 3.32 pays for every activity in flight at every completion (the
 /// maestro's list of activities is scanned to remove the one ending): the every-device replay of GPT-3 175B on
-/// 1,024 GPUs spent half its time there.
+/// 1,024 GPUs spent half its time there. The SimGrid activities that remain are started again once completed
+/// instead of created, which keeps that list short (idle_execs_ below).
 ///
 /// Those timers, latency delays and plain delays are this class's own events, in a queue of its own ordered by date
 /// (then by when they were set): while SimGrid has no activity in flight its engine is not called at all, since its
@@ -97,7 +98,9 @@ class Activities {
   using Resources = std::vector<size_t>;
   struct Handler {
     std::function<void()> fn;
-    simgrid::s4u::ActivityPtr keep;       // an actor-less activity must stay referenced until it completes
+    // Its SimGrid activity (one at most): an actor-less activity must stay referenced until it completes.
+    simgrid::s4u::ExecPtr exec;
+    simgrid::s4u::CommPtr comm;
     const Resources* counted = nullptr;  // where it is counted in Use::simgrid until it completes
   };
   // An exec (host set) or a flow (host unset) timed in closed form: alone on its resources until `ends`.
@@ -203,11 +206,24 @@ class Activities {
   void start_exec(simgrid::s4u::Host* host, double flops, Handler* h, const Resources* counted);
   void start_comm(simgrid::s4u::Host* a, simgrid::s4u::Host* b, uint64_t bytes, Handler* h,
                   const Resources* counted);
+  /// The activities that completed before the one completing now go back to the idle ones (see idle_execs_).
+  void recycle_ended();
 
   std::unique_ptr<simgrid::s4u::Engine> engine_;
   std::deque<Handler> handlers_;
   std::vector<Handler*> free_;
   std::vector<simgrid::s4u::ActivityPtr> graveyard_;
+  // SimGrid 3.32 puts every exec and host-to-host comm that maestro creates on maestro's list of activities, and
+  // at each completion removes it from there with std::list::remove, a scan of the whole list
+  // (src/kernel/activity/ExecImpl.cpp, ExecImpl::ExecImpl and ::post; CommImpl.cpp, CommImpl::detach, which
+  // s4u::Comm::sendto_init calls, and ::finish): a third of a DeepSeek-V3 replay's instructions. An activity goes
+  // on that list only when created, so completed ones are started again instead of new ones, and the list holds
+  // only the few created since. A completed activity is taken again only from the next completion on: SimGrid
+  // ends it (ExecImpl::post, CommImpl::post) after its callback. A comm keeps its source and destination, so idle
+  // comms are kept by route.
+  std::vector<simgrid::s4u::ExecPtr> ended_execs_;  // completed in the callback in progress, not yet idle
+  std::vector<simgrid::s4u::CommPtr> ended_comms_;
+  std::vector<simgrid::s4u::ExecPtr> idle_execs_;
   // Occupying execs, kept referenced until SimGrid has ended them after their cancellation.
   struct Occupier {
     simgrid::s4u::ActivityPtr exec;
@@ -241,6 +257,7 @@ class Activities {
     }
   };
   std::unordered_map<std::pair<const void*, const void*>, Route, PairHash> routes_;
+  std::unordered_map<std::pair<const void*, const void*>, std::vector<simgrid::s4u::CommPtr>, PairHash> idle_comms_;
   std::unordered_map<const void*, HostResource> hosts_;
   std::unordered_map<const void*, size_t> resource_index_;
   std::vector<Use> uses_;
