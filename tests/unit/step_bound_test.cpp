@@ -189,6 +189,28 @@ TEST(StepBound, NeverAboveTheSimulatedStepWithAllToAllsAcrossNodes)
   EXPECT_GT(check_bounds(paired, tightest, std::max<size_t>(1, paired.size() / 24)), 10u);
 }
 
+// The pipeline hand-offs (pipeline_handoff_lower_bound_s): tiny GPT at tp 2 pp 4 dp 2 on two 8-GPU nodes sends
+// between stages 1 and 2 over the NICs, and nothing else of the bound crosses them (its TP and data-parallel groups
+// stay in a node). A slower NIC raises the bound, batched (each exchange holds the stage) and asynchronous (only the
+// receiving unit waits), each bound never above its step.
+TEST(StepBound, PipelineHandOffsAcrossNodesRaiseTheBound)
+{
+  for (const char* overlap : {"parallel.pp_overlap=false", "parallel.pp_overlap=true"}) {
+    SCOPED_TRACE(overlap);
+    std::vector<dtsim::scenario::ScenarioSpec> plans;
+    for (const char* nic : {"hardware.network.nic.goodput=24 GB/s", "hardware.network.nic.goodput=0.5 GB/s"})
+      plans.push_back(dtsim::app::load_for_simulation(
+          source_path("scenarios/tiny.yaml"), {"parallel.dp=2", "parallel.tp=2", "parallel.pp=4", overlap, nic}));
+    auto bound = [](const dtsim::scenario::ScenarioSpec& p) {
+      return dtsim::systems::system_kind(p).lower_bound_step_s(p, dtsim::parallel::derive_plan(p));
+    };
+    // 4 x 512 tokens of 2-byte activations of tiny GPT's width at 0.5 GB/s: milliseconds per hand-off.
+    EXPECT_GT(bound(plans[1]), bound(plans[0]) + 1e-3);
+    double tightest = 0;
+    EXPECT_EQ(check_bounds(plans, tightest), 2u);
+  }
+}
+
 // A pair whose second lane's collectives, counted after its kernels, put the bound above the replayed step
 // (3.817 s against 3.802 s before the second lane counted its kernels only).
 TEST(StepBound, NeverAboveTheSimulatedStepOnAPairedInterleavedMixtralPlan)

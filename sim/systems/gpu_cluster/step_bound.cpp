@@ -1,6 +1,8 @@
 #include "systems/gpu_cluster/step_bound.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <tuple>
 
@@ -55,6 +57,33 @@ double gradients_done_lower_bound(std::vector<std::pair<double, double>> ops)
 
 }  // namespace
 
+double pipeline_handoff_lower_bound_s(const parallel::DerivedPlan& plan, const replay::StepProgram& prog,
+                                      int64_t from_stage, int64_t to_stage, const collectives::Fabric& fabric)
+{
+  // replay::PipelineTransfers sends prog.send_bytes from the sender's device to the receiver's of the same replica
+  // (data-parallel and tensor-parallel rank) as one flow (CollectiveRunner::pipeline_flow; folded copies only add
+  // flows it waits for). CollectiveRunner::flow_segment routes it over NVLink within a scale-up domain, NIC to NIC
+  // across, and Activities::flow waits the route's latency before the flow sends uint64_t(max(bytes, 1)) bytes; its
+  // route crosses the sender's own NVLink (or NIC) link, whose capacity is the fabric's nvlink_Bps (nic_Bps), and a
+  // max-min share never exceeds a link's capacity. The replica the replay simulates is not known here: the least
+  // over the kinds of route the replicas' pairs of devices take.
+  const parallel::Placement& at = plan.placement;
+  bool local = false, remote = false;
+  for (int64_t dp = 0; dp < at.dp() && !(local && remote); ++dp)
+    for (int64_t tp = 0; tp < at.tp() && !(local && remote); ++tp) {
+      const bool same = at.domain_of(at.device({from_stage, dp, tp})) == at.domain_of(at.device({to_stage, dp, tp}));
+      (same ? local : remote) = true;
+    }
+  const double bytes = std::floor(std::max(prog.send_bytes, 1.0));
+  auto over = [&](double latency_s, double Bps) { return std::max(0.0, latency_s) + (Bps > 0 ? bytes / Bps : 0.0); };
+  double t = std::numeric_limits<double>::infinity();
+  if (local)
+    t = std::min(t, over(fabric.nvlink_latency_s, fabric.nvlink_Bps));
+  if (remote)
+    t = std::min(t, over(fabric.nic_latency_s, fabric.nic_Bps));
+  return std::isfinite(t) ? t : 0.0;
+}
+
 double parameter_refresh_lower_bound_s(const parallel::DerivedPlan& plan, const replay::StepProgram& prog,
                                        int64_t stage, const collectives::Fabric& fabric)
 {
@@ -85,7 +114,13 @@ double step_time_lower_bound(const scenario::ScenarioSpec& s, const parallel::De
   // start: the unit's start (its lane's, for a pair); second_lane: it ran as the second lane of a pair.
   std::vector<double> seconds(units), lane(units), finish(units, -1.0), start(units, 0.0);
   std::vector<char> second_lane(units, 0);
-  std::vector<std::vector<parallel::UnitId>> inputs(units);
+  // Per unit, the units whose outputs it reads and the least time each takes to reach it (a pipeline hand-off from
+  // another stage, pipeline_handoff_lower_bound_s; nothing within a stage); sends: the least hand-off of the unit's
+  // output to another stage (infinity: it sends nothing).
+  constexpr double kNone = std::numeric_limits<double>::infinity();
+  std::vector<std::vector<std::pair<parallel::UnitId, double>>> inputs(units);
+  std::vector<double> sends(units, kNone), receives(units, kNone);
+  std::map<std::pair<int64_t, int64_t>, double> handoffs;  // (from stage, to stage) -> seconds
   std::map<std::pair<int64_t, double>, double> all_to_all;  // (stage, bytes) -> seconds
   std::map<std::tuple<int64_t, int, double>, double> tensor_parallel;  // (stage, collective, bytes) -> seconds
   const collectives::Fabric fabric = collectives::fabric_of(s);
@@ -152,17 +187,34 @@ double step_time_lower_bound(const scenario::ScenarioSpec& s, const parallel::De
     sums[u] = &it->second;
     seconds[u] = it->second.seconds;
     lane[u] = it->second.lane;
-    for (auto e : boost::make_iterator_range(out_edges(u, g)))
-      if (g[e].kind == parallel::EdgeKind::Data)
-        inputs[target(e, g)].push_back(u);
+    for (auto e : boost::make_iterator_range(out_edges(u, g))) {
+      if (g[e].kind != parallel::EdgeKind::Data)
+        continue;
+      const parallel::UnitId v = target(e, g);
+      double delay = 0;
+      if (g[v].stage != x.stage) {
+        auto [h, new_pair] = handoffs.try_emplace({x.stage, g[v].stage}, 0.0);
+        if (new_pair)
+          h->second = pipeline_handoff_lower_bound_s(plan, prog, x.stage, g[v].stage, fabric);
+        delay = h->second;
+        sends[u] = std::min(sends[u], delay);
+        receives[v] = std::min(receives[v], delay);
+      }
+      inputs[v].push_back({u, delay});
+    }
   }
   auto ready = [&](parallel::UnitId u) {
-    return std::all_of(inputs[u].begin(), inputs[u].end(), [&](parallel::UnitId i) { return finish[i] >= 0; });
+    return std::all_of(inputs[u].begin(), inputs[u].end(), [&](const auto& in) { return finish[in.first] >= 0; });
   };
-  auto inputs_end = [&](parallel::UnitId u) {
+  // An input from another stage arrives no earlier than its sender's end plus the hand-off: the transfer starts
+  // once the sender has posted it, after the sending unit (replay::PipelineTransfers::unit_done), and the unit runs
+  // once it has arrived (asynchronous: input_ready; batched: the exchange before its group holds its receive).
+  // `handoffs_counted` false: the inputs' ends alone (a pair's second unit in another group than the first, whose
+  // receive the batched exchange before the pair does not hold).
+  auto inputs_end = [&](parallel::UnitId u, bool handoffs_counted = true) {
     double t = 0;
-    for (parallel::UnitId i : inputs[u])
-      t = std::max(t, finish[i]);
+    for (const auto& [i, delay] : inputs[u])
+      t = std::max(t, finish[i] + (handoffs_counted ? delay : 0.0));
     return t;
   };
   // Every stage walks its order as far as its inputs allow, round after round (the schedule is acyclic, so each
@@ -170,6 +222,30 @@ double step_time_lower_bound(const scenario::ScenarioSpec& s, const parallel::De
   const size_t stages = sched.order.size();
   std::vector<size_t> pos(stages, 0);
   std::vector<double> free_at(stages, 0.0);
+  // Batched hand-offs (parallel.pp_overlap false, replay::PipelineTransfers::start_exchange): before each group of
+  // units a stage posts the sends of the units it ran since its last exchange and the receives of the group, and
+  // runs on once all are over; each starts no earlier than the stage entered the exchange (both ends must have
+  // posted it) and takes at least its hand-off, so the exchange, when it holds any transfer, ends at least the least
+  // of those hand-offs after the stage's previous unit (or pair) ended. After its last group the stage sends what
+  // is left the same way before its backward counts as done (Driver::on_backward_done: the gradients it releases
+  // then and the optimizer wait for it).
+  const bool batched = !plan.comm.pp_overlap;
+  std::vector<int64_t> exchanged_group(stages, -1);
+  std::vector<double> unsent(stages, kNone);  // per stage, the least hand-off of the sends its next exchange posts
+  auto exchange = [&](size_t st) {
+    const auto& order = sched.order[st];
+    const auto& groups = sched.group[st];
+    const int64_t grp = groups[pos[st]];
+    if (grp == exchanged_group[st])
+      return;
+    double least = unsent[st];
+    for (size_t p = pos[st]; p < order.size() && groups[p] == grp; ++p)
+      least = std::min(least, receives[order[p]]);
+    if (least < kNone)
+      free_at[st] += least;
+    exchanged_group[st] = grp;
+    unsent[st] = kNone;
+  };
   for (bool moved = true; moved;) {
     moved = false;
     for (size_t st = 0; st < stages; ++st) {
@@ -177,12 +253,15 @@ double step_time_lower_bound(const scenario::ScenarioSpec& s, const parallel::De
       while (pos[st] < order.size()) {
         const parallel::UnitId a = order[pos[st]];
         const bool pair = pairs && pos[st] + 1 < order.size() && sched.beside_previous[st][pos[st] + 1] != 0;
+        if (batched)
+          exchange(st);  // once per group, whether or not its first unit's inputs are done yet
         if (!ready(a))
           break;
         if (!pair) {
           start[a] = std::max(free_at[st], inputs_end(a));
           finish[a] = start[a] + lane[a];
           free_at[st] = finish[a];
+          unsent[st] = std::min(unsent[st], sends[a]);
           ++pos[st];
           moved = true;
           continue;
@@ -199,17 +278,23 @@ double step_time_lower_bound(const scenario::ScenarioSpec& s, const parallel::De
           finish[a] = -1.0;
           break;
         }
-        const double start_b = std::max(free_at[st], inputs_end(b));
+        const bool b_received = !batched || sched.group[st][pos[st] + 1] == sched.group[st][pos[st]];
+        const double start_b = std::max(free_at[st], inputs_end(b, b_received));
         finish[b] = start_b + seconds[b];
         start[a] = start_a;
         start[b] = start_b;
         second_lane[b] = 1;
         free_at[st] = std::max({finish[a], finish[b], std::min(start_a, start_b) + seconds[a] + seconds[b]});
+        unsent[st] = std::min({unsent[st], sends[a], sends[b]});
         pos[st] += 2;
         moved = true;
       }
     }
   }
+  if (batched)  // the sends after the last group
+    for (size_t st = 0; st < stages; ++st)
+      if (unsent[st] < kNone)
+        free_at[st] += unsent[st];
   // The stage's optimizer starts once its data-parallel communicator has reduced the gradients (replay::
   // Driver::maybe_optimizer): each gradient collective the replay queues (replay/gradient_sync.hpp, dp_queue.cpp) is
   // released no earlier than the bound's time for the steps before it and takes at least NCCL's predicted time on an
