@@ -115,11 +115,8 @@ double step_time_lower_bound(const scenario::ScenarioSpec& s, const parallel::De
   std::vector<double> seconds(units), lane(units), finish(units, -1.0), start(units, 0.0);
   std::vector<char> second_lane(units, 0);
   // Per unit, the units whose outputs it reads and the least time each takes to reach it (a pipeline hand-off from
-  // another stage, pipeline_handoff_lower_bound_s; nothing within a stage); sends: the least hand-off of the unit's
-  // output to another stage (infinity: it sends nothing).
-  constexpr double kNone = std::numeric_limits<double>::infinity();
+  // another stage, pipeline_handoff_lower_bound_s; nothing within a stage).
   std::vector<std::vector<std::pair<parallel::UnitId, double>>> inputs(units);
-  std::vector<double> sends(units, kNone), receives(units, kNone);
   std::map<std::pair<int64_t, int64_t>, double> handoffs;  // (from stage, to stage) -> seconds
   std::map<std::pair<int64_t, double>, double> all_to_all;  // (stage, bytes) -> seconds
   std::map<std::tuple<int64_t, int, double>, double> tensor_parallel;  // (stage, collective, bytes) -> seconds
@@ -197,8 +194,6 @@ double step_time_lower_bound(const scenario::ScenarioSpec& s, const parallel::De
         if (new_pair)
           h->second = pipeline_handoff_lower_bound_s(plan, prog, x.stage, g[v].stage, fabric);
         delay = h->second;
-        sends[u] = std::min(sends[u], delay);
-        receives[v] = std::min(receives[v], delay);
       }
       inputs[v].push_back({u, delay});
     }
@@ -222,30 +217,9 @@ double step_time_lower_bound(const scenario::ScenarioSpec& s, const parallel::De
   const size_t stages = sched.order.size();
   std::vector<size_t> pos(stages, 0);
   std::vector<double> free_at(stages, 0.0);
-  // Batched hand-offs (parallel.pp_overlap false, replay::PipelineTransfers::start_exchange): before each group of
-  // units a stage posts the sends of the units it ran since its last exchange and the receives of the group, and
-  // runs on once all are over; each starts no earlier than the stage entered the exchange (both ends must have
-  // posted it) and takes at least its hand-off, so the exchange, when it holds any transfer, ends at least the least
-  // of those hand-offs after the stage's previous unit (or pair) ended. After its last group the stage sends what
-  // is left the same way before its backward counts as done (Driver::on_backward_done: the gradients it releases
-  // then and the optimizer wait for it).
-  const bool batched = !plan.comm.pp_overlap;
-  std::vector<int64_t> exchanged_group(stages, -1);
-  std::vector<double> unsent(stages, kNone);  // per stage, the least hand-off of the sends its next exchange posts
-  auto exchange = [&](size_t st) {
-    const auto& order = sched.order[st];
-    const auto& groups = sched.group[st];
-    const int64_t grp = groups[pos[st]];
-    if (grp == exchanged_group[st])
-      return;
-    double least = unsent[st];
-    for (size_t p = pos[st]; p < order.size() && groups[p] == grp; ++p)
-      least = std::min(least, receives[order[p]]);
-    if (least < kNone)
-      free_at[st] += least;
-    exchanged_group[st] = grp;
-    unsent[st] = kNone;
-  };
+  // Without pp_overlap a stage also waits for each batched exchange of sends and receives between its groups of
+  // units (replay::PipelineTransfers::start_exchange); the bound leaves that out, so that it does not read
+  // pp_overlap: plans that differ only in it share one bound (app::ReplayKeys::bound_class).
   for (bool moved = true; moved;) {
     moved = false;
     for (size_t st = 0; st < stages; ++st) {
@@ -253,15 +227,12 @@ double step_time_lower_bound(const scenario::ScenarioSpec& s, const parallel::De
       while (pos[st] < order.size()) {
         const parallel::UnitId a = order[pos[st]];
         const bool pair = pairs && pos[st] + 1 < order.size() && sched.beside_previous[st][pos[st] + 1] != 0;
-        if (batched)
-          exchange(st);  // once per group, whether or not its first unit's inputs are done yet
         if (!ready(a))
           break;
         if (!pair) {
           start[a] = std::max(free_at[st], inputs_end(a));
           finish[a] = start[a] + lane[a];
           free_at[st] = finish[a];
-          unsent[st] = std::min(unsent[st], sends[a]);
           ++pos[st];
           moved = true;
           continue;
@@ -278,23 +249,19 @@ double step_time_lower_bound(const scenario::ScenarioSpec& s, const parallel::De
           finish[a] = -1.0;
           break;
         }
-        const bool b_received = !batched || sched.group[st][pos[st] + 1] == sched.group[st][pos[st]];
+        // Batched, the exchange before the pair holds the second unit's receive only when both are of one group.
+        const bool b_received = sched.group[st][pos[st] + 1] == sched.group[st][pos[st]];
         const double start_b = std::max(free_at[st], inputs_end(b, b_received));
         finish[b] = start_b + seconds[b];
         start[a] = start_a;
         start[b] = start_b;
         second_lane[b] = 1;
         free_at[st] = std::max({finish[a], finish[b], std::min(start_a, start_b) + seconds[a] + seconds[b]});
-        unsent[st] = std::min({unsent[st], sends[a], sends[b]});
         pos[st] += 2;
         moved = true;
       }
     }
   }
-  if (batched)  // the sends after the last group
-    for (size_t st = 0; st < stages; ++st)
-      if (unsent[st] < kNone)
-        free_at[st] += unsent[st];
   // The stage's optimizer starts once its data-parallel communicator has reduced the gradients (replay::
   // Driver::maybe_optimizer): each gradient collective the replay queues (replay/gradient_sync.hpp, dp_queue.cpp) is
   // released no earlier than the bound's time for the steps before it and takes at least NCCL's predicted time on an
