@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -187,6 +188,50 @@ TEST(StepBound, NeverAboveTheSimulatedStepWithAllToAllsAcrossNodes)
   EXPECT_GT(tightest, 0.5);
   tightest = 0;
   EXPECT_GT(check_bounds(paired, tightest, std::max<size_t>(1, paired.size() / 24)), 10u);
+}
+
+// The pipeline hand-offs (pipeline_handoff_lower_bound_s): tiny GPT at tp 2 pp 4 dp 2 on two 8-GPU nodes sends
+// between stages 1 and 2 over the NICs, and nothing else of the bound crosses them (its TP and data-parallel groups
+// stay in a node). A slower NIC raises the bound, batched and asynchronous hand-offs alike, each bound never above its
+// step.
+TEST(StepBound, PipelineHandOffsAcrossNodesRaiseTheBound)
+{
+  for (const char* overlap : {"parallel.pp_overlap=false", "parallel.pp_overlap=true"}) {
+    SCOPED_TRACE(overlap);
+    std::vector<dtsim::scenario::ScenarioSpec> plans;
+    for (const char* nic : {"hardware.network.nic.goodput=24 GB/s", "hardware.network.nic.goodput=0.5 GB/s"})
+      plans.push_back(dtsim::app::load_for_simulation(
+          source_path("scenarios/tiny.yaml"), {"parallel.dp=2", "parallel.tp=2", "parallel.pp=4", overlap, nic}));
+    auto bound = [](const dtsim::scenario::ScenarioSpec& p) {
+      return dtsim::systems::system_kind(p).lower_bound_step_s(p, dtsim::parallel::derive_plan(p));
+    };
+    // 4 x 512 tokens of 2-byte activations of tiny GPT's width at 0.5 GB/s: milliseconds per hand-off.
+    EXPECT_GT(bound(plans[1]), bound(plans[0]) + 1e-3);
+    double tightest = 0;
+    EXPECT_EQ(check_bounds(plans, tightest), 2u);
+  }
+}
+
+// Pipeline hand-offs over the NICs on a larger model: Mixtral 8x7B's full-space plans whose stages 0 and 1 sit in
+// different nodes, a few of every schedule, batched and asynchronous hand-offs.
+TEST(StepBound, NeverAboveTheSimulatedStepWithPipelineHandOffsAcrossNodesOnEverySchedule)
+{
+  std::map<std::string, std::vector<dtsim::scenario::ScenarioSpec>> by_schedule;
+  for (auto& p : full_space("scenarios/examples/mixtral-8x7b-h100x64.yaml")) {
+    if (p.parallel.pp < 2)
+      continue;
+    const auto plan = dtsim::parallel::derive_plan(p);
+    if (plan.placement.domain_of(plan.placement.device({0, 0, 0})) ==
+        plan.placement.domain_of(plan.placement.device({1, 0, 0})))
+      continue;
+    by_schedule[p.schedule + (p.parallel.pp_overlap ? " async" : " batched")].push_back(std::move(p));
+  }
+  EXPECT_GE(by_schedule.size(), 6u);
+  for (auto& [schedule, plans] : by_schedule) {
+    SCOPED_TRACE(schedule);
+    double tightest = 0;
+    EXPECT_GE(check_bounds(plans, tightest, std::max<size_t>(1, plans.size() / 3)), 1u);
+  }
 }
 
 // A pair whose second lane's collectives, counted after its kernels, put the bound above the replayed step

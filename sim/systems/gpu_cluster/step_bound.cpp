@@ -1,6 +1,8 @@
 #include "systems/gpu_cluster/step_bound.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <tuple>
 
@@ -55,6 +57,33 @@ double gradients_done_lower_bound(std::vector<std::pair<double, double>> ops)
 
 }  // namespace
 
+double pipeline_handoff_lower_bound_s(const parallel::DerivedPlan& plan, const replay::StepProgram& prog,
+                                      int64_t from_stage, int64_t to_stage, const collectives::Fabric& fabric)
+{
+  // replay::PipelineTransfers sends prog.send_bytes from the sender's device to the receiver's of the same replica
+  // (data-parallel and tensor-parallel rank) as one flow (CollectiveRunner::pipeline_flow; folded copies only add
+  // flows it waits for). CollectiveRunner::flow_segment routes it over NVLink within a scale-up domain, NIC to NIC
+  // across, and Activities::flow waits the route's latency before the flow sends uint64_t(max(bytes, 1)) bytes; its
+  // route crosses the sender's own NVLink (or NIC) link, whose capacity is the fabric's nvlink_Bps (nic_Bps), and a
+  // max-min share never exceeds a link's capacity. The replica the replay simulates is not known here: the least
+  // over the kinds of route the replicas' pairs of devices take.
+  const parallel::Placement& at = plan.placement;
+  bool local = false, remote = false;
+  for (int64_t dp = 0; dp < at.dp() && !(local && remote); ++dp)
+    for (int64_t tp = 0; tp < at.tp() && !(local && remote); ++tp) {
+      const bool same = at.domain_of(at.device({from_stage, dp, tp})) == at.domain_of(at.device({to_stage, dp, tp}));
+      (same ? local : remote) = true;
+    }
+  const double bytes = std::floor(std::max(prog.send_bytes, 1.0));
+  auto over = [&](double latency_s, double Bps) { return std::max(0.0, latency_s) + (Bps > 0 ? bytes / Bps : 0.0); };
+  double t = std::numeric_limits<double>::infinity();
+  if (local)
+    t = std::min(t, over(fabric.nvlink_latency_s, fabric.nvlink_Bps));
+  if (remote)
+    t = std::min(t, over(fabric.nic_latency_s, fabric.nic_Bps));
+  return std::isfinite(t) ? t : 0.0;
+}
+
 double parameter_refresh_lower_bound_s(const parallel::DerivedPlan& plan, const replay::StepProgram& prog,
                                        int64_t stage, const collectives::Fabric& fabric)
 {
@@ -85,7 +114,10 @@ double step_time_lower_bound(const scenario::ScenarioSpec& s, const parallel::De
   // start: the unit's start (its lane's, for a pair); second_lane: it ran as the second lane of a pair.
   std::vector<double> seconds(units), lane(units), finish(units, -1.0), start(units, 0.0);
   std::vector<char> second_lane(units, 0);
-  std::vector<std::vector<parallel::UnitId>> inputs(units);
+  // Per unit, the units whose outputs it reads and the least time each takes to reach it (a pipeline hand-off from
+  // another stage, pipeline_handoff_lower_bound_s; nothing within a stage).
+  std::vector<std::vector<std::pair<parallel::UnitId, double>>> inputs(units);
+  std::map<std::pair<int64_t, int64_t>, double> handoffs;  // (from stage, to stage) -> seconds
   std::map<std::pair<int64_t, double>, double> all_to_all;  // (stage, bytes) -> seconds
   std::map<std::tuple<int64_t, int, double>, double> tensor_parallel;  // (stage, collective, bytes) -> seconds
   const collectives::Fabric fabric = collectives::fabric_of(s);
@@ -152,17 +184,32 @@ double step_time_lower_bound(const scenario::ScenarioSpec& s, const parallel::De
     sums[u] = &it->second;
     seconds[u] = it->second.seconds;
     lane[u] = it->second.lane;
-    for (auto e : boost::make_iterator_range(out_edges(u, g)))
-      if (g[e].kind == parallel::EdgeKind::Data)
-        inputs[target(e, g)].push_back(u);
+    for (auto e : boost::make_iterator_range(out_edges(u, g))) {
+      if (g[e].kind != parallel::EdgeKind::Data)
+        continue;
+      const parallel::UnitId v = target(e, g);
+      double delay = 0;
+      if (g[v].stage != x.stage) {
+        auto [h, new_pair] = handoffs.try_emplace({x.stage, g[v].stage}, 0.0);
+        if (new_pair)
+          h->second = pipeline_handoff_lower_bound_s(plan, prog, x.stage, g[v].stage, fabric);
+        delay = h->second;
+      }
+      inputs[v].push_back({u, delay});
+    }
   }
   auto ready = [&](parallel::UnitId u) {
-    return std::all_of(inputs[u].begin(), inputs[u].end(), [&](parallel::UnitId i) { return finish[i] >= 0; });
+    return std::all_of(inputs[u].begin(), inputs[u].end(), [&](const auto& in) { return finish[in.first] >= 0; });
   };
-  auto inputs_end = [&](parallel::UnitId u) {
+  // An input from another stage arrives no earlier than its sender's end plus the hand-off: the transfer starts
+  // once the sender has posted it, after the sending unit (replay::PipelineTransfers::unit_done), and the unit runs
+  // once it has arrived (asynchronous: input_ready; batched: the exchange before its group holds its receive).
+  // `handoffs_counted` false: the inputs' ends alone (a pair's second unit in another group than the first, whose
+  // receive the batched exchange before the pair does not hold).
+  auto inputs_end = [&](parallel::UnitId u, bool handoffs_counted = true) {
     double t = 0;
-    for (parallel::UnitId i : inputs[u])
-      t = std::max(t, finish[i]);
+    for (const auto& [i, delay] : inputs[u])
+      t = std::max(t, finish[i] + (handoffs_counted ? delay : 0.0));
     return t;
   };
   // Every stage walks its order as far as its inputs allow, round after round (the schedule is acyclic, so each
@@ -170,6 +217,9 @@ double step_time_lower_bound(const scenario::ScenarioSpec& s, const parallel::De
   const size_t stages = sched.order.size();
   std::vector<size_t> pos(stages, 0);
   std::vector<double> free_at(stages, 0.0);
+  // Without pp_overlap a stage also waits for each batched exchange of sends and receives between its groups of
+  // units (replay::PipelineTransfers::start_exchange); the bound leaves that out, so that it does not read
+  // pp_overlap: plans that differ only in it share one bound (app::ReplayKeys::bound_class).
   for (bool moved = true; moved;) {
     moved = false;
     for (size_t st = 0; st < stages; ++st) {
@@ -199,7 +249,9 @@ double step_time_lower_bound(const scenario::ScenarioSpec& s, const parallel::De
           finish[a] = -1.0;
           break;
         }
-        const double start_b = std::max(free_at[st], inputs_end(b));
+        // Batched, the exchange before the pair holds the second unit's receive only when both are of one group.
+        const bool b_received = sched.group[st][pos[st] + 1] == sched.group[st][pos[st]];
+        const double start_b = std::max(free_at[st], inputs_end(b, b_received));
         finish[b] = start_b + seconds[b];
         start[a] = start_a;
         start[b] = start_b;

@@ -10,7 +10,8 @@
 namespace dtsim::systems {
 
 /// The step time of the plan's pipeline schedule with every kernel running at the time the compute model gives it
-/// alone on its GPU and no communication taking time but the expert all-to-alls (collectives::expert_all_to_all_time), without tp_overlap the TP
+/// alone on its GPU and no communication taking time but the pipeline hand-offs (pipeline_handoff_lower_bound_s, on
+/// each input from another stage), the expert all-to-alls (collectives::expert_all_to_all_time), without tp_overlap the TP
 /// collectives not issued beside a kernel, and the TP collectives of an overlap group (replay::overlap_group_end), each at its
 /// best case (alone on its links): each unit takes the sum of its compute steps plus the collectives its lane waits
 /// for, an overlap group at least the longer of its kernel and its TP collectives one after the other; a unit starts once the stage's
@@ -26,6 +27,13 @@ namespace dtsim::systems {
 /// (other collectives, transfers, waits, contention, kernels slowed by collectives' SMs), so the result is never above the simulated step time (tests/unit/step_bound_test.cpp checks
 /// it on plans of every schedule, with and without paired chunks).
 double step_time_lower_bound(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan, const GpuStep& step);
+
+/// The least time an activation (or its gradient) takes from a unit of `from_stage` to one of `to_stage`
+/// (replay::PipelineTransfers): the route's latency plus the bytes at the capacity of the sender's NVLink link within
+/// a scale-up domain, of its NIC across domains; the least over the kinds of route the pipeline replicas' pairs of
+/// devices take. The step bound adds it on every data edge between stages.
+double pipeline_handoff_lower_bound_s(const parallel::DerivedPlan& plan, const replay::StepProgram& prog,
+                                      int64_t from_stage, int64_t to_stage, const collectives::Fabric& fabric);
 
 /// ZeRO 1 and 2 without parallel.param_gather_overlap: after its optimizer a stage all-gathers its updated parameters
 /// over the data-parallel group, then its experts' over the expert-data-parallel group, one after the other on the
