@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <tuple>
@@ -69,11 +70,19 @@ double pipeline_handoff_lower_bound_s(const parallel::DerivedPlan& plan, const r
   // over the kinds of route the replicas' pairs of devices take.
   const parallel::Placement& at = plan.placement;
   bool local = false, remote = false;
-  for (int64_t dp = 0; dp < at.dp() && !(local && remote); ++dp)
-    for (int64_t tp = 0; tp < at.tp() && !(local && remote); ++tp) {
-      const bool same = at.domain_of(at.device({from_stage, dp, tp})) == at.domain_of(at.device({to_stage, dp, tp}));
-      (same ? local : remote) = true;
-    }
+  // A stage's devices are block consecutive numbers and its peer's are `apart` away (Placement::device); the job's
+  // domains hold `per_domain` consecutive numbers each and map onto distinct cluster domains. So pairs at least a
+  // domain apart never share one, and a block of a domain or more holds both kinds; only a block smaller than a
+  // domain (fewer pairs than a domain's devices) is looked at pair by pair. A frontier stage's 8,192 pairs are not.
+  const int64_t block = at.dp() * at.tp(), per_domain = at.devices_per_domain();
+  const int64_t apart = (to_stage - from_stage) * block;
+  if (std::abs(apart) >= per_domain)
+    remote = true;
+  else if (block >= per_domain)
+    local = remote = true;
+  else
+    for (int64_t d = from_stage * block; d < (from_stage + 1) * block; ++d)
+      (at.domain_of(d) == at.domain_of(d + apart) ? local : remote) = true;
   const double bytes = std::floor(std::max(prog.send_bytes, 1.0));
   auto over = [&](double latency_s, double Bps) { return std::max(0.0, latency_s) + (Bps > 0 ? bytes / Bps : 0.0); };
   double t = std::numeric_limits<double>::infinity();
