@@ -78,10 +78,9 @@ double ll_max_bus_Bps(const GroupShape& g)
 {
   if (g.nodes > 1)
     return (g.nodes <= 2 ? 39.0 : 20.4) * 1e9;
-  const bool named = g.nccl_version > 0;
-  if (g.nvswitch_generation >= 4 && !(named && g.nccl_version < kBlackwellLlRowNccl))
+  if (g.nvswitch_generation >= 4 && !g.nccl_named_before(kBlackwellLlRowNccl))
     return 282.0 * 1e9;
-  if (g.nvswitch_generation >= 3 && !(named && g.nccl_version < kHopperLlRaisedNccl))
+  if (g.nvswitch_generation >= 3 && !g.nccl_named_before(kHopperLlRaisedNccl))
     return 141.0 * 1e9;
   return 87.7 * 1e9;
 }

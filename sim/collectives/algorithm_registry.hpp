@@ -48,6 +48,9 @@ struct GroupShape {
   /// The NCCL release the stack's runs used, as NCCL_VERSION_CODE (2.23.4: 22304); 0 where not published: the
   /// algorithms of the releases before 2.23 (stack key `nccl`)
   int nccl_version = 0;
+  /// The stack names a release older than `release`: only then do a protocol's earlier bandwidth figures apply
+  /// (an unpublished release keeps the latest ones, with which its stacks were fitted).
+  bool nccl_named_before(int release) const { return nccl_version > 0 && nccl_version < release; }
   int64_t per_node() const { return nodes > 0 ? ranks / nodes : ranks; }
 };
 

@@ -30,19 +30,16 @@ bool ring_applicable(Protocol, Kind, const GroupShape&) { return true; }
 constexpr int kLlHalvedNccl = 22100;
 constexpr int kLl128OnePerNodeDroppedNccl = 22300;
 
-// Whether the stack names a release older than `release`.
-bool before(const GroupShape& g, int release) { return g.nccl_version > 0 && g.nccl_version < release; }
-
 double ring_fraction(Protocol p, Kind kind, const GroupShape& g)
 {
   if (p == Protocol::LL) {
-    if (!before(g, kLlHalvedNccl))
+    if (!g.nccl_named_before(kLlHalvedNccl))
       return 0.5;
     return g.nodes > 1 || kind == Kind::AllReduce ? 1.0 / 4.0 : 1.0 / 3.0;
   }
   if (p == Protocol::LL128) {
     const bool one_per_node = g.nodes > 1 && g.per_node() < 2;
-    return one_per_node && before(g, kLl128OnePerNodeDroppedNccl) ? 0.7 : 0.92;
+    return one_per_node && g.nccl_named_before(kLl128OnePerNodeDroppedNccl) ? 0.7 : 0.92;
   }
   return 1.0;
 }
