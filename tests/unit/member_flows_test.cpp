@@ -1,6 +1,6 @@
 // One member's flows of a collective, laid without laying the others' (AlgorithmDef::lay_member_flows,
-// collectives::plan_busiest_member, replay::Folding::fold_collective; docs/performance.md, "A data-parallel group
-// folded member by member"): each against what it replaces, the whole set laid flow by flow and folded by fold_onto.
+// collectives::plan_busiest_member, replay::Folding::fold_collective; docs/performance.md, "One step at any
+// scale"): each against what it replaces, the whole set laid flow by flow and folded by fold_onto.
 #include <gtest/gtest.h>
 
 #include <algorithm>
