@@ -21,7 +21,7 @@ Checks: every other published run; their step-time errors (simulated / measured 
 per token and layer, per activation element, per attention-score element), fits its coefficient together with the
 two half_lengths on the same calibration runs (max_efficiency held at 1: a GEMM reaches at most peak, and the
 two CS-2 runs then fix half_length and the coefficient) and prints the checks' errors: what
-docs/wafer.md ("What the checks say") reports on the candidates.
+docs/wafer.md ("Tried and rejected") reports on the candidates.
 --micro-batch-survey: each micro batch Cerebras ships (or its compiler logged) whose model dtsim describes, with
 its on-wafer SRAM as a fraction of the wafer's and what dtsim's rule (the largest divisor that fits) picks: the
 check of that rule in docs/wafer.md ("The compiler's choices").
@@ -40,7 +40,7 @@ CS2 = os.path.join(ROOT, "hardware", "cerebras-cs2.yaml")
 CS3 = os.path.join(ROOT, "hardware", "cerebras-cs3.yaml")
 # The calibration runs, a named minority of the published weight-streaming runs (3 of 16; tests/validation/
 # cerebras_wafer.csv): (scenario, global batch, measured samples/s), release 2.0.3 on CS-2 and 2.5.0 on CS-3
-# (shared/reference/published_runs.md section 4 says 2.6-2.10: docs/wafer.md, "The configurations").
+# (shared/reference/published_runs.md section 4 says 2.6-2.10: docs/wafer.md, "The runs' configurations").
 CS2_RUNS = [("scenarios/wafer/gpt-j-6b-2x-cs2.yaml", 120, 43.67),
             ("scenarios/wafer/bert-large-cs2.yaml", 1024, 4047.95)]
 CS3_RUNS = [("scenarios/wafer/gpt-j-6b-cs3.yaml", 120, 44.75)]
@@ -60,7 +60,7 @@ CHECK_RUNS = [("scenarios/wafer/gpt2-small-cs2.yaml", 112, 494.5, CS2),
               ("scenarios/validation/cerebras-llama-7b-cs2.yaml", 99, 99 / 4.8431, CS2),
               ("scenarios/validation/cerebras-llama2-7b-cs3.yaml", 1024, 1024 / 32.02, CS3),
               # The same model on the same cluster at batch 32, 64 and 128 (2025-12-06, release 2.6 client): the
-              # step's cost that does not grow with the batch, measured (docs/wafer.md, "Round 8").
+              # step's cost that does not grow with the batch, measured (docs/wafer.md, "The CS-3 batch sweep").
               ("scenarios/validation/cerebras-llama2-7b-cs3-b32.yaml", 32, 32 / 1.11521, CS3),
               ("scenarios/validation/cerebras-llama2-7b-cs3-b64.yaml", 64, 64 / 2.03622, CS3),
               ("scenarios/validation/cerebras-llama2-7b-cs3-b128.yaml", 128, 128 / 3.93474, CS3)]

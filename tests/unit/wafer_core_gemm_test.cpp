@@ -172,7 +172,7 @@ TEST(CoreGemm, WiderLayersRunCloserToPeakOnCs2)
 
 // Each run simulated against its measurement (shared/reference/published_runs.md section 4). The three calibration
 // runs (scripts/calibrate_wafer.py, docs/wafer.md) are met within 1%; GPT-2 small is a check, held to its measured
-// error (+20.5%, docs/wafer.md column (f): the kernel switch's refit; +16.5% before) plus 1 point so that a change
+// error (+20.5%, docs/wafer.md, "The errors now") plus 1 point so that a change
 // that worsens it fails. Each written plainly: the
 // compiler's micro batch and recomputation.
 void expect_published(const std::string& scenario, double measured, double tolerance, int64_t micro_batch)
