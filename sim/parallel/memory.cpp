@@ -305,11 +305,19 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
       sm.weights_bytes += sharded(3) * layer_share * copy;
     }
     // Without resharding after forward (FSDP2's reshard_after_forward=False) every layer of the stage stays
-    // gathered from its forward to its backward: the stage's weights are held whole beside their shards.
-    if (zero >= 3 && s.parallel.reshard_after_forward)
-      sm.weights_bytes += 2.0 * t.layer_params_per_rank(tp, plan.groups.ep, false, plan.groups.expert_tp) * weight_bytes;
-    else if (zero >= 3)
-      sm.weights_bytes += sm.params * weight_bytes;
+    // gathered from its forward to its backward: the stage's weights are held whole beside their shards. The
+    // layers' weights are held as they were gathered: in fp8 with fp8 parameters (torchao's
+    // WeightWithDynamicFloat8CastTensor.fsdp_post_all_gather wraps the gathered uint8 data as the Float8Tensor
+    // weight, float8/fsdp_utils.py at eab345c; Megatron-Core's uint8 parameter buffer); the embedding and the
+    // output layer are not float8 linears and stay 16-bit.
+    const double gathered_layer_bytes = gathered_layer_weight_bytes(plan.precision, s.training.fp8_params);
+    if (zero >= 3 && s.parallel.reshard_after_forward) {
+      sm.weights_bytes +=
+          2.0 * t.layer_params_per_rank(tp, plan.groups.ep, false, plan.groups.expert_tp) * gathered_layer_bytes;
+    } else if (zero >= 3) {
+      const double layer_params = stage_layer_params(t, plan, st, false);
+      sm.weights_bytes += layer_params * gathered_layer_bytes + (sm.params - layer_params) * weight_bytes;
+    }
     // Gradients accumulated unsharded until the last microbatch (parallel.defer_gradient_sync) are held whole.
     sm.gradients_bytes = (s.parallel.defer_gradient_sync ? sm.params : sharded(2)) * plan.precision.gradient_bytes;
     // FSDP2's buffers of one layer (stack memory.fsdp_layer_buffers; torch/distributed/_composable/fsdp at torch
@@ -323,7 +331,7 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
     // post-backward: the layer being computed holds its 16-bit gradients while the previous one's input waits.
     if (zero >= 3 && s.stack.memory.fsdp_layer_buffers) {
       const double layer = t.layer_params_per_rank(tp, plan.groups.ep, false, plan.groups.expert_tp);
-      sm.weights_bytes += layer * weight_bytes;
+      sm.weights_bytes += layer * gathered_layer_bytes;
       sm.gradients_bytes += layer * plan.precision.weight_bytes;
       if (!s.parallel.defer_gradient_sync)
         sm.gradients_bytes += layer * plan.precision.gradient_bytes;

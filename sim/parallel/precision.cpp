@@ -15,6 +15,11 @@ constexpr double kNvfp4Bytes = 0.5 + 1.0 / 16;
 
 bool low_precision_linear(const std::string& name) { return name == "fp8" || name == "mxfp8" || name == "nvfp4"; }
 
+double gathered_layer_weight_bytes(const Precision& p, bool fp8_params)
+{
+  return p.name == "fp8" && fp8_params ? 1.0 : double(p.weight_bytes);
+}
+
 Precision precision_of(const std::string& name)
 {
   Precision p;

@@ -42,6 +42,13 @@ struct Precision {
 /// The precision named `name` (one of those training.precision accepts).
 Precision precision_of(const std::string& name);
 
+/// Bytes per transformer-layer weight as the data-parallel all-gather moves it and the gathering rank holds it
+/// (ZeRO-3 / FSDP): one under per-tensor fp8 with fp8 parameters (training.fp8_params: Megatron-Core gathers its
+/// uint8 parameter buffer; torchao's float8 all-gather, torchtitan's `enable_fsdp_float8_all_gather`, casts each
+/// shard to float8 before the gather and keeps the gathered float8 data as the unsharded weight), else
+/// weight_bytes. MXFP8 and NVFP4 weights are gathered in 16-bit.
+double gathered_layer_weight_bytes(const Precision& p, bool fp8_params);
+
 /// Whether `name` runs the linear layers' GEMMs in a low precision (fp8, mxfp8, nvfp4): the other GEMMs need the
 /// device's bf16 peak.
 bool low_precision_linear(const std::string& name);

@@ -239,7 +239,7 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
   // The embedding, the output layer and the norms are not fp8 parameters and stay 16-bit (the norms, 2h of about
   // 12h^2 parameters of a layer, are counted here with the layer). No fp8 parameters under nvfp4 in the published
   // recipes (Megatron-Bridge's bf16_with_nvfp4_mixed leaves fp8_param_gather off): 16-bit here.
-  const double layer_elem = plan.precision.name == "fp8" && s.training.fp8_params ? 1.0 : double(elem);
+  const double layer_elem = parallel::gathered_layer_weight_bytes(plan.precision, s.training.fp8_params);
   const model::PassProgram layer = t.layer(plan.shape), emb = t.embedding(plan.shape), head = t.head(plan.shape);
   const double grad_elem = plan.precision.gradient_bytes;
   const double h = double(m.hidden);

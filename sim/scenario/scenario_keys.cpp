@@ -245,7 +245,8 @@ const Key kFp8Params =
                  "without their 16-bit copy (Megatron-LM's `--fp8-param-gather`, NeMo's `fp8_params`, "
                  "Megatron-Bridge's `fp8_param_gather`, Transformer Engine's quantized model init); the fp32 master "
                  "copy stays in the optimizer. Under fp8 the data-parallel gathers move the layers' weights in fp8, one "
-                 "byte each (Megatron-Core's uint8 parameter buffer); mxfp8 weights are gathered in 16-bit and cast "
+                 "byte each (Megatron-Core's uint8 parameter buffer; torchao's float8 all-gather under FSDP2, "
+                 "torchtitan's `enable_fsdp_float8_all_gather`), and ZeRO-3 holds them gathered in fp8; mxfp8 weights are gathered in 16-bit and cast "
                  "after the gather (reuse_grad_buf_for_mxfp8_param_ag), and dtsim gathers nvfp4's in 16-bit too");
 const Key kFp8NormAmax =
     Key::boolean("fp8_norm_amax", kOptional, "false",

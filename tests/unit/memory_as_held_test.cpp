@@ -191,6 +191,50 @@ TEST(MemoryAsHeld, Fsdp2HoldsOneLayersBuffers)
                    estimate_memory(zero1_plain, derive_plan(zero1_plain), t).stages[1].total_bytes());
 }
 
+// Weights gathered in fp8 (training.fp8_params under fp8; torchao's float8 all-gather, torchtitan's
+// enable_fsdp_float8_all_gather) are held gathered in fp8: FSDP2 keeps the gathered uint8 data as the Float8Tensor
+// weight. One byte less per gathered layer weight, on every layer held gathered and in the all-gather buffer; the
+// embedding, the shards, the gradients and the optimizer states do not move.
+TEST(MemoryAsHeld, Fp8AllGatherHoldsTheGatheredLayersInFp8)
+{
+  auto bf16_gather = gpt3_175b("fp8");
+  bf16_gather.parallel.zero = 3;
+  bf16_gather.parallel.dp = 2;
+  bf16_gather.devices = 128;
+  bf16_gather.parallel.reshard_after_forward = false;
+  bf16_gather.stack.memory.fp8_saves_16bit = true;
+  bf16_gather.stack.memory.fsdp_layer_buffers = true;
+  bf16_gather.stack.memory.fp32_gradients = true;
+  auto fp8_gather = bf16_gather;
+  fp8_gather.training.fp8_params = true;
+  dtsim::model::Transformer t(bf16_gather.model);
+  const auto plan = derive_plan(bf16_gather);
+  const auto a = estimate_memory(bf16_gather, plan, t);
+  const auto b = estimate_memory(fp8_gather, derive_plan(fp8_gather), t);
+  const double layer = t.layer_params_per_rank(8, 1, false, 1);
+  // Stage 1 holds layers only: its whole stage gathered, and one layer's all-gather buffer.
+  const double stage1 = stage_params(t, plan, 1);
+  EXPECT_NEAR(a.stages[1].weights_bytes - b.stages[1].weights_bytes, stage1 + layer, 1e-9 * stage1);
+  // Stage 0 holds as many layers and the word embeddings besides, gathered in 16-bit: the same saving.
+  ASSERT_GT(stage_params(t, plan, 0), stage1);
+  EXPECT_NEAR(a.stages[0].weights_bytes - b.stages[0].weights_bytes, stage1 + layer, 1e-9 * stage1);
+  for (size_t st = 0; st < a.stages.size(); ++st) {
+    EXPECT_DOUBLE_EQ(b.stages[st].gradients_bytes, a.stages[st].gradients_bytes);
+    EXPECT_DOUBLE_EQ(b.stages[st].optimizer_bytes, a.stages[st].optimizer_bytes);
+    EXPECT_DOUBLE_EQ(b.stages[st].activations_bytes, a.stages[st].activations_bytes);
+  }
+  // Resharding after forward: the layer computed, the one prefetched and the buffer.
+  bf16_gather.parallel.reshard_after_forward = fp8_gather.parallel.reshard_after_forward = true;
+  EXPECT_NEAR(estimate_memory(bf16_gather, derive_plan(bf16_gather), t).stages[1].weights_bytes -
+                  estimate_memory(fp8_gather, derive_plan(fp8_gather), t).stages[1].weights_bytes,
+              3.0 * layer, 1e-9 * layer);
+  // MXFP8 weights are gathered in 16-bit.
+  auto mx = bf16_gather, mx_params = fp8_gather;
+  mx.training.precision = mx_params.training.precision = "mxfp8";
+  EXPECT_DOUBLE_EQ(estimate_memory(mx, derive_plan(mx), t).stages[1].weights_bytes,
+                   estimate_memory(mx_params, derive_plan(mx_params), t).stages[1].weights_bytes);
+}
+
 // torch's tensor parallelism under sequence parallelism saves a column-parallel linear's input as gathered: a layer's
 // QKV and fc1 inputs whole on every rank (2 bytes each, 1 under torchao float8, which casts before the gather)
 // instead of their tp-th share, and the output layer's 16-bit input whole beside the loss's buffers.
