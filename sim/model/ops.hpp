@@ -50,6 +50,9 @@ struct Segment {
   /// A context-parallel collective the device waits for before it goes on, overlapping nothing: torch.compile traces
   /// a functional collective with its wait right after it (torchtitan's context parallelism).
   bool blocking = false;
+  /// A beside_next collective whose transfers are copies on the copy engines (PyTorch's symmetric-memory p2p
+  /// copies): it takes no streaming multiprocessor from the kernels beside it.
+  bool copy_engine = false;
   bool is_collective() const { return ops.empty(); }
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "model/micro_pipeline_tp.hpp"
 #include "model/mla.hpp"
 
 namespace dtsim::model {
@@ -810,8 +811,14 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
   items.push_back(mem_item("bias_dropout_add2", (3 * e + mask) * Tn * h, (2 * e + mask) * Tn * h));
 
   const double dispatch_bytes = whole ? e * Tn * routed * h : e * Tn * (Tx / T) * h;
-  PassProgram p = assemble(items, sh.sp, e * T * h, sh.tp, dispatch_bytes, sh.ep, sh.cp, !sh.tp_comm_overlap,
-                           sh.tp_async_allreduce);
+  // PyTorch's async TP starts from the passes without tp_overlap and fuses what its pass matches.
+  const bool micro_pipeline = sh.tp_comm_overlap && sh.tp_micro_pipeline;
+  PassProgram p = assemble(items, sh.sp, e * T * h, sh.tp, dispatch_bytes, sh.ep, sh.cp,
+                           !sh.tp_comm_overlap || micro_pipeline, sh.tp_async_allreduce);
+  if (micro_pipeline) {
+    fuse_micro_pipeline_tp(p.forward, sh.tp, true);
+    fuse_micro_pipeline_tp(p.backward, sh.tp, false);
+  }
   // A layer pass's kernels share the stack's per-layer host time equally.
   for (auto* pass : {&p.forward, &p.backward}) {
     double n = 0;

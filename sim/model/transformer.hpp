@@ -69,6 +69,9 @@ struct Shape {
   /// GEMMs next to them their own way, so the column-parallel layers' backward collectives are not placed beside
   /// their GEMMs (the output layer's are).
   bool tp_comm_overlap = false;
+  /// With tp_comm_overlap, PyTorch's async tensor parallelism (stack `kernels.tp_overlap: torch-micro-pipeline`):
+  /// see fuse_micro_pipeline_tp (model/micro_pipeline_tp.hpp).
+  bool tp_micro_pipeline = false;
   /// Without sequence parallelism, the column-parallel layers' input-gradient all-reduces run beside their
   /// weight-gradient GEMMs (parallel.tp_async_allreduce).
   bool tp_async_allreduce = false;

@@ -92,7 +92,9 @@ DerivedPlan derive_plan(const scenario::ScenarioSpec& s)
   p.placement = Placement(par.dp_cp(), par.tp, par.pp, devices_used_per_domain(s.hardware.domain_devices(), par.tp));
   p.comm.dp_overlap = par.dp_overlap;
   p.comm.pp_overlap = par.pp_overlap;
-  p.comm.tp_overlap = par.tp_overlap;
+  // PyTorch's async TP (stack kernels.tp_overlap: torch-micro-pipeline) names the collectives it overlaps in the
+  // layer's own passes (model::fuse_micro_pipeline_tp); every other one runs as without tp_overlap.
+  p.comm.tp_overlap = par.tp_overlap && !s.stack.tp_overlap_micro_pipeline;
   p.comm.pairs = par.pairs_units(p.schedule->pairs_by_default);
   p.comm.param_gather_overlap = par.param_gather_overlap;
   p.comm.zero = par.zero;

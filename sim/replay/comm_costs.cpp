@@ -78,6 +78,8 @@ double CommCosts::closed_form_overlap(int64_t device, const std::vector<Step>& s
 
 double CommCosts::overlap_sm_share(const Step& st) const
 {
+  if (st.copy_engine)
+    return 0;
   if (st.beside_next)
     return nccl_sm_share();
   return sm_share(st.collective == model::TpCollective::ReduceScatter ? kOverlapReduceScatterSms

@@ -108,6 +108,7 @@ class TimedPasses {
     st.bytes = seg.collective_bytes;
     st.beside_next = seg.beside_next;
     st.blocking = seg.blocking;
+    st.copy_engine = seg.copy_engine;
     return st;
   }
   const kernels::ComputeModel& cm_;

@@ -36,6 +36,8 @@ struct Step {
   bool beside_next = false;
   /// CpRing the device waits for, beside no kernel (model::Segment::blocking).
   bool blocking = false;
+  /// TpCollective run by the copy engines, taking no SMs from the kernels beside it (model::Segment::copy_engine).
+  bool copy_engine = false;
   std::string label;
 };
 

@@ -12,6 +12,7 @@ model::Shape layer_shape(const ScenarioSpec& s)
                      s.training.precision == "fp8"};
   shape.experts_whole = s.parallel.experts_whole();
   shape.tp_comm_overlap = s.parallel.tp_overlap;
+  shape.tp_micro_pipeline = s.stack.tp_overlap_micro_pipeline;
   shape.tp_async_allreduce = s.parallel.tp_async_allreduce;
   shape.fp8_current_scaling = s.training.fp8_recipe == stack::Fp8Recipe::Current;
   shape.fp8_norm_amax = shape.fp8_current_scaling && s.training.fp8_norm_amax;

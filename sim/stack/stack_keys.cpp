@@ -47,6 +47,18 @@ const Key kContextParallel =
                 "gathered K, V, fp32 grad_query and the fp32 dK, dV in flight, held during a layer's attention "
                 "backward (sim/parallel/memory.cpp, context_parallel_attention_bytes; `ring`: none counted)")
         .defaults_to("ring");
+const Key kTpOverlapKernels =
+    Key::choice("tp_overlap", {"userbuffers", "torch-micro-pipeline"}, kOptional, "",
+                "how `parallel.tp_overlap` runs: `userbuffers`, Transformer Engine's (Megatron-LM's "
+                "--tp-comm-overlap), every all-gather beside the kernels that consume it and every reduce-scatter "
+                "beside those that produce it; `torch-micro-pipeline`, PyTorch's async tensor parallelism of December "
+                "2024 as torchtitan runs it (Inductor's micro_pipeline_tp pass over "
+                "torch/distributed/_symmetric_memory): only an all-gather whose result feeds linear GEMMs and a "
+                "forward reduce-scatter of one GEMM's output are fused, each with that GEMM alone, split into tp "
+                "chunks whose p2p copies run on the copy engines; the shard's copy into the symmetric buffer before "
+                "a gather and the reduction of the stacked partials after a reduce-scatter are kernels of their own; "
+                "the backward reduce-scatter of a sum of input gradients is not fused (as without tp_overlap)")
+        .defaults_to("userbuffers");
 
 const Key kHost = Key::section("host", kOptional, "host time: a run of kernels takes at least its launches");
 const Key kLaunch = Key::quantity("launch", Dimension::Time, limits::kLatency, kOptional, "", "per kernel launch")
@@ -167,7 +179,8 @@ const Key kHeldoutErrors = Key::number_list("heldout_errors", -0.99, 100, kOptio
 std::vector<config::KeyGroup> groups()
 {
   return {{"", {&kName, &kFramework, &kVersion, &kNccl, &kDescription}},
-          {"kernels", {&kAttention, &kFp8Recipe, &kCrossEntropy, &kCudaGraphs, &kLossAllReduce, &kContextParallel}},
+          {"kernels", {&kAttention, &kFp8Recipe, &kCrossEntropy, &kCudaGraphs, &kLossAllReduce, &kContextParallel,
+                       &kTpOverlapKernels}},
           {"host", {&kLaunch, &kPerLayer, &kPerMicrobatch}},
           {"memory", {&kCudaContext, &kNcclBuffers, &kFragmentation, &kFp32Gradients, &kOptimizerState, &kFp8Saves16bit,
                       &kPipelineKeepsStageOutputs, &kPipelineRecvBuffers, &kPipelineKeepsLogits, &kFsdpLayerBuffers, &kTpSavesGatheredInputs, &kLossBytesPerLogit, &kLossParallelBytesPerLogit}},

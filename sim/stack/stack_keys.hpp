@@ -10,7 +10,8 @@ namespace dtsim::stack::keys {
 using config::Key;
 
 extern const Key kName, kFramework, kVersion, kNccl, kDescription;
-extern const Key kKernels, kAttention, kFp8Recipe, kCrossEntropy, kCudaGraphs, kLossAllReduce, kContextParallel;
+extern const Key kKernels, kAttention, kFp8Recipe, kCrossEntropy, kCudaGraphs, kLossAllReduce, kContextParallel,
+    kTpOverlapKernels;
 extern const Key kHost, kLaunch, kPerLayer, kPerMicrobatch;
 extern const Key kMemory, kCudaContext, kNcclBuffers, kFragmentation, kFp32Gradients, kOptimizerState, kFp8Saves16bit,
     kPipelineKeepsStageOutputs, kPipelineRecvBuffers, kPipelineKeepsLogits, kFsdpLayerBuffers, kTpSavesGatheredInputs, kLossBytesPerLogit, kLossParallelBytesPerLogit;

@@ -27,7 +27,8 @@ nlohmann::ordered_json stack_record(const StackSpec& st)
                   {"cross_entropy", to_string(st.cross_entropy)},
                   {"cuda_graphs", st.cuda_graphs},
                   {"loss_all_reduce", st.loss_all_reduce_per_microbatch ? "per_microbatch" : "none"},
-                  {"context_parallel", st.context_parallel_allgather ? "torch-allgather" : "ring"}};
+                  {"context_parallel", st.context_parallel_allgather ? "torch-allgather" : "ring"},
+                  {"tp_overlap", st.tp_overlap_micro_pipeline ? "torch-micro-pipeline" : "userbuffers"}};
   r["host"] = {{"launch", st.host.launch_s},
                {"per_layer", st.host.per_layer_s},
                {"per_microbatch", st.host.per_microbatch_s}};

@@ -107,6 +107,9 @@ struct StackSpec {
   /// K, V all-gathered and waited for, one attention kernel per block, fp32 merges, dK, dV rotated in fp32
   /// (stack key `kernels.context_parallel: torch-allgather`); false: Megatron-LM's overlapped ring.
   bool context_parallel_allgather = false;
+  /// parallel.tp_overlap as PyTorch's async tensor parallelism runs it (Inductor's micro-pipeline pass over symmetric
+  /// memory; stack key `kernels.tp_overlap: torch-micro-pipeline`); false: Transformer Engine's userbuffers.
+  bool tp_overlap_micro_pipeline = false;
   HostOverheads host;
   FrameworkMemory memory;
   OverlapDefaults overlap;

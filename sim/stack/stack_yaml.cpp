@@ -45,6 +45,8 @@ StackSpec load_stack(const std::string& path, Diagnostics& diag)
       kernels.choice(k::kLossAllReduce).value_or(k::kLossAllReduce.default_choice) == "per_microbatch";
   st.context_parallel_allgather =
       kernels.choice(k::kContextParallel).value_or(k::kContextParallel.default_choice) == "torch-allgather";
+  st.tp_overlap_micro_pipeline =
+      kernels.choice(k::kTpOverlapKernels).value_or(k::kTpOverlapKernels.default_choice) == "torch-micro-pipeline";
   kernels.finish();
 
   MapReader host = root.map(k::kHost);

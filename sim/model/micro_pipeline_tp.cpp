@@ -1,0 +1,104 @@
+#include "model/micro_pipeline_tp.hpp"
+
+#include <utility>
+
+namespace dtsim::model {
+
+namespace {
+
+bool plain(const Segment& seg, TpCollective c)
+{
+  return seg.is_collective() && seg.collective == c && !seg.beside_next && !seg.blocking;
+}
+
+bool linear_gemm(const Op& op) { return op.kind == Op::Kind::Gemm && op.linear; }
+
+// `share` of a GEMM's rows (the chunks of its tokens the fused op computes), its bytes in proportion.
+Op rows(const Op& gemm, double share, const char* suffix)
+{
+  Op o = gemm;
+  o.name += suffix;
+  o.m *= share;
+  o.bytes *= share;
+  return o;
+}
+
+Op memory_kernel(std::string name, double bytes)
+{
+  Op o;
+  o.name = std::move(name);
+  o.bytes = bytes;
+  return o;
+}
+
+// Kernels onto the end of `out`: into its last run unless that is a collective or the run a beside_next collective
+// holds (the kernels after it wait for that collective).
+void push_kernels(std::vector<Segment>& out, std::vector<Op> ops)
+{
+  if (ops.empty())
+    return;
+  const bool closed = out.size() >= 2 && out[out.size() - 2].beside_next;
+  if (!out.empty() && !out.back().is_collective() && !closed)
+    out.back().ops.insert(out.back().ops.end(), ops.begin(), ops.end());
+  else
+    out.push_back(Segment{std::move(ops), TpCollective::None, 0});
+}
+
+void push_beside(std::vector<Segment>& out, TpCollective c, double bytes, Op kernel)
+{
+  Segment comm{{}, c, bytes};
+  comm.beside_next = true;
+  comm.copy_engine = true;
+  out.push_back(std::move(comm));
+  out.push_back(Segment{{std::move(kernel)}, TpCollective::None, 0});
+}
+
+}  // namespace
+
+void fuse_micro_pipeline_tp(std::vector<Segment>& pass, int64_t tp, bool forward)
+{
+  if (tp <= 1)
+    return;
+  const double t = double(tp);
+  std::vector<Segment> out;
+  for (size_t i = 0; i < pass.size(); ++i) {
+    const Segment& seg = pass[i];
+    if (plain(seg, TpCollective::AllGather) && i + 1 < pass.size() && !pass[i + 1].is_collective()) {
+      const auto& next = pass[i + 1].ops;
+      size_t g = 0;
+      while (g < next.size() && !linear_gemm(next[g]))
+        ++g;
+      if (g < next.size()) {
+        // The kernels before the GEMM (its input's fp8 cast), then the shard's copy into the symmetric buffer.
+        std::vector<Op> before(next.begin(), next.begin() + std::ptrdiff_t(g));
+        before.push_back(memory_kernel(next[g].name + ".symm_copy", 2 * seg.collective_bytes / t));
+        push_kernels(out, std::move(before));
+        push_beside(out, TpCollective::AllGather, seg.collective_bytes, rows(next[g], (t - 1) / t, ""));
+        std::vector<Op> after{rows(next[g], 1 / t, ".last_chunk")};
+        after.insert(after.end(), next.begin() + std::ptrdiff_t(g) + 1, next.end());
+        out.push_back(Segment{std::move(after), TpCollective::None, 0});
+        ++i;
+        continue;
+      }
+    }
+    if (forward && plain(seg, TpCollective::ReduceScatter) && !out.empty() && !out.back().is_collective() &&
+        linear_gemm(out.back().ops.back())) {
+      const Op producer = out.back().ops.back();
+      out.back().ops.back() = rows(producer, 1 / t, ".first_chunk");
+      push_beside(out, TpCollective::ReduceScatter, seg.collective_bytes, rows(producer, (t - 1) / t, ""));
+      // reduce_fn over the stacked partials: every rank's partial of the rank's rows read, the sum written.
+      out.push_back(Segment{{memory_kernel(producer.name + ".reduce_partials", seg.collective_bytes * (1 + 1 / t))},
+                            TpCollective::None, 0});
+      continue;
+    }
+    if (!seg.is_collective() && !out.empty() && !out.back().is_collective() &&
+        !(out.size() >= 2 && out[out.size() - 2].beside_next) && !(i > 0 && pass[i - 1].beside_next)) {
+      push_kernels(out, seg.ops);  // after a rewritten group: the run goes on
+      continue;
+    }
+    out.push_back(seg);
+  }
+  pass = std::move(out);
+}
+
+}  // namespace dtsim::model
