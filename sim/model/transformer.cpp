@@ -521,10 +521,47 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
                     batch * (per_activation * in_rows * kk + per_weight * sh.fp8_weight_cast_share * kk * n),
                     per_activation * batch * grad_rows * n + reorder);
   };
+  // The kernels a block-scaled GEMM runs besides its cast (Transformer Engine 2.13, the 26.04 containers'). cuBLASLt
+  // reads block scales in a swizzled layout: before each GEMM, general_gemm swizzles the scales of every operand
+  // that does not carry them so (pytorch/csrc/extensions/gemm.cpp, swizzle_scales_for_gemm in swizzle.cpp: one
+  // nvte_swizzle_scaling_factors kernel per operand and usage, reading and writing the scales). The casts write
+  // swizzled scales themselves where their quantizer sets optimize_for_gemm (linear.py, layernorm_linear.py
+  // _get_quantizers: the input unless it is gathered, column-parallel under sequence parallelism; the output gradient
+  // unless it is gathered, row-parallel under sequence parallelism); the weights' quantizer never sets it, and a
+  // gathered tensor arrives with its scales as each rank wrote them. So: the weight's row-wise scales in forward and
+  // its column-wise scales for the input gradient; a gathered input's row-wise scales in forward and column-wise
+  // ones for the weight gradient; a gathered output gradient's both in backward. NVFP4 adds its alpha kernel before
+  // each of the three GEMMs (parallel::Precision::per_gemm_scale_kernel). Each swizzle moves batch x rows x columns
+  // x block_scale_bytes each way; the kernels are short, so the device's kernel_min_time sets most of their time.
+  auto gemm_scale_kernels = [&](std::vector<Item>& out, const std::string& name, double batch, double m, double n,
+                                double kk, bool input_gathered, bool grad_gathered) {
+    const double sw = 2 * sh.block_scale_bytes * batch;  // bytes per element of a swizzled operand, read and written
+    Item weight{0, mem(name + ".scale_swizzle", sw * n * kk), {mem(name + ".scale_swizzle.dgrad_weight", sw * n * kk)}};
+    if (grad_gathered) {
+      weight.bwd.push_back(mem(name + ".scale_swizzle.dgrad_grad", sw * m * n));
+      weight.bwd.push_back(mem(name + ".scale_swizzle.wgrad_grad", sw * m * n));
+    }
+    if (input_gathered)
+      weight.bwd.push_back(mem(name + ".scale_swizzle.wgrad_input", sw * m * kk));
+    if (sh.per_gemm_scale_kernel) {
+      weight.bwd.push_back(mem(name + ".gemm_alpha.dgrad", 0));
+      weight.bwd.push_back(mem(name + ".gemm_alpha.wgrad", 0));
+    }
+    out.push_back(std::move(weight));
+    if (input_gathered)
+      out.push_back(Item{0, mem(name + ".scale_swizzle.input", sw * m * kk), {}});
+    if (sh.per_gemm_scale_kernel)
+      out.push_back(Item{0, mem(name + ".gemm_alpha", 0), {}});
+  };
   auto linear = [&](const std::string& name, double batch, double m, double n, double kk, double in_rows = -1,
                     double grad_rows = -1) {
     if (sh.block_scaled_bytes > 0) {
-      items.push_back(block_cast(name, batch, m, n, kk, in_rows < 0 ? m : in_rows, grad_rows < 0 ? m : grad_rows));
+      if (in_rows < 0)
+        in_rows = m;
+      if (grad_rows < 0)
+        grad_rows = m;
+      items.push_back(block_cast(name, batch, m, n, kk, in_rows, grad_rows));
+      gemm_scale_kernels(items, name, batch, m, n, kk, in_rows < m, grad_rows < m);
       items.push_back(linear_item(name, batch, m, n, kk, e, sh.block_scaled_bytes));
       return;
     }

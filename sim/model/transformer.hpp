@@ -39,6 +39,11 @@ struct Shape {
   bool hadamard_columnwise = false;
   /// Column-wise copies stored transposed (NVFP4): a sequence-parallel gather of one is put in order by a copy.
   bool columnwise_transposed = false;
+  /// Bytes of block scales per element of a block-scaled copy (mxfp8 1/32, nvfp4 1/16): the scale swizzles before
+  /// the GEMMs move them (Transformer::layer).
+  double block_scale_bytes = 0;
+  /// NVFP4: a kernel before each GEMM computes its alpha from the operands' per-tensor amaxes.
+  bool per_gemm_scale_kernel = false;
   /// Transformer Engine's current (per-tensor) scaling: an amax pass over each tensor before its cast (delayed
   /// scaling takes the amax inside the cast kernel).
   bool fp8_current_scaling = false;

@@ -8,8 +8,10 @@ namespace {
 // block. MXFP8: E4M3 data, one E8M0 scale per 32 elements (Transformer Engine's MXFP8BlockScaling, 1x32 blocks).
 // NVFP4: E2M1 data (half a byte), one E4M3 scale per 16 elements (NVFP4BlockScaling, 1x16 blocks); its per-tensor
 // FP32 scale is a few bytes per tensor and left out.
-constexpr double kMxfp8Bytes = 1.0 + 1.0 / 32;
-constexpr double kNvfp4Bytes = 0.5 + 1.0 / 16;
+constexpr double kMxfp8ScaleBytes = 1.0 / 32;
+constexpr double kNvfp4ScaleBytes = 1.0 / 16;
+constexpr double kMxfp8Bytes = 1.0 + kMxfp8ScaleBytes;
+constexpr double kNvfp4Bytes = 0.5 + kNvfp4ScaleBytes;
 
 }  // namespace
 
@@ -38,12 +40,18 @@ Precision precision_of(const std::string& name)
   // keeps both for the step (MXFP8Quantizer / NVFP4Quantizer with rowwise and columnwise usage).
   if (name == "mxfp8") {
     p.block_scaled_bytes = kMxfp8Bytes;
+    p.block_scale_bytes = kMxfp8ScaleBytes;
     p.weight_copy_bytes = 2 * kMxfp8Bytes;
   }
   if (name == "nvfp4") {
     p.block_scaled_bytes = kNvfp4Bytes;
+    p.block_scale_bytes = kNvfp4ScaleBytes;
     p.weight_copy_bytes = 2 * kNvfp4Bytes;
     p.per_tensor_amax = true;
+    // Transformer Engine 2.13 (common/gemm/cublaslt_gemm.cu, cublas_gemm): an NVFP4 GEMM whose operands carry
+    // per-tensor amaxes first computes its alpha from them on the device (nvte_nvfp4_compute_per_tensor_scale,
+    // common/recipe/nvfp4.cu), a kernel of its own on the GEMM's stream.
+    p.per_gemm_scale_kernel = true;
     // Transformer Engine 2.13's NVFP4BlockScaling defaults (common/recipe/__init__.py): random Hadamard transforms
     // on the inputs' and gradients' column-wise (wgrad) copies, none on the weights (2D 16x16 scales instead).
     p.hadamard_columnwise = true;

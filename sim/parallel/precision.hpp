@@ -37,6 +37,11 @@ struct Precision {
   /// Column-wise copies stored transposed (NVFP4): gathered along the tokens they arrive interleaved by rank, and a
   /// copy puts them in order.
   bool columnwise_transposed = false;
+  /// Bytes of block scales per element of one block-scaled copy (mxfp8 1/32, nvfp4 1/16; 0 otherwise): what a
+  /// swizzle of a GEMM operand's scales into the layout the GEMM reads moves, each way.
+  double block_scale_bytes = 0;
+  /// NVFP4: before each GEMM a one-thread kernel turns the two operands' per-tensor amaxes into the GEMM's alpha.
+  bool per_gemm_scale_kernel = false;
 };
 
 /// The precision named `name` (one of those training.precision accepts).

@@ -147,6 +147,65 @@ TEST(Precision, QuantizedGathersUnderSequenceParallelism)
   }
 }
 
+// The kernels besides the casts before a block-scaled GEMM (Transformer Engine 2.13: swizzle_scales_for_gemm in
+// pytorch/csrc/extensions/swizzle.cpp; nvte_nvfp4_compute_per_tensor_scale in common/gemm/cublaslt_gemm.cu). Scales
+// are swizzled for the GEMM wherever the cast did not write them so: always the weight's (row-wise in forward,
+// column-wise for the input gradient), and a tensor gathered under sequence parallelism (fc1's input: forward and
+// weight gradient; fc2's output gradient: input and weight gradients); each swizzle reads and writes the scales,
+// 1/32 byte per element for MXFP8, 1/16 for NVFP4. NVFP4 adds one alpha kernel (no bytes) before each GEMM.
+// tiny-gpt on tp 2: fc1 weight 512 x 256 per rank, input 2048 x 256; fc2 weight 256 x 512, output gradient 2048 x 256.
+TEST(Precision, ScaleSwizzlesAndAlphaKernels)
+{
+  for (const std::string name : {"mxfp8", "nvfp4"}) {
+    for (const bool sp : {true, false}) {
+      auto s = dtsim::scenario::load_scenario(source_path("scenarios/tiny.yaml"),
+                                              {"hardware=../hardware/dgx-b200.yaml", "training.precision=" + name,
+                                               std::string("parallel.sp=") + (sp ? "true" : "false")});
+      const auto plan = derive_plan(s);
+      dtsim::model::Transformer t(s.model);
+      const auto layer = t.layer(plan.shape);
+      const bool nv = name == "nvfp4";
+      const double sw = 2 * (nv ? 1.0 / 16 : 1.0 / 32);  // scale bytes per element, read and written
+      const std::string at = name + (sp ? " sp" : " no sp");
+      const auto* fc1_weight = find(layer, "fc1.scale_swizzle");
+      const auto* fc1_weight_bwd = find(layer, "fc1.scale_swizzle.dgrad_weight", true);
+      ASSERT_TRUE(fc1_weight && fc1_weight_bwd) << at;
+      EXPECT_LT(rel_diff(fc1_weight->bytes, sw * 512 * 256), 1e-15) << at;
+      EXPECT_LT(rel_diff(fc1_weight_bwd->bytes, sw * 512 * 256), 1e-15) << at;
+      const auto* fc1_input = find(layer, "fc1.scale_swizzle.input");
+      const auto* fc1_input_bwd = find(layer, "fc1.scale_swizzle.wgrad_input", true);
+      const auto* fc2_grad = find(layer, "fc2.scale_swizzle.dgrad_grad", true);
+      const auto* fc2_grad_w = find(layer, "fc2.scale_swizzle.wgrad_grad", true);
+      if (sp) {
+        ASSERT_TRUE(fc1_input && fc1_input_bwd && fc2_grad && fc2_grad_w) << at;
+        EXPECT_LT(rel_diff(fc1_input->bytes, sw * 2048 * 256), 1e-15) << at;
+        EXPECT_LT(rel_diff(fc1_input_bwd->bytes, sw * 2048 * 256), 1e-15) << at;
+        EXPECT_LT(rel_diff(fc2_grad->bytes, sw * 2048 * 256), 1e-15) << at;
+        EXPECT_LT(rel_diff(fc2_grad_w->bytes, sw * 2048 * 256), 1e-15) << at;
+      } else {  // nothing gathered: the casts wrote the activations' scales swizzled (optimize_for_gemm)
+        EXPECT_FALSE(fc1_input || fc1_input_bwd || fc2_grad || fc2_grad_w) << at;
+      }
+      // Gathered only where they are: fc1's output gradient and fc2's input are the rank's own.
+      EXPECT_FALSE(find(layer, "fc1.scale_swizzle.dgrad_grad", true)) << at;
+      EXPECT_FALSE(find(layer, "fc2.scale_swizzle.input")) << at;
+      int alphas = 0;
+      for (const auto* pass : {&layer.forward, &layer.backward})
+        for (const auto& seg : *pass)
+          for (const auto& op : seg.ops)
+            if (op.name.find(".gemm_alpha") != std::string::npos) {
+              ++alphas;
+              EXPECT_EQ(op.bytes, 0.0) << at;
+            }
+      EXPECT_EQ(alphas, nv ? 4 * 3 : 0) << at;  // qkv, proj, fc1, fc2: three GEMMs each
+    }
+  }
+  for (const std::string name : {"bf16", "fp8"}) {
+    const auto layer = dtsim::model::Transformer(tiny_on("dgx-b200.yaml", name).model)
+                           .layer(derive_plan(tiny_on("dgx-b200.yaml", name)).shape);
+    EXPECT_FALSE(find(layer, "fc1.scale_swizzle")) << name;
+  }
+}
+
 // A large linear GEMM runs at the precision's peak on its own curve (hardware/dgx-b200.yaml: gemm_mxfp8 max 0.67,
 // half_area 2965821, p 1.5, half_k 640 at 4500; gemm_nvfp4 max 0.65, half_area 8388608, p 1.5, half_k 192 at 9000;
 // bf16 gemm max 0.82, half_area 1662657, p 3, half_k 192 at 2250); the attention GEMMs at the bf16 peak.
