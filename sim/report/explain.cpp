@@ -101,16 +101,17 @@ PassTime print_pass(std::ostream& out, const char* title, const std::vector<mode
     for (const auto& op : seg.ops) {
       double t = cm.seconds(op);
       pt.kernels_s += t;
-      std::string shape = "-";
-      double eff = 0;
+      std::string shape = "-", of_peak = "-";  // of peak: GEMMs only
       if (op.kind == model::Op::Kind::Gemm) {
         char b[64];
         std::snprintf(b, sizeof b, "%gx%gx%gx%g", op.batch, op.m, op.n, op.k);
         shape = b;
-        eff = op.flops() / t / cm.peak_flops();
+        char e[32];
+        std::snprintf(e, sizeof e, "%.1f%%", 100 * op.flops() / t / cm.peak_flops(op));
+        of_peak = e;
       }
-      std::snprintf(line, sizeof line, "  %-24s %-26s %10.2f %10.2f %8.1f %9.1f%%\n", op.name.c_str(), shape.c_str(),
-                    op.flops() / 1e9, op.bytes / 1e6, t * 1e6, 100 * eff);
+      std::snprintf(line, sizeof line, "  %-24s %-26s %10.2f %10.2f %8.1f %10s\n", op.name.c_str(), shape.c_str(),
+                    op.flops() / 1e9, op.bytes / 1e6, t * 1e6, of_peak.c_str());
       out << line;
     }
   }
@@ -135,6 +136,9 @@ void print_explain(std::ostream& out, const scenario::ScenarioSpec& s, const par
   std::snprintf(head, sizeof head, "  %-24s %-26s %10s %10s %8s %10s\n", "kernel", "shape (batch x m x n x k)",
                 "GFLOP", "MB", "us", "of peak");
   out << head;
+  if (cm.mixed_peaks())
+    out << "  (of peak: the linear layers' GEMMs against the " << plan.precision.name
+        << " peak, the other GEMMs against the bf16 peak)\n";
   auto layer = t.layer(shape);
   PassTime fwd = print_pass(out, "layer forward", layer.forward, cm, s, plan);
   PassTime bwd = print_pass(out, "layer backward", layer.backward, cm, s, plan);
@@ -161,12 +165,13 @@ void print_explain(std::ostream& out, const scenario::ScenarioSpec& s, const par
   std::snprintf(line, sizeof line,
                 "\none layer, one microbatch (collectives at NCCL's uncontended time on the replay's groups; those beside "
                 "the next kernels not added):\n"
-                "  forward   %8.3f ms = %s (kernels at %.1f%% of peak)\n"
-                "  backward  %8.3f ms = %s (kernels at %.1f%% of peak)\n"
+                "  forward   %8.3f ms = %s (kernels at %.1f%% of the %s peak)\n"
+                "  backward  %8.3f ms = %s (kernels at %.1f%% of the %s peak)\n"
                 "  recompute %8.3f ms (%s)\n"
                 "  total     %8.3f ms%s\n",
                 fwd.total() * 1e3, pass_terms(fwd).c_str(), 100 * flops / fwd.kernels_s / cm.peak_flops(),
-                bwd.total() * 1e3, pass_terms(bwd).c_str(), 100 * 2 * flops / bwd.kernels_s / cm.peak_flops(),
+                plan.precision.name.c_str(), bwd.total() * 1e3, pass_terms(bwd).c_str(),
+                100 * 2 * flops / bwd.kernels_s / cm.peak_flops(), plan.precision.name.c_str(),
                 recompute * 1e3, recompute_scope(s, plan).c_str(), (fwd.total() + bwd.total() + recompute) * 1e3,
                 not_recomputed.c_str());
   out << line;

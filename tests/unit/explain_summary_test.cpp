@@ -1,12 +1,15 @@
 // `dtsim explain`'s summary of one layer (sim/report/explain.cpp): each kind of collective under its own name (the
-// expert all-to-alls and context-parallel rings are not tensor-parallel collectives), and under partial
-// recomputation how many layers are recomputed.
+// expert all-to-alls and context-parallel rings are not tensor-parallel collectives), under partial recomputation
+// how many layers are recomputed, and each GEMM's share of the peak it runs at.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <sstream>
 #include <string>
 
 #include "app/load.hpp"
+#include "kernels/compute_model.hpp"
+#include "model/transformer.hpp"
 #include "parallel/plan.hpp"
 #include "report/explain.hpp"
 #include "test_paths.hpp"
@@ -95,4 +98,37 @@ TEST(ExplainSummary, SaysHowManyLayersAreRecomputed)
       summary_line(explain("scenarios/default.yaml", {"training.recompute=selective"}), "  recompute");
   EXPECT_NE(selective.find("selective"), std::string::npos) << selective;
   EXPECT_NE(selective.find("6 layers of stage 0"), std::string::npos) << selective;
+}
+
+// Under fp8 attention's GEMMs run at the bf16 peak (kernels::ComputeModel): DeepSeek-V3's attention score GEMM prints
+// its share of that peak, not half of it against the fp8 peak; memory-bound kernels print no share; the summary names
+// the peak it divides by.
+TEST(ExplainSummary, EachGemmAgainstThePeakItRunsAt)
+{
+  const auto s = dtsim::app::load_for_simulation(source_path("scenarios/examples/deepseek-v3-h800x2048.yaml"), {});
+  const auto plan = dtsim::parallel::derive_plan(s);
+  std::ostringstream out;
+  dtsim::report::print_explain(out, s, plan);
+  const std::string text = out.str();
+  const dtsim::kernels::ComputeModel cm(s.hardware.device, "fp8", s.stack);
+  const dtsim::model::Transformer t(s.model);
+  double expected = 0;
+  for (const auto& seg : t.layer(plan.shape).forward)
+    for (const auto& op : seg.ops)
+      if (op.name == "attn_scores")
+        expected = 100 * op.flops() / cm.seconds(op) / s.hardware.device.peak_flops.at("bf16");
+  ASSERT_GT(expected, 60.0);
+  char row_end[32];
+  std::snprintf(row_end, sizeof row_end, " %.1f%%", expected);
+  std::istringstream in(text);
+  std::string scores, layernorm;
+  for (std::string line; std::getline(in, line);) {
+    if (scores.empty() && line.rfind("  attn_scores ", 0) == 0)
+      scores = line;
+    if (layernorm.empty() && line.rfind("  layernorm1 ", 0) == 0)
+      layernorm = line;
+  }
+  EXPECT_EQ(scores.substr(scores.size() - std::string(row_end).size()), row_end) << scores;
+  EXPECT_EQ(layernorm.back(), '-') << layernorm;
+  EXPECT_NE(summary_line(text, "  forward").find("of the fp8 peak)"), std::string::npos);
 }
