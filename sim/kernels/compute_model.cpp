@@ -86,7 +86,7 @@ double ComputeModel::seconds(const model::Op& op) const
     if (g.area_exponent > 1 && g.half_area > 0)
       padded = std::max(area, g.half_area * std::pow(g.area_exponent - 1, 1.0 / g.area_exponent));
     const double eff = curve_efficiency(g, padded, op.k);
-    const double peak = op.linear ? peak_ : other_gemm_peak_;
+    const double peak = peak_flops(op);
     t = std::max(t, op.flops() * (padded / area) / (peak * eff * stack_.factors.compute));
   }
   return t;

@@ -29,7 +29,13 @@ class ComputeModel {
   double microbatch_host_seconds() const { return stack_.host.per_microbatch_s; }
   /// Seconds for a streaming kernel that moves `bytes`.
   double memory_seconds(double bytes) const;
+  /// The precision's peak FLOP/s.
   double peak_flops() const { return peak_; }
+  /// The peak a GEMM `op` runs against: the precision's for a linear layer's GEMM, the bf16 peak for the others
+  /// under a low precision (attention's, the router's, the logits').
+  double peak_flops(const model::Op& op) const { return op.linear ? peak_ : other_gemm_peak_; }
+  /// Whether some GEMMs run against another peak than the precision's (peak_flops(op)).
+  bool mixed_peaks() const { return other_gemm_peak_ != peak_; }
   /// The fused attention kernel this model times (FlashAttention-2 unless the stack names another that runs here).
   stack::AttentionKernel attention_kernel() const { return attention_; }
 

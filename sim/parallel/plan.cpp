@@ -6,7 +6,6 @@
 
 #include "scenario/layer_partition.hpp"
 #include "scenario/schedule_registry.hpp"
-#include "stack/optimizer_state.hpp"
 
 namespace dtsim::parallel {
 
@@ -70,12 +69,7 @@ DerivedPlan derive_plan(const scenario::ScenarioSpec& s)
   DerivedPlan p;
   const auto& par = s.parallel;
   const auto& tr = s.training;
-  p.precision = precision_of(tr.precision);
-  // Megatron-LM keeps gradients in an fp32 main_grad buffer and reduces them in fp32 under bf16 training
-  // (megatron/arguments.py forces accumulate_allreduce_grads_in_fp32 with --bf16): 4 bytes held and sent.
-  if (s.stack.memory.fp32_gradients && p.precision.gradient_bytes < 4)
-    p.precision.gradient_bytes = 4;
-  p.precision.optimizer_bytes_per_param = stack::optimizer_state_bytes(tr.optimizer_state, tr.precision == "fp32");
+  p.precision = training_precision(s);
 
   p.groups.tp = par.tp;
   p.groups.cp = par.cp;

@@ -1,5 +1,7 @@
 #include "parallel/precision.hpp"
 
+#include "stack/optimizer_state.hpp"
+
 namespace dtsim::parallel {
 
 namespace {
@@ -57,6 +59,18 @@ Precision precision_of(const std::string& name)
     p.hadamard_columnwise = true;
     p.columnwise_transposed = true;
   }
+  return p;
+}
+
+Precision training_precision(const scenario::ScenarioSpec& s)
+{
+  Precision p = precision_of(s.training.precision);
+  // Megatron-LM keeps gradients in an fp32 main_grad buffer and reduces them in fp32 under bf16 training
+  // (megatron/arguments.py forces accumulate_allreduce_grads_in_fp32 with --bf16): 4 bytes held and sent.
+  if (s.stack.memory.fp32_gradients && p.gradient_bytes < 4)
+    p.gradient_bytes = 4;
+  const bool fp32_weights = s.training.precision == "fp32";
+  p.optimizer_bytes_per_param = stack::optimizer_state_bytes(s.training.optimizer_state, fp32_weights);
   return p;
 }
 

@@ -5,6 +5,8 @@
 /// (per-tensor scaling), mxfp8 (MXFP8BlockScaling) and nvfp4 (NVFP4BlockScaling); docs/precisions.md.
 #include <string>
 
+#include "scenario/scenario_spec.hpp"
+
 namespace dtsim::parallel {
 
 struct Precision {
@@ -14,7 +16,7 @@ struct Precision {
   int weight_bytes = 2;       ///< per weight held for compute and gathered (ZeRO-3)
   int gradient_bytes = 2;     ///< per gradient element held and reduced over the data-parallel group
   /// Optimizer state per parameter: an fp32 main copy of the weights plus Adam's momentum and variance (4 + 4 + 4);
-  /// fp32 training needs no main copy (4 + 4). derive_plan sets it from training.optimizer_state.
+  /// fp32 training needs no main copy (4 + 4). training_precision sets it from training.optimizer_state.
   double optimizer_bytes_per_param = 12;
   /// Low-precision linear layers (fp8, mxfp8, nvfp4): the GEMMs of the linear layers (QKV, projection, MLP,
   /// experts: forward, input gradient and weight gradient) read low-precision inputs at that precision's peak, and a
@@ -42,6 +44,10 @@ struct Precision {
   double block_scale_bytes = 0;
   /// NVFP4: before each GEMM a one-thread kernel turns the two operands' per-tensor amaxes into the GEMM's alpha.
   bool per_gemm_scale_kernel = false;
+
+  /// Bytes per parameter of the model's weights and the optimizer's states, as the memory check holds them
+  /// unsharded: what a checkpoint saves (report/time_to_train.cpp).
+  double model_and_optimizer_bytes_per_param() const { return weight_bytes + optimizer_bytes_per_param; }
 };
 
 /// The precision named `name` (one of those training.precision accepts).
@@ -53,6 +59,11 @@ Precision precision_of(const std::string& name);
 /// shard to float8 before the gather and keeps the gathered float8 data as the unsharded weight), else
 /// weight_bytes. MXFP8 and NVFP4 weights are gathered in 16-bit.
 double gathered_layer_weight_bytes(const Precision& p, bool fp8_params);
+
+/// The precision a scenario trains in, with the stack's and the scenario's choices: gradients held and reduced in fp32
+/// where the stack keeps them so (memory.fp32_gradients), the optimizer's states as training.optimizer_state holds
+/// them. The plan's precision (derive_plan) and so the memory check's, and the checkpoint's bytes.
+Precision training_precision(const scenario::ScenarioSpec& s);
 
 /// Whether `name` runs the linear layers' GEMMs in a low precision (fp8, mxfp8, nvfp4): the other GEMMs need the
 /// device's bf16 peak.

@@ -21,23 +21,32 @@ std::string num(const char* fmt, double v)
   return b;
 }
 
-// 3.55M, 1.3B, 175B, 1.01T: three significant digits with the largest scale that leaves at least 1.
-std::string parameters_in_words(double params)
+// Parameters and tokens as people write them: 3.55M, 1.3B, 175B, 15.6T (three significant digits with the largest
+// scale that leaves at least 1), no space before the scale ("1 B" reads as a byte).
+std::string count_in_words(double n)
 {
-  return params >= 1e12 ? num("%.3gT", params / 1e12)
-         : params >= 1e9 ? num("%.3gB", params / 1e9)
-         : params >= 1e6 ? num("%.3gM", params / 1e6)
-                         : num("%.3gK", params / 1e3);
+  return n >= 1e12 ? num("%.3gT", n / 1e12)
+         : n >= 1e9 ? num("%.3gB", n / 1e9)
+         : n >= 1e6 ? num("%.3gM", n / 1e6)
+                    : num("%.3gK", n / 1e3);
 }
 
 std::string text(const json& j, const char* key) { return j.at(key).get<std::string>(); }
 std::string count(const json& j, const char* key) { return std::to_string(j.at(key).get<int64_t>()); }
 
+// A checkpoint's size in decimal units, as the storage bandwidth beside it (GB/s): 5.68 TB, 14 GB, 49.7 MB.
+std::string storage_bytes(double bytes)
+{
+  return bytes >= 1e12 ? num("%.3g TB", bytes / 1e12)
+         : bytes >= 1e9 ? num("%.3g GB", bytes / 1e9)
+                        : num("%.3g MB", bytes / 1e6);
+}
+
 // The whole run's time, failures and checkpoints included (document's `time_to_train`).
 void time_to_train_rows(std::ostream& out, const json& doc, const Row& row)
 {
   const json& t = doc.at("time_to_train");
-  out << "\nTime to train " << format_quantity(t.at("tokens").get<double>(), Dimension::Count) << " tokens ("
+  out << "\nTime to train " << count_in_words(t.at("tokens").get<double>()) << " tokens ("
       << t.at("steps").get<int64_t>() << " steps)\n";
   if (t.contains("why_not")) {
     row("time to train", "never: " + text(t, "why_not"));
@@ -46,10 +55,15 @@ void time_to_train_rows(std::ostream& out, const json& doc, const Row& row)
                              num("  (goodput %.1f%%", 100 * doc.at("goodput").get<double>()) +
                              num(", %.0f failures expected)", t.at("expected_failures").get<double>()));
     row("  steps alone", num("%.1f days", t.at("compute_s").get<double>() / 86400));
+    const bool async = text(t, "checkpoint") == "async";
     row("  checkpoint writes", num("%.2f days", t.at("checkpoint_stall_s").get<double>() / 86400) +
                                    num(" (every %.3g min, ", t.at("checkpoint_interval_s").get<double>() / 60) +
-                                   num("%.3g s each, ", t.at("checkpoint_write_s").get<double>()) +
-                                   text(t, "checkpoint") + ", " + text(t, "checkpoint_interval_basis") + ")");
+                                   storage_bytes(t.at("checkpoint_bytes").get<double>()) +
+                                   num(" in %.3g s each, ", t.at("checkpoint_write_s").get<double>()) +
+                                   (async ? "asynchronous" : "synchronous") + ", interval " +
+                                   (text(t, "checkpoint_interval_basis") == "scenario" ? "from the scenario"
+                                                                                       : "by Young-Daly") +
+                                   ")");
     row("  restarts", num("%.2f days", t.at("restarts_s").get<double>() / 86400));
     row("  work lost to failures", num("%.2f days", t.at("lost_work_s").get<double>() / 86400) +
                                        num(" (the job fails every %.3g h)", t.at("job_mtbf_s").get<double>() / 3600));
@@ -74,7 +88,7 @@ void write_table(std::ostream& out, const RunRecord& record)
       row(r.key.c_str(), r.value);
   };
   out << "dtsim " << text(doc, "dtsim_version") << ": " << text(doc, "scenario") << "\n";
-  row("model", text(doc, "model") + " (" + parameters_in_words(doc.at("params").get<double>()) + " parameters)");
+  row("model", text(doc, "model") + " (" + count_in_words(doc.at("params").get<double>()) + " parameters)");
   row("hardware", text(doc, "hardware"));
   rows(table.placement);
   const int64_t microbatches = plan.at("microbatches").get<int64_t>();

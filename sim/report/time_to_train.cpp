@@ -24,10 +24,13 @@ TimeToTrain time_to_train(const scenario::ScenarioSpec& s, double step_s, double
   const double rate = double(s.devices) / device_mtbf + (f.hosts > 0 && host_mtbf > 0 ? double(f.hosts) / host_mtbf : 0);
   t.mtbf_s = 1 / rate;
 
-  // A checkpoint holds the weights and the optimizer states (the fp32 main copy and Adam's two moments), written
-  // by every host at once.
-  const parallel::Precision p = parallel::precision_of(s.training.precision);
-  t.checkpoint_bytes = params * double(p.weight_bytes + p.optimizer_bytes_per_param);
+  // A checkpoint holds the weights and the optimizer's states as the optimizer holds them (training.optimizer_state:
+  // an fp32 main copy or its remainders, Adam's two moments in fp32 or bf16), written by every host at once:
+  // Megatron-LM's distributed checkpoint saves the model's sharded state dict and, per parameter, the optimizer's
+  // main parameter and its states (megatron/core/optimizer/distrib_optimizer.py, DistributedOptimizer.
+  // sharded_param_state_fs_model_space: "fp32_param" beside exp_avg and exp_avg_sq); torch.distributed.checkpoint
+  // saves the model's and the optimizer's state dicts the same way.
+  t.checkpoint_bytes = params * parallel::training_precision(s).model_and_optimizer_bytes_per_param();
   const double bandwidth = (r.checkpoint_bandwidth > 0 ? r.checkpoint_bandwidth : f.checkpoint_bandwidth_per_host) *
                            double(std::max<int64_t>(f.hosts, 1));
   t.checkpoint_write_s = t.checkpoint_bytes / bandwidth;

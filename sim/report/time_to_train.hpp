@@ -28,7 +28,7 @@ struct TimeToTrain {
   int64_t steps = 0;
   double compute_s = 0;              ///< steps x step time: the run without a failure or a checkpoint
   double mtbf_s = 0;                 ///< of the whole job
-  double checkpoint_bytes = 0;       ///< weights and optimizer states
+  double checkpoint_bytes = 0;  ///< weights and optimizer states (Precision::model_and_optimizer_bytes_per_param)
   double checkpoint_write_s = 0;
   bool checkpoint_async = false;
   double checkpoint_interval_s = 0;

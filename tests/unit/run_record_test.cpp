@@ -88,7 +88,7 @@ TEST(RunRecord, TheTableIsWrittenFromTheRecordAlone)
   dtsim::report::write_table(table, made);
   dtsim::report::write_table(back, dtsim::report::record_from_cbor(dtsim::report::record_to_cbor(made)));
   EXPECT_EQ(back.str(), table.str());
-  EXPECT_NE(table.str().find("Time to train 1 B tokens (30518 steps)"), std::string::npos) << table.str();
+  EXPECT_NE(table.str().find("Time to train 1B tokens (30518 steps)"), std::string::npos) << table.str();
 
   made.document["step_time_s"] = 12.5;
   made.document["time_to_train_s"] = 86400.0 * 3;
@@ -96,6 +96,23 @@ TEST(RunRecord, TheTableIsWrittenFromTheRecordAlone)
   dtsim::report::write_table(changed, made);
   EXPECT_NE(changed.str().find("step time                    12.5000 s"), std::string::npos) << changed.str();
   EXPECT_NE(changed.str().find("time to train                3.0 days"), std::string::npos) << changed.str();
+}
+
+// The table's words and units as a reader takes them: tokens counted as parameters are ("1B", not "1 B", which
+// reads as a byte), one microbatch in flight in the singular, the checkpoint's size in decimal units beside its
+// storage bandwidth (tiny GPT's 3,552,768 parameters x 14 bytes: 49.7 MB), its kind and interval in words. Tiny GPT
+// on 16 A100 with a global batch of 8: one microbatch per pipeline.
+TEST(RunRecord, TheTableSaysWhatItCounts)
+{
+  auto s = dtsim::scenario::load_scenario(dtsim::test::source_path("scenarios/tiny.yaml"),
+                                          {"training.tokens=1e9", "training.global_batch=8"});
+  std::ostringstream table;
+  dtsim::report::write_table(table, dtsim::report::make_record(dtsim::app::simulate(s, false)));
+  const std::string t = table.str();
+  EXPECT_NE(t.find("Time to train 1B tokens ("), std::string::npos) << t;
+  EXPECT_NE(t.find("(1 microbatch in flight)"), std::string::npos) << t;
+  EXPECT_NE(t.find(", 49.7 MB in "), std::string::npos) << t;
+  EXPECT_NE(t.find(" s each, synchronous, interval by Young-Daly)"), std::string::npos) << t;
 }
 
 TEST(RunRecord, BytesThatAreNoRecordAreRefused)

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -17,6 +18,7 @@
 #include "parallel/all_to_all.hpp"
 #include "parallel/plan_space.hpp"
 #include "scenario/schedule_registry.hpp"
+#include "systems/gpu_cluster/gpu_step.hpp"
 #include "systems/gpu_cluster/step_bound.hpp"
 #include "systems/system_kinds.hpp"
 #include "test_paths.hpp"
@@ -210,6 +212,47 @@ TEST(StepBound, PipelineHandOffsAcrossNodesRaiseTheBound)
     double tightest = 0;
     EXPECT_EQ(check_bounds(plans, tightest), 2u);
   }
+}
+
+// Tied embeddings on the first and last stage (embedding_sync_lower_bound_s): tiny GPT at tp 2 pp 2 dp 4 on two
+// 8-GPU nodes, stage 0 on one node and stage 1 on the other, with a vocabulary of 65,536 (33.6 MB of fp32 gradients
+// per TP rank): the all-reduce of the two copies' gradients crosses the NICs before both stages' optimizers. The bound
+// rises by at least its time over the bound without it, on a fast and a slow NIC, and stays below the step; under a
+// V (ZB-V), the first stage holds the embedding and the output layer, one matrix, and the replay runs no all-reduce.
+TEST(StepBound, CountsTheTiedEmbeddingsAllReduce)
+{
+  std::vector<dtsim::scenario::ScenarioSpec> plans;
+  for (const char* nic : {"hardware.network.nic.goodput=24 GB/s", "hardware.network.nic.goodput=0.5 GB/s"}) {
+    SCOPED_TRACE(nic);
+    auto s = dtsim::app::load_for_simulation(
+        source_path("scenarios/tiny.yaml"),
+        {"parallel.dp=4", "parallel.tp=2", "parallel.pp=2", "model.vocab_size=65536", nic});
+    const auto plan = dtsim::parallel::derive_plan(s);
+    ASSERT_NE(plan.placement.domain_of(plan.placement.device({0, 0, 0})),
+              plan.placement.domain_of(plan.placement.device({1, 0, 0})));
+    const auto step = dtsim::systems::prepare_gpu_step(s, plan);
+    ASSERT_GT(step.program->embedding_sync_bytes, 0.0);
+    const auto fabric = dtsim::collectives::fabric_of(s);
+    const double sync = dtsim::systems::embedding_sync_lower_bound_s(plan, *step.program, fabric);
+    EXPECT_GT(sync, 1e-4);  // 33.6 MB over the NICs: milliseconds
+    auto untied = *step.program;
+    untied.embedding_sync_bytes = 0;
+    const dtsim::systems::GpuStep without{std::make_shared<const dtsim::replay::StepProgram>(untied), step.schedule};
+    // Two stages: each one's optimizer waits for the all-reduce, so the bound rises by at least its time.
+    EXPECT_GE(dtsim::systems::step_time_lower_bound(s, plan, step),
+              dtsim::systems::step_time_lower_bound(s, plan, without) + sync * (1 - 1e-12));
+    plans.push_back(std::move(s));
+  }
+  double tightest = 0;
+  EXPECT_EQ(check_bounds(plans, tightest), 2u);
+
+  auto v = dtsim::app::load_for_simulation(source_path("scenarios/tiny.yaml"),
+                                           {"parallel.dp=4", "parallel.tp=2", "parallel.pp=2", "parallel.vpp=2",
+                                            "parallel.pp_overlap=true", "schedule=zb-v"});
+  const auto plan = dtsim::parallel::derive_plan(v);
+  const auto step = dtsim::systems::prepare_gpu_step(v, plan);
+  EXPECT_EQ(step.program->embedding_sync_bytes, 0.0);
+  EXPECT_EQ(dtsim::systems::embedding_sync_lower_bound_s(plan, *step.program, dtsim::collectives::fabric_of(v)), 0.0);
 }
 
 // Pipeline hand-offs over the NICs on a larger model: Mixtral 8x7B's full-space plans whose stages 0 and 1 sit in

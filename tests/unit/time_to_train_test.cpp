@@ -4,7 +4,10 @@
 
 #include <cmath>
 
+#include "model/transformer.hpp"
+#include "parallel/memory.hpp"
 #include "report/time_to_train.hpp"
+#include "test_paths.hpp"
 
 namespace {
 
@@ -99,6 +102,42 @@ TEST(TimeToTrain, MoreDevicesFailMoreOften)
   const auto a = time_to_train(small, 1.0, 1e9, f), b = time_to_train(large, 1.0, 1e9, g);
   EXPECT_NEAR(b.mtbf_s, a.mtbf_s / 16, 1e-6);
   EXPECT_LT(b.goodput, a.goodput);
+}
+
+// The checkpoint holds the weights and the optimizer's states as the memory check holds them
+// (training.optimizer_state): bf16 moments and no main copy 2 + 4 bytes per parameter, fp32 moments and the main
+// copy's low 16 bits 2 + 10, fp32 training 4 + 8 (or 4 + 4 with bf16 moments); the same bytes per parameter as the
+// memory check's weights and optimizer states without ZeRO.
+TEST(TimeToTrain, TheCheckpointHoldsWhatTheOptimizerHolds)
+{
+  using dtsim::stack::OptimizerState;
+  struct Case {
+    const char* precision;
+    OptimizerState state;
+    double bytes_per_param;
+  };
+  for (const Case c : {Case{"bf16", OptimizerState::Fp32, 14}, Case{"bf16", OptimizerState::Fp32Remainders, 12},
+                       Case{"bf16", OptimizerState::Bf16, 6}, Case{"fp32", OptimizerState::Fp32, 12},
+                       Case{"fp32", OptimizerState::Bf16, 8}}) {
+    SCOPED_TRACE(std::string(c.precision) + ", optimizer_state " + dtsim::stack::to_string(c.state));
+    auto s = run_of(1e12);
+    s.model = dtsim::test::load_model_or_throw("models/gpt3-175b.yaml");
+    s.parallel.tp = 8;
+    s.parallel.dp = 125;
+    s.training.micro_batch = 1;
+    s.training.seq_len = 2048;
+    s.microbatches = 8;
+    s.training.global_batch = s.microbatches * s.parallel.dp;
+    s.hardware.device.memory_bytes = 80.0 * 1073741824.0;
+    s.training.precision = c.precision;
+    s.training.optimizer_state = c.state;
+    const auto t = time_to_train(s, 1.0, 1e9, assumptions());
+    EXPECT_NEAR(t.checkpoint_bytes, c.bytes_per_param * 1e9, 1) << t.checkpoint_bytes;
+    dtsim::model::Transformer tr(s.model);
+    const auto memory = dtsim::parallel::estimate_memory(s, dtsim::parallel::derive_plan(s), tr);
+    const auto& stage = memory.stages.at(0);
+    EXPECT_DOUBLE_EQ((stage.weights_bytes + stage.optimizer_bytes) / stage.params, t.checkpoint_bytes / 1e9);
+  }
 }
 
 }  // namespace

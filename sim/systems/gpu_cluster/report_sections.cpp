@@ -83,7 +83,8 @@ class GpuSections : public report::SystemSections {
     row("gradients", format_quantity(pk.gradients_bytes, Dimension::Bytes));
     row("optimizer states", format_quantity(pk.optimizer_bytes, Dimension::Bytes));
     row("activations", format_quantity(pk.activations_bytes, Dimension::Bytes) + " (" +
-                           std::to_string(pk.microbatches_in_flight) + " microbatches in flight)");
+                           std::to_string(pk.microbatches_in_flight) +
+                           (pk.microbatches_in_flight == 1 ? " microbatch" : " microbatches") + " in flight)");
     if (pk.framework_bytes > 0)
       row("CUDA context, NCCL", format_quantity(pk.framework_bytes, Dimension::Bytes) + " (" +
                                     std::to_string(r.memory.communicators) + " communicators)");

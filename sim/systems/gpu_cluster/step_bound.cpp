@@ -110,6 +110,20 @@ double parameter_refresh_lower_bound_s(const parallel::DerivedPlan& plan, const 
                                       plan.placement, fabric);
 }
 
+double embedding_sync_lower_bound_s(const parallel::DerivedPlan& plan, const replay::StepProgram& prog,
+                                    const collectives::Fabric& fabric)
+{
+  // replay::Driver::sync_embedding: the first and last stage's devices of the same data-parallel index and TP rank
+  // all-reduce prog.embedding_sync_bytes (plan_collective over the pair; folded, the other pairs' flows only join
+  // those on shared links). The replay simulates the pair of dp 0, tp 0 (folded, each stage's representative; in full
+  // fidelity every device, and the step ends no earlier than any), whose flows take collective_time alone.
+  if (prog.embedding_sync_bytes <= 0 || plan.groups.pp < 2)
+    return 0;
+  const parallel::Placement& at = plan.placement;
+  const std::vector<int64_t> pair{at.device({0, 0, 0}), at.device({plan.groups.pp - 1, 0, 0})};
+  return collectives::collective_time(collectives::Kind::AllReduce, prog.embedding_sync_bytes, pair, at, fabric);
+}
+
 double step_time_lower_bound(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan, const GpuStep& step)
 {
   const bool pairs = plan.comm.pairs;
@@ -324,13 +338,21 @@ double step_time_lower_bound(const scenario::ScenarioSpec& s, const parallel::De
     }
     return gradients_done_lower_bound(std::move(ops));
   };
-  double end = 0;
+  // Each stage's optimizer starts no earlier than its gradients are done; the first and last stage's, with tied
+  // embeddings on both, no earlier than both are done (the embedding all-reduce begins once the later of the two
+  // gets there: replay::Driver::maybe_optimizer) and the all-reduce has taken its time alone.
+  std::vector<double> optimizer_start(stages);
   for (size_t st = 0; st < stages; ++st) {
     if (pos[st] < sched.order[st].size())
       throw InternalError("step_time_lower_bound: the schedule's stage " + std::to_string(st) + " cannot proceed");
-    end = std::max(end, std::max(free_at[st], gradients_done(st)) + prog.optimizer_seconds[st] +
-                            parameter_refresh_lower_bound_s(plan, prog, int64_t(st), fabric));
+    optimizer_start[st] = std::max(free_at[st], gradients_done(st));
   }
+  if (const double sync = embedding_sync_lower_bound_s(plan, prog, fabric); sync > 0)
+    optimizer_start.front() = optimizer_start.back() = std::max(optimizer_start.front(), optimizer_start.back()) + sync;
+  double end = 0;
+  for (size_t st = 0; st < stages; ++st)
+    end = std::max(end, optimizer_start[st] + prog.optimizer_seconds[st] +
+                            parameter_refresh_lower_bound_s(plan, prog, int64_t(st), fabric));
   return end + std::max(0.0, s.stack.factors.step_overhead_s);
 }
 

@@ -22,7 +22,9 @@ namespace dtsim::systems {
 /// collectives (replay/gradient_sync.hpp: the buckets the backward releases, or every gradient after it), which its
 /// data-parallel communicator runs one at a time, each released no earlier than the bound's time for the steps before
 /// it and taking at least NCCL's predicted time on an uncontended fabric, so that the optimizer starts no earlier than
-/// max over r of (r + the durations of those released at or after r); then the optimizer, its parameter all-gathers
+/// max over r of (r + the durations of those released at or after r); with tied embeddings on the first and last
+/// stage, their optimizers only once both have got there and the embedding gradients' all-reduce has run
+/// (embedding_sync_lower_bound_s); then the optimizer, its parameter all-gathers
 /// after it (parameter_refresh_lower_bound_s) and the stack's fixed time per step. The replay only adds to each of these
 /// (other collectives, transfers, waits, contention, kernels slowed by collectives' SMs), so the result is never above the simulated step time (tests/unit/step_bound_test.cpp checks
 /// it on plans of every schedule, with and without paired chunks).
@@ -34,6 +36,13 @@ double step_time_lower_bound(const scenario::ScenarioSpec& s, const parallel::De
 /// devices take. The step bound adds it on every data edge between stages.
 double pipeline_handoff_lower_bound_s(const parallel::DerivedPlan& plan, const replay::StepProgram& prog,
                                       int64_t from_stage, int64_t to_stage, const collectives::Fabric& fabric);
+
+/// Tied word embeddings held on the first and the last stage (replay::StepProgram::embedding_sync_bytes > 0, pp > 1):
+/// the all-reduce of the two copies' gradients that replay::Driver::sync_embedding runs before those stages'
+/// optimizers, at NCCL's predicted time on an uncontended fabric over the pair the replay simulates (dp 0, tp 0),
+/// which its flows take alone (parallel/collective.hpp); more when they share links. 0 where the replay runs none.
+double embedding_sync_lower_bound_s(const parallel::DerivedPlan& plan, const replay::StepProgram& prog,
+                                    const collectives::Fabric& fabric);
 
 /// ZeRO 1 and 2 without parallel.param_gather_overlap: after its optimizer a stage all-gathers its updated parameters
 /// over the data-parallel group, then its experts' over the expert-data-parallel group, one after the other on the
