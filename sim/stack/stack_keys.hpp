@@ -13,7 +13,7 @@ extern const Key kName, kFramework, kVersion, kNccl, kDescription;
 extern const Key kKernels, kAttention, kFp8Recipe, kCrossEntropy, kCudaGraphs, kLossAllReduce, kContextParallel;
 extern const Key kHost, kLaunch, kPerLayer, kPerMicrobatch;
 extern const Key kMemory, kCudaContext, kNcclBuffers, kFragmentation, kFp32Gradients, kOptimizerState, kFp8Saves16bit,
-    kPipelineKeepsStageOutputs, kPipelineRecvBuffers, kPipelineKeepsLogits, kFsdpLayerBuffers, kTpSavesGatheredInputs, kLossBytesPerLogit, kLossParallelBytesPerLogit;
+    kPipelineKeepsStageOutputs, kPipelineRecvBuffers, kPipelineKeepsLogits, kPipelineKeepsInputGrads, kFsdpLayerBuffers, kTpSavesGatheredInputs, kLossBytesPerLogit, kLossParallelBytesPerLogit;
 extern const Key kOverlap, kTpOverlap, kDpOverlap, kPpOverlap, kParamGatherOverlap, kTpAsyncAllreduce;
 extern const Key kFactors, kCompute, kMemoryFactor, kCommunication, kStepOverhead;
 extern const Key kCalibration, kCalibrationRuns, kHeldoutErrors;
