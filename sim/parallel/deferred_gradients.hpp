@@ -18,13 +18,16 @@ struct DeferredGradientPeak {
   int64_t in_flight = 0;              ///< chunk-microbatches whose activations are held then
   std::vector<bool> chunk_holds;      ///< per chunk: its unsharded gradients exist then
   std::vector<bool> chunk_reduced;    ///< per chunk: its last backward has run (its gradients reduce-scattered)
+  double kept_after_backward_bytes = 0;  ///< what the backwards run before then keep to the step's end
 };
 
 /// Walks `order` (one stage's units over `chunks` chunks): a chunk-microbatch is in flight from its forward until its
 /// weight-gradient pass (or whole backward) has run, counted during that pass; a chunk holds gradients from its first
-/// weight-gradient pass to its last, both included. Returns the moment that maximises
-/// in_flight * `microbatch_bytes` + the held chunks' `chunk_gradient_bytes`.
+/// weight-gradient pass to its last, both included; each backward (or input-gradient pass) of chunk c run before the
+/// unit keeps `chunk_bytes_kept_per_backward`[c] to the step's end (empty: nothing kept). Returns the moment that
+/// maximises in_flight * `microbatch_bytes` + the held chunks' `chunk_gradient_bytes` + the kept bytes.
 DeferredGradientPeak deferred_gradient_peak(const std::vector<scenario::StageUnit>& order, int64_t chunks,
-                                            double microbatch_bytes, const std::vector<double>& chunk_gradient_bytes);
+                                            double microbatch_bytes, const std::vector<double>& chunk_gradient_bytes,
+                                            const std::vector<double>& chunk_bytes_kept_per_backward = {});
 
 }  // namespace dtsim::parallel

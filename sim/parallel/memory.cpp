@@ -261,6 +261,12 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
   // _create_act_recv_info; each allocates a tensor of the stage boundary's shape). The same boundary tensor as a stage
   // output: one sequence-sharded layer input.
   const double recv_buffer = s.stack.memory.pipeline_recv_buffers && pp > 1 ? recomputed : 0.0;
+  // The gradient of a received input, made by its microbatch's backward (the same boundary shape), kept to the next
+  // step under torch.distributed.pipelining before 2025-10 (stack memory.pipeline_keeps_input_grads): stage_backward
+  // (_backward.py) runs torch.autograd.backward, which accumulates it into the receive buffer's .grad, and reads it
+  // from there without resetting it; only clear_runtime_states, when the next step begins, sets .grad to None
+  // (pytorch/pytorch#164329, 2025-10-01, added the reset after the read).
+  const double input_grad = s.stack.memory.pipeline_keeps_input_grads && pp > 1 ? recomputed : 0.0;
   // The loss's peak (per logit on this rank): its buffers are freed before the last layer's backward begins, so
   // they and a recomputed layer are never held together.
   const double logits = double(plan.tokens_per_rank) * double(m.vocab) / double(tp) *
@@ -352,6 +358,11 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
                                 : recomputed_per_chunk * recomputed + (layers_per_chunk - recomputed_per_chunk) * stage_layer;
     // Kept stage outputs: one per chunk-microbatch in flight, but none for the chunk that computes the loss.
     const double output_chunks = plan.holds_head(st) ? double(v - 1) / double(v) : 1.0;
+    // Chunks that receive their input (every chunk but the embedding's), and the microbatches whose backward has run
+    // at the peak: the stage's last forward has run by then (1F1B's and interleaved 1F1B's steady state, or the
+    // loss's stage at its last microbatch), so every chunk-microbatch not in flight is done.
+    const double act_chunks = double(v) - (plan.holds_embedding(st) ? 1.0 : 0.0);
+    double kept_input_grads = 0;
     // FSDP2 with gradient reduction deferred to each chunk's last backward, over several chunks: the gradients of a
     // chunk exist from its first weight-gradient pass to its last (parallel/deferred_gradients.hpp). The stage's
     // peak is the moment of its order that holds the most activations and gradients together; under interleaved
@@ -370,22 +381,29 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
       std::vector<double> chunk_gradients;
       for (double p : chunk_params)
         chunk_gradients.push_back(p * gradient_bytes);
+      // Every chunk's backwards keep its input's gradient but the embedding's chunk (chunk 0 of its stage).
+      std::vector<double> chunk_kept(size_t(v), input_grad);
+      if (plan.holds_embedding(st))
+        chunk_kept.front() = 0.0;
       const auto order = plan.schedule->stage_orders(pp, v, mb).at(size_t(st));
-      const auto peak = deferred_gradient_peak(order, v, per_chunk + output_chunks * stage_output, chunk_gradients);
+      const auto peak =
+          deferred_gradient_peak(order, v, per_chunk + output_chunks * stage_output, chunk_gradients, chunk_kept);
       in_flight = peak.in_flight;
+      kept_input_grads = peak.kept_after_backward_bytes;
       // Held: the unsharded gradients of the chunks in their backward passes, and the sharded ones (zero >= 2) of
       // the chunks already reduce-scattered.
       double held = 0;
       for (size_t c = 0; c < size_t(v); ++c)
         held += peak.chunk_holds[c] ? chunk_params[c] : peak.chunk_reduced[c] ? chunk_params[c] / d : 0.0;
       sm.gradients_bytes += (held - sm.params) * gradient_bytes;
+    } else {
+      kept_input_grads = act_chunks / double(v) * std::max(0.0, double(mb * v - in_flight)) * input_grad;
     }
     sm.microbatches_in_flight = in_flight;
     // Receive buffers, per microbatch of each chunk: gradients for every chunk but the loss's, activations for every
     // chunk but the embedding's. An activation buffer of a microbatch in flight is its first layer's saved input,
     // already counted (the chunks' share of those in flight).
     const double grad_chunks = double(v) - (plan.holds_head(st) ? 1.0 : 0.0);
-    const double act_chunks = double(v) - (plan.holds_embedding(st) ? 1.0 : 0.0);
     const double recv_buffers =
         grad_chunks * double(mb) + std::max(0.0, act_chunks * (double(mb) - double(in_flight) / double(v)));
     // The head's stage also holds the loss's buffers for the microbatch whose loss is being computed. Under
@@ -396,7 +414,7 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
     if (plan.holds_head(st) && kept_logit_bytes > 0)
       head_peak = std::max(working + kept_logit_bytes, logits + head_input) + double(mb - 1) * kept_logit_bytes;
     sm.activations_bytes = double(in_flight) * (per_chunk + output_chunks * stage_output) + recv_buffers * recv_buffer +
-                           (plan.holds_head(st) ? head_peak : working);
+                           kept_input_grads + (plan.holds_head(st) ? head_peak : working);
     r.stages.push_back(sm);
   }
   for (size_t i = 0; i < r.stages.size(); ++i)

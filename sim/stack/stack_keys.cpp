@@ -118,6 +118,12 @@ const Key kPipelineKeepsLogits =
                  "output_chunks, merged for step()'s return value and emptied when the next step begins): at the "
                  "last microbatch's loss, the logits of every earlier one; false: an output is freed after its "
                  "backward");
+const Key kPipelineKeepsInputGrads =
+    Key::boolean("pipeline_keeps_input_grads", kOptional, "false",
+                 "true: a pipeline stage keeps the gradient of every received input its backward has made (one "
+                 "sequence-sharded layer input per backward run, on every chunk but the model's first) until the "
+                 "next step begins (torch.distributed.pipelining before 2025-10: autograd accumulates it into the "
+                 "receive buffer's .grad, reset only by clear_runtime_states); false: freed once sent");
 const Key kFsdpLayerBuffers =
     Key::boolean("fsdp_layer_buffers", kOptional, "false",
                  "true (FSDP2, parallel.zero 3): besides the gathered weights, one layer's flat all-gather output "
@@ -183,7 +189,7 @@ std::vector<config::KeyGroup> groups()
                        &kTpOverlapKernels}},
           {"host", {&kLaunch, &kPerLayer, &kPerMicrobatch}},
           {"memory", {&kCudaContext, &kNcclBuffers, &kFragmentation, &kFp32Gradients, &kOptimizerState, &kFp8Saves16bit,
-                      &kPipelineKeepsStageOutputs, &kPipelineRecvBuffers, &kPipelineKeepsLogits, &kFsdpLayerBuffers, &kTpSavesGatheredInputs, &kLossBytesPerLogit, &kLossParallelBytesPerLogit}},
+                      &kPipelineKeepsStageOutputs, &kPipelineRecvBuffers, &kPipelineKeepsLogits, &kPipelineKeepsInputGrads, &kFsdpLayerBuffers, &kTpSavesGatheredInputs, &kLossBytesPerLogit, &kLossParallelBytesPerLogit}},
           {"overlap", {&kTpOverlap, &kDpOverlap, &kPpOverlap, &kParamGatherOverlap, &kTpAsyncAllreduce}},
           {"factors", {&kCompute, &kMemoryFactor, &kCommunication, &kStepOverhead}},
           {"calibration", {&kCalibrationRuns, &kHeldoutErrors}}};

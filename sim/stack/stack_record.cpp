@@ -41,6 +41,7 @@ nlohmann::ordered_json stack_record(const StackSpec& st)
                  {"fp8_saves_16bit", m.fp8_saves_16bit},
                  {"pipeline_keeps_stage_outputs", m.pipeline_keeps_stage_outputs},
                  {"pipeline_keeps_logits", m.pipeline_keeps_logits},
+                 {"pipeline_keeps_input_grads", m.pipeline_keeps_input_grads},
                  {"pipeline_recv_buffers", m.pipeline_recv_buffers},
                  {"fsdp_layer_buffers", m.fsdp_layer_buffers},
                  {"tp_saves_gathered_inputs", m.tp_saves_gathered_inputs},

@@ -54,6 +54,10 @@ struct FrameworkMemory {
   /// The pipeline stage that computes the loss keeps every microbatch's output (the logits) until the step ends
   /// (torch.distributed.pipelining's output_chunks), rather than freeing it after its backward.
   bool pipeline_keeps_logits = false;
+  /// A pipeline stage keeps the gradient of each microbatch's received input, made by its backward, until the next
+  /// step begins (torch.distributed.pipelining before 2025-10: autograd writes it to the receive buffer's .grad, which
+  /// only clear_runtime_states resets), rather than freeing it once sent.
+  bool pipeline_keeps_input_grads = false;
   /// FSDP2's per-layer buffers beside the gathered weights: a flat all-gather output cached in its own stream's pool,
   /// the layer's 16-bit unsharded gradients, the previous layer's reduce-scatter input.
   bool fsdp_layer_buffers = false;

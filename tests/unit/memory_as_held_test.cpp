@@ -3,10 +3,11 @@
 // inputs (stack memory.fp8_saves_16bit), Transformer Engine's weight copies on the layers only, and the stage outputs
 // torch.distributed.pipelining keeps until their backward (stack memory.pipeline_keeps_stage_outputs), its receive
 // buffers kept per microbatch (memory.pipeline_recv_buffers), the logits its last stage keeps to the step's end
-// (memory.pipeline_keeps_logits), FSDP2's per-layer buffers (memory.fsdp_layer_buffers), its gradients held chunk by
-// chunk when their reduction waits for each chunk's last backward, and the inputs torch's tensor parallelism saves
-// gathered (memory.tp_saves_gathered_inputs), and the buffers of PyTorch's context parallelism in a layer's attention
-// backward (kernels.context_parallel: torch-allgather).
+// (memory.pipeline_keeps_logits), the received inputs' gradients it keeps to the next step
+// (memory.pipeline_keeps_input_grads), FSDP2's per-layer buffers (memory.fsdp_layer_buffers), its gradients held
+// chunk by chunk when their reduction waits for each chunk's last backward, and the inputs torch's tensor parallelism
+// saves gathered (memory.tp_saves_gathered_inputs), and the buffers of PyTorch's context parallelism in a layer's
+// attention backward (kernels.context_parallel: torch-allgather).
 // Expected values are the byte counts of those code facts, computed here.
 #include <gtest/gtest.h>
 
@@ -155,6 +156,35 @@ TEST(MemoryAsHeld, PipeliningKeepsReceiveBuffersPerMicrobatch)
         << "stage " << st;
   }
   EXPECT_GT(b.stages[last].activations_bytes, a.stages[last].activations_bytes);  // 1F1B: one in flight, 8 buffers
+}
+
+// torch.distributed.pipelining before 2025-10 keeps the gradient of every received input (a sequence-sharded layer
+// input) that a backward has made, in the receive buffer's .grad, until the next step: none on the first stage (its
+// input is the tokens), and on the others one per microbatch whose backward has run at the peak, which comes with the
+// stage's last forward under 1F1B (8 - in flight), the loss's stage at its last microbatch (7 of 8).
+TEST(MemoryAsHeld, PipeliningKeepsInputGradientsToTheNextStep)
+{
+  auto plain = gpt3_175b("bf16");
+  auto torch_pp = plain;
+  torch_pp.stack.memory.pipeline_keeps_input_grads = true;
+  dtsim::model::Transformer t(plain.model);
+  const auto a = estimate_memory(plain, derive_plan(plain), t);
+  const auto b = estimate_memory(torch_pp, derive_plan(torch_pp), t);
+  const double gradient = 2048.0 * 1.0 * 12288.0 / 8.0 * 2.0;  // seq * micro_batch * hidden / tp, bf16
+  EXPECT_DOUBLE_EQ(b.stages[0].activations_bytes, a.stages[0].activations_bytes);
+  for (size_t st = 1; st < a.stages.size(); ++st)
+    EXPECT_DOUBLE_EQ(b.stages[st].activations_bytes - a.stages[st].activations_bytes,
+                     (8.0 - double(a.stages[st].microbatches_in_flight)) * gradient)
+        << "stage " << st;
+  EXPECT_DOUBLE_EQ(b.stages.back().activations_bytes - a.stages.back().activations_bytes, 7.0 * gradient);
+  // Without pipeline parallelism there is no received input.
+  auto one_stage = torch_pp;
+  one_stage.parallel.pp = 1;
+  one_stage.devices = 8;
+  auto one_stage_plain = one_stage;
+  one_stage_plain.stack.memory.pipeline_keeps_input_grads = false;
+  EXPECT_DOUBLE_EQ(estimate_memory(one_stage, derive_plan(one_stage), t).stages[0].activations_bytes,
+                   estimate_memory(one_stage_plain, derive_plan(one_stage_plain), t).stages[0].activations_bytes);
 }
 
 // FSDP2 (zero 3) holds one layer's flat all-gather output in its stream's pool, the layer's 16-bit unsharded
@@ -318,6 +348,14 @@ TEST(MemoryAsHeld, DeferredGradientPeakWalksTheOrder)
   EXPECT_EQ(p.chunk_holds, (std::vector<bool>{true, true}));
   EXPECT_EQ(p.in_flight, 3);
   EXPECT_THROW(dtsim::parallel::deferred_gradient_peak(order, 2, 1.0, {1.0}), std::logic_error);
+  // What each backward keeps to the step's end (here chunk 1's: its input's gradient) counts from the unit after it:
+  // at chunk 0's first backward both of chunk 1's are kept, and they move the peak there.
+  p = dtsim::parallel::deferred_gradient_peak(order, 2, 1.0, {100.0, 100.0}, {0.0, 60.0});
+  EXPECT_EQ(p.in_flight, 2);
+  EXPECT_DOUBLE_EQ(p.kept_after_backward_bytes, 120.0);
+  EXPECT_EQ(p.chunk_holds, (std::vector<bool>{true, false}));
+  // Kept sizes must come one per chunk.
+  EXPECT_THROW(dtsim::parallel::deferred_gradient_peak(order, 2, 1.0, {1.0, 1.0}, {1.0}), std::logic_error);
 }
 
 // FSDP2 under interleaved 1F1B with gradient reduction deferred to each chunk's last backward (torch pipelining): with
