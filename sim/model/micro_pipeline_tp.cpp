@@ -31,19 +31,6 @@ Op memory_kernel(std::string name, double bytes)
   return o;
 }
 
-// Kernels onto the end of `out`: into its last run unless that is a collective or the run a beside_next collective
-// holds (the kernels after it wait for that collective).
-void push_kernels(std::vector<Segment>& out, std::vector<Op> ops)
-{
-  if (ops.empty())
-    return;
-  const bool closed = out.size() >= 2 && out[out.size() - 2].beside_next;
-  if (!out.empty() && !out.back().is_collective() && !closed)
-    out.back().ops.insert(out.back().ops.end(), ops.begin(), ops.end());
-  else
-    out.push_back(Segment{std::move(ops), TpCollective::None, 0});
-}
-
 void push_beside(std::vector<Segment>& out, TpCollective c, double bytes, Op kernel)
 {
   Segment comm{{}, c, bytes};
@@ -72,7 +59,7 @@ void fuse_micro_pipeline_tp(std::vector<Segment>& pass, int64_t tp, bool forward
         // The kernels before the GEMM (its input's fp8 cast), then the shard's copy into the symmetric buffer.
         std::vector<Op> before(next.begin(), next.begin() + std::ptrdiff_t(g));
         before.push_back(memory_kernel(next[g].name + ".symm_copy", 2 * seg.collective_bytes / t));
-        push_kernels(out, std::move(before));
+        append_kernels(out, std::move(before));
         push_beside(out, TpCollective::AllGather, seg.collective_bytes, rows(next[g], (t - 1) / t, ""));
         std::vector<Op> after{rows(next[g], 1 / t, ".last_chunk")};
         after.insert(after.end(), next.begin() + std::ptrdiff_t(g) + 1, next.end());
@@ -93,7 +80,7 @@ void fuse_micro_pipeline_tp(std::vector<Segment>& pass, int64_t tp, bool forward
     }
     if (!seg.is_collective() && !out.empty() && !out.back().is_collective() &&
         !(out.size() >= 2 && out[out.size() - 2].beside_next) && !(i > 0 && pass[i - 1].beside_next)) {
-      push_kernels(out, seg.ops);  // after a rewritten group: the run goes on
+      append_kernels(out, seg.ops);  // after a rewritten group: the run goes on
       continue;
     }
     out.push_back(seg);

@@ -58,4 +58,8 @@ struct Segment {
 
 const char* to_string(TpCollective c);
 
+/// Appends kernels to a pass: into its last run of kernels unless that run is closed (it is the run a beside_next
+/// collective holds: what follows waits for that collective) or the pass ends with a collective.
+void append_kernels(std::vector<Segment>& pass, std::vector<Op> ops);
+
 }  // namespace dtsim::model

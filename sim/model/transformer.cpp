@@ -22,6 +22,17 @@ const char* to_string(TpCollective c)
   return "?";
 }
 
+void append_kernels(std::vector<Segment>& pass, std::vector<Op> ops)
+{
+  if (ops.empty())
+    return;
+  const bool closed = pass.size() >= 2 && pass[pass.size() - 2].beside_next;
+  if (!pass.empty() && !pass.back().is_collective() && !closed)
+    pass.back().ops.insert(pass.back().ops.end(), ops.begin(), ops.end());
+  else
+    pass.push_back(Segment{std::move(ops), TpCollective::None, 0});
+}
+
 double Transformer::mlp_params(int64_t ffn) const
 {
   const double h = double(spec_.hidden), f = double(ffn);
@@ -261,18 +272,6 @@ TpCollective backward_collective(char c, bool sp)
   return sp ? TpCollective::AllGather : TpCollective::None;
 }
 
-void push_ops(std::vector<Segment>& out, std::vector<Op> ops)
-{
-  if (ops.empty())
-    return;
-  // The kernels beside an asynchronous collective are closed: what follows waits for that collective.
-  const bool closed = out.size() >= 2 && out[out.size() - 2].beside_next;
-  if (!out.empty() && !out.back().is_collective() && !closed)
-    out.back().ops.insert(out.back().ops.end(), ops.begin(), ops.end());
-  else
-    out.push_back(Segment{std::move(ops), TpCollective::None, 0});
-}
-
 // A collective over a group of one rank is nothing.
 void push_collective(std::vector<Segment>& out, TpCollective c, double bytes, int64_t group)
 {
@@ -394,7 +393,7 @@ PassProgram assemble(const std::vector<Item>& items, bool sp, double boundary_by
       const TpCollective c = forward_collective(it.conjugate, sp);
       push_collective(p.forward, c, tensor(it, c), tp);
     } else {
-      push_ops(p.forward, {it.fwd});
+      append_kernels(p.forward, {it.fwd});
     }
   }
   for (auto it = items.rbegin(); it != items.rend(); ++it) {
@@ -416,7 +415,7 @@ PassProgram assemble(const std::vector<Item>& items, bool sp, double boundary_by
       else
         push_collective(p.backward, c, tensor(*it, c), tp);
     } else {
-      push_ops(p.backward, it->bwd);
+      append_kernels(p.backward, it->bwd);
     }
   }
   return p;
