@@ -21,7 +21,7 @@ constexpr double kDefaultChunkBytes = 128 * 1024;
 
 // Each chunk of each head waits once for the switch's reduction and multicast to complete before the next goes:
 // 6.7 us a chunk, fitted on one curve (8 x H100, NCCL_ALGO=NVLS, 2 MiB to 8 GiB: reference collectives-and-kernels.md
-// A.1.b; scripts/fit_nvls_chunk_wait.py) and checked on two others (A.1.a, A.1.d; docs/validation.md, section 9).
+// A.1.b; scripts/fit_nvls_chunk_wait.py) and checked on two others (A.1.a, A.1.d; the same script prints them).
 // At NCCL's default chunk it leaves 0.88 of the links' goodput, where NCCL's tuner takes nvlsEfficiency 0.85.
 constexpr double kChunkWaitUs = 6.7;
 
