@@ -31,15 +31,6 @@ Op memory_kernel(std::string name, double bytes)
   return o;
 }
 
-void push_beside(std::vector<Segment>& out, TpCollective c, double bytes, Op kernel)
-{
-  Segment comm{{}, c, bytes};
-  comm.beside_next = true;
-  comm.copy_engine = true;
-  out.push_back(std::move(comm));
-  out.push_back(Segment{{std::move(kernel)}, TpCollective::None, 0});
-}
-
 }  // namespace
 
 void fuse_micro_pipeline_tp(std::vector<Segment>& pass, int64_t tp, bool forward)
@@ -60,7 +51,7 @@ void fuse_micro_pipeline_tp(std::vector<Segment>& pass, int64_t tp, bool forward
         std::vector<Op> before(next.begin(), next.begin() + std::ptrdiff_t(g));
         before.push_back(memory_kernel(next[g].name + ".symm_copy", 2 * seg.collective_bytes / t));
         append_kernels(out, std::move(before));
-        push_beside(out, TpCollective::AllGather, seg.collective_bytes, rows(next[g], (t - 1) / t, ""));
+        append_beside(out, TpCollective::AllGather, seg.collective_bytes, {rows(next[g], (t - 1) / t, "")}, true);
         std::vector<Op> after{rows(next[g], 1 / t, ".last_chunk")};
         after.insert(after.end(), next.begin() + std::ptrdiff_t(g) + 1, next.end());
         out.push_back(Segment{std::move(after), TpCollective::None, 0});
@@ -72,18 +63,17 @@ void fuse_micro_pipeline_tp(std::vector<Segment>& pass, int64_t tp, bool forward
         linear_gemm(out.back().ops.back())) {
       const Op producer = out.back().ops.back();
       out.back().ops.back() = rows(producer, 1 / t, ".first_chunk");
-      push_beside(out, TpCollective::ReduceScatter, seg.collective_bytes, rows(producer, (t - 1) / t, ""));
+      append_beside(out, TpCollective::ReduceScatter, seg.collective_bytes, {rows(producer, (t - 1) / t, "")},
+                    true);
       // reduce_fn over the stacked partials: every rank's partial of the rank's rows read, the sum written.
       out.push_back(Segment{{memory_kernel(producer.name + ".reduce_partials", seg.collective_bytes * (1 + 1 / t))},
                             TpCollective::None, 0});
       continue;
     }
-    if (!seg.is_collective() && !out.empty() && !out.back().is_collective() &&
-        !(out.size() >= 2 && out[out.size() - 2].beside_next) && !(i > 0 && pass[i - 1].beside_next)) {
-      append_kernels(out, seg.ops);  // after a rewritten group: the run goes on
-      continue;
-    }
-    out.push_back(seg);
+    if (seg.is_collective())
+      out.push_back(seg);
+    else
+      append_kernels(out, seg.ops);  // after a rewritten group the run goes on, unless a collective holds it
   }
   pass = std::move(out);
 }

@@ -62,4 +62,9 @@ const char* to_string(TpCollective c);
 /// collective holds: what follows waits for that collective) or the pass ends with a collective.
 void append_kernels(std::vector<Segment>& pass, std::vector<Op> ops);
 
+/// Appends a collective issued asynchronously beside the kernels that follow it (a beside_next collective and the
+/// run it holds); `copy_engine`: its transfers are copy-engine copies that take no SMs (Segment::copy_engine).
+void append_beside(std::vector<Segment>& pass, TpCollective c, double bytes, std::vector<Op> kernels,
+                   bool copy_engine = false);
+
 }  // namespace dtsim::model

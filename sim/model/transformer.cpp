@@ -33,6 +33,15 @@ void append_kernels(std::vector<Segment>& pass, std::vector<Op> ops)
     pass.push_back(Segment{std::move(ops), TpCollective::None, 0});
 }
 
+void append_beside(std::vector<Segment>& pass, TpCollective c, double bytes, std::vector<Op> kernels, bool copy_engine)
+{
+  Segment comm{{}, c, bytes};
+  comm.beside_next = true;
+  comm.copy_engine = copy_engine;
+  pass.push_back(std::move(comm));
+  pass.push_back(Segment{std::move(kernels), TpCollective::None, 0});
+}
+
 double Transformer::mlp_params(int64_t ffn) const
 {
   const double h = double(spec_.hidden), f = double(ffn);
@@ -310,15 +319,6 @@ std::optional<std::pair<size_t, size_t>> layer_backward_gemms(const std::vector<
   return std::nullopt;
 }
 
-// A collective issued asynchronously beside the kernels that follow it.
-void push_beside(std::vector<Segment>& out, TpCollective c, double bytes, std::vector<Op> kernels)
-{
-  Segment comm{{}, c, bytes};
-  comm.beside_next = true;
-  out.push_back(std::move(comm));
-  out.push_back(Segment{std::move(kernels), TpCollective::None, 0});
-}
-
 // The backward of a column-parallel layer with sequence parallelism, as Megatron-LM's
 // LinearWithGradAccumulationAndAsyncCommunication (megatron/core/tensor_parallel/layers.py, since sequence parallelism
 // came in, 2022) and Transformer Engine's Linear, LayerNormLinear and LayerNormMLP (v1.8) run it: the layer's input,
@@ -340,8 +340,8 @@ void push_column_parallel_backward(std::vector<Segment>& out, double gather_byte
   ops.erase(ops.begin() + std::ptrdiff_t(d), ops.end());
   if (ops.empty())
     out.pop_back();
-  push_beside(out, TpCollective::AllGather, gather_bytes, std::move(input_grad));
-  push_beside(out, TpCollective::ReduceScatter, scatter_bytes, {wgrad});
+  append_beside(out, TpCollective::AllGather, gather_bytes, std::move(input_grad));
+  append_beside(out, TpCollective::ReduceScatter, scatter_bytes, {wgrad});
 }
 
 // The backward of a column-parallel layer without sequence parallelism, as Megatron-LM's
@@ -360,7 +360,7 @@ void push_column_parallel_allreduce(std::vector<Segment>& out, double bytes, int
   ops.erase(ops.begin() + std::ptrdiff_t(gemms->second));
   if (ops.empty())
     out.pop_back();
-  push_beside(out, TpCollective::AllReduce, bytes, {wgrad});
+  append_beside(out, TpCollective::AllReduce, bytes, {wgrad});
 }
 
 // Turns a forward item list into forward and backward segment lists. Backward runs the items in reverse order,
