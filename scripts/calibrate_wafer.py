@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Fits the wafer's GEMM model (wafer.core_gemm in hardware/cerebras-cs2.yaml and cerebras-cs3.yaml; the model is
-sim/systems/cerebras_wafer/core_gemm.hpp) on a named minority of the published Cerebras runs (3 of the 16 in
+sim/systems/cerebras_wafer/core_gemm.hpp) on a named minority of the published Cerebras runs (3 of the 17 in
 tests/validation/cerebras_wafer.csv), and reports the others as checks.
 
 A GEMM runs at max_efficiency * v / (v + half_length) of peak, v its reduction elements per core. A step's compute
@@ -38,7 +38,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DTSIM = os.path.join(ROOT, "build", "dtsim")
 CS2 = os.path.join(ROOT, "hardware", "cerebras-cs2.yaml")
 CS3 = os.path.join(ROOT, "hardware", "cerebras-cs3.yaml")
-# The calibration runs, a named minority of the published weight-streaming runs (3 of 16; tests/validation/
+# The calibration runs, a named minority of the published weight-streaming runs (3 of 17; tests/validation/
 # cerebras_wafer.csv): (scenario, global batch, measured samples/s), release 2.0.3 on CS-2 and 2.5.0 on CS-3
 # (shared/reference/published_runs.md section 4 says 2.6-2.10: docs/wafer.md, "The runs' configurations").
 CS2_RUNS = [("scenarios/wafer/gpt-j-6b-2x-cs2.yaml", 120, 43.67),
@@ -52,6 +52,8 @@ CS2_LOO_EXTRA = [("scenarios/validation/cerebras-llama-7b-cs2.yaml", 99, 99 / 4.
 CHECK_RUNS = [("scenarios/wafer/gpt2-small-cs2.yaml", 112, 494.5, CS2),
               ("scenarios/validation/cerebras-bert-large-cs2-b512.yaml", 512, 512 / 0.1747, CS2),
               ("scenarios/validation/cerebras-bert-large-cs2-b2048.yaml", 2048, 6727.92, CS2),
+              # The calibration run's configuration under release 2.1.1 (2024-04-09), as b512 and b2048 ran.
+              ("scenarios/validation/cerebras-bert-large-cs2-b1024.yaml", 1024, 1024 / 0.21169, CS2),
               ("scenarios/validation/cerebras-esm2-35m-cs2.yaml", 2048, 585.88, CS2),
               ("scenarios/validation/cerebras-dit-2b-cs2.yaml", 1100, 405.45, CS2),
               ("scenarios/validation/cerebras-esm2-35m-cs3.yaml", 2048, 2048 / 2.09, CS3),
@@ -224,8 +226,8 @@ def candidates(cs2, cs3, tmp):
 
 
 # The micro batches Cerebras ships in its model zoo (csx.performance.micro_batch_size at Release_2.10.0 @f1fd1e09;
-# Cerebras-GPT at Release_1.8.0, per system) and the two the compiler logged (ESM-2 35M, BERT-Large b512),
-# shared/reference/cerebras.md sections 1 and 3: (label, model, model overrides, hardware, sequence, samples per
+# Cerebras-GPT at Release_1.8.0, per system) and those the compiler logged (ESM-2 35M; BERT-Large b512, b1024 and
+# b2048 under release 2.1.1, tests/validation/cerebras_wafer.csv), shared/reference/cerebras.md sections 1 and 3: (label, model, model overrides, hardware, sequence, samples per
 # system, micro batch). Every configuration whose model dtsim can describe (Llama 3.2 1B/3B and ESM-2 650M/3B/15B
 # by their published shapes over a model of the same family); left out: DINOv2, LLaVA, Zephyr DPO (several inputs
 # per sample), Gemma 2 (local attention, soft caps), BTLM and Jais (ALiBi, muP), Mistral and Mixtral (sliding
@@ -258,7 +260,9 @@ SHIPPED = [
     ("Cerebras-GPT 6.7B (R1.8)", "models/gpt3-6.7b.yaml", [], CS2, 2048, 130, 65),
     ("Cerebras-GPT 13B (R1.8)", "models/gpt3-13b.yaml", [], CS2, 2048, 90, 90),
     ("ESM-2 35M, logged (R2.3)", ESM, [], CS2, 1026, 2048, 64),
-    ("BERT-Large b512, logged (R2.0.3)", "models/bert-large.yaml", [], CS2, 128, 512, 512),
+    ("BERT-Large b512, logged (R2.1.1)", "models/bert-large.yaml", [], CS2, 128, 512, 512),
+    ("BERT-Large b1024, logged (R2.1.1)", "models/bert-large.yaml", [], CS2, 128, 1024, 1024),
+    ("BERT-Large b2048, logged (R2.1.1)", "models/bert-large.yaml", [], CS2, 128, 2048, 2048),
 ]
 
 

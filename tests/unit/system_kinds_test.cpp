@@ -107,7 +107,7 @@ TEST(SystemKinds, WaferPlansAreItsModesThatFit)
   ASSERT_EQ(c.plans.size(), 1u);
   EXPECT_EQ(c.names, std::vector<std::string>{"weight-streaming"});
   EXPECT_EQ(c.plans[0].wafer_mode, dtsim::scenario::WaferMode::WeightStreaming);
-  // The interval comes from the published runs held out of the wafer model's fit (thirteen, docs/wafer.md).
+  // The interval comes from the published runs held out of the wafer model's fit (fourteen, docs/wafer.md).
   const auto iv = systems::cerebras_wafer().step_interval(s, 1.0);
   ASSERT_TRUE(iv.known) << iv.basis;
   EXPECT_LT(iv.low_s, 1.0);
