@@ -5,7 +5,7 @@ set -eu
 out=build/studies
 mkdir -p "$out"
 
-# 1. Megatron-LM weak scaling against the published points (exits 1: the error bounds are not met).
+# 1. Megatron-LM weak scaling against the published points (dtsim_validation exits 1 when its bounds are not met).
 build/dtsim_validation tests/validation/megatron_2021_weak_scaling.csv --csv "$out/megatron-2021.csv" || true
 build/dtsim plot "$out/megatron-2021.csv" --kind scaling --y hardware_tflops_per_device --group series \
     --title "Megatron-LM weak scaling (Narayanan et al. 2021, Table 1): 1.7B on 32 to 1T on 3,072 A100" \

@@ -49,8 +49,8 @@ double term(const std::string& line, const std::string& name)
 
 }  // namespace
 
-// DeepSeek-V3 on 2,048 H800 (ep 64): the layer's expert all-to-alls are named as such, and the terms add up to the
-// pass's time.
+// DeepSeek-V3 on 2,048 H800 (ep 64, tp 1): the layer's expert all-to-alls are named as such, no tensor-parallel
+// term is printed for a plan without tensor parallelism, and the terms add up to the pass's time.
 TEST(ExplainSummary, NamesTheExpertAllToAlls)
 {
   const std::string text = explain("scenarios/examples/deepseek-v3-h800x2048.yaml", {});
@@ -58,9 +58,10 @@ TEST(ExplainSummary, NamesTheExpertAllToAlls)
     const std::string line = summary_line(text, pass);
     SCOPED_TRACE(line);
     EXPECT_EQ(line.find("context-parallel"), std::string::npos);
+    EXPECT_EQ(line.find("tensor-parallel"), std::string::npos);
     const double a2a = term(line, "+ expert all-to-alls ");
     EXPECT_GT(a2a, 0.0);
-    const double sum = term(line, "= kernels ") + term(line, "+ tensor-parallel collectives ") + a2a;
+    const double sum = term(line, "= kernels ") + a2a;
     EXPECT_NEAR(sum, term(line, pass), 2e-3);  // each printed to the microsecond
   }
 }
@@ -89,15 +90,48 @@ TEST(ExplainSummary, SaysHowManyLayersAreRecomputed)
   const std::string text =
       explain("scenarios/default.yaml", {"training.recompute=full", "training.recompute_layers=2"});
   const std::string some = summary_line(text, "  recompute");
-  EXPECT_NE(some.find("full: 2 of the 6 layers of stage 0"), std::string::npos) << some;
-  EXPECT_NE(some.find("the first 2 of each chunk by training.recompute_layers"), std::string::npos) << some;
+  EXPECT_NE(some.find("full: the first 2 of the 6 layers of stage 0 by training.recompute_layers"), std::string::npos)
+      << some;
   const std::string total = summary_line(text, "  total");
   EXPECT_NE(total.find("for a recomputed layer"), std::string::npos) << total;
+
+  // DeepSeek-V3's report run under DualPipe: two chunks of stage 0 (its own layers and a copy of the last stage's),
+  // each recomputing its first 2 (scenarios/validation/deepseek-v3-2048-h800.yaml: recompute_layers 2).
+  const std::string dualpipe = summary_line(explain("scenarios/validation/deepseek-v3-2048-h800.yaml", {}), "  recompute");
+  EXPECT_NE(dualpipe.find("full: 4 of the "), std::string::npos) << dualpipe;
+  EXPECT_NE(dualpipe.find("the first 2 of each of its 2 chunks by training.recompute_layers"), std::string::npos)
+      << dualpipe;
 
   const std::string selective =
       summary_line(explain("scenarios/default.yaml", {"training.recompute=selective"}), "  recompute");
   EXPECT_NE(selective.find("selective"), std::string::npos) << selective;
   EXPECT_NE(selective.find("6 layers of stage 0"), std::string::npos) << selective;
+
+  // Under fused attention selective recomputation re-runs nothing (its backward recomputes the scores itself, a row
+  // of the backward): the line says so rather than naming an attention core it does not re-run.
+  const std::string fused = summary_line(
+      explain("scenarios/default.yaml", {"training.recompute=selective", "training.flash_attention=true"}),
+      "  recompute");
+  EXPECT_NE(fused.find("0.000 ms (selective: nothing to re-run under fused attention"), std::string::npos) << fused;
+}
+
+// A plan without tensor parallelism (BERT-large on 8 A100, tp 1, cp 1) runs no collectives in a layer: the summary
+// says so and names no tensor-parallel term; tiny (tp 2) keeps it.
+TEST(ExplainSummary, SaysNothingOfCollectivesThePlanDoesNotHave)
+{
+  const std::string text = explain("scenarios/examples/bert-large-a100x8.yaml", {});
+  EXPECT_NE(text.find("one layer, one microbatch (kernels only: at tp 1 and cp 1 a layer runs no collectives)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("on one device ("), std::string::npos) << text;
+  for (const char* pass : {"  forward", "  backward"}) {
+    const std::string line = summary_line(text, pass);
+    EXPECT_EQ(line.find("collectives"), std::string::npos) << line;
+    EXPECT_NEAR(term(line, "= kernels "), term(line, pass), 1e-12) << line;
+  }
+  const std::string tiny = explain("scenarios/tiny.yaml", {});
+  EXPECT_NE(summary_line(tiny, "  forward").find("+ tensor-parallel collectives "), std::string::npos);
+  EXPECT_NE(tiny.find("on one tensor-parallel rank ("), std::string::npos) << tiny;
 }
 
 // Under fp8 attention's GEMMs run at the bf16 peak (kernels::ComputeModel): DeepSeek-V3's attention score GEMM prints

@@ -4,7 +4,9 @@
 // SystemKind interface.
 #include "systems/cerebras_wafer/cerebras_wafer.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <ostream>
 
@@ -123,9 +125,13 @@ void print_wafer_explain(std::ostream& out, const scenario::ScenarioSpec& s, con
       << s.model.name << ", sequence " << plan.shape.seq << ", " << plan.precision.name << ", GEMMs at up to "
       << wafer_hardware(s.hardware).wafer.gemm_max_efficiency * 100 << "% of peak, half of it at "
       << wafer_hardware(s.hardware).wafer.gemm_half_length << " reduction elements per core)\n";
-  char line[256];
-  std::snprintf(line, sizeof line, "  %-12s %10s %12s %10s %10s %12s %12s\n", "unit", "params (M)", "weights (MB)",
-                "fwd (ms)", "bwd (ms)", "recomp (ms)", "out (MB)");
+  // The unit column as wide as its longest label, so every row keeps its columns.
+  int label_w = int(std::strlen("unit"));
+  for (const auto& u : p.units)
+    label_w = std::max(label_w, int(u.label.size()));
+  char line[512];
+  std::snprintf(line, sizeof line, "  %-*s %10s %12s %10s %10s %12s %12s\n", label_w, "unit", "params (M)",
+                "weights (MB)", "fwd (ms)", "bwd (ms)", "recomp (ms)", "out (MB)");
   out << line;
   double fwd = 0, bwd = 0, rec = 0;
   for (size_t i = 0; i < p.units.size(); ++i) {
@@ -135,7 +141,7 @@ void print_wafer_explain(std::ostream& out, const scenario::ScenarioSpec& s, con
     rec += u.recompute_s;
     if (i > 2 && i + 1 < p.units.size())  // the layers are all alike: show the first two
       continue;
-    std::snprintf(line, sizeof line, "  %-12s %10.2f %12.2f %10.3f %10.3f %12.3f %12.2f\n", u.label.c_str(),
+    std::snprintf(line, sizeof line, "  %-*s %10.2f %12.2f %10.3f %10.3f %12.3f %12.2f\n", label_w, u.label.c_str(),
                   u.params / 1e6, u.weight_bytes / 1e6, u.fwd_s * 1e3, u.bwd_s * 1e3, u.recompute_s * 1e3,
                   u.out_bytes / 1e6);
     out << line;
