@@ -1,5 +1,6 @@
 #include "report/explain.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <ostream>
 #include <string>
@@ -68,11 +69,11 @@ std::string recompute_scope(const scenario::ScenarioSpec& s, const parallel::Der
 // search's bound prices them.
 PassTime print_pass(std::ostream& out, const char* title, const std::vector<model::Segment>& segs,
                     const kernels::ComputeModel& cm, const scenario::ScenarioSpec& s,
-                    const parallel::DerivedPlan& plan)
+                    const parallel::DerivedPlan& plan, int name_width)
 {
   PassTime pt;
   const auto fabric = collectives::fabric_of(s);
-  char line[256];
+  char line[512];
   out << title << "\n";
   for (const auto& seg : segs) {
     if (seg.is_collective()) {
@@ -89,7 +90,7 @@ PassTime print_pass(std::ostream& out, const char* title, const std::vector<mode
         (a2a ? pt.expert_all_to_all_s : ring ? pt.context_ring_s : pt.tensor_parallel_s) += ct;
       pt.expert_all_to_alls = pt.expert_all_to_alls || a2a;
       pt.context_rings = pt.context_rings || ring;
-      std::snprintf(line, sizeof line, "  %-24s %-26s %10s %10.2f %8.1f\n", model::to_string(seg.collective),
+      std::snprintf(line, sizeof line, "  %-*s %-26s %10s %10.2f %8.1f\n", name_width, model::to_string(seg.collective),
                     a2a               ? "(expert-parallel group)"
                     : ring            ? "(context-parallel ring)"
                     : seg.beside_next ? "(TP group, beside next)"
@@ -110,12 +111,25 @@ PassTime print_pass(std::ostream& out, const char* title, const std::vector<mode
         std::snprintf(e, sizeof e, "%.1f%%", 100 * op.flops() / t / cm.peak_flops(op));
         of_peak = e;
       }
-      std::snprintf(line, sizeof line, "  %-24s %-26s %10.2f %10.2f %8.1f %10s\n", op.name.c_str(), shape.c_str(),
+      std::snprintf(line, sizeof line, "  %-*s %-26s %10.2f %10.2f %8.1f %10s\n", name_width, op.name.c_str(),
+                    shape.c_str(),
                     op.flops() / 1e9, op.bytes / 1e6, t * 1e6, of_peak.c_str());
       out << line;
     }
   }
   return pt;
+}
+
+// The kernel column as wide as the longest kernel name of the passes listed (at least 24), so that the columns
+// after it line up: block-scaled recipes name kernels such as "fc1_gate_up.scale_swizzle.dgrad_weight" (38).
+int name_column_width(const std::vector<const std::vector<model::Segment>*>& passes)
+{
+  size_t width = 24;
+  for (const auto* segs : passes)
+    for (const auto& seg : *segs)
+      for (const auto& op : seg.ops)
+        width = std::max(width, op.name.size());
+  return int(std::min<size_t>(width, 200));
 }
 
 }  // namespace
@@ -132,19 +146,23 @@ void print_explain(std::ostream& out, const scenario::ScenarioSpec& s, const par
   if (s.hardware.scale_up.from_section)  // a DGX-style node is its own domain
     out << "  NVLink domain of " << s.hardware.domain_devices() << " devices (" << s.hardware.scale_up.nodes
         << " nodes of " << s.hardware.node.devices << "): collectives of groups inside it run on NVLink\n";
-  char head[256];
-  std::snprintf(head, sizeof head, "  %-24s %-26s %10s %10s %8s %10s\n", "kernel", "shape (batch x m x n x k)",
-                "GFLOP", "MB", "us", "of peak");
+  auto layer = t.layer(shape);
+  const auto embedding = t.embedding(shape);
+  const auto head_pass = t.head(shape);
+  const int width = name_column_width(
+      {&layer.forward, &layer.backward, &embedding.forward, &head_pass.forward, &head_pass.backward});
+  char head[512];
+  std::snprintf(head, sizeof head, "  %-*s %-26s %10s %10s %8s %10s\n", width, "kernel",
+                "shape (batch x m x n x k)", "GFLOP", "MB", "us", "of peak");
   out << head;
   if (cm.mixed_peaks())
     out << "  (of peak: the linear layers' GEMMs against the " << plan.precision.name
         << " peak, the other GEMMs against the bf16 peak)\n";
-  auto layer = t.layer(shape);
-  PassTime fwd = print_pass(out, "layer forward", layer.forward, cm, s, plan);
-  PassTime bwd = print_pass(out, "layer backward", layer.backward, cm, s, plan);
-  print_pass(out, "embedding forward", t.embedding(shape).forward, cm, s, plan);
-  print_pass(out, "head forward", t.head(shape).forward, cm, s, plan);
-  print_pass(out, "head backward", t.head(shape).backward, cm, s, plan);
+  PassTime fwd = print_pass(out, "layer forward", layer.forward, cm, s, plan, width);
+  PassTime bwd = print_pass(out, "layer backward", layer.backward, cm, s, plan, width);
+  print_pass(out, "embedding forward", embedding.forward, cm, s, plan, width);
+  print_pass(out, "head forward", head_pass.forward, cm, s, plan, width);
+  print_pass(out, "head backward", head_pass.backward, cm, s, plan, width);
   double recompute = 0;
   if (s.training.recompute == scenario::Recompute::Full)
     recompute = fwd.total();

@@ -132,3 +132,28 @@ TEST(ExplainSummary, EachGemmAgainstThePeakItRunsAt)
   EXPECT_EQ(layernorm.back(), '-') << layernorm;
   EXPECT_NE(summary_line(text, "  forward").find("of the fp8 peak)"), std::string::npos);
 }
+
+// The columns line up whatever the kernel names: NVFP4's block-scaled recipe names kernels of up to 38 characters
+// ("fc1_gate_up.scale_swizzle.dgrad_weight"), and the kernel column widens to hold them. Every kernel row is as
+// long as the header; a collective row stops before "of peak" (11 characters shorter).
+TEST(ExplainSummary, ColumnsLineUpWithLongKernelNames)
+{
+  const std::string text = explain("scenarios/examples/llama3-70b-b200x64-nvfp4.yaml", {});
+  std::istringstream in(text.substr(0, text.find("one layer, one microbatch")));
+  std::string header;
+  int rows = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (header.empty()) {
+      if (line.rfind("  kernel ", 0) == 0)
+        header = line;
+      continue;
+    }
+    if (line.rfind("  ", 0) != 0 || line.rfind("  (of peak", 0) == 0)
+      continue;  // a pass's title, the note on peaks
+    ++rows;
+    EXPECT_TRUE(line.size() == header.size() || line.size() + 11 == header.size()) << line << "\n" << header;
+  }
+  ASSERT_FALSE(header.empty()) << text;
+  EXPECT_GT(rows, 50);
+  EXPECT_NE(text.find("fc1_gate_up.scale_swizzle.dgrad_weight "), std::string::npos);
+}
