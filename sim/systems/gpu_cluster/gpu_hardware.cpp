@@ -1,5 +1,6 @@
 #include "systems/gpu_cluster/gpu_hardware.hpp"
 
+#include "config/units.hpp"
 #include "hardware/hardware_keys.hpp"
 #include "hardware/hardware_yaml.hpp"
 
@@ -330,7 +331,10 @@ void check_gpu_hardware(HardwareSpec& hw, const HardwareSpec& file, Diagnostics&
   for (auto [l, key] : {std::pair<const LinkSpec*, const char*>{&hw.scale_up.nvlink, nvlink_goodput},
                         {&hw.network.nic, "network.nic.goodput"}})
     if (l->goodput_Bps > l->bw_Bps && l->bw_Bps > 0)
-      diag.add({hw.file, 0, 0}, key, "expected at most the link's bandwidth");
+      diag.add({hw.file, 0, 0}, key,
+               "expected at most the link's bandwidth (" +
+                   config::format_quantity(l->bw_Bps, config::Dimension::Bandwidth) + "), got " +
+                   config::format_quantity(l->goodput_Bps, config::Dimension::Bandwidth));
 }
 
 namespace {
