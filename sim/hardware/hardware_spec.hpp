@@ -39,7 +39,7 @@ struct DeviceSpec {
   double memory_bw_Bps = 0;                  ///< peak memory bandwidth
   GemmEfficiency gemm;                       ///< shape-dependent GEMM efficiency
   /// The same for fp8 GEMMs at the fp8 peak (device.efficiency.gemm_fp8), fitted to fp8 measurements; without it
-  /// fp8 GEMMs use `gemm`.
+  /// the device refuses training.precision fp8.
   GemmEfficiency gemm_fp8;
   bool has_gemm_fp8 = false;
   /// The same for block-scaled GEMMs at their peaks, by precision ("mxfp8": device.efficiency.gemm_mxfp8, "nvfp4":

@@ -26,11 +26,13 @@ ComputeModel::ComputeModel(const hardware::DeviceSpec& device, const std::string
     low_precision_ = true;
   }
   // The linear GEMMs' efficiency curve: the precision's own (device.efficiency.gemm_fp8, gemm_mxfp8, gemm_nvfp4).
-  // fp8 without its curve uses the bf16 one (as before the fp8 curves were fitted); mxfp8 and nvfp4 are refused
-  // without theirs when the scenario is checked.
+  // A device without it is refused when the scenario is checked (no curve is borrowed from another precision).
   linear_gemm_ = device_.gemm;
-  if (precision == "fp8" && device_.has_gemm_fp8)
+  if (precision == "fp8") {
+    if (!device_.has_gemm_fp8)
+      throw InternalError("no device.efficiency.gemm_fp8 on " + device.name);
     linear_gemm_ = device_.gemm_fp8;
+  }
   if (precision == "mxfp8" || precision == "nvfp4") {
     auto curve = device_.gemm_block_scaled.find(precision);
     if (curve == device_.gemm_block_scaled.end())

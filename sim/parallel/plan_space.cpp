@@ -52,8 +52,8 @@ PlanDimensions PlanDimensions::full(const scenario::ScenarioSpec& base)
   // expert_tp and ep_overlap triple a mixture of experts' plans (Mixtral 8x7B on 64 H100: 2,439 plans that fit ->
   // 5,516): full space only.
   d.expert_options = base.model.experts > 0;
-  // fp8 (Transformer Engine style) where the device has an fp8 peak and the scenario trains in bf16.
-  if (base.training.precision == "bf16" && base.hardware.peak_flops("fp8") > 0)
+  // fp8 (Transformer Engine style) where the device has an fp8 peak and curve and the scenario trains in bf16.
+  if (base.training.precision == "bf16" && base.hardware.peak_flops("fp8") > 0 && base.hardware.device.has_gemm_fp8)
     d.precisions = {"bf16", "fp8"};
   // Context parallelism 2 from sequences of 4K tokens on (the wide space takes it from 8K): frontier runs at 4K
   // use it with latent attention and experts too (Megatron-Core: MultiLatentAttention passes its context-parallel

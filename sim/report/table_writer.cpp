@@ -1,5 +1,6 @@
 #include "report/table_writer.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <ostream>
 #include <string>
@@ -31,6 +32,14 @@ std::string count_in_words(double n)
                     : num("%.3gK", n / 1e3);
 }
 
+// "  key" padded to the table's value column (30 characters), or the key and one space where it is longer.
+std::string padded_key(const std::string& key)
+{
+  std::string out = "  " + key;
+  out.resize(std::max<size_t>(out.size() + 1, 31), ' ');
+  return out;
+}
+
 std::string text(const json& j, const char* key) { return j.at(key).get<std::string>(); }
 std::string count(const json& j, const char* key) { return std::to_string(j.at(key).get<int64_t>()); }
 
@@ -40,6 +49,13 @@ std::string storage_bytes(double bytes)
   return bytes >= 1e12 ? num("%.3g TB", bytes / 1e12)
          : bytes >= 1e9 ? num("%.3g GB", bytes / 1e9)
                         : num("%.3g MB", bytes / 1e6);
+}
+
+// ", 620 failures expected)"; under ten with two significant digits (", 0.48 failures expected)"), so that a run
+// whose lost work is counted does not read as expecting no failure.
+std::string failures_expected(double n)
+{
+  return n >= 10 ? num(", %.0f failures expected)", n) : num(", %.2g failures expected)", n);
 }
 
 // The whole run's time, failures and checkpoints included (document's `time_to_train`).
@@ -53,7 +69,7 @@ void time_to_train_rows(std::ostream& out, const json& doc, const Row& row)
   } else {
     row("time to train", num("%.1f days", doc.at("time_to_train_s").get<double>() / 86400) +
                              num("  (goodput %.1f%%", 100 * doc.at("goodput").get<double>()) +
-                             num(", %.0f failures expected)", t.at("expected_failures").get<double>()));
+                             failures_expected(t.at("expected_failures").get<double>()));
     row("  steps alone", num("%.1f days", t.at("compute_s").get<double>() / 86400));
     const bool async = text(t, "checkpoint") == "async";
     row("  checkpoint writes", num("%.2f days", t.at("checkpoint_stall_s").get<double>() / 86400) +
@@ -78,11 +94,8 @@ void write_table(std::ostream& out, const RunRecord& record)
   const json& doc = record.document;
   const json& plan = doc.at("plan");
   const RunTable& table = record.table;
-  char line[256];
-  auto row = [&](const char* k, const std::string& v) {
-    std::snprintf(line, sizeof line, "  %-28s %s\n", k, v.c_str());
-    out << line;
-  };
+  // The value is written whole, however long (a wafer's reasons run past 200 characters).
+  auto row = [&](const char* k, const std::string& v) { out << padded_key(k) << v << "\n"; };
   auto rows = [&](const std::vector<TableRow>& given) {
     for (const auto& r : given)
       row(r.key.c_str(), r.value);

@@ -187,7 +187,7 @@ const Key kPrecision =
     Key::choice("precision", {"bf16", "fp16", "fp8", "mxfp8", "nvfp4", "fp32"}, kOptional, "",
                 "compute precision; needs a `peak_flops` entry. fp8 (Transformer Engine style, H100): the linear "
                 "layers' GEMMs (QKV, projection, MLP, experts) take 1-byte inputs and run at the fp8 peak with "
-                "the device's fp8 curve (device.efficiency.gemm_fp8; absent: the bf16 one); attention, router and "
+                "the device's fp8 curve (device.efficiency.gemm_fp8, required); attention, router and "
                 "logits GEMMs run at the bf16 peak (a bf16 entry is required); an fp8 copy of the weights (1 B/param)"
                 " is held besides the bf16 weights; gradients, optimizer states and communication stay as in bf16. "
                 "mxfp8 and nvfp4 (Blackwell; Transformer Engine's MXFP8BlockScaling and NVFP4BlockScaling recipes, "

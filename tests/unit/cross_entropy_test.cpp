@@ -90,7 +90,17 @@ TEST(CrossEntropy, ReportNamesTheKernelChoices)
                                         source_path("scenarios/tiny.yaml") + "'" + h100 +
                                         " --set training.fp8_recipe=current");
   ASSERT_EQ(table.rc, 0);
-  EXPECT_NE(table.out.find("attention fused, loss unfused, fp8 current scaling"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("attention fused (cudnn), loss unfused, fp8 current scaling"), std::string::npos)
+      << table.out;
+  // A stack's kernel the device has no figures for gives way to FlashAttention-2, and the row says so: the H100
+  // stack's cuDNN attention on A100, whose file publishes FlashAttention-2's figures only.
+  auto a100 = dtsim::test::run_capture("'" + dtsim::test::dtsim_binary() + "' run '" +
+                                       source_path("scenarios/tiny.yaml") + "' --set stack='" +
+                                       source_path("hardware/stacks/nemo-2407-h100.yaml") + "'");
+  ASSERT_EQ(a100.rc, 0) << a100.out;
+  EXPECT_NE(a100.out.find("attention fused (flash-attention-2: "), std::string::npos) << a100.out;
+  EXPECT_NE(a100.out.find("dgx-a100-80gb.yaml gives no cudnn figures for A100-SXM4-80GB), loss"), std::string::npos)
+      << a100.out;
 }
 
 }  // namespace

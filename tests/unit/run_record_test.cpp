@@ -115,6 +115,35 @@ TEST(RunRecord, TheTableSaysWhatItCounts)
   EXPECT_NE(t.find(" s each, synchronous, interval by Young-Daly)"), std::string::npos) << t;
 }
 
+// A row is written whole however long its value: a wafer's reasons (the compiler's recomputation, its micro batch)
+// run past 256 characters, and a fixed line buffer once cut them and joined the next row onto them.
+TEST(RunRecord, LongRowsAreWrittenWhole)
+{
+  auto s = dtsim::scenario::load_scenario(dtsim::test::source_path("scenarios/tiny.yaml"), {});
+  RunRecord made = dtsim::report::make_record(dtsim::app::simulate(s, false));
+  const std::string long_value = std::string(400, 'x') + " end";
+  made.table.placement.push_back({"a row with a long value", long_value});
+  std::ostringstream table;
+  dtsim::report::write_table(table, made);
+  EXPECT_NE(table.str().find("  a row with a long value      " + long_value + "\n  batch "), std::string::npos)
+      << table.str();
+}
+
+// Fewer than ten expected failures are not rounded to none while the work they lose is counted: 0.48 reads as such.
+TEST(RunRecord, FewExpectedFailuresAreNotRoundedToNone)
+{
+  auto s = dtsim::scenario::load_scenario(dtsim::test::source_path("scenarios/tiny.yaml"), {"training.tokens=1e9"});
+  RunRecord made = dtsim::report::make_record(dtsim::app::simulate(s, false));
+  auto failures = [&](double n) {
+    made.document["time_to_train"]["expected_failures"] = n;
+    std::ostringstream table;
+    dtsim::report::write_table(table, made);
+    return table.str();
+  };
+  EXPECT_NE(failures(0.4801).find(", 0.48 failures expected)"), std::string::npos) << failures(0.4801);
+  EXPECT_NE(failures(620.4).find(", 620 failures expected)"), std::string::npos) << failures(620.4);
+}
+
 TEST(RunRecord, BytesThatAreNoRecordAreRefused)
 {
   EXPECT_ANY_THROW(dtsim::report::record_from_cbor({0xff, 0x00}));

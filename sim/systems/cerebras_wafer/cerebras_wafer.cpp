@@ -199,6 +199,19 @@ class CerebrasWafer : public SystemKind {
       diag.add(at("parallel.zero"), "parallel.zero",
                "expected 0 on wafer-scale hardware: weights and optimizer states live in MemoryX, got " +
                    std::to_string(p.zero));
+    // The Cerebras compiler recomputes every layer or none (training.recompute, or its own choice where the key is
+    // left out): it offers no count of recomputed layers and no per-op checkpointing (../shared/reference/
+    // cerebras.md: no user-facing switch for activation checkpointing). Refused whether or not training.recompute
+    // is given, rather than simulated under the compiler's name.
+    if (s.training.recompute_layers > 0)
+      diag.add(at("training.recompute_layers"), "training.recompute_layers",
+               "expected no training.recompute_layers on wafer-scale hardware (" + s.hardware.file +
+                   "): the Cerebras compiler recomputes every layer or none; leave training.recompute out for its "
+                   "choice, got recompute_layers " + std::to_string(s.training.recompute_layers));
+    if (s.training.op_checkpoint)
+      diag.add(at("training.saved_activations"), "training.saved_activations",
+               "expected layer on wafer-scale hardware (" + s.hardware.file +
+                   "): torchtitan's per-op checkpointing is GPU software, got torchtitan-op");
   }
 
   std::string why_no_stack(const scenario::ScenarioSpec& s) const override

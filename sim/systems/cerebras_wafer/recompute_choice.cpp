@@ -17,10 +17,6 @@ std::string why_recompute_not_offered(const scenario::ScenarioSpec& s)
     return "expected none or full on wafer-scale hardware (" + s.hardware.file +
            "): the Cerebras compiler offers no selective recomputation; leave the key out for the compiler's choice, "
            "got selective";
-  if (t.recompute_layers > 0)
-    return "expected no training.recompute_layers on wafer-scale hardware (" + s.hardware.file +
-           "): the Cerebras compiler recomputes every layer or none; leave training.recompute out for its choice, "
-           "got recompute_layers " + std::to_string(t.recompute_layers);
   return "";
 }
 

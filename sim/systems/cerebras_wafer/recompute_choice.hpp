@@ -20,7 +20,8 @@ std::string compiler_recompute_reason(const scenario::ScenarioSpec& s);
 
 /// Why the recomputation the scenario sets is not one the Cerebras stack offers (expected and found, for an input
 /// error), or "" when it is: none and full are (full is the compiler's; none is a what-if of a compiler that keeps
-/// every activation), selective and a per-layer count are not.
+/// every activation), selective is not. A per-layer count (training.recompute_layers) is refused by the wafer's
+/// check_plan, whether or not the recomputation is given.
 std::string why_recompute_not_offered(const scenario::ScenarioSpec& s);
 
 }  // namespace dtsim::wafer

@@ -1,5 +1,6 @@
 #include "systems/gpu_cluster/gpu_hardware.hpp"
 
+#include "config/units.hpp"
 #include "hardware/hardware_keys.hpp"
 #include "hardware/hardware_yaml.hpp"
 
@@ -36,7 +37,7 @@ const Key kFp8NonTnGemm =
 const Key kEfficiency = Key::section("efficiency", kRequired, "what the device achieves of its peaks");
 const Key kGemm = Key::section("gemm", kRequired, "GEMM efficiency against shape (docs/calibration.md)");
 const Key kGemmFp8 = Key::section("gemm_fp8", kOptional,
-                                  "the same for fp8 GEMMs at the fp8 peak; absent: fp8 GEMMs use `gemm`");
+                                  "the same for fp8 GEMMs at the fp8 peak; training.precision fp8 needs it");
 const Key kGemmMxfp8 = Key::section("gemm_mxfp8", kOptional,
                                     "the same for MXFP8 GEMMs at the mxfp8 peak; training.precision mxfp8 needs it");
 const Key kGemmNvfp4 = Key::section("gemm_nvfp4", kOptional,
@@ -330,7 +331,10 @@ void check_gpu_hardware(HardwareSpec& hw, const HardwareSpec& file, Diagnostics&
   for (auto [l, key] : {std::pair<const LinkSpec*, const char*>{&hw.scale_up.nvlink, nvlink_goodput},
                         {&hw.network.nic, "network.nic.goodput"}})
     if (l->goodput_Bps > l->bw_Bps && l->bw_Bps > 0)
-      diag.add({hw.file, 0, 0}, key, "expected at most the link's bandwidth");
+      diag.add({hw.file, 0, 0}, key,
+               "expected at most the link's bandwidth (" +
+                   config::format_quantity(l->bw_Bps, config::Dimension::Bandwidth) + "), got " +
+                   config::format_quantity(l->goodput_Bps, config::Dimension::Bandwidth));
 }
 
 namespace {
@@ -392,7 +396,7 @@ Json gpu_hardware_record(const HardwareSpec& hw)
   eff["memory"] = d.memory_efficiency;
   eff["kernel_min_time"] = d.kernel_min_s;
   eff["gemm"] = gemm_record(d.gemm);
-  eff["gemm_fp8"] = d.has_gemm_fp8 ? gemm_record(d.gemm_fp8) : Json(nullptr);  // null: fp8 GEMMs use gemm
+  eff["gemm_fp8"] = d.has_gemm_fp8 ? gemm_record(d.gemm_fp8) : Json(nullptr);  // null: no fp8 training
   for (const Key* k : {&kGemmMxfp8, &kGemmNvfp4}) {
     const auto it = d.gemm_block_scaled.find(k->name.substr(5));  // "gemm_mxfp8" -> "mxfp8"
     eff[k->name] = it != d.gemm_block_scaled.end() ? gemm_record(it->second) : Json(nullptr);

@@ -1,6 +1,7 @@
 // The report's parts of a GPU cluster: nodes and the parallel plan, the software stack, memory per device on the
 // peak stage, and the names of the communication terms and trace tracks.
 #include "config/units.hpp"
+#include "kernels/attention_kernel.hpp"
 #include "parallel/placement.hpp"
 #include "report/run_report.hpp"
 #include "stack/interval.hpp"
@@ -60,8 +61,16 @@ class GpuSections : public report::SystemSections {
     const auto& s = *r.scenario;
     row("software stack", s.stack.given() ? s.stack.name + " (" + s.stack.file + ")" : "none (no corrections)");
     // The kernel choices the scenario or its stack made, so that a reader sees what was timed.
-    std::string kernels = std::string("attention ") + (s.training.flash_attention ? "fused" : "unfused") +
-                          ", loss " + stack::to_string(s.training.cross_entropy);
+    std::string kernels = std::string("attention ") + (s.training.flash_attention ? "fused" : "unfused");
+    if (s.training.flash_attention) {  // the kernel timed, and why where it is not the one the stack names
+      const auto timed = kernels::attention_kernel_for(s.hardware.device, s.stack.attention, s.stack.attention_given);
+      kernels += std::string(" (") + stack::to_string(timed);
+      if (s.stack.attention_given && timed != s.stack.attention && s.stack.attention != stack::AttentionKernel::Unfused)
+        kernels += std::string(": ") + s.hardware.file + " gives no " + stack::to_string(s.stack.attention) +
+                   " figures for " + s.hardware.device.name;
+      kernels += ")";
+    }
+    kernels += std::string(", loss ") + stack::to_string(s.training.cross_entropy);
     if (s.training.precision == "fp8")
       kernels += std::string(", fp8 ") + stack::to_string(s.training.fp8_recipe) + " scaling";
     if (s.training.precision == "mxfp8")
