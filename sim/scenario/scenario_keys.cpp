@@ -40,7 +40,9 @@ const Key kDpBucket = Key::quantity("dp_bucket", Dimension::Bytes, limits::kBuck
                                     "bucket size (PyTorch DDP's bucket_cap_mb default)")
                           .defaults_to(25.0 * 1048576);
 const Key kPpOverlap =
-    Key::boolean("pp_overlap", kOptional, "the stack's `overlap.pp_overlap`, else false",
+    Key::boolean("pp_overlap", kOptional,
+                 "the stack's `overlap.pp_overlap_by_schedule` entry for the schedule, else its "
+                 "`overlap.pp_overlap`, else false",
                  "pipeline sends and receives overlap computation; false: Megatron-LM's default, each stage posts "
                  "its sends and receives in one batch between units and waits for all of them (a transfer starts "
                  "when both sides have posted it)");

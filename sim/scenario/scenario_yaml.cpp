@@ -323,6 +323,25 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
                  " (its weight-gradient passes run while the pipeline transfers are in flight), got false");
 }
 
+// The stack's default of parallel.pp_overlap for `schedule`: its entry in overlap.pp_overlap_by_schedule, else
+// overlap.pp_overlap. The entries' names are checked here, where the schedules are known.
+static std::optional<bool> stack_pp_overlap(const stack::StackSpec& st, const std::string& schedule, Diagnostics& diag)
+{
+  std::optional<bool> chosen = st.overlap.pp_overlap;
+  for (const auto& e : st.overlap.pp_overlap_by_schedule) {
+    if (!find_schedule(e.schedule)) {
+      std::string names;
+      for (const std::string& n : schedule_names())
+        names += (names.empty() ? "" : ", ") + n;
+      diag.add(e.where, "overlap.pp_overlap_by_schedule." + e.schedule,
+               "expected a schedule name (" + names + "), got '" + e.schedule + "'");
+    } else if (e.schedule == schedule) {
+      chosen = e.pp_overlap;
+    }
+  }
+  return chosen;
+}
+
 void set_stack_factors(ScenarioSpec& s, const stack::Factors& f)
 {
   // The communication factor scales what collectives achieve on every link (the platform and the closed-form
@@ -532,7 +551,7 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
         diag);
   const auto& ov = s.stack.overlap;
   s.parallel.dp_overlap = dp_overlap.value_or(ov.dp_overlap.value_or(true));
-  s.parallel.pp_overlap = pp_overlap.value_or(ov.pp_overlap.value_or(false));
+  s.parallel.pp_overlap = pp_overlap.value_or(stack_pp_overlap(s.stack, s.schedule, diag).value_or(false));
   s.parallel.tp_async_allreduce = tp_async_allreduce.value_or(ov.tp_async_allreduce.value_or(true));
   // Stack defaults that need other settings apply only where those hold: TP overlap needs sequence parallelism,
   // parameter-gather overlap needs ZeRO 1 or 2.

@@ -157,6 +157,11 @@ const Key kOverlap = Key::section("overlap", kOptional, "defaults of the scenari
 const Key kTpOverlap = Key::boolean("tp_overlap", kOptional, "the scenario's default", "`parallel.tp_overlap`");
 const Key kDpOverlap = Key::boolean("dp_overlap", kOptional, "the scenario's default", "`parallel.dp_overlap`");
 const Key kPpOverlap = Key::boolean("pp_overlap", kOptional, "the scenario's default", "`parallel.pp_overlap`");
+const Key kPpOverlapBySchedule =
+    Key::section("pp_overlap_by_schedule", kOptional,
+                 "per schedule, `SCHEDULE: true|false`: the default of `parallel.pp_overlap` for scenarios that run "
+                 "that schedule, before `pp_overlap` (PyTorch's Schedule1F1B and ScheduleInterleaved1F1B wait for "
+                 "each batch of sends and receives, its GPipe does not); a name that is no schedule is an error");
 const Key kParamGatherOverlap = Key::boolean("param_gather_overlap", kOptional, "the scenario's default",
                                              "`parallel.param_gather_overlap`");
 const Key kTpAsyncAllreduce = Key::boolean("tp_async_allreduce", kOptional, "the scenario's default",
@@ -190,7 +195,7 @@ std::vector<config::KeyGroup> groups()
           {"host", {&kLaunch, &kPerLayer, &kPerMicrobatch}},
           {"memory", {&kCudaContext, &kNcclBuffers, &kFragmentation, &kFp32Gradients, &kOptimizerState, &kFp8Saves16bit,
                       &kPipelineKeepsStageOutputs, &kPipelineRecvBuffers, &kPipelineKeepsLogits, &kPipelineKeepsInputGrads, &kFsdpLayerBuffers, &kTpSavesGatheredInputs, &kLossBytesPerLogit, &kLossParallelBytesPerLogit}},
-          {"overlap", {&kTpOverlap, &kDpOverlap, &kPpOverlap, &kParamGatherOverlap, &kTpAsyncAllreduce}},
+          {"overlap", {&kTpOverlap, &kDpOverlap, &kPpOverlap, &kPpOverlapBySchedule, &kParamGatherOverlap, &kTpAsyncAllreduce}},
           {"factors", {&kCompute, &kMemoryFactor, &kCommunication, &kStepOverhead}},
           {"calibration", {&kCalibrationRuns, &kHeldoutErrors}}};
 }

@@ -52,6 +52,9 @@ nlohmann::ordered_json stack_record(const StackSpec& st)
                   {"pp_overlap", optional_switch(st.overlap.pp_overlap)},
                   {"param_gather_overlap", optional_switch(st.overlap.param_gather_overlap)},
                   {"tp_async_allreduce", optional_switch(st.overlap.tp_async_allreduce)}};
+  r["overlap"]["pp_overlap_by_schedule"] = nlohmann::ordered_json::object();
+  for (const auto& e : st.overlap.pp_overlap_by_schedule)
+    r["overlap"]["pp_overlap_by_schedule"][e.schedule] = e.pp_overlap;
   r["factors"] = {{"compute", st.factors.compute},
                   {"memory", st.factors.memory},
                   {"communication", st.factors.communication},

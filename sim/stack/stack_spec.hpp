@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/diagnostics.hpp"
 #include "model/cross_entropy_kernel.hpp"
 #include "stack/optimizer_state.hpp"
 
@@ -73,6 +74,14 @@ struct FrameworkMemory {
 /// not set them.
 struct OverlapDefaults {
   std::optional<bool> tp_overlap, dp_overlap, pp_overlap, param_gather_overlap, tp_async_allreduce;
+  /// `overlap.pp_overlap_by_schedule`: the default of `parallel.pp_overlap` for the named schedule, before
+  /// `pp_overlap` (a framework whose schedules differ in how they wait for their pipeline transfers).
+  struct SchedulePpOverlap {
+    std::string schedule;
+    bool pp_overlap = false;
+    Origin where;  ///< of the entry: the scenario reader checks the name against the schedules it knows
+  };
+  std::vector<SchedulePpOverlap> pp_overlap_by_schedule;
 };
 
 /// The efficiency factors: multipliers of the modelled speed (1 = no correction) and an additive per-step time.

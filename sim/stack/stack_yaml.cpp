@@ -77,6 +77,13 @@ StackSpec load_stack(const std::string& path, Diagnostics& diag)
   st.overlap.tp_overlap = ov.boolean(k::kTpOverlap);
   st.overlap.dp_overlap = ov.boolean(k::kDpOverlap);
   st.overlap.pp_overlap = ov.boolean(k::kPpOverlap);
+  // Keyed by schedule names, which live in a layer above this one: read as booleans here, the names checked by the
+  // scenario reader (scenario_yaml.cpp) against its registry.
+  MapReader by_schedule = ov.map(k::kPpOverlapBySchedule);
+  for (const std::string& name : by_schedule.unread_keys())
+    if (const auto on = by_schedule.boolean(name, false))
+      st.overlap.pp_overlap_by_schedule.push_back({name, *on, by_schedule.where(name)});
+  by_schedule.finish();
   st.overlap.param_gather_overlap = ov.boolean(k::kParamGatherOverlap);
   st.overlap.tp_async_allreduce = ov.boolean(k::kTpAsyncAllreduce);
   ov.finish();
