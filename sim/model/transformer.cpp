@@ -487,13 +487,16 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
   // usage): the blocks run along the reduction dimension, so a transpose is a second quantization, not a copy, and
   // each cast writes both quantized copies with their block scales (2q bytes per element), the column-wise one for
   // the other GEMM of the pair. Forward: the input, and the weights once per step; backward: the output gradient.
-  // MXFP8 reads the 16-bit tensor once (one kernel, block amax inside). NVFP4 (TE 2.13, csrc/quantizer.cpp,
-  // NVFP4Quantizer::quantize_impl) first takes the tensor's amax for its per-tensor scale (one read); the weights (2D
-  // 16x16 scales, no Hadamard transform) are then cast in one kernel (one more read), but the inputs and output
-  // gradients, whose column-wise copies get the random Hadamard transform, take their amax and the transformed
-  // tensor's in one pass (nvte_hadamard_transform_amax), then a row-wise cast (nvte_quantize_v2) and a column-wise
-  // transform-and-cast (nvte_hadamard_transform_cast_fusion_columnwise), each reading the tensor: three reads. The
-  // stochastic rounding of the gradients is inside those kernels. The norm does not write quantized output: for NVFP4
+  // MXFP8 reads the 16-bit tensor once (one kernel, block amax inside). NVFP4 (Transformer Engine 2.14, the 26.04
+  // and 26.04.01 containers', csrc/quantizer.cpp, NVFP4Quantizer::quantize_impl) reads it twice: an amax pass for
+  // the per-tensor scale, then one cast kernel writing both copies. The weights (2D 16x16 scales, no Hadamard
+  // transform) take nvte_compute_amax_with_config and nvte_quantize_v2; the inputs and output gradients, whose
+  // column-wise copies get the random Hadamard transform, take their amax and the transformed tensor's in one pass
+  // (nvte_hadamard_transform_amax), then one kernel that casts row-wise and transforms, casts and transposes
+  // column-wise (nvte_quantize_with_hadamard_transform, TE #2555, for bf16 tensors of rows a multiple of 64 and
+  // columns of 128: every Llama linear layer's). TE 2.13 ran the column-wise transform-and-cast as a kernel of its
+  // own (nvte_hadamard_transform_cast_fusion_columnwise), a third read. The stochastic rounding of the gradients is
+  // inside the cast kernel. The norm does not write quantized output: for NVFP4
   // with the transform TE's rmsnorm_fwd takes its unfused path (csrc/extensions/normalization.cpp), for MXFP8
   // without NVTE_NORM_FWD_USE_CUDNN as well; the cast is its own kernel.
   // Under sequence parallelism a tensor that is all-gathered over tp is quantized before the gather, on the rank's
@@ -506,9 +509,8 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
   auto block_cast = [&](const std::string& name, double batch, double m, double n, double kk, double in_rows,
                         double grad_rows) {
     const double q = sh.block_scaled_bytes;
-    const double reads_weight = sh.per_tensor_amax ? 2.0 : 1.0;
-    const double reads_activation = reads_weight + (sh.hadamard_columnwise ? 1.0 : 0.0);
-    const double per_weight = reads_weight * double(e) + 2 * q, per_activation = reads_activation * double(e) + 2 * q;
+    const double reads = sh.per_tensor_amax ? 2.0 : 1.0;
+    const double per_element = reads * double(e) + 2 * q;
     double reorder = 0;
     if (sh.columnwise_transposed) {
       if (in_rows < m)
@@ -516,13 +518,12 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
       if (grad_rows < m)
         reorder += 2 * q * batch * m * n;
     }
-    return mem_item(name + ".block_cast",
-                    batch * (per_activation * in_rows * kk + per_weight * sh.fp8_weight_cast_share * kk * n),
-                    per_activation * batch * grad_rows * n + reorder);
+    return mem_item(name + ".block_cast", batch * per_element * (in_rows * kk + sh.fp8_weight_cast_share * kk * n),
+                    per_element * batch * grad_rows * n + reorder);
   };
-  // The kernels a block-scaled GEMM runs besides its cast (Transformer Engine 2.13, the 26.04 containers'). cuBLASLt
-  // reads block scales in a swizzled layout: before each GEMM, general_gemm swizzles the scales of every operand
-  // that does not carry them so (pytorch/csrc/extensions/gemm.cpp, swizzle_scales_for_gemm in swizzle.cpp: one
+  // The kernels a block-scaled GEMM runs besides its cast (Transformer Engine 2.13 and 2.14, the 26.04 containers').
+  // cuBLASLt reads block scales in a swizzled layout: before each GEMM, general_gemm swizzles the scales of every
+  // operand that does not carry them so (pytorch/csrc/extensions/gemm.cpp, swizzle_scales_for_gemm in swizzle.cpp: one
   // nvte_swizzle_scaling_factors kernel per operand and usage, reading and writing the scales). The casts write
   // swizzled scales themselves where their quantizer sets optimize_for_gemm (linear.py, layernorm_linear.py
   // _get_quantizers: the input unless it is gathered, column-parallel under sequence parallelism; the output gradient
@@ -604,14 +605,14 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
   // output in fp8 before the forward gather (layernorm_linear.py, layernorm_mlp.py: ln_out_dtype uint8, then
   // gather_along_first_dim), and the output gradient is cast before the backward gather (base.py,
   // grad_output_preprocess: cast_to_fp8, then gather_along_first_dim). Reduce-scatters stay 16-bit. Under mxfp8 and
-  // nvfp4 Transformer Engine (2.13, the 26.04 containers') gathers the block-scaled copies with their scales
+  // nvfp4 Transformer Engine (2.13 and 2.14, the 26.04 containers') gathers the block-scaled copies with their scales
   // (distributed.py, _all_gather_mxfp8 / _all_gather_nvfp4): the layernorm output forward as its row-wise copy and
   // again in backward as its column-wise copy, q bytes per element each (layernorm_linear.py: quantizer usage
   // rowwise only before the forward gather, columnwise only before the backward one); the output gradient of a
   // row-parallel layer with both usages, 2q (base.py, grad_output_preprocess: the quantizer set row- and column-wise).
   // NVFP4's per-tensor scale must be one across the ranks that gather a tensor: under sequence parallelism TE 2.13
-  // all-reduces (max) the amaxes of a column-parallel layer's input and of a row-parallel layer's output gradient over
-  // the tensor-parallel group before casting (layernorm_linear.py, linear.py, layernorm_mlp.py:
+  // and 2.14 all-reduce (max) the amaxes of a column-parallel layer's input and of a row-parallel layer's output
+  // gradient over the tensor-parallel group before casting (layernorm_linear.py, linear.py, layernorm_mlp.py:
   // _customize_quantizers_nvfp4 sets with_amax_reduction; quantizer.cpp: allreduce_coalesced of the row- and
   // column-wise amaxes, two fp32, waited for on the stream): 'm' is that all-reduce in forward, 'n' in backward.
   // FP8 current scaling does the same with its one amax (4 bytes): _customize_quantizers_float8_current_scaling

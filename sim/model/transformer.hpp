@@ -34,9 +34,6 @@ struct Shape {
   double block_scaled_bytes = 0;
   /// NVFP4's per-tensor scale: an amax pass over each tensor before its block-scaled cast.
   bool per_tensor_amax = false;
-  /// NVFP4's random Hadamard transform of the inputs' and output gradients' column-wise copies: a column-wise cast
-  /// kernel of its own after an amax pass over the transformed tensor (parallel::Precision).
-  bool hadamard_columnwise = false;
   /// Column-wise copies stored transposed (NVFP4): a sequence-parallel gather of one is put in order by a copy.
   bool columnwise_transposed = false;
   /// Bytes of block scales per element of a block-scaled copy (mxfp8 1/32, nvfp4 1/16): the scale swizzles before

@@ -101,7 +101,6 @@ DerivedPlan derive_plan(const scenario::ScenarioSpec& s)
   p.shape = scenario::layer_shape(s);
   p.shape.block_scaled_bytes = p.precision.block_scaled_bytes;
   p.shape.per_tensor_amax = p.precision.per_tensor_amax;
-  p.shape.hadamard_columnwise = p.precision.hadamard_columnwise;
   p.shape.columnwise_transposed = p.precision.columnwise_transposed;
   p.shape.block_scale_bytes = p.precision.block_scale_bytes;
   p.shape.per_gemm_scale_kernel = p.precision.per_gemm_scale_kernel;

@@ -21,7 +21,15 @@ bool low_precision_linear(const std::string& name) { return name == "fp8" || nam
 
 double gathered_layer_weight_bytes(const Precision& p, bool fp8_params)
 {
-  return p.name == "fp8" && fp8_params ? 1.0 : double(p.weight_bytes);
+  if (fp8_params && p.name == "fp8")
+    return 1.0;
+  // NVFP4 weights (Megatron-Core's fp4_param, core 0.17.1 distributed/param_and_grad_buffer.py): the parameter
+  // buffer holds each weight's packed row-wise E2M1 data, numel / 2 bytes, and that buffer is all-gathered; the
+  // block scales are not gathered (each rank computes them from block amaxes all-reduced over dp in
+  // Transformer Engine 2.14's quantize_master_weights, tensor/utils.py, _cast_master_weights_to_nvfp4_2d).
+  if (fp8_params && p.name == "nvfp4")
+    return 0.5;
+  return double(p.weight_bytes);
 }
 
 Precision precision_of(const std::string& name)
@@ -54,9 +62,8 @@ Precision precision_of(const std::string& name)
     // per-tensor amaxes first computes its alpha from them on the device (nvte_nvfp4_compute_per_tensor_scale,
     // common/recipe/nvfp4.cu), a kernel of its own on the GEMM's stream.
     p.per_gemm_scale_kernel = true;
-    // Transformer Engine 2.13's NVFP4BlockScaling defaults (common/recipe/__init__.py): random Hadamard transforms
-    // on the inputs' and gradients' column-wise (wgrad) copies, none on the weights (2D 16x16 scales instead).
-    p.hadamard_columnwise = true;
+    // NVFP4BlockScaling's random Hadamard transforms of the inputs' and gradients' column-wise (wgrad) copies cost no
+    // pass of their own in Transformer Engine 2.14 (the 26.04 containers'): model/transformer.cpp, block_cast.
     p.columnwise_transposed = true;
   }
   return p;

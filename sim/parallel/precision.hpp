@@ -32,10 +32,6 @@ struct Precision {
   double block_scaled_bytes = 0;
   /// NVFP4's second scaling level, one FP32 scale per tensor: an amax pass over each tensor before its cast.
   bool per_tensor_amax = false;
-  /// NVFP4BlockScaling's random Hadamard transform (16x16) of the column-wise copies of the inputs and output
-  /// gradients, the operands of the weight-gradient GEMM: the column-wise copy is cast by a kernel of its own, after
-  /// an amax pass over the transformed tensor (one more read of the 16-bit tensor).
-  bool hadamard_columnwise = false;
   /// Column-wise copies stored transposed (NVFP4): gathered along the tokens they arrive interleaved by rank, and a
   /// copy puts them in order.
   bool columnwise_transposed = false;
@@ -57,7 +53,9 @@ Precision precision_of(const std::string& name);
 /// (ZeRO-3 / FSDP): one under per-tensor fp8 with fp8 parameters (training.fp8_params: Megatron-Core gathers its
 /// uint8 parameter buffer; torchao's float8 all-gather, torchtitan's `enable_fsdp_float8_all_gather`, casts each
 /// shard to float8 before the gather and keeps the gathered float8 data as the unsharded weight), else
-/// weight_bytes. MXFP8 and NVFP4 weights are gathered in 16-bit.
+/// weight_bytes. MXFP8 weights are gathered in 16-bit; NVFP4 weights held as NVFP4 (Megatron-Core's fp4_param) as
+/// their packed row-wise data, half a byte each (the column-wise copy Transformer Engine transposes from it after
+/// the gather, post_all_gather_processing, is not counted among the bytes a ZeRO-3 rank holds).
 double gathered_layer_weight_bytes(const Precision& p, bool fp8_params);
 
 /// The precision a scenario trains in, with the stack's and the scenario's choices: gradients held and reduced in fp32

@@ -238,8 +238,9 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
   // gradient buffer, gathered, and cast to MXFP8 as they are copied into the parameters
   // (distrib_optimizer.py _copy_main_params_to_param_buffer; distributed_data_parallel.py start_param_sync).
   // The embedding, the output layer and the norms are not fp8 parameters and stay 16-bit (the norms, 2h of about
-  // 12h^2 parameters of a layer, are counted here with the layer). No fp8 parameters under nvfp4 in the published
-  // recipes (Megatron-Bridge's bf16_with_nvfp4_mixed leaves fp8_param_gather off): 16-bit here.
+  // 12h^2 parameters of a layer, are counted here with the layer). NVFP4 weights (Megatron-Core's fp4_param, set by
+  // Megatron-Bridge's bf16_with_nvfp4_mixed from v0.4.2, the 26.04.01 release) are gathered as their packed
+  // row-wise data, half a byte each (parallel::gathered_layer_weight_bytes).
   const double layer_elem = parallel::gathered_layer_weight_bytes(plan.precision, s.training.fp8_params);
   const model::PassProgram layer = t.layer(plan.shape), emb = t.embedding(plan.shape), head = t.head(plan.shape);
   const double grad_elem = plan.precision.gradient_bytes;

@@ -249,7 +249,8 @@ const Key kFp8Params =
                  "copy stays in the optimizer. Under fp8 the data-parallel gathers move the layers' weights in fp8, one "
                  "byte each (Megatron-Core's uint8 parameter buffer; torchao's float8 all-gather under FSDP2, "
                  "torchtitan's `enable_fsdp_float8_all_gather`), and ZeRO-3 holds them gathered in fp8; mxfp8 weights are gathered in 16-bit and cast "
-                 "after the gather (reuse_grad_buf_for_mxfp8_param_ag), and dtsim gathers nvfp4's in 16-bit too");
+                 "after the gather (reuse_grad_buf_for_mxfp8_param_ag); nvfp4 weights (Megatron-Core's `fp4_param`, "
+                 "Megatron-Bridge's `fp4_param_gather`) are gathered as their packed data, half a byte each");
 const Key kFp8NormAmax =
     Key::boolean("fp8_norm_amax", kOptional, "false",
                  "fp8 with `fp8_recipe: current` only: the norm in front of QKV and fc1 takes the amax of its output "

@@ -155,7 +155,8 @@ TEST(ZeroTraffic, Stages1And2AllGatherUpdatedParametersAfterTheOptimizer)
 
 // Weights held in per-tensor fp8 (training.fp8_params): Megatron-Core keeps Float8Tensor parameters in a uint8
 // buffer and all-gathers it, so a layer's parameters move at one byte each; the embedding (not an fp8 parameter)
-// stays 16-bit. MXFP8 weights are gathered in 16-bit (reuse_grad_buf_for_mxfp8_param_ag) and cast after.
+// stays 16-bit. MXFP8 weights are gathered in 16-bit (reuse_grad_buf_for_mxfp8_param_ag) and cast after. NVFP4
+// weights (Megatron-Core 0.17.1's fp4_param) are gathered as their packed E2M1 row-wise data, half a byte each.
 TEST(ZeroTraffic, Fp8WeightsAreGatheredInFp8)
 {
   auto with = [](const std::string& precision, bool fp8_params) {
@@ -169,10 +170,14 @@ TEST(ZeroTraffic, Fp8WeightsAreGatheredInFp8)
     return dtsim::replay::build_step_program(s, derive_plan(s), t, cm);
   };
   auto fp8 = with("fp8", true), fp8_16bit = with("fp8", false), mx = with("mxfp8", true);
+  auto nv = with("nvfp4", true), nv_16bit = with("nvfp4", false);
   EXPECT_DOUBLE_EQ(fp8.param_allgather_bytes[1], 1 * kLayerPerRank);
   EXPECT_DOUBLE_EQ(fp8.param_allgather_bytes[0], 1 * kLayerPerRank + 2 * kEmbeddingPerRank);
   EXPECT_DOUBLE_EQ(fp8_16bit.param_allgather_bytes[1], 2 * kLayerPerRank);
   EXPECT_DOUBLE_EQ(mx.param_allgather_bytes[1], 2 * kLayerPerRank);
+  EXPECT_DOUBLE_EQ(nv.param_allgather_bytes[1], 0.5 * kLayerPerRank);
+  EXPECT_DOUBLE_EQ(nv.param_allgather_bytes[0], 0.5 * kLayerPerRank + 2 * kEmbeddingPerRank);
+  EXPECT_DOUBLE_EQ(nv_16bit.param_allgather_bytes[1], 2 * kLayerPerRank);
 }
 
 // ---- end to end, through the dtsim program (one SimGrid engine per process) ------------------------------
