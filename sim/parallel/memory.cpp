@@ -278,6 +278,14 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
   const double head_input = s.stack.memory.tp_saves_gathered_inputs && tp > 1 && plan.shape.sp
                                 ? double(plan.tokens_per_rank) * double(m.hidden) * e
                                 : 0.0;
+  // The final norm in front of the output layer (stack memory.final_norm_bytes_per_element): torchtitan 9dec370
+  // compiles each TransformerBlock alone (parallelize_llama.py, apply_compile), so its RMSNorm (models/norms.py:
+  // `self._norm(x.float()).type_as(x) * self.weight`) runs eager and autograd keeps, until the norm's backward (after
+  // the output layer's, after the loss's), the fp32 copy of its input (saved by pow and by the mul with the rsqrt)
+  // and its 16-bit normalised output (saved by the product with the weight): 4 + 2 bytes per element of its input,
+  // the rank's tokens (sequence-sharded under sequence parallelism: torchtitan's plan, "norm": SequenceParallel()).
+  const double final_norm_input = double(plan.tokens_per_rank) * double(m.hidden) / (plan.shape.sp ? double(tp) : 1.0);
+  const double final_norm = final_norm_input * s.stack.memory.final_norm_bytes_per_element;
   // The logits of one microbatch (16-bit, the rank's vocabulary share) that the loss's stage keeps to the end of the
   // step under torch.distributed.pipelining (stack memory.pipeline_keeps_logits): stage.py's forward_one_chunk
   // appends the last stage's output to output_chunks, which step() merges for its return value and
@@ -410,9 +418,10 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
     // torch.distributed.pipelining it keeps every microbatch's output, the 16-bit logits, until the step ends
     // (stack memory.pipeline_keeps_logits): at the last microbatch's loss the logits of every earlier one, and while
     // its layers are recomputed its own besides.
-    double head_peak = std::max(working, logits + head_input);
+    double head_peak = std::max(working, logits + head_input + final_norm);
     if (plan.holds_head(st) && kept_logit_bytes > 0)
-      head_peak = std::max(working + kept_logit_bytes, logits + head_input) + double(mb - 1) * kept_logit_bytes;
+      head_peak =
+          std::max(working + kept_logit_bytes, logits + head_input + final_norm) + double(mb - 1) * kept_logit_bytes;
     sm.activations_bytes = double(in_flight) * (per_chunk + output_chunks * stage_output) + recv_buffers * recv_buffer +
                            kept_input_grads + (plan.holds_head(st) ? head_peak : working);
     r.stages.push_back(sm);

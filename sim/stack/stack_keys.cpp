@@ -151,6 +151,14 @@ const Key kLossParallelBytesPerLogit =
                 "the same with the vocabulary split over tp ranks (tp > 1: a vocabulary-parallel loss); 0: "
                 "activation bytes + 8")
         .defaults_to(0);
+// The final norm in front of the output layer, where it runs outside the compiled blocks (torchtitan): what autograd
+// keeps of it for its backward, held with the loss's buffers.
+const Key kFinalNormBytesPerElement =
+    Key::number("final_norm_bytes_per_element", 0, 16, kOptional, "",
+                "bytes per element of the final norm's input (the rank's tokens, sequence-sharded under sequence "
+                "parallelism, times the hidden width) that autograd keeps for the norm's backward, held with the "
+                "loss's buffers; 0: not counted")
+        .defaults_to(0);
 
 const Key kOverlap = Key::section("overlap", kOptional, "defaults of the scenario's `parallel.*` switches it does "
                                                         "not set");
@@ -194,7 +202,7 @@ std::vector<config::KeyGroup> groups()
                        &kTpOverlapKernels}},
           {"host", {&kLaunch, &kPerLayer, &kPerMicrobatch}},
           {"memory", {&kCudaContext, &kNcclBuffers, &kFragmentation, &kFp32Gradients, &kOptimizerState, &kFp8Saves16bit,
-                      &kPipelineKeepsStageOutputs, &kPipelineRecvBuffers, &kPipelineKeepsLogits, &kPipelineKeepsInputGrads, &kFsdpLayerBuffers, &kTpSavesGatheredInputs, &kLossBytesPerLogit, &kLossParallelBytesPerLogit}},
+                      &kPipelineKeepsStageOutputs, &kPipelineRecvBuffers, &kPipelineKeepsLogits, &kPipelineKeepsInputGrads, &kFsdpLayerBuffers, &kTpSavesGatheredInputs, &kLossBytesPerLogit, &kLossParallelBytesPerLogit, &kFinalNormBytesPerElement}},
           {"overlap", {&kTpOverlap, &kDpOverlap, &kPpOverlap, &kPpOverlapBySchedule, &kParamGatherOverlap, &kTpAsyncAllreduce}},
           {"factors", {&kCompute, &kMemoryFactor, &kCommunication, &kStepOverhead}},
           {"calibration", {&kCalibrationRuns, &kHeldoutErrors}}};

@@ -46,7 +46,8 @@ nlohmann::ordered_json stack_record(const StackSpec& st)
                  {"fsdp_layer_buffers", m.fsdp_layer_buffers},
                  {"tp_saves_gathered_inputs", m.tp_saves_gathered_inputs},
                  {"loss_bytes_per_logit", m.loss_bytes_per_logit},
-                 {"loss_parallel_bytes_per_logit", m.loss_parallel_bytes_per_logit}};
+                 {"loss_parallel_bytes_per_logit", m.loss_parallel_bytes_per_logit},
+                 {"final_norm_bytes_per_element", m.final_norm_bytes_per_element}};
   r["overlap"] = {{"tp_overlap", optional_switch(st.overlap.tp_overlap)},
                   {"dp_overlap", optional_switch(st.overlap.dp_overlap)},
                   {"pp_overlap", optional_switch(st.overlap.pp_overlap)},

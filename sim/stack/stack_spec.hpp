@@ -68,6 +68,9 @@ struct FrameworkMemory {
   /// Bytes per logit held at the loss's peak, the vocabulary on one rank / split over the tp ranks (a
   /// vocabulary-parallel loss); 0: the 16-bit logits and two fp32 copies (activation bytes + 8).
   double loss_bytes_per_logit = 0, loss_parallel_bytes_per_logit = 0;
+  /// Bytes per element of the final norm's input (the rank's tokens times the hidden width) that autograd keeps for
+  /// the norm's backward, held with the loss's buffers (torchtitan's RMSNorm, eager: 6); 0: not counted.
+  double final_norm_bytes_per_element = 0;
 };
 
 /// Defaults of the scenario's overlap switches (parallel.*) that the stack turns on or off when the scenario does

@@ -69,6 +69,7 @@ StackSpec load_stack(const std::string& path, Diagnostics& diag)
   st.memory.tp_saves_gathered_inputs = mem.boolean(k::kTpSavesGatheredInputs).value_or(false);
   st.memory.loss_bytes_per_logit = mem.value(k::kLossBytesPerLogit);
   st.memory.loss_parallel_bytes_per_logit = mem.value(k::kLossParallelBytesPerLogit);
+  st.memory.final_norm_bytes_per_element = mem.value(k::kFinalNormBytesPerElement);
   st.memory.optimizer_state =
       optimizer_state_named(mem.choice(k::kOptimizerState).value_or(k::kOptimizerState.default_choice));
   mem.finish();

@@ -6,8 +6,9 @@
 // (memory.pipeline_keeps_logits), the received inputs' gradients it keeps to the next step
 // (memory.pipeline_keeps_input_grads), FSDP2's per-layer buffers (memory.fsdp_layer_buffers), its gradients held
 // chunk by chunk when their reduction waits for each chunk's last backward, and the inputs torch's tensor parallelism
-// saves gathered (memory.tp_saves_gathered_inputs), and the buffers of PyTorch's context parallelism in a layer's
-// attention backward (kernels.context_parallel: torch-allgather).
+// saves gathered (memory.tp_saves_gathered_inputs), the eager final norm's saved tensors held with the loss
+// (memory.final_norm_bytes_per_element), and the buffers of PyTorch's context parallelism in a layer's attention
+// backward (kernels.context_parallel: torch-allgather).
 // Expected values are the byte counts of those code facts, computed here.
 #include <gtest/gtest.h>
 
@@ -298,6 +299,30 @@ TEST(MemoryAsHeld, TorchTensorParallelSavesGatheredInputs)
   auto no_sp = plain, no_sp_torch = torch_tp;
   no_sp.parallel.sp = no_sp_torch.parallel.sp = false;
   EXPECT_DOUBLE_EQ(stage1(no_sp_torch), stage1(no_sp));
+}
+
+// torchtitan's final RMSNorm runs eager: autograd keeps the fp32 copy of its input and its 16-bit normalised output
+// (6 bytes per element of its sequence-sharded input) with the loss's buffers, on the head's stage alone.
+TEST(MemoryAsHeld, EagerFinalNormIsHeldWithTheLoss)
+{
+  auto plain = gpt3_175b("bf16");  // selective recomputation: no layer recomputed whole, the loss's moment is the peak
+  auto eager_norm = plain;
+  eager_norm.stack.memory.final_norm_bytes_per_element = 6;
+  dtsim::model::Transformer t(plain.model);
+  const auto a = estimate_memory(plain, derive_plan(plain), t);
+  const auto b = estimate_memory(eager_norm, derive_plan(eager_norm), t);
+  const double norm_input = 2048.0 * 1.0 * 12288.0 / 8.0;  // seq * micro_batch * hidden / tp (sequence parallel)
+  EXPECT_NEAR(b.stages.back().activations_bytes - a.stages.back().activations_bytes, 6.0 * norm_input,
+              1e-9 * norm_input);
+  for (size_t st = 0; st + 1 < a.stages.size(); ++st)
+    EXPECT_DOUBLE_EQ(b.stages[st].activations_bytes, a.stages[st].activations_bytes) << "stage " << st;
+  // Without sequence parallelism the norm's input is every token's, on every tp rank.
+  auto no_sp = plain, no_sp_norm = eager_norm;
+  no_sp.parallel.sp = no_sp_norm.parallel.sp = false;
+  const auto c = estimate_memory(no_sp, derive_plan(no_sp), t);
+  const auto d = estimate_memory(no_sp_norm, derive_plan(no_sp_norm), t);
+  EXPECT_NEAR(d.stages.back().activations_bytes - c.stages.back().activations_bytes, 6.0 * 8.0 * norm_input,
+              1e-9 * norm_input);
 }
 
 // torch.distributed.pipelining's last stage keeps every microbatch's output, its 16-bit logits (the rank's vocabulary

@@ -30,9 +30,10 @@ TEST(OpCheckpoint, KeepsTheSavedOutputsOfEveryLayer)
   const auto r = dtsim::parallel::estimate_memory(s, plan, t);
   const double full = dtsim::parallel::layer_activation_bytes(s.model, plan.shape, false);
   const double logits = tokens * double(s.model.vocab) * 14.0;  // the stack's loss_bytes_per_logit at tp 1
+  const double final_norm = tokens * 4096.0 * 6.0;              // its final_norm_bytes_per_element
   // 32 layers keep their saved set; the loss's buffers outweigh one layer's recomputed rest, never held with them.
   ASSERT_GT(logits, full - expected);
-  EXPECT_DOUBLE_EQ(r.stages[0].activations_bytes, 32.0 * expected + logits);
+  EXPECT_DOUBLE_EQ(r.stages[0].activations_bytes, 32.0 * expected + logits + final_norm);
 }
 
 TEST(OpCheckpoint, SavesLessThanTheLayersItLeavesWhole)
