@@ -321,7 +321,7 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
   out << "\n  rank  step (s)  samples/s    MFU  memory/device  plan\n";
   auto print_row = [&](size_t i) {
     const auto& r = ranked[i];
-    std::snprintf(line, sizeof line, "  %4zu  %8.4g  %9.2f  %4.1f%%  %9.1f GiB  %s\n", i + 1, r.step, r.samples,
+    std::snprintf(line, sizeof line, "  %4zu  %#8.4g  %9.2f  %4.1f%%  %9.1f GiB  %s\n", i + 1, r.step, r.samples,
                   100 * r.mfu, r.peak_mem / 1073741824.0, parallel::describe_plan(plans.plan_only(r.index)).c_str());
     out << line;
   };
