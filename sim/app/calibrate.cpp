@@ -37,20 +37,11 @@ constexpr double kProbe = 0.02, kMinSensitivity = 0.01;
 // Two factors whose effects on the runs correlate more than this cannot be told apart.
 constexpr double kMaxCorrelation = 0.995;
 
-
-[[noreturn]] void fail(const Origin& where, const std::string& key, const std::string& message)
-{
-  Diagnostics d;
-  d.add(where, key, message);
-  d.throw_if_any();
-  throw InternalError("unreachable");
-}
-
-std::string read_text(const std::string& path)
+std::string read_input_or_throw(const std::string& path)
 {
   std::string text;
   if (std::string problem = config::read_input_file(path, text); !problem.empty())
-    fail({path, 0, 0}, "", problem);  // a pipe or a device is refused before it is opened
+    throw_config_error({path, 0, 0}, "", problem);  // a pipe or a device is refused before it is opened
   return text;
 }
 
@@ -243,9 +234,11 @@ std::vector<double> check_determined(Evaluator& ev, const std::vector<Run>& runs
   const std::vector<double> t = ev.step_times(q_runs, q_factors);
   for (size_t i = 0; i < n; ++i)
     if (std::isnan(t[k * n + i]))
-      fail(runs[i].where, "scenario",
-           "the run '" + runs[i].label + "' could not be simulated (its plan does not fit in memory, or it failed): "
-           "run dtsim run " + runs[i].scenario + " to see why");
+      throw_config_error(runs[i].where, "scenario",
+                         "the run '" + runs[i].label +
+                             "' could not be simulated (its plan does not fit in memory, or it failed): "
+                             "run dtsim run " +
+                             runs[i].scenario + " to see why");
   std::vector<std::vector<double>> sens(k, std::vector<double>(n));  // d log t / d parameter, per 2% probe
   for (size_t j = 0; j < k; ++j) {
     double most = 0;
@@ -260,7 +253,7 @@ std::vector<double> check_determined(Evaluator& ev, const std::vector<Run>& runs
                     "step time by more than %.3f%% (expected at least %.2f%%); fit other factors, or add runs where "
                     "what it scales takes a visible share of the step",
                     names[j].c_str(), 100 * most * kProbe, 100 * kMinSensitivity * kProbe);
-      fail({csv, 0, 0}, "--fit", b);
+      throw_config_error({csv, 0, 0}, "--fit", b);
     }
   }
   for (size_t a = 0; a < k; ++a)
@@ -276,7 +269,7 @@ std::vector<double> check_determined(Evaluator& ev, const std::vector<Run>& runs
                       "%.4f): the runs cannot tell them apart; fit one of them, or add a run where their shares of "
                       "the step differ",
                       names[a].c_str(), names[b].c_str(), corr);
-        fail({csv, 0, 0}, "--fit", m);
+        throw_config_error({csv, 0, 0}, "--fit", m);
       }
     }
   return std::vector<double>(t.begin() + long(k * n), t.end());
@@ -362,7 +355,7 @@ int calibrate(std::ostream& out, std::ostream& err, const CalibrateOptions& o)
   for (size_t i = 0; i < specs.size(); ++i) {
     const std::string why_not = systems::system_kind(specs[i]).why_no_stack_calibration();
     if (!why_not.empty())
-      fail((i < runs.size() ? runs[i] : checks[i - runs.size()]).where, "scenario", why_not);
+      throw_config_error((i < runs.size() ? runs[i] : checks[i - runs.size()]).where, "scenario", why_not);
   }
   const stack::StackSpec base = specs.front().stack;
 
@@ -374,15 +367,16 @@ int calibrate(std::ostream& out, std::ostream& err, const CalibrateOptions& o)
   for (size_t j = 0; j < names.size(); ++j) {
     const auto& known = stack::factor_names();
     if (std::find(known.begin(), known.end(), names[j]) == known.end())
-      fail({"<command line> --fit", 0, 0}, "--fit",
-           "unknown factor '" + names[j] + "'; expected compute, communication, memory or step_overhead");
+      throw_config_error({"<command line> --fit", 0, 0}, "--fit",
+                         "unknown factor '" + names[j] + "'; expected compute, communication, memory or step_overhead");
     if (std::find(names.begin(), names.begin() + long(j), names[j]) != names.begin() + long(j))
-      fail({"<command line> --fit", 0, 0}, "--fit", "the factor '" + names[j] + "' is named twice");
+      throw_config_error({"<command line> --fit", 0, 0}, "--fit", "the factor '" + names[j] + "' is named twice");
   }
   if (names.size() > runs.size())
-    fail({o.runs_csv, 0, 0}, "--fit",
-         "expected at most as many factors as runs: " + std::to_string(names.size()) + " factors cannot be fitted on " +
-             std::to_string(runs.size()) + (runs.size() == 1 ? " run" : " runs"));
+    throw_config_error({o.runs_csv, 0, 0}, "--fit",
+                       "expected at most as many factors as runs: " + std::to_string(names.size()) +
+                           " factors cannot be fitted on " + std::to_string(runs.size()) +
+                           (runs.size() == 1 ? " run" : " runs"));
 
   // The fitted factors start from no correction, so that "before" is the uncalibrated model and a stack calibrated
   // again from its own file gives the same result; the other factors keep the base stack's values.
@@ -412,8 +406,9 @@ int calibrate(std::ostream& out, std::ostream& err, const CalibrateOptions& o)
       check_idx.empty() ? std::vector<double>{} : ev.step_times(check_idx, std::vector<Factors>(check_idx.size(), fit.factors));
   for (size_t i = 0; i < everything.size(); ++i)
     if (std::isnan(before[i]))
-      fail(all_runs[i].where, "scenario", "the run '" + all_runs[i].label + "' could not be simulated: run dtsim run " +
-                                              all_runs[i].scenario + " to see why");
+      throw_config_error(all_runs[i].where, "scenario",
+                         "the run '" + all_runs[i].label + "' could not be simulated: run dtsim run " +
+                             all_runs[i].scenario + " to see why");
 
   // Leave-one-out: each run predicted by a fit on the others (needs more runs than factors).
   std::vector<double> loo;
@@ -486,9 +481,10 @@ int calibrate(std::ostream& out, std::ostream& err, const CalibrateOptions& o)
                            : base.given()  ? base.name + " (calibrated on " +
                                                 std::filesystem::path(o.runs_csv).filename().string() + ")"
                                            : "calibrated on " + std::filesystem::path(o.runs_csv).filename().string();
-  std::string text = base.given() ? base_text_without_calibration(read_text(base.file), name)
+  std::string text = base.given() ? base_text_without_calibration(read_input_or_throw(base.file), name)
                                   : "# A software stack made by dtsim calibrate from no base stack: every modelled "
-                                    "correction at its default.\nname: \"" + name + "\"\n";
+                                    "correction at its default.\nname: \"" +
+                                        name + "\"\n";
   std::ostringstream y;
   y << text;
   y << "# --- dtsim calibrate " << kVersion << ", " << today() << ": fitted " << factor_list << " on "
@@ -517,7 +513,7 @@ int calibrate(std::ostream& out, std::ostream& err, const CalibrateOptions& o)
   y << "]\n";
   std::ofstream f(o.out);
   if (!f)
-    fail({o.out, 0, 0}, "--out", "cannot write the stack file");
+    throw_config_error({o.out, 0, 0}, "--out", "cannot write the stack file");
   f << y.str();
   f.close();
   out << "\nwrote " << o.out << " (" << ev.simulations() << " simulations)\n";

@@ -12,14 +12,6 @@ namespace dtsim::app {
 
 namespace {
 
-[[noreturn]] void fail(const Origin& where, const std::string& key, const std::string& message)
-{
-  Diagnostics d;
-  d.add(where, key, message);
-  d.throw_if_any();
-  throw InternalError("unreachable");
-}
-
 std::vector<std::string> split_words(const std::string& s)
 {
   std::istringstream in(s);
@@ -35,7 +27,7 @@ std::vector<CalibrationRun> read_calibration_runs(const std::string& path, const
 {
   std::string text;
   if (std::string problem = config::read_input_file(path, text); !problem.empty())
-    fail({path, 0, 0}, "", problem);  // a pipe or a device is refused before it is opened
+    throw_config_error({path, 0, 0}, "", problem);  // a pipe or a device is refused before it is opened
   std::istringstream lines(text);
   std::string cleaned;
   for (std::string line; std::getline(lines, line);)
@@ -47,12 +39,13 @@ std::vector<CalibrationRun> read_calibration_runs(const std::string& path, const
     int* slot = name == "scenario" ? &col_scenario : name == "measured_step_time_s" ? &col_measured
                 : name == "set"    ? &col_set      : name == "label"                ? &col_label : nullptr;
     if (!slot)
-      fail({path, 0, 0}, name, "unknown column '" + name + "'; expected scenario, measured_step_time_s, set, label");
+      throw_config_error({path, 0, 0}, name,
+                         "unknown column '" + name + "'; expected scenario, measured_step_time_s, set, label");
     *slot = int(c);
   }
   if (col_scenario < 0 || col_measured < 0)
-    fail({path, 0, 0}, col_scenario < 0 ? "scenario" : "measured_step_time_s",
-         "expected the columns scenario and measured_step_time_s in the header row");
+    throw_config_error({path, 0, 0}, col_scenario < 0 ? "scenario" : "measured_step_time_s",
+                       "expected the columns scenario and measured_step_time_s in the header row");
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();
   std::vector<CalibrationRun> runs;
   for (size_t r = 0; r < t.rows.size(); ++r) {
@@ -61,13 +54,13 @@ std::vector<CalibrationRun> read_calibration_runs(const std::string& path, const
     run.where = {path, r < t.lines.size() ? t.lines[r] : 0, 0};
     const std::string& sc = row[size_t(col_scenario)];
     if (sc.empty())
-      fail(run.where, "scenario", "expected a scenario path, got an empty field");
+      throw_config_error(run.where, "scenario", "expected a scenario path, got an empty field");
     run.scenario = (std::filesystem::path(sc).is_absolute() ? std::filesystem::path(sc) : dir / sc).lexically_normal().string();
     const std::string& m = row[size_t(col_measured)];
     char* end = nullptr;
     run.measured_s = std::strtod(m.c_str(), &end);
     if (m.empty() || *end != '\0' || !std::isfinite(run.measured_s) || run.measured_s <= 0)
-      fail(run.where, "measured_step_time_s", "expected a positive number of seconds, got '" + m + "'");
+      throw_config_error(run.where, "measured_step_time_s", "expected a positive number of seconds, got '" + m + "'");
     const std::string set = col_set >= 0 ? row[size_t(col_set)] : "";
     run.sets = split_words(set);
     if (!stack_override.empty())
@@ -78,7 +71,7 @@ std::vector<CalibrationRun> read_calibration_runs(const std::string& path, const
     runs.push_back(std::move(run));
   }
   if (runs.empty())
-    fail({path, 0, 0}, "", "expected at least one run below the header row");
+    throw_config_error({path, 0, 0}, "", "expected at least one run below the header row");
   return runs;
 }
 

@@ -1,6 +1,8 @@
 #include "app/compare_verdict.hpp"
 
-#include <cstdio>
+#include <string>
+
+#include "core/format_number.hpp"
 
 namespace dtsim::app {
 
@@ -37,23 +39,17 @@ std::vector<double> compare_terms(const nlohmann::ordered_json& breakdown)
 
 namespace {
 
-std::string fmt(const char* f, double v)
-{
-  char b[64];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
-}
-
 // How much longer `slow` takes than `fast`, and the term that makes most of the difference.
 std::string against(const CompareSide& fast, const CompareSide& slow)
 {
   const double ratio = slow.step_s / fast.step_s;
   if (slow.step_s <= fast.step_s)
-    return slow.name + " takes as long (" + fmt("%.3f s", slow.step_s) + ").";
+    return slow.name + " takes as long (" + format_number("%.3f s", slow.step_s) + ").";
   // Below 10% a percentage reads better than a ratio such as 1.04 times.
-  std::string s = slow.name + " takes " +
-                  (ratio >= 1.1 ? fmt("%.2f times as long", ratio) : fmt("%.1f%% longer", 100 * (ratio - 1))) + " (" +
-                  fmt("%.3f s", slow.step_s) + ")";
+  std::string s =
+      slow.name + " takes " +
+      (ratio >= 1.1 ? format_number("%.2f times as long", ratio) : format_number("%.1f%% longer", 100 * (ratio - 1))) +
+      " (" + format_number("%.3f s", slow.step_s) + ")";
   int decisive = 0;
   double most = -1;
   for (int k = 0; k < kTerms; ++k) {
@@ -63,8 +59,9 @@ std::string against(const CompareSide& fast, const CompareSide& slow)
   }
   const double gap = slow.step_s - fast.step_s;
   s += std::string("; the term that decides it is ") + term_name(decisive) + ": " +
-       fmt("%.3f s", slow.terms[size_t(decisive)]) + " against " + fmt("%.3f s", fast.terms[size_t(decisive)]) + " (" +
-       fmt("%.0f%%", 100 * most / gap) + " of the difference).";
+       format_number("%.3f s", slow.terms[size_t(decisive)]) + " against " +
+       format_number("%.3f s", fast.terms[size_t(decisive)]) + " (" + format_number("%.0f%%", 100 * most / gap) +
+       " of the difference).";
   return s;
 }
 
@@ -81,7 +78,7 @@ std::vector<std::string> verdict(const std::vector<CompareSide>& sides)
     out.push_back("No scenario could be simulated.");
     return out;
   }
-  out.push_back("Fastest: " + fastest->name + ", " + fmt("%.3f s", fastest->step_s) + " per step.");
+  out.push_back("Fastest: " + fastest->name + ", " + format_number("%.3f s", fastest->step_s) + " per step.");
   for (const auto& s : sides) {
     if (&s == fastest)
       continue;

@@ -21,6 +21,7 @@
 #include "config/text.hpp"
 #include "config/units.hpp"
 #include "core/diagnostics.hpp"
+#include "core/format_number.hpp"
 
 namespace dtsim::app {
 
@@ -68,13 +69,6 @@ std::string num(double v)
   return b;
 }
 
-std::string fmt(const char* f, double v)
-{
-  char b[64];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
-}
-
 /// A gnuplot double-quoted string (noenhanced terminals: only backslash, quote and line breaks need care).
 std::string gq(const std::string& s)
 {
@@ -94,7 +88,7 @@ std::string gq(const std::string& s)
 
 // ---- The table ----------------------------------------------------------------------------------------------
 
-struct Table {
+struct SeriesTable {
   std::string file;
   CsvTable csv;
   std::vector<size_t> ok;  ///< rows whose status is ok
@@ -142,19 +136,19 @@ bool is_output(const std::string& c)
   return names.count(c) > 0;
 }
 
-struct Input {
+struct PlotInput {
   std::string key;  ///< scenario key, e.g. "parallel.tp"
   int col;          ///< column shown for it (the hardware name rather than its file when both are there)
 };
 
 /// The inputs that take more than one value over the usable rows: the "vary.<key>" columns of `dtsim sweep`,
 /// or (in a CSV without them) every column that is not an output.
-std::vector<Input> varied_inputs(const Table& t)
+std::vector<PlotInput> varied_inputs(const SeriesTable& t)
 {
   bool sweep_format = false;
   for (const auto& c : t.csv.columns)
     sweep_format = sweep_format || starts_with(c, "vary.");
-  std::vector<Input> v;
+  std::vector<PlotInput> v;
   for (size_t c = 0; c < t.csv.columns.size(); ++c) {
     const std::string& name = t.csv.columns[c];
     std::string key;
@@ -176,7 +170,7 @@ std::vector<Input> varied_inputs(const Table& t)
   return v;
 }
 
-std::vector<std::string> values_of(const Table& t, int col, const std::vector<size_t>& rows)
+std::vector<std::string> values_of(const SeriesTable& t, int col, const std::vector<size_t>& rows)
 {
   std::vector<std::string> v;
   for (size_t r : rows)
@@ -243,7 +237,7 @@ struct Part {
 /// The stacked parts per row: the known breakdown columns in a fixed order with readable names (compute net of
 /// recomputation when recomputation shows), then any other breakdown column; parts that are zero everywhere are
 /// left out.
-std::vector<Part> breakdown_parts(const Table& t, const std::vector<size_t>& rows)
+std::vector<Part> breakdown_parts(const SeriesTable& t, const std::vector<size_t>& rows)
 {
   struct Known {
     const char* column;
@@ -327,7 +321,7 @@ std::string largest_change(const std::vector<Part>& parts, const std::vector<std
   }
   if (!best || labels.size() < 2)
     return "";
-  auto secs = [](double v) { return fmt(v < 0.1 ? "%.3g s" : "%.2f s", v); };
+  auto secs = [](double v) { return format_number(v < 0.1 ? "%.3g s" : "%.2f s", v); };
   auto one_line = [](std::string s) {
     std::replace(s.begin(), s.end(), '\n', ' ');
     return s;
@@ -503,14 +497,14 @@ void stacked_boxes(const std::string& block, const std::vector<Part>& parts, con
 struct Resolved {
   std::string kind, title;
   std::vector<size_t> rows;                  ///< usable rows, in CSV order
-  std::vector<Input> varied;                 ///< varied inputs
+  std::vector<PlotInput> varied;             ///< varied inputs
   std::string x_key, y_key;                  ///< column names as the user would write them
   int x_col = -1, y_col = -1;                ///< -1: not used
   std::vector<std::string> group_keys;       ///< columns making the series
   std::vector<int> group_cols;
 };
 
-std::string group_of(const Table& t, const Resolved& r, size_t row)
+std::string group_of(const SeriesTable& t, const Resolved& r, size_t row)
 {
   std::string g;
   for (size_t k = 0; k < r.group_cols.size(); ++k) {
@@ -523,7 +517,7 @@ std::string group_of(const Table& t, const Resolved& r, size_t row)
 }
 
 /// Groups of rows in order of first appearance.
-std::vector<std::pair<std::string, std::vector<size_t>>> groups(const Table& t, const Resolved& r)
+std::vector<std::pair<std::string, std::vector<size_t>>> groups(const SeriesTable& t, const Resolved& r)
 {
   std::vector<std::pair<std::string, std::vector<size_t>>> g;
   for (size_t row : r.rows) {
@@ -537,7 +531,7 @@ std::vector<std::pair<std::string, std::vector<size_t>>> groups(const Table& t, 
   return g;
 }
 
-double need_number(const Table& t, size_t row, int col, const std::string& what)
+double need_number(const SeriesTable& t, size_t row, int col, const std::string& what)
 {
   auto v = to_number(t.cell(row, col));
   if (!v)
@@ -558,7 +552,9 @@ std::string log_ytics(double lo, double hi)
         continue;
       const bool major = k == 1 || k == 2 || k == 5;
       // 2000000 reads better as "2M" than as "2e+06", 20000 as "20k"
-      const std::string text = v >= 1e6 ? fmt("%gM", v / 1e6) : v >= 1e4 ? fmt("%gk", v / 1e3) : fmt("%g", v);
+      const std::string text = v >= 1e6   ? format_number("%gM", v / 1e6)
+                               : v >= 1e4 ? format_number("%gk", v / 1e3)
+                                          : format_number("%g", v);
       s += (first ? "" : ", ") + std::string(major ? gq(text) + " " : "\"\" ") + num(v) +
            (major ? "" : " 1");
       first = false;
@@ -566,7 +562,7 @@ std::string log_ytics(double lo, double hi)
   return s + ")\nset grid ytics mytics\n";
 }
 
-Script scaling_chart(const Table& t, const Resolved& r, std::ostream& log)
+Script scaling_chart(const SeriesTable& t, const Resolved& r, std::ostream& log)
 {
   Script s;
   const Measure m = measure_of(r.y_key);
@@ -683,7 +679,7 @@ Script scaling_chart(const Table& t, const Resolved& r, std::ostream& log)
 }
 
 /// Label of a point on a categorical axis: the x column's value, or the varied inputs' values.
-std::string point_label(const Table& t, const Resolved& r, size_t row, size_t index)
+std::string point_label(const SeriesTable& t, const Resolved& r, size_t row, size_t index)
 {
   if (r.x_col >= 0)
     return shorten(t.cell(row, r.x_col));
@@ -713,7 +709,7 @@ std::string category_xlabel(const Resolved& r)
   return keys.empty() ? "point" : config::join_list(keys);
 }
 
-Script whatif_chart(const Table& t, const Resolved& r, std::ostream& log)
+Script whatif_chart(const SeriesTable& t, const Resolved& r, std::ostream& log)
 {
   Script s;
   const Measure m = measure_of(r.y_key);
@@ -744,7 +740,7 @@ Script whatif_chart(const Table& t, const Resolved& r, std::ostream& log)
     xlabel += " (" + axis->unit + (!axis->unit.empty() && logx ? ", " : "") + (logx ? "log2 scale" : "") + ")";
   std::vector<std::string> numbers;
   for (double x : at)
-    numbers.push_back(fmt("%g", x));
+    numbers.push_back(format_number("%g", x));
   numbers = thin_labels(at, numbers, logx, itx(lo_u), itx(hi_u), 0.63 * 1040);
 
   std::string top;
@@ -842,7 +838,7 @@ Script whatif_chart(const Table& t, const Resolved& r, std::ostream& log)
   return s;
 }
 
-Script breakdown_chart(const Table& t, const Resolved& r, std::ostream&)
+Script breakdown_chart(const SeriesTable& t, const Resolved& r, std::ostream&)
 {
   Script s;
   std::vector<std::string> labels;
@@ -908,7 +904,7 @@ Script breakdown_chart(const Table& t, const Resolved& r, std::ostream&)
 /// Grouped bars: one group of bars per value of --x (default: the model), one bar per series (--group, default:
 /// the hardware), the height --y (default: tokens/s), its value written on top. Log y when the bars span 20x or more,
 /// so that small models stay readable next to large ones.
-Script bars_chart(const Table& t, const Resolved& r, std::ostream& log)
+Script bars_chart(const SeriesTable& t, const Resolved& r, std::ostream& log)
 {
   Script s;
   const Measure m = measure_of(r.y_key);
@@ -974,7 +970,7 @@ Script bars_chart(const Table& t, const Resolved& r, std::ostream& log)
   return s;
 }
 
-Script memory_chart(const Table& t, const Resolved& r, std::ostream& log)
+Script memory_chart(const SeriesTable& t, const Resolved& r, std::ostream& log)
 {
   Script s;
   const double gib = 1073741824.0;
@@ -1008,7 +1004,7 @@ Script memory_chart(const Table& t, const Resolved& r, std::ostream& log)
          "'#333333' notitle";
   if (caps.size() == 1)
     cmd += ", \\\n     " + num(*caps.begin()) + " with lines lc rgb '#C0392B' dt (8,4) lw 2 title " +
-           gq("capacity per device (" + fmt("%.0f", *caps.begin()) + " GiB)");
+           gq("capacity per device (" + format_number("%.0f", *caps.begin()) + " GiB)");
   else if (caps.size() > 1)
     cmd += ", \\\n     $m using ($1-0.45):3:(0.9):(0) with vectors nohead lc rgb '#C0392B' dt (8,4) lw 2 title "
            "'capacity per device'";
@@ -1271,7 +1267,7 @@ int plot(const PlotOptions& o, std::ostream& log)
   static const std::vector<std::string> kinds = {"auto", "scaling", "whatif", "breakdown", "memory", "bars"};
   if (std::find(kinds.begin(), kinds.end(), o.kind) == kinds.end())
     refuse("<command line>", 0, "--kind", "unknown kind '" + o.kind + "'; the kinds are " + config::join_list(kinds));
-  Table t;
+  SeriesTable t;
   t.file = o.csv;
   t.csv = parse_csv(read_file(o.csv), o.csv);
   for (const auto& more : o.more_csv)
@@ -1307,12 +1303,12 @@ int plot(const PlotOptions& o, std::ostream& log)
   if (!o.group.empty())
     r.group_cols = {t.need(o.group, "--group")}, r.group_keys = {o.group};
 
-  std::vector<const Input*> numeric;
+  std::vector<const PlotInput*> numeric;
   for (const auto& v : r.varied)
     if (numeric_axis(values_of(t, v.col, r.rows)))
       numeric.push_back(&v);
   auto varies = [&](const std::string& key) {
-    return std::any_of(r.varied.begin(), r.varied.end(), [&](const Input& v) { return v.key == key; });
+    return std::any_of(r.varied.begin(), r.varied.end(), [&](const PlotInput& v) { return v.key == key; });
   };
   if (r.kind == "auto") {
     std::string why;

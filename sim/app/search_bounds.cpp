@@ -16,8 +16,6 @@ namespace dtsim::app {
 
 namespace {
 
-using json = nlohmann::json;
-
 // Chunks per worker process: a few large ones rather than many of 64 plans (DeepSeek-V3's full space: 564 forks, each
 // copying the page tables of a parent that then held every plan whole, about 400 MB; SearchPlans keeps them small
 // since); more than one, so that a worker that drew the slower bounds (ZB-V's list scheduler) does not finish long
@@ -59,11 +57,14 @@ ChunkBounds bound_chunk(const SearchPlans& plans, const std::vector<size_t>& whi
 }
 
 // CBOR keeps every double exactly (as a float only where that is the same number).
-Bytes to_bytes(const ChunkBounds& c) { return json::to_cbor(json{{"bound", c.bound}, {"error", c.error}}); }
+Bytes to_bytes(const ChunkBounds& c)
+{
+  return nlohmann::json::to_cbor(nlohmann::json{{"bound", c.bound}, {"error", c.error}});
+}
 
 ChunkBounds from_bytes(const Bytes& b)
 {
-  const json j = json::from_cbor(b);
+  const nlohmann::json j = nlohmann::json::from_cbor(b);
   return {j.at("bound").get<std::vector<double>>(), j.at("error").get<std::vector<std::string>>()};
 }
 

@@ -126,7 +126,7 @@ int check_fits(const Jobs& jobs, std::ostream& err)
   return code;
 }
 
-constexpr size_t kTerms = std::size(replay::kBreakdownTerms);
+constexpr size_t kBreakdownTermCount = std::size(replay::kBreakdownTerms);
 
 void put(std::vector<double>& v, const replay::Breakdown& b)
 {
@@ -137,7 +137,7 @@ void put(std::vector<double>& v, const replay::Breakdown& b)
 replay::Breakdown take(const std::vector<double>& v, size_t at)
 {
   replay::Breakdown b;
-  for (size_t k = 0; k < kTerms; ++k)
+  for (size_t k = 0; k < kBreakdownTermCount; ++k)
     b.*replay::kBreakdownTerms[k] = v.at(at + k);
   return b;
 }
@@ -212,7 +212,7 @@ int run_shared_fabric(std::ostream& out, std::ostream& err, const SharedFabricOp
   if (o.stagger) {
     results = run_in_children(work, o.jobs);
     for (size_t j = 0; j < n; ++j)
-      start_s[j] = results[j] ? double(j) / double(n) * results[j]->at(2 + kTerms) : 0.0;
+      start_s[j] = results[j] ? double(j) / double(n) * results[j]->at(2 + kBreakdownTermCount) : 0.0;
     results.push_back(run_in_child([&]() { return replay_jobs(jobs, all, o.min_steps, start_s); }));
   } else {
     work.push_back([&]() { return replay_jobs(jobs, all, o.min_steps); });
@@ -239,11 +239,11 @@ int run_shared_fabric(std::ostream& out, std::ostream& err, const SharedFabricOp
       job.nodes.push_back(jobs.placements[j].domain_of(k * jobs.placements[j].devices_per_domain()));
     const auto& alone = *results[j];
     job.alone = take(alone, 2);
-    job.alone_s = alone.at(2 + kTerms);
+    job.alone_s = alone.at(2 + kBreakdownTermCount);
     job.steps_run = int64_t(together.at(at));
     const auto counted = size_t(together.at(at + 1));
     job.shared = take(together, at + 2);
-    at += 2 + kTerms;
+    at += 2 + kBreakdownTermCount;
     job.shared_steps_s.assign(together.begin() + std::ptrdiff_t(at), together.begin() + std::ptrdiff_t(at + counted));
     at += counted;
   }

@@ -30,7 +30,7 @@ namespace fs = std::filesystem;
   throw ConfigError({Diagnostic{Origin{origin, 0, 0}, "", message}});
 }
 
-std::optional<std::string> read_text(const fs::path& p)
+std::optional<std::string> read_text_if_readable(const fs::path& p)
 {
   std::error_code ec;
   if (!fs::is_regular_file(p, ec))  // a pipe or a device would hang the read or fill the memory
@@ -240,7 +240,7 @@ ScenarioInputs scenario_inputs(const std::string& path)
                                  {"hardware", s.hardware.file}}) {
     if (p.empty())
       continue;
-    auto text = read_text(p);
+    auto text = read_text_if_readable(p);
     in.files.push_back({label, p, text ? *text : "(cannot be read)"});
   }
   return in;
@@ -274,7 +274,7 @@ std::optional<Chart> draw(const ReportOptions& o, const fs::path& dir, const std
   std::smatch m;
   if (chosen && std::regex_search(text, m, std::regex("plot: kind ([a-z]+)")))
     *chosen = m[1];
-  auto svg = read_text(dir / (name + ".svg"));
+  auto svg = read_text_if_readable(dir / (name + ".svg"));
   if (rc != 0 || !svg) {
     note = "no " + which + ": gnuplot failed (see the messages on standard error)";
     return std::nullopt;
@@ -297,7 +297,7 @@ const char* kStyle =
 int write_report(const ReportOptions& o, std::ostream& log)
 {
   // 1. Everything that can be refused, before anything is written.
-  auto csv_text = read_text(o.csv);
+  auto csv_text = read_text_if_readable(o.csv);
   if (!csv_text)
     refuse(o.csv, "cannot read file: it does not exist or is not a readable file");
   const CsvTable t = parse_csv(*csv_text, o.csv);

@@ -49,7 +49,7 @@ constexpr size_t kMaxValues = 100000;
   throw ConfigError({Diagnostic{Origin{origin, 0, 0}, key, message}});
 }
 
-std::string trim(const std::string& s)
+std::string trim_whitespace(const std::string& s)
 {
   size_t a = s.find_first_not_of(" \t\r\n");
   if (a == std::string::npos)
@@ -61,7 +61,7 @@ std::string trim(const std::string& s)
 // "<integer>[ <unit>]": the integer and the unit text ("" when none); nullopt when it does not start with an integer.
 std::optional<std::pair<int64_t, std::string>> integer_with_unit(const std::string& text)
 {
-  std::string t = trim(text);
+  std::string t = trim_whitespace(text);
   size_t i = 0;
   if (i < t.size() && (t[i] == '-' || t[i] == '+'))
     ++i;
@@ -71,7 +71,7 @@ std::optional<std::pair<int64_t, std::string>> integer_with_unit(const std::stri
   if (i == digits || i - digits > 18)
     return std::nullopt;
   int64_t v = std::stoll(t.substr(0, i));
-  std::string unit = trim(t.substr(i));
+  std::string unit = trim_whitespace(t.substr(i));
   if (!unit.empty() && !std::isalpha(static_cast<unsigned char>(unit[0])))
     return std::nullopt;
   return std::make_pair(v, unit);
@@ -153,11 +153,11 @@ bool looks_like_path(const std::string& item)
 std::vector<std::string> expand_values_at(const std::string& spec, const std::string& origin)
 {
   std::vector<std::string> out;
-  if (trim(spec).empty())
+  if (trim_whitespace(spec).empty())
     refuse(origin, "", "expected a list of values after '=' (V1,V2,... or a range such as 8..64x2), got nothing");
   std::stringstream ss(spec);
   for (std::string item; std::getline(ss, item, ',');) {
-    item = trim(item);
+    item = trim_whitespace(item);
     if (item.empty())
       refuse(origin, "", "expected a value between the commas of '" + spec + "', got an empty one");
     if (item.find("..") != std::string::npos && !looks_like_path(item)) {
@@ -718,7 +718,7 @@ int sweep(const SweepOptions& o, std::ostream& log)
       if (eq == std::string::npos)
         refuse(origin, "", "expected KEY=V1,V2,... (a dotted scenario key such as parallel.tp), got '" + v + "'");
       Axis a;
-      a.key = trim(v.substr(0, eq));
+      a.key = trim_whitespace(v.substr(0, eq));
       a.origin = origin;
       if (a.key.empty())
         refuse(origin, "", "expected KEY=V1,V2,... with a dotted scenario key such as parallel.tp, got an empty key");

@@ -127,6 +127,8 @@ void tree_flows(const MembersByNode& by_node, const GroupShape& g, double nic_by
 
 bool nvls_node(const GroupShape& g) { return g.nvls_enabled && g.nvswitch_generation >= 3; }
 
+int64_t nvls_channels(const GroupShape& g) { return g.nvswitch_generation >= 4 ? 24 : 16; }
+
 double nvls_efficiency(const GroupShape& g) { return g.nvswitch_generation >= 4 ? 0.74 : 0.85; }
 
 }  // namespace dtsim::collectives

@@ -57,4 +57,17 @@ bool nvls_node(const GroupShape& g);
 /// NCCL nvlsEfficiency (tuning.cc): Hopper 0.85, Blackwell 0.74; NVSwitch 3 ships with Hopper, 4 with Blackwell.
 double nvls_efficiency(const GroupShape& g);
 
+/// The channels NVLS and the NVLS tree cut a tensor over (NVIDIA/nccl at 5067397c, src/transport/nvls.cc):
+/// NVLS_NCHANNELS_SM90 16 on Hopper, NVLS_NCHANNELS_SM100_NVL 24 on Blackwell within one NVLink domain (NVSwitch 4).
+int64_t nvls_channels(const GroupShape& g);
+
+/// NVLS heads per channel: one per GPU of a node, at most NCCL_MAX_NVLS_ARITY 32 (NVIDIA/nccl at 5067397c,
+/// src/graph/search.cc: "Force intra-node NVLS algorithm to pull evenly from all GPUs").
+constexpr int64_t kNvlsMaxHeads = 32;
+
+/// NCCL's tuner, NVIDIA/nccl src/graph/tuning.cc at 5067397c (ncclTunerConstantsDefaults), Tree column,
+/// hwLatencies[NET] in microseconds per protocol (LL, LL128, Simple): the tree's step across nodes, which the ring
+/// also takes with one member per node.
+constexpr PerProtocol kTreeNetStepUs{5.0, 8.5, 14.0};
+
 }  // namespace dtsim::collectives

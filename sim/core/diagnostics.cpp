@@ -1,6 +1,7 @@
 #include "core/diagnostics.hpp"
 
 #include <iostream>
+#include <utility>
 
 namespace dtsim {
 
@@ -42,6 +43,14 @@ void Diagnostics::throw_if_any() const
 {
   if (!items_.empty())
     throw ConfigError(items_);
+}
+
+void throw_config_error(Origin where, std::string key_path, std::string message)
+{
+  Diagnostics d;
+  d.add(std::move(where), std::move(key_path), std::move(message));
+  d.throw_if_any();
+  throw InternalError("unreachable");
 }
 
 static std::string join(const std::vector<Diagnostic>& items)

@@ -38,6 +38,9 @@ class Diagnostics {
   std::vector<Diagnostic> items_;
 };
 
+/// Throws a ConfigError of this one diagnostic: for a reader that cannot go on past the first mistake.
+[[noreturn]] void throw_config_error(Origin where, std::string key_path, std::string message);
+
 /// Prints "<file>:<line>:<col>: warning: <key path>: <message>" on stderr: something that is probably a mistake but
 /// that the input format allows (an unknown key in a Hugging Face config.json close to a key dtsim reads).
 void warn(const Diagnostic& d);

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/format_number.hpp"
 #include "core/version.hpp"
 #include "report/system_sections.hpp"
 
@@ -22,13 +23,6 @@ double SharedJobReport::shared_s() const
 }
 
 namespace {
-
-std::string num(const char* fmt, double v)
-{
-  char b[64];
-  std::snprintf(b, sizeof b, fmt, v);
-  return b;
-}
 
 // "0-7" for consecutive nodes; "0, 2, 4, ..., 14" otherwise.
 std::string describe_nodes(const std::vector<int64_t>& nodes)
@@ -73,7 +67,7 @@ void print_shared_table(std::ostream& out, const SharedFabricReport& r)
   row("fabric", std::string(topology_name(hw.network.topology)) + ", " + std::to_string(hw.network.levels) +
                     " levels of " + std::to_string(hw.network.switch_radix) + "-port switches, " +
                     std::to_string(hw.network.nics_per_node) + " NICs per node, uplinks " +
-                    num("%g:1", hw.network.oversubscription) + " oversubscribed");
+                    format_number("%g:1", hw.network.oversubscription) + " oversubscribed");
   row("placement", r.placement + (r.placement == "packed" ? " (each job on consecutive nodes)"
                                                           : " (nodes dealt to the jobs in turn)"));
   const bool staggered = std::any_of(r.start_s.begin(), r.start_s.end(), [](double t) { return t > 0; });
@@ -83,7 +77,7 @@ void print_shared_table(std::ostream& out, const SharedFabricReport& r)
   if (staggered) {
     std::string starts;
     for (double t : r.start_s)
-      starts += (starts.empty() ? "" : ", ") + num("%.4f s", t);
+      starts += (starts.empty() ? "" : ", ") + format_number("%.4f s", t);
     row("staggered starts", starts + " (job j starts j / n of its own step late)");
   }
   for (size_t i = 0; i < r.jobs.size(); ++i) {
@@ -97,7 +91,7 @@ void print_shared_table(std::ostream& out, const SharedFabricReport& r)
     out << line;
     auto compare = [&](const char* k, double a, double s) {
       std::snprintf(line, sizeof line, "  %-28s %10.4f s %10.4f s %9s\n", k, a, s,
-                    a > 0 ? num("%+.1f%%", 100 * (s / a - 1)).c_str() : "");
+                    a > 0 ? format_number("%+.1f%%", 100 * (s / a - 1)).c_str() : "");
       out << line;
     };
     compare("step time", j.alone_s, j.shared_s());
@@ -113,7 +107,7 @@ void print_shared_table(std::ostream& out, const SharedFabricReport& r)
     compare("optimizer", j.alone.optimizer_s, j.shared.optimizer_s);
     const auto [lo, hi] = std::minmax_element(j.shared_steps_s.begin(), j.shared_steps_s.end());
     row("shared steps", std::to_string(j.shared_steps_s.size()) + " of " + std::to_string(j.steps_run) + " run, " +
-                            num("%.4f", *lo) + " to " + num("%.4f s", *hi));
+                            format_number("%.4f", *lo) + " to " + format_number("%.4f s", *hi));
   }
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "config/units.hpp"
+#include "core/format_number.hpp"
 
 namespace dtsim::report {
 
@@ -15,21 +16,14 @@ using config::Dimension;
 using config::format_quantity;
 using json = nlohmann::ordered_json;
 
-std::string num(const char* fmt, double v)
-{
-  char b[64];
-  std::snprintf(b, sizeof b, fmt, v);
-  return b;
-}
-
 // Parameters and tokens as people write them: 3.55M, 1.3B, 175B, 15.6T (three significant digits with the largest
 // scale that leaves at least 1), no space before the scale ("1 B" reads as a byte).
 std::string count_in_words(double n)
 {
-  return n >= 1e12 ? num("%.3gT", n / 1e12)
-         : n >= 1e9 ? num("%.3gB", n / 1e9)
-         : n >= 1e6 ? num("%.3gM", n / 1e6)
-                    : num("%.3gK", n / 1e3);
+  return n >= 1e12  ? format_number("%.3gT", n / 1e12)
+         : n >= 1e9 ? format_number("%.3gB", n / 1e9)
+         : n >= 1e6 ? format_number("%.3gM", n / 1e6)
+                    : format_number("%.3gK", n / 1e3);
 }
 
 // "  key" padded to the table's value column (30 characters), or the key and one space where it is longer.
@@ -46,16 +40,16 @@ std::string count(const json& j, const char* key) { return std::to_string(j.at(k
 // A checkpoint's size in decimal units, as the storage bandwidth beside it (GB/s): 5.68 TB, 14 GB, 49.7 MB.
 std::string storage_bytes(double bytes)
 {
-  return bytes >= 1e12 ? num("%.3g TB", bytes / 1e12)
-         : bytes >= 1e9 ? num("%.3g GB", bytes / 1e9)
-                        : num("%.3g MB", bytes / 1e6);
+  return bytes >= 1e12  ? format_number("%.3g TB", bytes / 1e12)
+         : bytes >= 1e9 ? format_number("%.3g GB", bytes / 1e9)
+                        : format_number("%.3g MB", bytes / 1e6);
 }
 
 // ", 620 failures expected)"; under ten with two significant digits (", 0.48 failures expected)"), so that a run
 // whose lost work is counted does not read as expecting no failure.
 std::string failures_expected(double n)
 {
-  return n >= 10 ? num(", %.0f failures expected)", n) : num(", %.2g failures expected)", n);
+  return n >= 10 ? format_number(", %.0f failures expected)", n) : format_number(", %.2g failures expected)", n);
 }
 
 // The whole run's time, failures and checkpoints included (document's `time_to_train`).
@@ -67,22 +61,22 @@ void time_to_train_rows(std::ostream& out, const json& doc, const Row& row)
   if (t.contains("why_not")) {
     row("time to train", "never: " + text(t, "why_not"));
   } else {
-    row("time to train", num("%.1f days", doc.at("time_to_train_s").get<double>() / 86400) +
-                             num("  (goodput %.1f%%", 100 * doc.at("goodput").get<double>()) +
+    row("time to train", format_number("%.1f days", doc.at("time_to_train_s").get<double>() / 86400) +
+                             format_number("  (goodput %.1f%%", 100 * doc.at("goodput").get<double>()) +
                              failures_expected(t.at("expected_failures").get<double>()));
-    row("  steps alone", num("%.1f days", t.at("compute_s").get<double>() / 86400));
+    row("  steps alone", format_number("%.1f days", t.at("compute_s").get<double>() / 86400));
     const bool async = text(t, "checkpoint") == "async";
-    row("  checkpoint writes", num("%.2f days", t.at("checkpoint_stall_s").get<double>() / 86400) +
-                                   num(" (every %.3g min, ", t.at("checkpoint_interval_s").get<double>() / 60) +
-                                   storage_bytes(t.at("checkpoint_bytes").get<double>()) +
-                                   num(" in %.3g s each, ", t.at("checkpoint_write_s").get<double>()) +
-                                   (async ? "asynchronous" : "synchronous") + ", interval " +
-                                   (text(t, "checkpoint_interval_basis") == "scenario" ? "from the scenario"
-                                                                                       : "by Young-Daly") +
-                                   ")");
-    row("  restarts", num("%.2f days", t.at("restarts_s").get<double>() / 86400));
-    row("  work lost to failures", num("%.2f days", t.at("lost_work_s").get<double>() / 86400) +
-                                       num(" (the job fails every %.3g h)", t.at("job_mtbf_s").get<double>() / 3600));
+    row("  checkpoint writes",
+        format_number("%.2f days", t.at("checkpoint_stall_s").get<double>() / 86400) +
+            format_number(" (every %.3g min, ", t.at("checkpoint_interval_s").get<double>() / 60) +
+            storage_bytes(t.at("checkpoint_bytes").get<double>()) +
+            format_number(" in %.3g s each, ", t.at("checkpoint_write_s").get<double>()) +
+            (async ? "asynchronous" : "synchronous") + ", interval " +
+            (text(t, "checkpoint_interval_basis") == "scenario" ? "from the scenario" : "by Young-Daly") + ")");
+    row("  restarts", format_number("%.2f days", t.at("restarts_s").get<double>() / 86400));
+    row("  work lost to failures",
+        format_number("%.2f days", t.at("lost_work_s").get<double>() / 86400) +
+            format_number(" (the job fails every %.3g h)", t.at("job_mtbf_s").get<double>() / 3600));
   }
   row("  failures and checkpoints", text(t, "basis"));
 }
@@ -120,37 +114,37 @@ void write_table(std::ostream& out, const RunRecord& record)
   }
   const double step = doc.at("step_time_s").get<double>();
   out << "\nStep\n";
-  row("step time", num("%.4f s", step));
+  row("step time", format_number("%.4f s", step));
   const json& interval = doc.at("step_time_interval_s");
   const std::string basis = text(doc, "step_time_interval_basis");
   row("  interval", interval.is_null() ? basis
-                                       : num("%.4f", interval.at(0).get<double>()) +
-                                             num(" - %.4f s, ", interval.at(1).get<double>()) + basis);
+                                       : format_number("%.4f", interval.at(0).get<double>()) +
+                                             format_number(" - %.4f s, ", interval.at(1).get<double>()) + basis);
   if (doc.contains("step_time_spread_s")) {
     const json& spread = doc.at("step_time_spread_s");
     const json& v = doc.at("variability");
-    row("  sampled steps", num("mean of %.0f", v.at("samples").get<double>()) +
-                               num(", p5 %.4f", spread.at("p5").get<double>()) +
-                               num(" / p50 %.4f", spread.at("p50").get<double>()) +
-                               num(" / p95 %.4f s", spread.at("p95").get<double>()) +
-                               num(" (seed %.0f)", v.at("seed").get<double>()));
+    row("  sampled steps", format_number("mean of %.0f", v.at("samples").get<double>()) +
+                               format_number(", p5 %.4f", spread.at("p5").get<double>()) +
+                               format_number(" / p50 %.4f", spread.at("p50").get<double>()) +
+                               format_number(" / p95 %.4f s", spread.at("p95").get<double>()) +
+                               format_number(" (seed %.0f)", v.at("seed").get<double>()));
   }
-  row("throughput", num("%.2f samples/s", doc.at("samples_per_s").get<double>()) + ", " +
-                        num("%.0f tokens/s", doc.at("tokens_per_s").get<double>()));
-  row("model TFLOP/s per device", num("%.1f", doc.at("model_tflops_per_device").get<double>()) +
-                                      num("  (MFU %.1f%%)", 100 * doc.at("mfu").get<double>()));
-  row("hardware TFLOP/s per device", num("%.1f", doc.at("hardware_tflops_per_device").get<double>()) +
-                                         num("  (HFU %.1f%%)", 100 * doc.at("hfu").get<double>()));
+  row("throughput", format_number("%.2f samples/s", doc.at("samples_per_s").get<double>()) + ", " +
+                        format_number("%.0f tokens/s", doc.at("tokens_per_s").get<double>()));
+  row("model TFLOP/s per device", format_number("%.1f", doc.at("model_tflops_per_device").get<double>()) +
+                                      format_number("  (MFU %.1f%%)", 100 * doc.at("mfu").get<double>()));
+  row("hardware TFLOP/s per device", format_number("%.1f", doc.at("hardware_tflops_per_device").get<double>()) +
+                                         format_number("  (HFU %.1f%%)", 100 * doc.at("hfu").get<double>()));
   out << "\nWhere the time goes (mean over simulated devices)\n";
   const json& breakdown = doc.at("breakdown");
   for (const auto& term : table.breakdown) {
     const double v = breakdown.at(term.key).get<double>();
-    row(term.label.c_str(), num("%.4f s", v) + num("  %5.1f%%", 100 * v / step));
+    row(term.label.c_str(), format_number("%.4f s", v) + format_number("  %5.1f%%", 100 * v / step));
   }
   const double power = doc.at("power_w").get<double>();
   if (power > 0)
     row("power, energy per step", format_quantity(power, Dimension::Power) +
-                                      num(", %.3g kWh", doc.at("energy_per_step_j").get<double>() / 3.6e6));
+                                      format_number(", %.3g kWh", doc.at("energy_per_step_j").get<double>() / 3.6e6));
   if (doc.contains("time_to_train"))
     time_to_train_rows(out, doc, row);
   out << "\n";

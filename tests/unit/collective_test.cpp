@@ -22,6 +22,7 @@
 #include "replay/step_program.hpp"
 #include "scenario/scenario_spec.hpp"
 #include "test_paths.hpp"
+#include "test_units.hpp"
 
 using dtsim::parallel::derive_plan;
 
@@ -38,7 +39,7 @@ using dtsim::test::rel_diff;
 using dtsim::test::source_path;
 
 constexpr double S = 64.0 * 1048576;  // tensor size in bytes
-constexpr double kUs = 1e-6;
+using dtsim::test::kUs;
 
 // The registry's entry named `name` (throws, failing the test, when there is none).
 const AlgorithmDef& algorithm(const std::string& name)

@@ -10,6 +10,7 @@
 #include "scenario/scenario_spec.hpp"
 #include "run_json.hpp"
 #include "test_paths.hpp"
+#include "tiny_scenario.hpp"
 
 using dtsim::parallel::derive_plan;
 
@@ -19,16 +20,13 @@ using dtsim::replay::Step;
 using dtsim::test::rel_diff;
 using dtsim::test::source_path;
 
-dtsim::scenario::ScenarioSpec tiny(std::vector<std::string> overrides)
-{
-  return dtsim::scenario::load_scenario(source_path("scenarios/tiny.yaml"), overrides);
-}
+using dtsim::test::tiny_scenario;
 
 // Each rank holds half the tokens: every activation halves, the attention scores too (its 256 queries against
 // all 512 keys), so one layer's activations are exactly half.
 TEST(ContextParallel, ActivationsPerLayerHalveWithCp2)
 {
-  auto one = tiny({}), two = tiny({"devices=32", "parallel.cp=2"});
+  auto one = tiny_scenario({}), two = tiny_scenario({"devices=32", "parallel.cp=2"});
   ASSERT_EQ(two.parallel.dp, 2);
   EXPECT_DOUBLE_EQ(dtsim::parallel::layer_activation_bytes(two.model, derive_plan(two).shape, false),
                    dtsim::parallel::layer_activation_bytes(one.model, derive_plan(one).shape, false) / 2);
@@ -36,7 +34,7 @@ TEST(ContextParallel, ActivationsPerLayerHalveWithCp2)
 
 TEST(ContextParallel, AttentionShapesAndRingTraffic)
 {
-  auto s = tiny({"devices=32", "parallel.cp=2"});
+  auto s = tiny_scenario({"devices=32", "parallel.cp=2"});
   dtsim::model::Transformer t(s.model);
   dtsim::model::Shape shape{4, 512, 2, false, 2, 1, 1.0, 2};
   auto layer = t.layer(shape);
@@ -69,7 +67,7 @@ TEST(ContextParallel, AttentionShapesAndRingTraffic)
   EXPECT_EQ(fwd, 1);  // stage 1 holds one layer
   EXPECT_EQ(bwd, 1);
   // Pipeline sends carry half the tokens.
-  auto p1 = dtsim::replay::build_step_program(tiny({}), derive_plan(tiny({})), t, cm);
+  auto p1 = dtsim::replay::build_step_program(tiny_scenario({}), derive_plan(tiny_scenario({})), t, cm);
   EXPECT_DOUBLE_EQ(prog.send_bytes, p1.send_bytes / 2);
 }
 

@@ -20,7 +20,7 @@ using dtsim::model::ModelSpec;
 using dtsim::model::Transformer;
 using dtsim::test::source_path;
 
-ModelSpec load(const std::string& relative)
+ModelSpec load_model_spec(const std::string& relative)
 {
   dtsim::Diagnostics diag;
   ModelSpec m = dtsim::model::load_model(source_path(relative), diag);
@@ -35,7 +35,7 @@ ModelSpec load(const std::string& relative)
 // 3 dense + 58 MoE layers; untied embedding and output 129,280 * 7168 each; final norm.
 TEST(DeepSeekV3, ParameterCounts)
 {
-  const ModelSpec m = load("models/deepseek-v3-671b/config.json");
+  const ModelSpec m = load_model_spec("models/deepseek-v3-671b/config.json");
   EXPECT_EQ(m.experts, 256);
   EXPECT_EQ(m.expert_width(), 2048);
   EXPECT_EQ(m.shared_ffn, 2048);
@@ -55,7 +55,7 @@ TEST(DeepSeekV3, ParameterCounts)
 TEST(Qwen3Moe, ParameterCounts)
 {
   for (const std::string file : {"models/qwen3-235b-a22b/config.json", "models/qwen3-235b-a22b.yaml"}) {
-    const Transformer t(load(file));
+    const Transformer t(load_model_spec(file));
     EXPECT_DOUBLE_EQ(t.total_params(4096), 235093610496.0) << file;
     EXPECT_NEAR(t.total_params(4096) / 235e9, 1.0, 0.01) << file;
     EXPECT_NEAR(t.active_params(4096) / 22e9, 1.0, 0.01) << file;
@@ -66,7 +66,7 @@ TEST(Qwen3Moe, ParameterCounts)
 // 5632 with its h x 1 gate, every layer a MoE layer.
 TEST(Qwen2Moe, ConfigAccepted)
 {
-  const ModelSpec m = load("tests/unit/data/hf/Qwen1.5-MoE-A2.7B/config.json");
+  const ModelSpec m = load_model_spec("tests/unit/data/hf/Qwen1.5-MoE-A2.7B/config.json");
   EXPECT_EQ(m.experts, 60);
   EXPECT_EQ(m.experts_per_token, 4);
   EXPECT_EQ(m.expert_width(), 1408);
@@ -79,7 +79,7 @@ TEST(Qwen2Moe, ConfigAccepted)
 // DeepSeek-V2-Lite ("15.7B total parameters", arXiv 2405.04434, Appendix B): no query latent (q_lora_rank null).
 TEST(DeepSeekV2, LiteConfigAccepted)
 {
-  const ModelSpec m = load("tests/unit/data/hf/DeepSeek-V2-Lite/config.json");
+  const ModelSpec m = load_model_spec("tests/unit/data/hf/DeepSeek-V2-Lite/config.json");
   EXPECT_EQ(m.mla.q_lora_rank, 0);
   EXPECT_EQ(m.mla.kv_lora_rank, 512);
   EXPECT_EQ(m.shared_ffn, 2 * 1408);

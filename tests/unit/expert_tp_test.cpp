@@ -25,14 +25,14 @@ using dtsim::replay::Step;
 using dtsim::test::dtsim_binary;
 using dtsim::test::rel_diff;
 
-dtsim::scenario::ScenarioSpec tiny_moe(std::vector<std::string> overrides = {})
+dtsim::scenario::ScenarioSpec tiny_moe_for_expert_tp(std::vector<std::string> overrides = {})
 {
   return dtsim::scenario::load_scenario(dtsim::test::source_path("scenarios/tiny-moe.yaml"), overrides);
 }
 
 TEST(ExpertTp, ParametersByHand)
 {
-  auto s = tiny_moe();
+  auto s = tiny_moe_for_expert_tp();
   dtsim::model::Transformer t(s.model);
   // One expert per rank (ep 4): 3 * h * ffn whole, against half of it split over tp 2.
   EXPECT_DOUBLE_EQ(t.layer_expert_params_per_rank(1, 4), 3.0 * 256 * 512);
@@ -40,8 +40,8 @@ TEST(ExpertTp, ParametersByHand)
   // Attention still split over tp 2; router and norms whole.
   EXPECT_DOUBLE_EQ(t.layer_params_per_rank(2, 4, false, 1), 262144.0 / 2 + 3.0 * 256 * 512 + 1024 + 512);
   // The ranks holding the same expert: tp * dp / ep = 2 * 8 / 4 = 4, against dp / ep = 2.
-  EXPECT_EQ(dtsim::parallel::derive_plan(tiny_moe({"parallel.expert_tp=1"})).groups.expert_dp, 4);
-  EXPECT_EQ(dtsim::parallel::derive_plan(tiny_moe()).groups.expert_dp, 2);
+  EXPECT_EQ(dtsim::parallel::derive_plan(tiny_moe_for_expert_tp({"parallel.expert_tp=1"})).groups.expert_dp, 4);
+  EXPECT_EQ(dtsim::parallel::derive_plan(tiny_moe_for_expert_tp()).groups.expert_dp, 2);
 }
 
 // Flat index within a stage dp * tp + tp: ep consecutive ones form a group, every ep-th hold the same experts.
@@ -79,7 +79,7 @@ TEST(ExpertTp, ProgramByHand)
       }
     return c;
   };
-  const auto split = count(tiny_moe()), whole = count(tiny_moe({"parallel.expert_tp=1"}));
+  const auto split = count(tiny_moe_for_expert_tp()), whole = count(tiny_moe_for_expert_tp({"parallel.expert_tp=1"}));
   std::printf("[expert_tp] layer 1: TP collectives %d -> %d, all-to-alls %d -> %d\n", split.tp, whole.tp, split.ep,
               whole.ep);
   EXPECT_EQ(whole.tp, split.tp - 4);

@@ -18,7 +18,7 @@ namespace {
 
 using dtsim::test::source_path;
 
-std::string explain(const std::string& scenario, const std::vector<std::string>& overrides)
+std::string explain_text(const std::string& scenario, const std::vector<std::string>& overrides)
 {
   const auto s = dtsim::app::load_for_simulation(source_path(scenario), overrides);
   std::ostringstream out;
@@ -53,7 +53,7 @@ double term(const std::string& line, const std::string& name)
 // term is printed for a plan without tensor parallelism, and the terms add up to the pass's time.
 TEST(ExplainSummary, NamesTheExpertAllToAlls)
 {
-  const std::string text = explain("scenarios/examples/deepseek-v3-h800x2048.yaml", {});
+  const std::string text = explain_text("scenarios/examples/deepseek-v3-h800x2048.yaml", {});
   for (const char* pass : {"  forward", "  backward"}) {
     const std::string line = summary_line(text, pass);
     SCOPED_TRACE(line);
@@ -70,10 +70,11 @@ TEST(ExplainSummary, NamesTheExpertAllToAlls)
 // tensor-parallel ones; a dense model without cp prints neither term.
 TEST(ExplainSummary, NamesTheContextParallelRings)
 {
-  const std::string line = summary_line(explain("scenarios/tiny.yaml", {"parallel.cp=2", "parallel.dp=1"}), "  forward");
+  const std::string line =
+      summary_line(explain_text("scenarios/tiny.yaml", {"parallel.cp=2", "parallel.dp=1"}), "  forward");
   EXPECT_NE(line.find("+ context-parallel rings "), std::string::npos) << line;
   EXPECT_EQ(line.find("expert"), std::string::npos) << line;
-  const std::string dense = summary_line(explain("scenarios/tiny.yaml", {}), "  forward");
+  const std::string dense = summary_line(explain_text("scenarios/tiny.yaml", {}), "  forward");
   EXPECT_EQ(dense.find("context-parallel"), std::string::npos) << dense;
   EXPECT_EQ(dense.find("expert"), std::string::npos) << dense;
 }
@@ -84,11 +85,11 @@ TEST(ExplainSummary, NamesTheContextParallelRings)
 TEST(ExplainSummary, SaysHowManyLayersAreRecomputed)
 {
   const std::string all =
-      summary_line(explain("scenarios/default.yaml", {"training.recompute=full"}), "  recompute");
+      summary_line(explain_text("scenarios/default.yaml", {"training.recompute=full"}), "  recompute");
   EXPECT_NE(all.find("(full: all 6 layers of stage 0)"), std::string::npos) << all;
 
   const std::string text =
-      explain("scenarios/default.yaml", {"training.recompute=full", "training.recompute_layers=2"});
+      explain_text("scenarios/default.yaml", {"training.recompute=full", "training.recompute_layers=2"});
   const std::string some = summary_line(text, "  recompute");
   EXPECT_NE(some.find("full: the first 2 of the 6 layers of stage 0 by training.recompute_layers"), std::string::npos)
       << some;
@@ -103,7 +104,7 @@ TEST(ExplainSummary, SaysHowManyLayersAreRecomputed)
       << dualpipe;
 
   const std::string selective =
-      summary_line(explain("scenarios/default.yaml", {"training.recompute=selective"}), "  recompute");
+      summary_line(explain_text("scenarios/default.yaml", {"training.recompute=selective"}), "  recompute");
   EXPECT_NE(selective.find("selective"), std::string::npos) << selective;
   EXPECT_NE(selective.find("6 layers of stage 0"), std::string::npos) << selective;
 

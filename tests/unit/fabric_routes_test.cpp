@@ -20,7 +20,7 @@ namespace {
 using dtsim::parallel::FabricRoutes;
 using dtsim::parallel::Placement;
 
-dtsim::hardware::HardwareSpec load(const char* file)
+dtsim::hardware::HardwareSpec load_hardware_file(const char* file)
 {
   dtsim::Diagnostics diag;
   auto hw = dtsim::hardware::load_hardware(dtsim::test::source_path(file), diag);
@@ -30,7 +30,7 @@ dtsim::hardware::HardwareSpec load(const char* file)
 
 TEST(FabricRoutes, LeavesAreTheLayoutsLeaves)
 {
-  auto hw = load("hardware/dgx-h100.yaml");
+  auto hw = load_hardware_file("hardware/dgx-h100.yaml");
   for (auto topology : {dtsim::hardware::Topology::RailOptimized, dtsim::hardware::Topology::FatTree}) {
     hw.network.topology = topology;
     const Placement placement(512, 8, 1, 8);
@@ -46,7 +46,7 @@ TEST(FabricRoutes, LeavesAreTheLayoutsLeaves)
 // DGX H100: rail leaves of 32 hosts, pods of 32 leaves (4 x 32 hosts x 8 rails = 1,024 GPUs).
 TEST(FabricRoutes, SwitchesCrossedByLeafSpineAndCore)
 {
-  const auto hw = load("hardware/dgx-h100.yaml");
+  const auto hw = load_hardware_file("hardware/dgx-h100.yaml");
   const FabricRoutes routes(hw);
   const Placement placement(2048, 8, 1, 8);  // 2,048 hosts of 8
   EXPECT_EQ(routes.switches_between(0, 7, placement), 0);         // one host: NVLink
@@ -91,7 +91,7 @@ TEST(FabricRoutes, NetworkStepsAreNcclsInterSteps)
 // grows by steps x (switches - 1) x switch latency over the same plan on a one-switch fabric.
 TEST(FabricRoutes, PhaseLatencyGrowsByTheTiersCrossed)
 {
-  auto hw = load("hardware/dgx-h100.yaml");
+  auto hw = load_hardware_file("hardware/dgx-h100.yaml");
   const Placement placement(256, 8, 1, 8);  // dp 256 over 256 hosts: two pods
   std::vector<int64_t> group;
   for (int64_t i = 0; i < 256; ++i)
@@ -118,7 +118,7 @@ TEST(FabricRoutes, PhaseLatencyGrowsByTheTiersCrossed)
 
 TEST(FabricRoutes, AdaptiveRoutingHasNoCollisions)
 {
-  const auto hw = load("hardware/dgx-h100.yaml");
+  const auto hw = load_hardware_file("hardware/dgx-h100.yaml");
   EXPECT_EQ(hw.network.routing, dtsim::hardware::Routing::Adaptive);
   EXPECT_EQ(dtsim::parallel::ecmp_ring_slowdown(hw, Placement(512, 8, 1, 8)), 1.0);
 }
@@ -129,7 +129,7 @@ TEST(FabricRoutes, AdaptiveRoutingHasNoCollisions)
 // of the busiest port's load (over all four leaves, up and down).
 TEST(FabricRoutes, StaticEcmpSlowdownIsTheBusiestPort)
 {
-  auto hw = load("hardware/dgx-h100.yaml");
+  auto hw = load_hardware_file("hardware/dgx-h100.yaml");
   hw.network.routing = dtsim::hardware::Routing::StaticEcmp;
   hw.network.topology = dtsim::hardware::Topology::FatTree;
   hw.network.levels = 2;
@@ -162,7 +162,7 @@ TEST(FabricRoutes, StaticEcmpSlowdownIsTheBusiestPort)
 // uplinks per leaf over 256 leaves, and the busiest port carries several. More queue pairs spread them.
 TEST(FabricRoutes, ShippedWhatIfCollides)
 {
-  auto hw = load("hardware/dgx-h100-static-ecmp.yaml");
+  auto hw = load_hardware_file("hardware/dgx-h100-static-ecmp.yaml");
   ASSERT_EQ(hw.network.routing, dtsim::hardware::Routing::StaticEcmp);
   const Placement placement(64, 8, 8, 8);
   const double one_qp = dtsim::parallel::ecmp_ring_slowdown(hw, placement);

@@ -7,6 +7,7 @@
 #include "replay/step_program.hpp"
 #include "scenario/scenario_spec.hpp"
 #include "test_paths.hpp"
+#include "tiny_scenario.hpp"
 
 using dtsim::parallel::derive_plan;
 
@@ -15,10 +16,7 @@ namespace {
 using dtsim::test::rel_diff;
 using dtsim::test::source_path;
 
-dtsim::scenario::ScenarioSpec tiny(std::vector<std::string> overrides)
-{
-  return dtsim::scenario::load_scenario(source_path("scenarios/tiny.yaml"), overrides);
-}
+using dtsim::test::tiny_scenario;
 
 std::vector<std::string> op_names(const std::vector<dtsim::model::Segment>& segs)
 {
@@ -33,7 +31,7 @@ bool has(const std::vector<std::string>& v, const std::string& x) { return std::
 
 TEST(FlashAttention, KernelsOfOneLayer)
 {
-  auto s = tiny({"training.flash_attention=true"});
+  auto s = tiny_scenario({"training.flash_attention=true"});
   dtsim::model::Transformer t(s.model);
   dtsim::model::Shape shape{4, 512, 2, false, 2, 1, 1.0, 1, true};
   auto layer = t.layer(shape);
@@ -56,7 +54,7 @@ TEST(FlashAttention, KernelsOfOneLayer)
 // then the same as selective recomputation's memory (the score terms are all that selective drops).
 TEST(FlashAttention, NoScoreMatrixInMemory)
 {
-  auto plain = tiny({}), flash = tiny({"training.flash_attention=true"});
+  auto plain = tiny_scenario({}), flash = tiny_scenario({"training.flash_attention=true"});
   const double with_scores = dtsim::parallel::layer_activation_bytes(plain.model, derive_plan(plain).shape, false);
   const double without = dtsim::parallel::layer_activation_bytes(flash.model, derive_plan(flash).shape, false);
   const double sbh = 512.0 * 4 * 256;
@@ -68,7 +66,7 @@ TEST(FlashAttention, NoScoreMatrixInMemory)
 // microbatch, 4 layers, 16 microbatches of 4 x 512 tokens.
 TEST(FlashAttention, HardwareFlopsCountTheRecomputedScores)
 {
-  auto plain = tiny({}), flash = tiny({"training.flash_attention=true"});
+  auto plain = tiny_scenario({}), flash = tiny_scenario({"training.flash_attention=true"});
   dtsim::model::Transformer t(plain.model);
   dtsim::kernels::ComputeModel cm(plain.hardware.device, plain.training.precision);
   auto a = dtsim::replay::build_step_program(plain, derive_plan(plain), t, cm);

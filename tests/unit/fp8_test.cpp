@@ -24,7 +24,7 @@ dtsim::scenario::ScenarioSpec tiny_h100(const std::string& precision)
                                         {"hardware=../hardware/dgx-h100.yaml", "training.precision=" + precision});
 }
 
-const dtsim::model::Op* find(const dtsim::model::PassProgram& p, const std::string& name)
+const dtsim::model::Op* find_op(const dtsim::model::PassProgram& p, const std::string& name)
 {
   for (const auto& seg : p.forward)
     for (const auto& op : seg.ops)
@@ -38,8 +38,8 @@ TEST(Fp8, LinearLayersAtTheFp8PeakAttentionAtBf16)
   auto s = tiny_h100("fp8");
   dtsim::model::Transformer t(s.model);
   auto layer = t.layer({4, 512, 2, false, 2, 1, 1.0, 1, false, true});
-  const auto* fc1 = find(layer, "fc1");
-  const auto* scores = find(layer, "attn_scores");
+  const auto* fc1 = find_op(layer, "fc1");
+  const auto* scores = find_op(layer, "attn_scores");
   ASSERT_TRUE(fc1 && scores);
   EXPECT_TRUE(fc1->linear);
   EXPECT_FALSE(scores->linear);

@@ -10,6 +10,7 @@
 #include "scenario/scenario_spec.hpp"
 #include "stack/stack_yaml.hpp"
 #include "test_paths.hpp"
+#include "test_units.hpp"
 
 namespace {
 
@@ -20,7 +21,8 @@ using dtsim::scenario::ScenarioSpec;
 using dtsim::test::load_model_or_throw;
 using dtsim::test::rel_diff;
 
-constexpr double GiB = 1073741824.0, MiB = 1048576.0;
+constexpr double GiB = 1073741824.0;
+using dtsim::test::MiB;
 
 // GPT-3 175B as Korthikanti et al. ran it (tp 8, pp 8, sequence parallel, selective recomputation, 1F1B), with
 // pp microbatches per step so that the first stage holds pp of them.

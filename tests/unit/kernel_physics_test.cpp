@@ -13,6 +13,7 @@
 #include "replay/step_program.hpp"
 #include "scenario/scenario_spec.hpp"
 #include "test_paths.hpp"
+#include "tiny_scenario.hpp"
 
 namespace {
 
@@ -29,12 +30,12 @@ dtsim::hardware::DeviceSpec device_of(const std::string& file)
   EXPECT_TRUE(diag.empty()) << file;
   return hw.device;
 }
-const dtsim::hardware::DeviceSpec& h100()
+const dtsim::hardware::DeviceSpec& h100_device()
 {
   static const auto d = device_of("hardware/dgx-h100.yaml");
   return d;
 }
-const dtsim::hardware::DeviceSpec& a100()
+const dtsim::hardware::DeviceSpec& a100_device()
 {
   static const auto d = device_of("hardware/dgx-a100-80gb.yaml");
   return d;
@@ -47,12 +48,9 @@ double attention_efficiency(const dtsim::hardware::DeviceSpec& d, AttentionKerne
   return dtsim::kernels::attention_flops_per_s(d, k, dir, causal, seq, head_dim) / d.peak_flops.at("bf16");
 }
 
-dtsim::scenario::ScenarioSpec tiny(std::vector<std::string> overrides)
-{
-  return dtsim::scenario::load_scenario(source_path("scenarios/tiny.yaml"), overrides);
-}
+using dtsim::test::tiny_scenario;
 
-const dtsim::model::Op* find(const std::vector<dtsim::model::Segment>& segs, const std::string& name)
+const dtsim::model::Op* find_segment_op(const std::vector<dtsim::model::Segment>& segs, const std::string& name)
 {
   for (const auto& seg : segs)
     for (const auto& op : seg.ops)
@@ -66,23 +64,27 @@ const dtsim::model::Op* find(const std::vector<dtsim::model::Segment>& segs, con
 TEST(AttentionKernel, PublishedPointsAndInterpolation)
 {
   const auto F = AttentionDirection::Forward, B = AttentionDirection::Backward;
-  EXPECT_DOUBLE_EQ(attention_efficiency(h100(), AttentionKernel::FlashAttention3, F, false, 2048, 128), 625.0 / 989);
-  EXPECT_DOUBLE_EQ(attention_efficiency(h100(), AttentionKernel::CuDnn, B, false, 16384, 64), 433.0 / 989);
+  EXPECT_DOUBLE_EQ(attention_efficiency(h100_device(), AttentionKernel::FlashAttention3, F, false, 2048, 128),
+                   625.0 / 989);
+  EXPECT_DOUBLE_EQ(attention_efficiency(h100_device(), AttentionKernel::CuDnn, B, false, 16384, 64), 433.0 / 989);
   // Causal forward at head dim 128 is its own published row.
-  EXPECT_NEAR(attention_efficiency(h100(), AttentionKernel::FlashAttention2, F, true, 8192, 128), 366.0 / 989, 1e-15);
+  EXPECT_NEAR(attention_efficiency(h100_device(), AttentionKernel::FlashAttention2, F, true, 8192, 128), 366.0 / 989,
+              1e-15);
   // Causal backward: the non-causal backward times the forward's causal share at that length.
-  EXPECT_NEAR(attention_efficiency(h100(), AttentionKernel::FlashAttention2, B, true, 8192, 128),
+  EXPECT_NEAR(attention_efficiency(h100_device(), AttentionKernel::FlashAttention2, B, true, 8192, 128),
               318.0 * 366 / 370 / 989, 1e-15);
   // Halfway in log2(seq) between 2k and 4k, and in log2(head_dim) between 64 and 128.
-  EXPECT_NEAR(attention_efficiency(h100(), AttentionKernel::FlashAttention3, F, false, 2048 * std::sqrt(2.0), 128),
-              (625.0 + 638) / 2 / 989, 1e-12);
-  EXPECT_NEAR(attention_efficiency(h100(), AttentionKernel::FlashAttention2, F, false, 512, 64 * std::sqrt(2.0)),
+  EXPECT_NEAR(
+      attention_efficiency(h100_device(), AttentionKernel::FlashAttention3, F, false, 2048 * std::sqrt(2.0), 128),
+      (625.0 + 638) / 2 / 989, 1e-12);
+  EXPECT_NEAR(attention_efficiency(h100_device(), AttentionKernel::FlashAttention2, F, false, 512, 64 * std::sqrt(2.0)),
               (282.0 + 309) / 2 / 989, 1e-12);
   // Clamped outside 512..16k and 64..128.
-  EXPECT_DOUBLE_EQ(attention_efficiency(h100(), AttentionKernel::FlashAttention3, F, false, 65536, 256),
-                   attention_efficiency(h100(), AttentionKernel::FlashAttention3, F, false, 16384, 128));
+  EXPECT_DOUBLE_EQ(attention_efficiency(h100_device(), AttentionKernel::FlashAttention3, F, false, 65536, 256),
+                   attention_efficiency(h100_device(), AttentionKernel::FlashAttention3, F, false, 16384, 128));
   // A100: FlashAttention-2's 230 TFLOP/s forward (its paper) at the long-sequence head-dim-128 point, of 312.
-  EXPECT_NEAR(attention_efficiency(a100(), AttentionKernel::FlashAttention2, F, false, 16384, 128), 230.0 / 312, 1e-12);
+  EXPECT_NEAR(attention_efficiency(a100_device(), AttentionKernel::FlashAttention2, F, false, 16384, 128), 230.0 / 312,
+              1e-12);
 }
 
 // FlashAttention-2's causal share is fitted to the one text-form measurement of it on each device: the Azure
@@ -98,7 +100,7 @@ TEST(AttentionKernel, FlashAttention2MeetsTheMeasuredForwardBackward)
                                                            AttentionDirection::Backward, true, 8192, 128);
     return 3.5 / (1 / f + 2.5 / b);
   };
-  EXPECT_LT(rel_diff(fwd_bwd(h100()), 327.9e12), 1e-3);
+  EXPECT_LT(rel_diff(fwd_bwd(h100_device()), 327.9e12), 1e-3);
   EXPECT_LT(rel_diff(fwd_bwd(device_of("hardware/dgx-h200.yaml")), 329.3e12), 1e-3);
 }
 
@@ -106,9 +108,9 @@ TEST(AttentionKernel, FlashAttention2MeetsTheMeasuredForwardBackward)
 // a device without FlashAttention-2's figures cannot fuse attention at all (an input error naming the key).
 TEST(AttentionKernel, FiguresComeFromTheHardwareFile)
 {
-  EXPECT_TRUE(dtsim::kernels::has_attention_figures(h100(), AttentionKernel::FlashAttention3));
-  EXPECT_FALSE(dtsim::kernels::has_attention_figures(a100(), AttentionKernel::FlashAttention3));
-  dtsim::hardware::DeviceSpec bare = h100();
+  EXPECT_TRUE(dtsim::kernels::has_attention_figures(h100_device(), AttentionKernel::FlashAttention3));
+  EXPECT_FALSE(dtsim::kernels::has_attention_figures(a100_device(), AttentionKernel::FlashAttention3));
+  dtsim::hardware::DeviceSpec bare = h100_device();
   bare.attention.clear();
   EXPECT_THROW(dtsim::kernels::attention_flops_per_s(bare, AttentionKernel::FlashAttention2,
                                                      AttentionDirection::Forward, false, 4096, 128),
@@ -118,20 +120,21 @@ TEST(AttentionKernel, FiguresComeFromTheHardwareFile)
 TEST(AttentionKernel, ChoiceOfKernel)
 {
   using dtsim::kernels::attention_kernel_for;
-  EXPECT_EQ(attention_kernel_for(h100(), AttentionKernel::Unfused, false), AttentionKernel::FlashAttention2);
-  EXPECT_EQ(attention_kernel_for(h100(), AttentionKernel::CuDnn, true), AttentionKernel::CuDnn);
-  EXPECT_EQ(attention_kernel_for(a100(), AttentionKernel::FlashAttention3, true), AttentionKernel::FlashAttention2);
-  EXPECT_EQ(attention_kernel_for(a100(), AttentionKernel::CuDnn, true), AttentionKernel::FlashAttention2);
+  EXPECT_EQ(attention_kernel_for(h100_device(), AttentionKernel::Unfused, false), AttentionKernel::FlashAttention2);
+  EXPECT_EQ(attention_kernel_for(h100_device(), AttentionKernel::CuDnn, true), AttentionKernel::CuDnn);
+  EXPECT_EQ(attention_kernel_for(a100_device(), AttentionKernel::FlashAttention3, true),
+            AttentionKernel::FlashAttention2);
+  EXPECT_EQ(attention_kernel_for(a100_device(), AttentionKernel::CuDnn, true), AttentionKernel::FlashAttention2);
 }
 
 // A causal kernel does half the counted work: its time is (counted FLOPs / 2) / published causal throughput.
 TEST(AttentionKernel, CausalTimeIsHalfTheCountedWorkAtThePublishedRate)
 {
-  auto s = tiny({"hardware=../hardware/dgx-h100.yaml", "training.flash_attention=true"});
+  auto s = tiny_scenario({"hardware=../hardware/dgx-h100.yaml", "training.flash_attention=true"});
   dtsim::model::Transformer t(s.model);
   dtsim::model::Shape sh{1, 8192, 1, false, 2, 1, 1.0, 1, true};
   auto layer = t.layer(sh);
-  const auto* scores = find(layer.forward, "attn_scores");
+  const auto* scores = find_segment_op(layer.forward, "attn_scores");
   ASSERT_TRUE(scores);
   EXPECT_EQ(scores->fused, dtsim::model::Op::Fused::AttentionForward);
   EXPECT_TRUE(scores->causal);
@@ -143,7 +146,7 @@ TEST(AttentionKernel, CausalTimeIsHalfTheCountedWorkAtThePublishedRate)
   EXPECT_LT(rel_diff(cm.seconds(op), op.flops() / 2 / (eff * 989e12)), 1e-12);
   // Model FLOPs unchanged: the op still counts the full score matrix.
   EXPECT_DOUBLE_EQ(op.flops(), 2.0 * 8 * 8192 * 8192 * 32);
-  const auto* grad = find(layer.backward, "attn_scores.recompute");
+  const auto* grad = find_segment_op(layer.backward, "attn_scores.recompute");
   ASSERT_TRUE(grad);
   EXPECT_EQ(grad->fused, dtsim::model::Op::Fused::AttentionBackward);
 }
@@ -152,7 +155,7 @@ TEST(AttentionKernel, CausalTimeIsHalfTheCountedWorkAtThePublishedRate)
 // exponent 1.5, half_k 512); the bf16 GEMMs keep the bf16 curve.
 TEST(Fp8Physics, Fp8CurveAtTheFp8Peak)
 {
-  auto s = tiny({"hardware=../hardware/dgx-h100.yaml", "training.precision=fp8"});
+  auto s = tiny_scenario({"hardware=../hardware/dgx-h100.yaml", "training.precision=fp8"});
   ASSERT_TRUE(s.hardware.device.has_gemm_fp8);
   dtsim::kernels::ComputeModel fp8(s.hardware.device, "fp8");
   dtsim::model::Op big;
@@ -173,27 +176,27 @@ TEST(Fp8Physics, Fp8CurveAtTheFp8Peak)
 // instead of 2) and the backward transposes it (1 + 1 bytes per element); only the weights are cast in the forward.
 TEST(Fp8Physics, CastTransposeAndAmaxBytes)
 {
-  auto s = tiny({"hardware=../hardware/dgx-h100.yaml", "training.precision=fp8"});
+  auto s = tiny_scenario({"hardware=../hardware/dgx-h100.yaml", "training.precision=fp8"});
   dtsim::model::Transformer t(s.model);
   dtsim::model::Shape sh{4, 512, 2, false, 2, 1, 1.0, 1, false, true};
   sh.fp8_weight_cast_share = 0.25;
   auto delayed = t.layer(sh);
-  EXPECT_DOUBLE_EQ(find(delayed.forward, "proj.fp8_cast")->bytes, 4.0 * 2048 * 128 + 0.25 * 4.0 * 128 * 256);
-  EXPECT_DOUBLE_EQ(find(delayed.backward, "proj.fp8_cast.bwd")->bytes, 4.0 * 2048 * 256);
-  const auto* fwd = find(delayed.forward, "fc1.fp8_cast");
-  const auto* bwd = find(delayed.backward, "fc1.fp8_cast.bwd");
+  EXPECT_DOUBLE_EQ(find_segment_op(delayed.forward, "proj.fp8_cast")->bytes, 4.0 * 2048 * 128 + 0.25 * 4.0 * 128 * 256);
+  EXPECT_DOUBLE_EQ(find_segment_op(delayed.backward, "proj.fp8_cast.bwd")->bytes, 4.0 * 2048 * 256);
+  const auto* fwd = find_segment_op(delayed.forward, "fc1.fp8_cast");
+  const auto* bwd = find_segment_op(delayed.backward, "fc1.fp8_cast.bwd");
   ASSERT_TRUE(fwd && bwd);
   EXPECT_DOUBLE_EQ(fwd->bytes, 0.25 * 4.0 * 256 * 512);
   EXPECT_DOUBLE_EQ(bwd->bytes, 4.0 * 2048 * 512 + 2.0 * 2048 * 256);
-  EXPECT_DOUBLE_EQ(find(delayed.forward, "layernorm2")->bytes, 3.0 * 2048 * 256);
+  EXPECT_DOUBLE_EQ(find_segment_op(delayed.forward, "layernorm2")->bytes, 3.0 * 2048 * 256);
   sh.fp8_current_scaling = true;
   auto current = t.layer(sh);
-  EXPECT_DOUBLE_EQ(find(current.forward, "fc1.fp8_cast")->bytes, 6.0 * 2048 * 256 + 0.25 * 6.0 * 256 * 512);
-  EXPECT_DOUBLE_EQ(find(current.backward, "fc1.fp8_cast.bwd")->bytes, 6.0 * 2048 * 512);
-  EXPECT_DOUBLE_EQ(find(current.forward, "layernorm2")->bytes, 4.0 * 2048 * 256);
+  EXPECT_DOUBLE_EQ(find_segment_op(current.forward, "fc1.fp8_cast")->bytes, 6.0 * 2048 * 256 + 0.25 * 6.0 * 256 * 512);
+  EXPECT_DOUBLE_EQ(find_segment_op(current.backward, "fc1.fp8_cast.bwd")->bytes, 6.0 * 2048 * 512);
+  EXPECT_DOUBLE_EQ(find_segment_op(current.forward, "layernorm2")->bytes, 4.0 * 2048 * 256);
   // bf16: no cast kernels.
   sh.fp8 = false;
-  EXPECT_EQ(find(t.layer(sh).forward, "fc1.fp8_cast"), nullptr);
+  EXPECT_EQ(find_segment_op(t.layer(sh).forward, "fc1.fp8_cast"), nullptr);
 }
 
 // On a device that runs fp8 GEMMs in every layout (Blackwell: device.fp8_non_tn_gemm) Transformer Engine's casts
@@ -201,20 +204,20 @@ TEST(Fp8Physics, CastTransposeAndAmaxBytes)
 // layernorm's fp8 input is not transposed in backward. Same layers as above.
 TEST(Fp8Physics, NoTransposeWhereFp8GemmsTakeEveryLayout)
 {
-  auto s = tiny({"hardware=../hardware/dgx-h100.yaml", "training.precision=fp8"});
+  auto s = tiny_scenario({"hardware=../hardware/dgx-h100.yaml", "training.precision=fp8"});
   dtsim::model::Transformer t(s.model);
   dtsim::model::Shape sh{4, 512, 2, false, 2, 1, 1.0, 1, false, true};
   sh.fp8_weight_cast_share = 0.25;
   sh.fp8_transpose = false;
   auto delayed = t.layer(sh);
-  EXPECT_DOUBLE_EQ(find(delayed.forward, "proj.fp8_cast")->bytes, 3.0 * 2048 * 128 + 0.25 * 3.0 * 128 * 256);
-  EXPECT_DOUBLE_EQ(find(delayed.backward, "proj.fp8_cast.bwd")->bytes, 3.0 * 2048 * 256);
-  EXPECT_DOUBLE_EQ(find(delayed.forward, "fc1.fp8_cast")->bytes, 0.25 * 3.0 * 256 * 512);
-  EXPECT_DOUBLE_EQ(find(delayed.backward, "fc1.fp8_cast.bwd")->bytes, 3.0 * 2048 * 512);
+  EXPECT_DOUBLE_EQ(find_segment_op(delayed.forward, "proj.fp8_cast")->bytes, 3.0 * 2048 * 128 + 0.25 * 3.0 * 128 * 256);
+  EXPECT_DOUBLE_EQ(find_segment_op(delayed.backward, "proj.fp8_cast.bwd")->bytes, 3.0 * 2048 * 256);
+  EXPECT_DOUBLE_EQ(find_segment_op(delayed.forward, "fc1.fp8_cast")->bytes, 0.25 * 3.0 * 256 * 512);
+  EXPECT_DOUBLE_EQ(find_segment_op(delayed.backward, "fc1.fp8_cast.bwd")->bytes, 3.0 * 2048 * 512);
   sh.fp8_current_scaling = true;
   auto current = t.layer(sh);
-  EXPECT_DOUBLE_EQ(find(current.forward, "fc1.fp8_cast")->bytes, 5.0 * 2048 * 256 + 0.25 * 5.0 * 256 * 512);
-  EXPECT_DOUBLE_EQ(find(current.backward, "fc1.fp8_cast.bwd")->bytes, 5.0 * 2048 * 512);
+  EXPECT_DOUBLE_EQ(find_segment_op(current.forward, "fc1.fp8_cast")->bytes, 5.0 * 2048 * 256 + 0.25 * 5.0 * 256 * 512);
+  EXPECT_DOUBLE_EQ(find_segment_op(current.backward, "fc1.fp8_cast.bwd")->bytes, 5.0 * 2048 * 512);
 }
 
 // Under sequence parallelism a tensor gathered over tp is cast on the rank's own rows (1024 of the 2048), row-wise
@@ -225,7 +228,7 @@ TEST(Fp8Physics, NoTransposeWhereFp8GemmsTakeEveryLayout)
 // over tp before its cast: before QKV and fc1 forward, before the casts of fc2's and proj's output gradients backward.
 TEST(Fp8Physics, CastOnOwnRowsBeforeTheGather)
 {
-  auto s = tiny({"hardware=../hardware/dgx-h100.yaml", "training.precision=fp8"});
+  auto s = tiny_scenario({"hardware=../hardware/dgx-h100.yaml", "training.precision=fp8"});
   dtsim::model::Transformer t(s.model);
   dtsim::model::Shape sh{4, 512, 2, true, 2, 1, 1.0, 1, false, true};
   sh.fp8_weight_cast_share = 0.25;
@@ -240,11 +243,11 @@ TEST(Fp8Physics, CastOnOwnRowsBeforeTheGather)
   const double Th = 2048.0 * 256;
   auto delayed = t.layer(sh);
   // Delayed scaling: the layernorm writes the fp8 input on the rank's rows; no amax all-reduce.
-  EXPECT_DOUBLE_EQ(find(delayed.forward, "layernorm2")->bytes, 3.0 * 1024 * 256);
-  EXPECT_DOUBLE_EQ(find(delayed.forward, "fc1.fp8_cast")->bytes, 0.25 * 4.0 * 256 * 512);
-  EXPECT_DOUBLE_EQ(find(delayed.backward, "fc1.fp8_cast.bwd")->bytes, 4.0 * 2048 * 512 + 2.0 * 2048 * 256);
-  EXPECT_DOUBLE_EQ(find(delayed.forward, "fc2.fp8_cast")->bytes, 4.0 * 2048 * 512 + 0.25 * 4.0 * 512 * 256);
-  EXPECT_DOUBLE_EQ(find(delayed.backward, "fc2.fp8_cast.bwd")->bytes, 3.0 * 1024 * 256 + 2.0 * 2048 * 256);
+  EXPECT_DOUBLE_EQ(find_segment_op(delayed.forward, "layernorm2")->bytes, 3.0 * 1024 * 256);
+  EXPECT_DOUBLE_EQ(find_segment_op(delayed.forward, "fc1.fp8_cast")->bytes, 0.25 * 4.0 * 256 * 512);
+  EXPECT_DOUBLE_EQ(find_segment_op(delayed.backward, "fc1.fp8_cast.bwd")->bytes, 4.0 * 2048 * 512 + 2.0 * 2048 * 256);
+  EXPECT_DOUBLE_EQ(find_segment_op(delayed.forward, "fc2.fp8_cast")->bytes, 4.0 * 2048 * 512 + 0.25 * 4.0 * 512 * 256);
+  EXPECT_DOUBLE_EQ(find_segment_op(delayed.backward, "fc2.fp8_cast.bwd")->bytes, 3.0 * 1024 * 256 + 2.0 * 2048 * 256);
   EXPECT_TRUE(collectives(delayed.forward, TpCollective::AllReduce).empty());
   EXPECT_TRUE(collectives(delayed.backward, TpCollective::AllReduce).empty());
   EXPECT_EQ(collectives(delayed.forward, TpCollective::AllGather), (std::vector<double>{Th, Th}));
@@ -253,9 +256,9 @@ TEST(Fp8Physics, CastOnOwnRowsBeforeTheGather)
   // and the ungathered tensors keep read 2 + 2, write 1 + 1.
   sh.fp8_current_scaling = true;
   auto current = t.layer(sh);
-  EXPECT_DOUBLE_EQ(find(current.forward, "fc1.fp8_cast")->bytes, 5.0 * 1024 * 256 + 0.25 * 6.0 * 256 * 512);
-  EXPECT_DOUBLE_EQ(find(current.backward, "fc1.fp8_cast.bwd")->bytes, 6.0 * 2048 * 512 + 2.0 * 2048 * 256);
-  EXPECT_DOUBLE_EQ(find(current.backward, "fc2.fp8_cast.bwd")->bytes, 5.0 * 1024 * 256 + 2.0 * 2048 * 256);
+  EXPECT_DOUBLE_EQ(find_segment_op(current.forward, "fc1.fp8_cast")->bytes, 5.0 * 1024 * 256 + 0.25 * 6.0 * 256 * 512);
+  EXPECT_DOUBLE_EQ(find_segment_op(current.backward, "fc1.fp8_cast.bwd")->bytes, 6.0 * 2048 * 512 + 2.0 * 2048 * 256);
+  EXPECT_DOUBLE_EQ(find_segment_op(current.backward, "fc2.fp8_cast.bwd")->bytes, 5.0 * 1024 * 256 + 2.0 * 2048 * 256);
   EXPECT_EQ(collectives(current.forward, TpCollective::AllReduce), (std::vector<double>{4, 4}));
   EXPECT_EQ(collectives(current.backward, TpCollective::AllReduce), (std::vector<double>{4, 4}));
   EXPECT_EQ(collectives(current.forward, TpCollective::AllGather), (std::vector<double>{Th, Th}));
@@ -264,9 +267,10 @@ TEST(Fp8Physics, CastOnOwnRowsBeforeTheGather)
   sh.fp8_norm_amax = true;
   sh.fp8_transpose = false;
   auto blackwell = t.layer(sh);
-  EXPECT_DOUBLE_EQ(find(blackwell.forward, "fc1.fp8_cast")->bytes, 3.0 * 1024 * 256 + 0.25 * 5.0 * 256 * 512);
-  EXPECT_DOUBLE_EQ(find(blackwell.backward, "fc1.fp8_cast.bwd")->bytes, 5.0 * 2048 * 512);
-  EXPECT_DOUBLE_EQ(find(blackwell.backward, "fc2.fp8_cast.bwd")->bytes, 5.0 * 1024 * 256);
+  EXPECT_DOUBLE_EQ(find_segment_op(blackwell.forward, "fc1.fp8_cast")->bytes,
+                   3.0 * 1024 * 256 + 0.25 * 5.0 * 256 * 512);
+  EXPECT_DOUBLE_EQ(find_segment_op(blackwell.backward, "fc1.fp8_cast.bwd")->bytes, 5.0 * 2048 * 512);
+  EXPECT_DOUBLE_EQ(find_segment_op(blackwell.backward, "fc2.fp8_cast.bwd")->bytes, 5.0 * 1024 * 256);
   EXPECT_EQ(collectives(blackwell.forward, TpCollective::AllReduce), (std::vector<double>{4, 4}));
 }
 
@@ -276,19 +280,19 @@ TEST(Fp8Physics, CastOnOwnRowsBeforeTheGather)
 // takes its input from attention, not from a norm: its cast keeps the amax pass. Same layers as above.
 TEST(Fp8Physics, NormTakesTheAmaxOfItsOutput)
 {
-  auto s = tiny({"hardware=../hardware/dgx-h100.yaml", "training.precision=fp8"});
+  auto s = tiny_scenario({"hardware=../hardware/dgx-h100.yaml", "training.precision=fp8"});
   dtsim::model::Transformer t(s.model);
   dtsim::model::Shape sh{4, 512, 2, false, 2, 1, 1.0, 1, false, true};
   sh.fp8_weight_cast_share = 0.25;
   sh.fp8_current_scaling = true;
   sh.fp8_norm_amax = true;
   auto fused = t.layer(sh);
-  EXPECT_DOUBLE_EQ(find(fused.forward, "fc1.fp8_cast")->bytes, 4.0 * 2048 * 256 + 0.25 * 6.0 * 256 * 512);
-  EXPECT_DOUBLE_EQ(find(fused.backward, "fc1.fp8_cast.bwd")->bytes, 6.0 * 2048 * 512);
-  EXPECT_DOUBLE_EQ(find(fused.forward, "layernorm2")->bytes, 4.0 * 2048 * 256);  // still writes 16-bit
-  EXPECT_DOUBLE_EQ(find(fused.forward, "proj.fp8_cast")->bytes, 6.0 * 2048 * 128 + 0.25 * 6.0 * 128 * 256);
+  EXPECT_DOUBLE_EQ(find_segment_op(fused.forward, "fc1.fp8_cast")->bytes, 4.0 * 2048 * 256 + 0.25 * 6.0 * 256 * 512);
+  EXPECT_DOUBLE_EQ(find_segment_op(fused.backward, "fc1.fp8_cast.bwd")->bytes, 6.0 * 2048 * 512);
+  EXPECT_DOUBLE_EQ(find_segment_op(fused.forward, "layernorm2")->bytes, 4.0 * 2048 * 256);  // still writes 16-bit
+  EXPECT_DOUBLE_EQ(find_segment_op(fused.forward, "proj.fp8_cast")->bytes, 6.0 * 2048 * 128 + 0.25 * 6.0 * 128 * 256);
   sh.fp8_transpose = false;  // Blackwell: no transpose written
-  EXPECT_DOUBLE_EQ(find(t.layer(sh).forward, "qkv.fp8_cast")->bytes,
+  EXPECT_DOUBLE_EQ(find_segment_op(t.layer(sh).forward, "qkv.fp8_cast")->bytes,
                    3.0 * 2048 * 256 + 0.25 * 5.0 * 256 * (3 * 256 / 2));
 }
 
@@ -297,23 +301,24 @@ TEST(Fp8Physics, NormAmaxOnlyUnderCurrentScaling)
 {
   auto plan = [](std::vector<std::string> sets) {
     sets.push_back("hardware=../hardware/dgx-h100.yaml");
-    return dtsim::parallel::derive_plan(tiny(sets)).shape;
+    return dtsim::parallel::derive_plan(tiny_scenario(sets)).shape;
   };
   EXPECT_TRUE(plan({"training.precision=fp8", "training.fp8_recipe=current", "training.fp8_norm_amax=true"})
                   .fp8_norm_amax);
   EXPECT_FALSE(plan({"training.precision=fp8", "training.fp8_recipe=current"}).fp8_norm_amax);
-  EXPECT_THROW(tiny({"hardware=../hardware/dgx-h100.yaml", "training.precision=fp8", "training.fp8_recipe=delayed",
-                     "training.fp8_norm_amax=true"}),
+  EXPECT_THROW(tiny_scenario({"hardware=../hardware/dgx-h100.yaml", "training.precision=fp8",
+                              "training.fp8_recipe=delayed", "training.fp8_norm_amax=true"}),
                std::exception);
-  EXPECT_THROW(tiny({"hardware=../hardware/dgx-h100.yaml", "training.precision=bf16", "training.fp8_norm_amax=true"}),
-               std::exception);
+  EXPECT_THROW(
+      tiny_scenario({"hardware=../hardware/dgx-h100.yaml", "training.precision=bf16", "training.fp8_norm_amax=true"}),
+      std::exception);
 }
 
 // The device's fact reaches the layer: the Blackwell files say fp8_non_tn_gemm, the Hopper ones leave it out.
 TEST(Fp8Physics, TransposeFromTheHardwareFile)
 {
   auto transpose = [](const std::string& hardware) {
-    return dtsim::parallel::derive_plan(tiny({"hardware=../hardware/" + hardware, "training.precision=fp8"}))
+    return dtsim::parallel::derive_plan(tiny_scenario({"hardware=../hardware/" + hardware, "training.precision=fp8"}))
         .shape.fp8_transpose;
   };
   EXPECT_TRUE(transpose("dgx-h100.yaml"));
@@ -327,7 +332,7 @@ TEST(Fp8Physics, RecipeFromTheScenarioElseTheStack)
   auto current_scaling = [](std::vector<std::string> sets) {
     sets.push_back("hardware=../hardware/dgx-h100.yaml");
     sets.push_back("training.precision=fp8");
-    return dtsim::parallel::derive_plan(tiny(sets)).shape.fp8_current_scaling;
+    return dtsim::parallel::derive_plan(tiny_scenario(sets)).shape.fp8_current_scaling;
   };
   const std::string stack = "stack=" + source_path("tests/unit/data/stack-kernels.yaml");
   EXPECT_FALSE(current_scaling({}));
@@ -342,10 +347,10 @@ TEST(Fp8Physics, RecipeFromTheScenarioElseTheStack)
 TEST(EmbeddingBackward, DenseGradientAddedIntoTheMainGradient)
 {
   auto backward_bytes = [](std::vector<std::string> sets) {
-    auto s = tiny(sets);
+    auto s = tiny_scenario(sets);
     dtsim::model::Transformer t(s.model);
     const auto pass = t.embedding(dtsim::parallel::derive_plan(s).shape);
-    const auto* op = find(pass.backward, "embedding.bwd");
+    const auto* op = find_segment_op(pass.backward, "embedding.bwd");
     return op ? op->bytes : -1.0;
   };
   const double rows = 2.0 * 2048 * 256, slice = 1024.0 / 2 * 256;
@@ -359,7 +364,7 @@ TEST(EmbeddingBackward, DenseGradientAddedIntoTheMainGradient)
 // with CUDA graphs, one graph launch.
 TEST(HostOverheads, LaunchFloors)
 {
-  auto s = tiny({});
+  auto s = tiny_scenario({});
   dtsim::stack::StackSpec st;
   st.host.launch_s = 10e-6;
   st.host.per_layer_s = 90e-6;

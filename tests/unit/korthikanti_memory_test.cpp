@@ -41,7 +41,7 @@ ModelSpec gpt(const Config& c)
   return m;
 }
 
-Shape shape(int64_t tp, bool sp)
+Shape tp_shape(int64_t tp, bool sp)
 {
   Shape sh;
   sh.micro_batch = 1;
@@ -57,8 +57,8 @@ TEST(KorthikantiMemory, SelectiveRecomputationSavesSeventyAndSixtyFivePercent)
   const std::pair<Config, double> stated[] = {{kTable3[1], 0.70}, {kTable3[2], 0.65}};
   for (const auto& [c, saving] : stated) {
     const ModelSpec m = gpt(c);
-    const double all = layer_activation_bytes(m, shape(1, false), false);
-    const double selective = layer_activation_bytes(m, shape(1, false), true);
+    const double all = layer_activation_bytes(m, tp_shape(1, false), false);
+    const double selective = layer_activation_bytes(m, tp_shape(1, false), true);
     const double saved = 1.0 - selective / all;
     std::printf("%-5s selective recomputation saves %.1f%% (paper: %.0f%%)\n", c.name, 100 * saved, 100 * saving);
     EXPECT_NEAR(saved, saving, 0.005) << c.name;
@@ -69,10 +69,10 @@ TEST(KorthikantiMemory, SequenceParallelAndSelectiveTogetherUnderTwentyPercent)
 {
   for (const Config& c : kTable3) {
     const ModelSpec m = gpt(c);
-    const double baseline = layer_activation_bytes(m, shape(8, false), false);  // Equation 2
-    const double sp = layer_activation_bytes(m, shape(8, true), false) / baseline;
-    const double selective = layer_activation_bytes(m, shape(8, false), true) / baseline;
-    const double both = layer_activation_bytes(m, shape(8, true), true) / baseline;
+    const double baseline = layer_activation_bytes(m, tp_shape(8, false), false);  // Equation 2
+    const double sp = layer_activation_bytes(m, tp_shape(8, true), false) / baseline;
+    const double selective = layer_activation_bytes(m, tp_shape(8, false), true) / baseline;
+    const double both = layer_activation_bytes(m, tp_shape(8, true), true) / baseline;
     // Full recomputation keeps each layer's input whole on every rank: 2sbh bytes.
     const double full = 2.0 * 2048.0 * double(c.hidden) / baseline;
     std::printf("%-5s of the TP baseline: sp %.1f%%, selective %.1f%%, both %.1f%% (%.1fx less), full %.1f%%\n",

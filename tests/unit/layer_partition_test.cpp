@@ -23,7 +23,7 @@ bool runs(const std::vector<dtsim::replay::Step>& steps, const std::string& labe
 }
 
 // The step program of a scenario, as the replay builds it.
-dtsim::replay::StepProgram program_of(const dtsim::scenario::ScenarioSpec& s)
+dtsim::replay::StepProgram program_of_scenario(const dtsim::scenario::ScenarioSpec& s)
 {
   dtsim::model::Transformer t(s.model);
   dtsim::kernels::ComputeModel cm(s.hardware.device, s.training.precision);
@@ -37,7 +37,7 @@ TEST(LayerPartition, UnevenStagesRunAndHoldTheirOwnLayers)
       {"devices=24", "parallel.pp=3", "parallel.stage_layers=[1, 2, 1]"});
   EXPECT_EQ(dtsim::scenario::chunk_layers(s), (std::vector<int64_t>{1, 2, 1}));
   EXPECT_EQ(dtsim::scenario::first_layer(s, 2), 3);
-  const auto prog = program_of(s);
+  const auto prog = program_of_scenario(s);
   // Kernels are labelled with their global layer index.
   EXPECT_TRUE(runs(prog.forward[0][0], "forward layer 0"));
   EXPECT_FALSE(runs(prog.forward[0][0], "forward layer 1"));
@@ -59,7 +59,7 @@ TEST(LayerPartition, EmptyEndChunksHoldOnlyTheEmbeddingOrTheHead)
   auto s = dtsim::scenario::load_scenario(source_path("scenarios/tiny.yaml"),
                                           {"devices=8", "parallel.pp=2", "parallel.vpp=2", "schedule=interleaved-1f1b",
                                            "parallel.stage_layers=[0, 2, 2, 0]"});
-  const auto prog = program_of(s);
+  const auto prog = program_of_scenario(s);
   EXPECT_TRUE(runs(prog.forward[0][0], "forward embedding"));
   EXPECT_FALSE(runs(prog.forward[0][0], "forward layer 0"));
   EXPECT_TRUE(runs(prog.backward[0][0], "backward embedding"));

@@ -86,8 +86,8 @@ TEST(MemberFlows, EachMembersFlowsAreThoseOfTheWholeSet)
 
 // The folded data-parallel collective of a plan, both ways: plan_collective laid flow by flow and folded by
 // fold_onto, and fold_collective, which takes the busiest member's flows alone where the algorithm lays them.
-struct Folded {
-  explicit Folded(std::vector<std::string> overrides)
+struct FoldedCollective {
+  explicit FoldedCollective(std::vector<std::string> overrides)
       : spec(dtsim::scenario::load_scenario(dtsim::test::source_path("scenarios/tiny.yaml"), std::move(overrides))),
         plan(dtsim::parallel::derive_plan(spec)),
         fabric(dtsim::collectives::fabric_of(spec)),
@@ -108,8 +108,9 @@ TEST(MemberFlows, FoldCollectiveIsFoldOntoOfTheWholeSet)
   using dtsim::collectives::Kind;
   int by_member = 0;
   for (int64_t dp : {2, 3, 5, 6, 12, 37, 45}) {
-    Folded f({"devices=" + std::to_string(16 * dp), "parallel.tp=8", "parallel.pp=2", "parallel.dp=" + std::to_string(dp),
-              "training.global_batch=" + std::to_string(4 * dp), "training.micro_batch=1"});
+    FoldedCollective f({"devices=" + std::to_string(16 * dp), "parallel.tp=8", "parallel.pp=2",
+                        "parallel.dp=" + std::to_string(dp), "training.global_batch=" + std::to_string(4 * dp),
+                        "training.micro_batch=1"});
     for (int64_t st : {0, 1})
       for (const std::string algorithm : {"auto", "ring", "tree", "pat", "nvls"}) {
         auto fabric = f.fabric;
@@ -144,8 +145,8 @@ TEST(MemberFlows, FoldCollectiveIsFoldOntoOfTheWholeSet)
 // Where members share a node (tp 4: two data-parallel ranks per node), the whole set is laid: no member's way.
 TEST(MemberFlows, MembersSharingANodeAreLaidWhole)
 {
-  Folded f({"devices=32", "parallel.tp=4", "parallel.pp=1", "parallel.dp=8", "training.global_batch=32",
-            "training.micro_batch=1"});
+  FoldedCollective f({"devices=32", "parallel.tp=4", "parallel.pp=1", "parallel.dp=8", "training.global_batch=32",
+                      "training.micro_batch=1"});
   const auto layout = dtsim::collectives::group_layout(f.plan.dp_group(0, 0), f.plan.placement, f.fabric);
   EXPECT_FALSE(dtsim::collectives::plan_busiest_member(dtsim::collectives::Kind::AllReduce, 1e6, layout,
                                                        f.plan.placement, f.fabric, 0)

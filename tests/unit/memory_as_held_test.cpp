@@ -30,7 +30,7 @@ using dtsim::stack::OptimizerState;
 using dtsim::test::load_model_or_throw;
 
 // GPT-3 175B at tp 8, pp 8: stage 1 holds layers only (no embedding, no head).
-ScenarioSpec gpt3_175b(const std::string& precision)
+ScenarioSpec gpt3_175b_at_precision(const std::string& precision)
 {
   ScenarioSpec s;
   s.model = load_model_or_throw("models/gpt3-175b.yaml");
@@ -56,7 +56,7 @@ TEST(MemoryAsHeld, OptimizerStateBytesFollowTheFramework)
   EXPECT_EQ(dtsim::stack::optimizer_state_bytes(OptimizerState::Fp32Remainders, false), 10);
   EXPECT_EQ(dtsim::stack::optimizer_state_bytes(OptimizerState::Bf16, false), 4);
   EXPECT_EQ(dtsim::stack::optimizer_state_bytes(OptimizerState::Fp32, true), 8);
-  auto s = gpt3_175b("bf16");
+  auto s = gpt3_175b_at_precision("bf16");
   dtsim::model::Transformer t(s.model);
   const double fp32 = estimate_memory(s, derive_plan(s), t).stages[1].optimizer_bytes;
   s.training.optimizer_state = OptimizerState::Fp32Remainders;
@@ -70,7 +70,7 @@ TEST(MemoryAsHeld, OptimizerStateBytesFollowTheFramework)
 TEST(MemoryAsHeld, Fp8ParamsDropTheBf16CopyOfTheLayersWeights)
 {
   for (const char* precision : {"fp8", "mxfp8"}) {
-    auto s = gpt3_175b(precision);
+    auto s = gpt3_175b_at_precision(precision);
     dtsim::model::Transformer t(s.model);
     const auto plan = derive_plan(s);
     const double params = stage_params(t, plan, 1);
@@ -84,7 +84,7 @@ TEST(MemoryAsHeld, Fp8ParamsDropTheBf16CopyOfTheLayersWeights)
 
 TEST(MemoryAsHeld, WeightCopiesLeaveTheEmbeddingInBf16)
 {
-  auto s = gpt3_175b("fp8");
+  auto s = gpt3_175b_at_precision("fp8");
   dtsim::model::Transformer t(s.model);
   const auto plan = derive_plan(s);
   const auto r = estimate_memory(s, plan, t);
@@ -98,8 +98,8 @@ TEST(MemoryAsHeld, WeightCopiesLeaveTheEmbeddingInBf16)
 
 TEST(MemoryAsHeld, TorchaoFloat8HoldsWhatBf16Holds)
 {
-  auto bf16 = gpt3_175b("bf16");
-  auto fp8 = gpt3_175b("fp8");
+  auto bf16 = gpt3_175b_at_precision("bf16");
+  auto fp8 = gpt3_175b_at_precision("fp8");
   fp8.stack.memory.fp8_saves_16bit = true;
   dtsim::model::Transformer t(bf16.model);
   const auto a = estimate_memory(bf16, derive_plan(bf16), t), b = estimate_memory(fp8, derive_plan(fp8), t);
@@ -114,7 +114,7 @@ TEST(MemoryAsHeld, TorchaoFloat8HoldsWhatBf16Holds)
 // element) from its forward to its backward: on every stage but the loss's, one per microbatch in flight.
 TEST(MemoryAsHeld, PipeliningKeepsOneStageOutputPerMicrobatchInFlight)
 {
-  auto megatron = gpt3_175b("bf16");
+  auto megatron = gpt3_175b_at_precision("bf16");
   auto torch_pp = megatron;
   torch_pp.stack.memory.pipeline_keeps_stage_outputs = true;
   dtsim::model::Transformer t(megatron.model);
@@ -142,7 +142,7 @@ TEST(MemoryAsHeld, PipeliningKeepsOneStageOutputPerMicrobatchInFlight)
 // in flight (their first layer's saved input, already counted).
 TEST(MemoryAsHeld, PipeliningKeepsReceiveBuffersPerMicrobatch)
 {
-  auto plain = gpt3_175b("bf16");
+  auto plain = gpt3_175b_at_precision("bf16");
   auto torch_pp = plain;
   torch_pp.stack.memory.pipeline_recv_buffers = true;
   dtsim::model::Transformer t(plain.model);
@@ -165,7 +165,7 @@ TEST(MemoryAsHeld, PipeliningKeepsReceiveBuffersPerMicrobatch)
 // stage's last forward under 1F1B (8 - in flight), the loss's stage at its last microbatch (7 of 8).
 TEST(MemoryAsHeld, PipeliningKeepsInputGradientsToTheNextStep)
 {
-  auto plain = gpt3_175b("bf16");
+  auto plain = gpt3_175b_at_precision("bf16");
   auto torch_pp = plain;
   torch_pp.stack.memory.pipeline_keeps_input_grads = true;
   dtsim::model::Transformer t(plain.model);
@@ -192,7 +192,7 @@ TEST(MemoryAsHeld, PipeliningKeepsInputGradientsToTheNextStep)
 // gradients, and, when gradients are reduced every step, the previous layer's reduce-scatter input (fp32 here).
 TEST(MemoryAsHeld, Fsdp2HoldsOneLayersBuffers)
 {
-  auto plain = gpt3_175b("bf16");
+  auto plain = gpt3_175b_at_precision("bf16");
   plain.parallel.zero = 3;
   plain.parallel.dp = 2;
   plain.devices = 128;
@@ -228,7 +228,7 @@ TEST(MemoryAsHeld, Fsdp2HoldsOneLayersBuffers)
 // embedding, the shards, the gradients and the optimizer states do not move.
 TEST(MemoryAsHeld, Fp8AllGatherHoldsTheGatheredLayersInFp8)
 {
-  auto bf16_gather = gpt3_175b("fp8");
+  auto bf16_gather = gpt3_175b_at_precision("fp8");
   bf16_gather.parallel.zero = 3;
   bf16_gather.parallel.dp = 2;
   bf16_gather.devices = 128;
@@ -272,7 +272,7 @@ TEST(MemoryAsHeld, Fp8AllGatherHoldsTheGatheredLayersInFp8)
 TEST(MemoryAsHeld, TorchTensorParallelSavesGatheredInputs)
 {
   const double sbh = 2048.0 * 1.0 * 12288.0;  // seq * micro_batch * hidden, elements
-  auto plain = gpt3_175b("bf16");
+  auto plain = gpt3_175b_at_precision("bf16");
   plain.training.recompute = Recompute::Full;
   auto torch_tp = plain;
   torch_tp.stack.memory.tp_saves_gathered_inputs = true;
@@ -329,7 +329,7 @@ TEST(MemoryAsHeld, EagerFinalNormIsHeldWithTheLoss)
 // share), until the step ends: at the last microbatch's loss, the logits of the 7 microbatches before it.
 TEST(MemoryAsHeld, PipeliningLastStageKeepsEveryMicrobatchsLogits)
 {
-  auto plain = gpt3_175b("bf16");
+  auto plain = gpt3_175b_at_precision("bf16");
   auto torch_pp = plain;
   torch_pp.stack.memory.pipeline_keeps_logits = true;
   dtsim::model::Transformer t(plain.model);
@@ -388,7 +388,7 @@ TEST(MemoryAsHeld, DeferredGradientPeakWalksTheOrder)
 // gradients do not exist yet when the later chunk's begin: the peak holds one chunk's unsharded gradients of two.
 TEST(MemoryAsHeld, Fsdp2DeferredGradientsAreHeldChunkByChunk)
 {
-  auto s = gpt3_175b("bf16");
+  auto s = gpt3_175b_at_precision("bf16");
   s.parallel.zero = 3;
   s.parallel.dp = 2;
   s.devices = 128;

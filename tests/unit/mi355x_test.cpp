@@ -13,7 +13,7 @@
 
 namespace {
 
-dtsim::scenario::ScenarioSpec load(const std::string& precision)
+dtsim::scenario::ScenarioSpec load_mi355x(const std::string& precision)
 {
   return dtsim::scenario::load_scenario(
       dtsim::test::source_path("scenarios/examples/llama3-8b-mi355x8-" + precision + ".yaml"), {});
@@ -21,7 +21,7 @@ dtsim::scenario::ScenarioSpec load(const std::string& precision)
 
 TEST(Mi355x, DeviceAsPublished)
 {
-  const auto s = load("bf16");
+  const auto s = load_mi355x("bf16");
   const auto& d = s.hardware.device;
   EXPECT_EQ(d.name, "MI355X-288GB");
   EXPECT_DOUBLE_EQ(s.hardware.peak_flops("bf16"), 2500e12);  // AMD's dense figure (stas00), not the MAMF table's 2300
@@ -43,7 +43,7 @@ TEST(Mi355x, DeviceAsPublished)
 
 TEST(Mi355x, SwitchlessMeshOfEight)
 {
-  const auto s = load("bf16");
+  const auto s = load_mi355x("bf16");
   const auto& su = s.hardware.scale_up;
   EXPECT_TRUE(su.full_mesh);
   EXPECT_FALSE(su.nvls);
@@ -56,7 +56,7 @@ TEST(Mi355x, SwitchlessMeshOfEight)
 TEST(Mi355x, RunsUnderItsUncalibratedStack)
 {
   for (const std::string p : {"bf16", "fp8"}) {
-    const auto s = load(p);
+    const auto s = load_mi355x(p);
     EXPECT_EQ(s.stack.name, "Megatron-LM on ROCm (Primus), MI355X, uncalibrated") << p;
   }
 }

@@ -29,7 +29,7 @@ dtsim::model::Shape tp8_shape(bool overlap, bool micro_pipeline)
   return shape;
 }
 
-dtsim::model::Transformer tiny_model()
+dtsim::model::Transformer tiny_micro_pipeline_model()
 {
   return dtsim::model::Transformer(
       dtsim::scenario::load_scenario(source_path("scenarios/tiny.yaml"), {"devices=16", "parallel.tp=8",
@@ -37,7 +37,7 @@ dtsim::model::Transformer tiny_model()
           .model);
 }
 
-double gemm_flops(const std::vector<Segment>& pass)
+double pass_gemm_flops(const std::vector<Segment>& pass)
 {
   double f = 0;
   for (const auto& seg : pass)
@@ -60,7 +60,7 @@ struct Collectives {
   int fused_gathers = 0, fused_scatters = 0, plain = 0, nccl_beside = 0;
 };
 
-Collectives collectives(const std::vector<Segment>& pass)
+Collectives collectives_in(const std::vector<Segment>& pass)
 {
   Collectives c;
   for (size_t i = 0; i < pass.size(); ++i) {
@@ -88,19 +88,19 @@ Collectives collectives(const std::vector<Segment>& pass)
 // reduce-scatters of summed input gradients left as without tp_overlap (beside the weight gradients, NCCL's).
 TEST(MicroPipelineTp, FusesWhatInductorsPassMatches)
 {
-  const auto t = tiny_model();
+  const auto t = tiny_micro_pipeline_model();
   const auto layer = t.layer(tp8_shape(true, true));
-  const auto fwd = collectives(layer.forward), bwd = collectives(layer.backward);
+  const auto fwd = collectives_in(layer.forward), bwd = collectives_in(layer.backward);
   EXPECT_EQ(fwd.fused_gathers, 2);
   EXPECT_EQ(fwd.fused_scatters, 2);
   EXPECT_EQ(fwd.plain, 0);
   EXPECT_EQ(bwd.fused_gathers, 2);
   EXPECT_EQ(bwd.fused_scatters, 0);
   EXPECT_EQ(bwd.nccl_beside, 4);  // as without overlap: two column-parallel layers, a gather and a reduce-scatter each
-  const auto off = collectives(t.layer(tp8_shape(false, false)).backward);
+  const auto off = collectives_in(t.layer(tp8_shape(false, false)).backward);
   EXPECT_EQ(off.nccl_beside, bwd.nccl_beside);
   // Userbuffers' model names nothing beside: the replay groups every collective with the kernels next to it.
-  const auto ub = collectives(t.layer(tp8_shape(true, false)).forward);
+  const auto ub = collectives_in(t.layer(tp8_shape(true, false)).forward);
   EXPECT_EQ(ub.fused_gathers + ub.fused_scatters + ub.nccl_beside, 0);
 }
 
@@ -108,10 +108,10 @@ TEST(MicroPipelineTp, FusesWhatInductorsPassMatches)
 // partial of the rank's rows and write the sum.
 TEST(MicroPipelineTp, ChunksKeepTheWorkAndTheCopiesHaveTheirBytes)
 {
-  const auto t = tiny_model();
+  const auto t = tiny_micro_pipeline_model();
   const auto plain = t.layer(tp8_shape(false, false)), fused = t.layer(tp8_shape(true, true));
-  EXPECT_LT(rel_diff(gemm_flops(fused.forward), gemm_flops(plain.forward)), 1e-12);
-  EXPECT_LT(rel_diff(gemm_flops(fused.backward), gemm_flops(plain.backward)), 1e-12);
+  EXPECT_LT(rel_diff(pass_gemm_flops(fused.forward), pass_gemm_flops(plain.forward)), 1e-12);
+  EXPECT_LT(rel_diff(pass_gemm_flops(fused.backward), pass_gemm_flops(plain.backward)), 1e-12);
   const double boundary = 2.0 * 4 * 512 * 256;  // the layer's 16-bit activation, all 8 ranks' rows
   EXPECT_DOUBLE_EQ(bytes_of(fused.forward, ".symm_copy"), 2 * (2 * boundary / 8));
   EXPECT_DOUBLE_EQ(bytes_of(fused.forward, ".reduce_partials"), 2 * boundary * (1 + 1.0 / 8));
@@ -162,7 +162,7 @@ TEST(MicroPipelineTp, OneChunkOfEachGemmIsNotOverlapped)
 
 // Llama 3 8B on one 8-GPU A100 node at tp 8 (sequence 4,096, one sequence per microbatch): large enough tensors for
 // the overlap to pay (tiny-gpt's h 256 layers lose more to the copies and reductions than the overlap hides).
-nlohmann::json run(const std::string& extra)
+nlohmann::json run_micro_pipeline(const std::string& extra)
 {
   return dtsim::test::run_json("scenarios/tiny.yaml",
                                " --set devices=8 --set parallel.tp=8 --set parallel.pp=1 --set parallel.dp=1 "
@@ -176,11 +176,11 @@ TEST(MicroPipelineTp, TheStepLiesBetweenNoOverlapAndUserbuffers)
 {
   if (dtsim::test::dtsim_binary().empty())
     GTEST_SKIP() << "DTSIM_BINARY is not set or not an executable";
-  const auto off = run(""), ub = run(" --set parallel.tp_overlap=true");
-  const auto torch = run(" --set parallel.tp_overlap=true --set stack=" +
-                         source_path("tests/unit/data/stack-torch-micro-pipeline.yaml"));
-  const auto full = run(" --set parallel.tp_overlap=true --set simulation.fidelity=full --set stack=" +
-                        source_path("tests/unit/data/stack-torch-micro-pipeline.yaml"));
+  const auto off = run_micro_pipeline(""), ub = run_micro_pipeline(" --set parallel.tp_overlap=true");
+  const auto torch = run_micro_pipeline(" --set parallel.tp_overlap=true --set stack=" +
+                                        source_path("tests/unit/data/stack-torch-micro-pipeline.yaml"));
+  const auto full = run_micro_pipeline(" --set parallel.tp_overlap=true --set simulation.fidelity=full --set stack=" +
+                                       source_path("tests/unit/data/stack-torch-micro-pipeline.yaml"));
   const double o = off.at("step_time_s").get<double>(), u = ub.at("step_time_s").get<double>();
   const double m = torch.at("step_time_s").get<double>();
   std::printf("[micro-pipeline tp] none %.6g s, userbuffers %.6g s, torch %.6g s, full fidelity %.6g s\n", o, u, m,

@@ -12,11 +12,12 @@
 #include <vector>
 
 #include "collectives/algorithm_registry.hpp"
+#include "test_units.hpp"
 
 namespace {
 
 using namespace dtsim::collectives;
-constexpr double MiB = 1048576.0;
+using dtsim::test::MiB;
 
 struct System {
   const char* name;

@@ -36,13 +36,14 @@
 #include "parallel/collective.hpp"
 #include "scenario/scenario_spec.hpp"
 #include "test_paths.hpp"
+#include "test_units.hpp"
 
 namespace {
 
 using dtsim::collectives::Kind;
-constexpr double MiB = 1048576.0;
+using dtsim::test::MiB;
 
-struct Point {
+struct CurvePoint {
   double bytes, published_GBps;
   bool known_miss = false;  ///< declared below: the model misses it by more than 10%
 };
@@ -54,7 +55,7 @@ struct Curve {
   Kind kind;
   const char* algorithm;  ///< "" for NCCL's choice
   int nccl;               ///< the NCCL release the log states, as NCCL_VERSION_CODE; 0 where it states none (A.2.a: above)
-  std::vector<Point> points;
+  std::vector<CurvePoint> points;
 };
 
 struct Result {
@@ -62,7 +63,7 @@ struct Result {
   std::string chosen;
 };
 
-Result simulate(const Curve& c, const Point& p)
+Result simulate(const Curve& c, const CurvePoint& p)
 {
   dtsim::Diagnostics diag;
   dtsim::scenario::ScenarioSpec s;

@@ -56,7 +56,7 @@ TEST(OpCheckpoint, UnderTensorParallelKeepsTheReduceScatteredOutputs)
   EXPECT_DOUBLE_EQ(dtsim::parallel::op_checkpoint_layer_bytes(s.model, plan.shape), 2.0 * 8192.0 * per_token * 2.0);
 }
 
-std::string load_error(const std::vector<std::string>& sets)
+std::string checkpoint_load_error(const std::vector<std::string>& sets)
 {
   try {
     dtsim::scenario::load_scenario(source_path(kSacRow), sets);
@@ -68,9 +68,10 @@ std::string load_error(const std::vector<std::string>& sets)
 
 TEST(OpCheckpoint, NeedsFullRecomputationAndADenseModel)
 {
-  EXPECT_NE(load_error({"training.recompute=selective"}).find("training.saved_activations"),
+  EXPECT_NE(checkpoint_load_error({"training.recompute=selective"}).find("training.saved_activations"),
             std::string::npos);
-  EXPECT_NE(load_error({"model=" + source_path("models/mixtral-8x7b.yaml")}).find("without experts"), std::string::npos);
+  EXPECT_NE(checkpoint_load_error({"model=" + source_path("models/mixtral-8x7b.yaml")}).find("without experts"),
+            std::string::npos);
 }
 
 TEST(LossBuffers, TheStackGivesBytesPerLogitByVocabularySplit)

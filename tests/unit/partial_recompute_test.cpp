@@ -12,6 +12,7 @@
 #include "run_json.hpp"
 #include "scenario/scenario_spec.hpp"
 #include "test_paths.hpp"
+#include "tiny_scenario.hpp"
 
 using dtsim::parallel::derive_plan;
 
@@ -20,18 +21,15 @@ namespace {
 using dtsim::test::rel_diff;
 using dtsim::test::source_path;
 
-dtsim::scenario::ScenarioSpec tiny(std::vector<std::string> overrides)
-{
-  return dtsim::scenario::load_scenario(source_path("scenarios/tiny.yaml"), overrides);
-}
+using dtsim::test::tiny_scenario;
 
 // One stage of 4 layers, 1F1B: one microbatch in flight. A recomputed layer keeps its 16-bit input, 2 sbh bytes; a
 // kept layer all of Korthikanti's 10 + 24/t + 5as/(ht) = 10 + 12 + 40 = 62 sbh. Going from 4 recomputed layers to 1
 // keeps 3 more layers whole.
 TEST(PartialRecompute, MemoryOfTheLayersKeptWhole)
 {
-  auto all = tiny({"parallel.pp=1", "training.recompute=full"});
-  auto one = tiny({"parallel.pp=1", "training.recompute=full", "training.recompute_layers=1"});
+  auto all = tiny_scenario({"parallel.pp=1", "training.recompute=full"});
+  auto one = tiny_scenario({"parallel.pp=1", "training.recompute=full", "training.recompute_layers=1"});
   dtsim::model::Transformer t(all.model);
   const double sbh = 512.0 * 4 * 256;
   const auto a = dtsim::parallel::estimate_memory(all, derive_plan(all), t).stages.at(0);
@@ -45,7 +43,7 @@ TEST(PartialRecompute, MemoryOfTheLayersKeptWhole)
 // Block method: the chunk's first layer is recomputed, the three after it are not.
 TEST(PartialRecompute, FirstLayersOfEachChunkAreRecomputed)
 {
-  auto s = tiny({"parallel.pp=1", "training.recompute=full", "training.recompute_layers=1"});
+  auto s = tiny_scenario({"parallel.pp=1", "training.recompute=full", "training.recompute_layers=1"});
   dtsim::model::Transformer t(s.model);
   dtsim::kernels::ComputeModel cm(s.hardware.device, s.training.precision);
   auto prog = dtsim::replay::build_step_program(s, derive_plan(s), t, cm);
@@ -61,8 +59,8 @@ TEST(PartialRecompute, FirstLayersOfEachChunkAreRecomputed)
 // Hardware FLOPs: recomputing 1 layer of 4 adds a quarter of what recomputing all 4 adds; model FLOPs do not move.
 TEST(PartialRecompute, HardwareFlopsCountOnlyTheRecomputedLayers)
 {
-  auto all = tiny({"parallel.pp=1", "training.recompute=full"});
-  auto one = tiny({"parallel.pp=1", "training.recompute=full", "training.recompute_layers=1"});
+  auto all = tiny_scenario({"parallel.pp=1", "training.recompute=full"});
+  auto one = tiny_scenario({"parallel.pp=1", "training.recompute=full", "training.recompute_layers=1"});
   dtsim::model::Transformer t(all.model);
   dtsim::kernels::ComputeModel cm(all.hardware.device, all.training.precision);
   auto a = dtsim::replay::build_step_program(all, derive_plan(all), t, cm);

@@ -9,9 +9,11 @@
 #include <string>
 
 #include "collectives/algorithm_registry.hpp"
+#include "nccl_releases.hpp"
 #include "stack/nccl_version.hpp"
 #include "stack/stack_yaml.hpp"
 #include "test_paths.hpp"
+#include "test_units.hpp"
 
 namespace {
 
@@ -22,12 +24,14 @@ using dtsim::collectives::Kind;
 using dtsim::collectives::predict;
 using dtsim::collectives::Protocol;
 
-constexpr double kUs = 1e-6;
+using dtsim::test::kUs;
 constexpr double kNicBps = 48.5e9;  // one 400G NIC's goodput (hardware/dgx-h100.yaml)
-constexpr int kNccl2275 = 22705, kNccl2234 = 22304, kNccl2223 = 22203;
+using dtsim::test::kNccl2223;
+using dtsim::test::kNccl2234;
+using dtsim::test::kNccl2275;
 
 // `n` ranks on `nodes` nodes of H100 (NVSwitch 3) with one NIC per GPU, under NCCL release `nccl`.
-GroupShape shape(int64_t n, int64_t nodes, int nccl)
+GroupShape group_at_release(int64_t n, int64_t nodes, int nccl)
 {
   GroupShape g;
   g.ranks = n;
@@ -66,18 +70,18 @@ double ring_closed_form_s(int64_t n, double bytes)
 TEST(Pat, RunsWhereNcclRunsIt)
 {
   const auto& pat = *find_algorithm("pat");
-  const GroupShape one_per_node = shape(1024, 1024, kNccl2275);
+  const GroupShape one_per_node = group_at_release(1024, 1024, kNccl2275);
   EXPECT_TRUE(applicable(pat, Protocol::Simple, Kind::ReduceScatter, one_per_node));
   EXPECT_TRUE(applicable(pat, Protocol::Simple, Kind::AllGather, one_per_node));
   EXPECT_FALSE(applicable(pat, Protocol::Simple, Kind::AllReduce, one_per_node));  // tuning.cc skips it
   EXPECT_FALSE(applicable(pat, Protocol::LL, Kind::ReduceScatter, one_per_node));  // Simple only
   EXPECT_FALSE(applicable(pat, Protocol::LL128, Kind::AllGather, one_per_node));
   // ncclPatEnable: nNodes != nRanks turns it off
-  EXPECT_FALSE(applicable(pat, Protocol::Simple, Kind::ReduceScatter, shape(2048, 1024, kNccl2275)));
+  EXPECT_FALSE(applicable(pat, Protocol::Simple, Kind::ReduceScatter, group_at_release(2048, 1024, kNccl2275)));
   // the releases before 2.23.4 have no PAT, and a stack that does not publish its NCCL takes their behaviour
-  EXPECT_FALSE(applicable(pat, Protocol::Simple, Kind::ReduceScatter, shape(1024, 1024, kNccl2223)));
-  EXPECT_FALSE(applicable(pat, Protocol::Simple, Kind::ReduceScatter, shape(1024, 1024, 0)));
-  EXPECT_TRUE(applicable(pat, Protocol::Simple, Kind::ReduceScatter, shape(1024, 1024, kNccl2234)));
+  EXPECT_FALSE(applicable(pat, Protocol::Simple, Kind::ReduceScatter, group_at_release(1024, 1024, kNccl2223)));
+  EXPECT_FALSE(applicable(pat, Protocol::Simple, Kind::ReduceScatter, group_at_release(1024, 1024, 0)));
+  EXPECT_TRUE(applicable(pat, Protocol::Simple, Kind::ReduceScatter, group_at_release(1024, 1024, kNccl2234)));
 }
 
 TEST(Pat, CostIsNcclsFormula)
@@ -85,20 +89,22 @@ TEST(Pat, CostIsNcclsFormula)
   const auto& pat = *find_algorithm("pat");
   for (int64_t n : {2, 16, 1024, 2048, 16384})
     for (double bytes : {1048576.0, 64 * 1048576.0, 4.0 * 1073741824.0}) {
-      const auto p = predict(pat, Protocol::Simple, Kind::ReduceScatter, bytes, shape(n, n, kNccl2275));
+      const auto p = predict(pat, Protocol::Simple, Kind::ReduceScatter, bytes, group_at_release(n, n, kNccl2275));
       EXPECT_NEAR(p.time_s, pat_closed_form_s(n, bytes), 1e-12 * pat_closed_form_s(n, bytes)) << n << " " << bytes;
       EXPECT_EQ(p.network_steps, log2_floor(n));
       // 2.23 priced its bandwidth at .85 of the bus bandwidth
-      const auto p23 = predict(pat, Protocol::Simple, Kind::AllGather, bytes, shape(n, n, kNccl2234));
+      const auto p23 = predict(pat, Protocol::Simple, Kind::AllGather, bytes, group_at_release(n, n, kNccl2234));
       EXPECT_NEAR(p23.time_s, pat_closed_form_s(n, bytes, 0.85), 1e-12 * p23.time_s);
     }
   // the ring's latency grows linearly, PAT's by 2.8 us a rank where the ring's is 14: at 16,384 nodes 229 ms
   // against 46 ms
   const auto& ring = *find_algorithm("ring");
-  EXPECT_NEAR(predict(ring, Protocol::Simple, Kind::ReduceScatter, 0, shape(16384, 16384, kNccl2275)).latency_s,
-              (8.4 + 16383 * 14.0) * kUs, 1e-12);
-  EXPECT_NEAR(predict(pat, Protocol::Simple, Kind::ReduceScatter, 0, shape(16384, 16384, kNccl2275)).latency_s,
-              (8.0 + 14 * 4.0 + 16384 * 2.8) * kUs, 1e-12);
+  EXPECT_NEAR(
+      predict(ring, Protocol::Simple, Kind::ReduceScatter, 0, group_at_release(16384, 16384, kNccl2275)).latency_s,
+      (8.4 + 16383 * 14.0) * kUs, 1e-12);
+  EXPECT_NEAR(
+      predict(pat, Protocol::Simple, Kind::ReduceScatter, 0, group_at_release(16384, 16384, kNccl2275)).latency_s,
+      (8.0 + 14 * 4.0 + 16384 * 2.8) * kUs, 1e-12);
 }
 
 // NCCL's choice at sizes from 1 MiB to 16 GiB on 16 to 16,384 nodes: PAT where its closed form beats the ring's, the
@@ -109,7 +115,7 @@ TEST(Pat, ChosenWhereNcclsModelPrefersIt)
   for (int64_t n : {16, 128, 1024, 2048, 16384})
     for (double bytes : {1048576.0, 64 * 1048576.0, 1073741824.0, 16.0 * 1073741824.0})
       for (Kind kind : {Kind::ReduceScatter, Kind::AllGather}) {
-        const auto c = choose(kind, bytes, shape(n, n, kNccl2275), {});
+        const auto c = choose(kind, bytes, group_at_release(n, n, kNccl2275), {});
         const bool pat_cheaper = pat_closed_form_s(n, bytes) < ring_closed_form_s(n, bytes);
         if (pat_cheaper) {
           EXPECT_STREQ(c.algorithm->name, "pat") << n << " nodes, " << bytes << " bytes";
@@ -122,18 +128,21 @@ TEST(Pat, ChosenWhereNcclsModelPrefersIt)
           EXPECT_GE(c.time_s, c.tuner_time_s);
           ++not_chosen;
         }
-        EXPECT_STREQ(choose(kind, bytes, shape(n, n, 0), {}).algorithm->name, "ring");
-        EXPECT_STREQ(choose(kind, bytes, shape(8 * n, n, kNccl2275), {}).algorithm->name, "ring");
+        EXPECT_STREQ(choose(kind, bytes, group_at_release(n, n, 0), {}).algorithm->name, "ring");
+        EXPECT_STREQ(choose(kind, bytes, group_at_release(8 * n, n, kNccl2275), {}).algorithm->name, "ring");
       }
   // both sides of the crossing are exercised: large tensors on few nodes stay on the ring
   EXPECT_GT(chosen, 0);
   EXPECT_GT(not_chosen, 0);
   // 1,024 nodes: 64 MiB takes PAT (2.9 + 1.8 ms against 14.3 + 1.4 ms), 16 GiB the ring
-  EXPECT_STREQ(choose(Kind::ReduceScatter, 64 * 1048576.0, shape(1024, 1024, kNccl2275), {}).algorithm->name, "pat");
-  EXPECT_STREQ(choose(Kind::ReduceScatter, 16.0 * 1073741824.0, shape(1024, 1024, kNccl2275), {}).algorithm->name,
-               "ring");
+  EXPECT_STREQ(choose(Kind::ReduceScatter, 64 * 1048576.0, group_at_release(1024, 1024, kNccl2275), {}).algorithm->name,
+               "pat");
+  EXPECT_STREQ(
+      choose(Kind::ReduceScatter, 16.0 * 1073741824.0, group_at_release(1024, 1024, kNccl2275), {}).algorithm->name,
+      "ring");
   // forcing PAT where it cannot run falls back to the ring, as for every algorithm
-  EXPECT_STREQ(choose(Kind::AllReduce, 1048576.0, shape(1024, 1024, kNccl2275), {"pat", ""}).algorithm->name, "ring");
+  EXPECT_STREQ(choose(Kind::AllReduce, 1048576.0, group_at_release(1024, 1024, kNccl2275), {"pat", ""}).algorithm->name,
+               "ring");
 }
 
 TEST(Pat, StackKeyNamesTheNcclRelease)

@@ -39,13 +39,7 @@ std::uintmax_t size_of(const fs::path& p)
   return ec ? 0 : n;
 }
 
-std::string read(const fs::path& p)
-{
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using dtsim::test::read_whole_file;
 
 bool have_gnuplot() { return access("/usr/bin/gnuplot", X_OK) == 0; }
 
@@ -61,10 +55,10 @@ std::string render(const std::string& csv, const std::string& kind, const std::s
   EXPECT_EQ(rc, 0) << log.str();
   EXPECT_GT(size_of(o.out_prefix + ".svg"), 1000u) << log.str();
   EXPECT_GT(size_of(o.out_prefix + ".png"), 1000u) << log.str();
-  EXPECT_NE(read(o.out_prefix + ".svg").find("<svg"), std::string::npos);
-  EXPECT_EQ(read(o.out_prefix + ".png").substr(1, 3), "PNG");
+  EXPECT_NE(read_whole_file(o.out_prefix + ".svg").find("<svg"), std::string::npos);
+  EXPECT_EQ(read_whole_file(o.out_prefix + ".png").substr(1, 3), "PNG");
   if (script)
-    *script = read(o.out_prefix + ".gp");
+    *script = read_whole_file(o.out_prefix + ".gp");
   return log.str();
 }
 

@@ -22,13 +22,7 @@ using dtsim::app::ReportOptions;
 using dtsim::app::write_report;
 using dtsim::test::source_path;
 
-std::string read(const fs::path& p)
-{
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using dtsim::test::read_whole_file;
 
 fs::path fresh_dir(const std::string& name)
 {
@@ -57,7 +51,7 @@ TEST(Report, MarkdownAndSelfContainedHtml)
   for (const char* f : {"report.md", "report.html", "results.csv", "chart.png", "chart.svg", "breakdown.png",
                         "memory.png"})
     EXPECT_TRUE(fs::is_regular_file(dir / f) && fs::file_size(dir / f) > 0) << f;
-  const std::string md = read(dir / "report.md"), html = read(dir / "report.html");
+  const std::string md = read_whole_file(dir / "report.md"), html = read_whole_file(dir / "report.html");
   for (const std::string& doc : {md, html}) {
     EXPECT_NE(doc.find("dtsim 0.1.0"), std::string::npos);
     EXPECT_NE(doc.find("dtsim report scaling.csv --scenario scenarios/tiny.yaml"), std::string::npos);
@@ -85,8 +79,8 @@ TEST(Report, MarkdownAndSelfContainedHtml)
   EXPECT_EQ(html.find("<?xml"), std::string::npos);
   // The same input gives the same documents.
   ASSERT_EQ(write_report(scaling_report(dir), log), 0);
-  EXPECT_EQ(read(dir / "report.md"), md);
-  EXPECT_EQ(read(dir / "report.html"), html);
+  EXPECT_EQ(read_whole_file(dir / "report.md"), md);
+  EXPECT_EQ(read_whole_file(dir / "report.html"), html);
   fs::remove_all(dir.parent_path());
 }
 

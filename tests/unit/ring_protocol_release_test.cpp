@@ -8,6 +8,8 @@
 #include <algorithm>
 
 #include "collectives/algorithm_registry.hpp"
+#include "nccl_releases.hpp"
+#include "test_units.hpp"
 
 namespace {
 
@@ -17,12 +19,18 @@ using dtsim::collectives::Kind;
 using dtsim::collectives::predict;
 using dtsim::collectives::Protocol;
 
-constexpr double kUs = 1e-6, kGBps = 1e9, MiB = 1048576.0;
-constexpr int kNccl2194 = 21904, kNccl2205 = 22005, kNccl2215 = 22105, kNccl2223 = 22203, kNccl2234 = 22304;
+constexpr double kGBps = 1e9;
+using dtsim::test::kNccl2194;
+using dtsim::test::kNccl2205;
+using dtsim::test::kNccl2215;
+using dtsim::test::kNccl2223;
+using dtsim::test::kNccl2234;
+using dtsim::test::kUs;
+using dtsim::test::MiB;
 
 // One node of 8 GPUs behind NVSwitch `generation`, each link to the switch at `nvlink_GBps` (the graph's 12 channels
 // of 20 GB/s on A100: 240; 12 of 30.9 on H100: 370.8), under NCCL release `nccl` (0: unpublished).
-GroupShape node(int generation, double nvlink_GBps, int nccl)
+GroupShape node_at_release(int generation, double nvlink_GBps, int nccl)
 {
   GroupShape g;
   g.ranks = 8;
@@ -52,13 +60,13 @@ double nccl_ring_ll_s(int nsteps, double bytes, double bus_GBps, double fraction
 TEST(RingProtocolRelease, LlAllReduceTookAQuarterBefore221)
 {
   const double bytes = 1 * MiB;
-  EXPECT_NEAR(ring_ll_tuner_s(Kind::AllReduce, bytes, node(2, 240, kNccl2194)),
+  EXPECT_NEAR(ring_ll_tuner_s(Kind::AllReduce, bytes, node_at_release(2, 240, kNccl2194)),
               nccl_ring_ll_s(14, bytes, 240, 0.25, 87.7), 1e-9);
-  EXPECT_NEAR(ring_ll_tuner_s(Kind::AllReduce, bytes, node(2, 240, kNccl2194)), 45.58 * kUs, 0.01 * kUs);
-  EXPECT_NEAR(ring_ll_tuner_s(Kind::AllReduce, bytes, node(2, 240, kNccl2215)),
+  EXPECT_NEAR(ring_ll_tuner_s(Kind::AllReduce, bytes, node_at_release(2, 240, kNccl2194)), 45.58 * kUs, 0.01 * kUs);
+  EXPECT_NEAR(ring_ll_tuner_s(Kind::AllReduce, bytes, node_at_release(2, 240, kNccl2215)),
               nccl_ring_ll_s(14, bytes, 240, 0.5, 87.7), 1e-9);
   // A stack that does not publish its NCCL keeps the half.
-  EXPECT_NEAR(ring_ll_tuner_s(Kind::AllReduce, bytes, node(2, 240, 0)),
+  EXPECT_NEAR(ring_ll_tuner_s(Kind::AllReduce, bytes, node_at_release(2, 240, 0)),
               nccl_ring_ll_s(14, bytes, 240, 0.5, 87.7), 1e-9);
 }
 
@@ -67,10 +75,10 @@ TEST(RingProtocolRelease, LlAllGatherTookAThirdWithinANodeBefore221)
 {
   const double bytes = 1 * MiB;
   for (Kind kind : {Kind::AllGather, Kind::ReduceScatter}) {
-    EXPECT_NEAR(ring_ll_tuner_s(kind, bytes, node(2, 240, kNccl2194)), nccl_ring_ll_s(7, bytes, 240, 1.0 / 3.0, 87.7),
-                1e-9);
-    EXPECT_NEAR(ring_ll_tuner_s(kind, bytes, node(2, 240, kNccl2215)), nccl_ring_ll_s(7, bytes, 240, 0.5, 87.7),
-                1e-9);
+    EXPECT_NEAR(ring_ll_tuner_s(kind, bytes, node_at_release(2, 240, kNccl2194)),
+                nccl_ring_ll_s(7, bytes, 240, 1.0 / 3.0, 87.7), 1e-9);
+    EXPECT_NEAR(ring_ll_tuner_s(kind, bytes, node_at_release(2, 240, kNccl2215)),
+                nccl_ring_ll_s(7, bytes, 240, 0.5, 87.7), 1e-9);
   }
 }
 
@@ -78,11 +86,11 @@ TEST(RingProtocolRelease, LlAllGatherTookAThirdWithinANodeBefore221)
 TEST(RingProtocolRelease, HopperLlCapRaisedIn221)
 {
   const double bytes = 4 * MiB;
-  EXPECT_NEAR(ring_ll_tuner_s(Kind::AllReduce, bytes, node(3, 370.8, kNccl2205)),
+  EXPECT_NEAR(ring_ll_tuner_s(Kind::AllReduce, bytes, node_at_release(3, 370.8, kNccl2205)),
               nccl_ring_ll_s(14, bytes, 370.8, 0.25, 87.7), 1e-9);
-  EXPECT_NEAR(ring_ll_tuner_s(Kind::AllReduce, bytes, node(3, 370.8, kNccl2215)),
+  EXPECT_NEAR(ring_ll_tuner_s(Kind::AllReduce, bytes, node_at_release(3, 370.8, kNccl2215)),
               nccl_ring_ll_s(14, bytes, 370.8, 0.5, 141.0), 1e-9);
-  EXPECT_NEAR(ring_ll_tuner_s(Kind::AllReduce, bytes, node(3, 370.8, 0)),
+  EXPECT_NEAR(ring_ll_tuner_s(Kind::AllReduce, bytes, node_at_release(3, 370.8, 0)),
               nccl_ring_ll_s(14, bytes, 370.8, 0.5, 141.0), 1e-9);
 }
 

@@ -23,7 +23,7 @@ using dtsim::parallel::derive_plan;
 const char* kNvl72 = "scenarios/examples/gpt3-175b-gb200x144.yaml";
 const char* kOnDgxH100 = "hardware=../../hardware/dgx-h100.yaml";
 
-dtsim::scenario::ScenarioSpec load(std::vector<std::string> overrides = {})
+dtsim::scenario::ScenarioSpec load_scale_up_scenario(std::vector<std::string> overrides = {})
 {
   return dtsim::scenario::load_scenario(dtsim::test::source_path(kNvl72), std::move(overrides));
 }
@@ -46,7 +46,7 @@ std::string chosen_all_reduce(const dtsim::scenario::ScenarioSpec& s, const std:
 
 TEST(ScaleUpDomain, Nvl72FileDescribesHostsAndTheRackDomain)
 {
-  const auto s = load();
+  const auto s = load_scale_up_scenario();
   const auto& hw = s.hardware;
   EXPECT_TRUE(hw.scale_up.from_section);
   EXPECT_EQ(hw.node.devices, 4);
@@ -60,7 +60,7 @@ TEST(ScaleUpDomain, Nvl72FileDescribesHostsAndTheRackDomain)
 
 TEST(ScaleUpDomain, DgxFileIsItsOwnDomain)
 {
-  const auto s = load({kOnDgxH100});
+  const auto s = load_scale_up_scenario({kOnDgxH100});
   EXPECT_FALSE(s.hardware.scale_up.from_section);
   EXPECT_EQ(s.hardware.scale_up.nodes, 1);
   EXPECT_EQ(s.hardware.domain_devices(), 8);
@@ -70,7 +70,7 @@ TEST(ScaleUpDomain, DgxFileIsItsOwnDomain)
 
 TEST(ScaleUpDomain, Tp16StaysInOneNvl72DomainAndReducesInTheSwitch)
 {
-  const auto s = load();
+  const auto s = load_scale_up_scenario();
   const auto plan = derive_plan(s);
   // 72 / 16 = 4.5: whole tp groups use 64 devices of each rack (8 idle), so the 144 devices need 3 racks.
   EXPECT_EQ(plan.placement.devices_per_domain(), 64);
@@ -89,7 +89,7 @@ TEST(ScaleUpDomain, Tp16StaysInOneNvl72DomainAndReducesInTheSwitch)
 
 TEST(ScaleUpDomain, Tp16OnDgxSpansTwoHostsAndLeavesNvls)
 {
-  const auto s = load({kOnDgxH100});
+  const auto s = load_scale_up_scenario({kOnDgxH100});
   const auto plan = derive_plan(s);
   EXPECT_EQ(plan.placement.devices_per_domain(), 8);
   const auto group = plan.tp_group(0, 0);
@@ -101,7 +101,7 @@ TEST(ScaleUpDomain, Tp16OnDgxSpansTwoHostsAndLeavesNvls)
 
 TEST(ScaleUpDomain, NvlsOffIsHonoured)
 {
-  const auto s = load({"hardware.scale_up.nvls=false"});
+  const auto s = load_scale_up_scenario({"hardware.scale_up.nvls=false"});
   EXPECT_FALSE(s.hardware.scale_up.nvls);
   const auto plan = derive_plan(s);
   EXPECT_EQ(chosen_all_reduce(s, plan.tp_group(0, 0), plan.placement), "ring");
@@ -109,7 +109,7 @@ TEST(ScaleUpDomain, NvlsOffIsHonoured)
 
 TEST(ScaleUpDomain, DevicesSendAcrossRacksFromTheirTraysNics)
 {
-  const auto s = load();
+  const auto s = load_scale_up_scenario();
   const auto plan = derive_plan(s);
   const dtsim::platform::FabricLayout layout(s.hardware, plan.placement);
   EXPECT_EQ(layout.nic_count(), 3 * 72);  // 3 racks of 18 trays of 4 NICs
@@ -123,14 +123,14 @@ TEST(ScaleUpDomain, DevicesSendAcrossRacksFromTheirTraysNics)
 TEST(ScaleUpDomain, SearchTriesTpUpToTheDomain)
 {
   // 288 devices (4 racks): tp 32 with pp 3 divides them.
-  auto s = load({"devices=288"});
+  auto s = load_scale_up_scenario({"devices=288"});
   dtsim::parallel::PlanDimensions dims;
   const auto space = dtsim::parallel::enumerate_plans(s, dims);
   int64_t largest = 0;
   for (const auto& p : space.fitting)
     largest = std::max(largest, p.parallel.tp);
   EXPECT_EQ(largest, 32);  // 96 heads: tp 16 and 32 divide them, 64 does not; a DGX stops at 8
-  const auto dgx = dtsim::parallel::enumerate_plans(load({kOnDgxH100, "devices=288"}), dims);
+  const auto dgx = dtsim::parallel::enumerate_plans(load_scale_up_scenario({kOnDgxH100, "devices=288"}), dims);
   largest = 0;
   for (const auto& p : dgx.fitting)
     largest = std::max(largest, p.parallel.tp);

@@ -91,7 +91,7 @@ std::string run_command(const std::string& cmd)
   return r.out;
 }
 
-std::string run_tiny(const std::string& extra)
+std::string run_tiny_text(const std::string& extra)
 {
   return run_command("'" + dtsim_binary() + "' run '" + source_path("scenarios/tiny.yaml") + "' --format json" +
                      extra);
@@ -101,7 +101,7 @@ TEST(DtsimBinary, JsonIsByteIdenticalAcrossRuns)
 {
   if (dtsim_binary().empty())
     GTEST_SKIP() << "DTSIM_BINARY is not set or not an executable";
-  const std::string first = run_tiny(""), second = run_tiny("");
+  const std::string first = run_tiny_text(""), second = run_tiny_text("");
   ASSERT_FALSE(first.empty());
   EXPECT_EQ(first, second);
 }
@@ -110,8 +110,8 @@ TEST(DtsimBinary, FoldedAndFullFidelityAgree)
 {
   if (dtsim_binary().empty())
     GTEST_SKIP() << "DTSIM_BINARY is not set or not an executable";
-  auto folded = nlohmann::json::parse(run_tiny(""));
-  auto full = nlohmann::json::parse(run_tiny(" --set simulation.fidelity=full"));
+  auto folded = nlohmann::json::parse(run_tiny_text(""));
+  auto full = nlohmann::json::parse(run_tiny_text(" --set simulation.fidelity=full"));
   ASSERT_EQ(folded.at("plan").at("fidelity"), "folded");
   ASSERT_EQ(full.at("plan").at("fidelity"), "full");
   const double a = folded.at("step_time_s").get<double>(), b = full.at("step_time_s").get<double>();
@@ -130,8 +130,8 @@ TEST(DtsimBinary, FoldedClosedFormCollectivesMatchFullFlows)
   if (dtsim_binary().empty())
     GTEST_SKIP() << "DTSIM_BINARY is not set or not an executable";
   const std::string plan = " --set devices=32 --set parallel.tp=8 --set parallel.pp=2 --set parallel.dp=2";
-  auto folded = nlohmann::json::parse(run_tiny(plan));
-  auto full = nlohmann::json::parse(run_tiny(plan + " --set simulation.fidelity=full"));
+  auto folded = nlohmann::json::parse(run_tiny_text(plan));
+  auto full = nlohmann::json::parse(run_tiny_text(plan + " --set simulation.fidelity=full"));
   const double a = folded.at("step_time_s").get<double>(), b = full.at("step_time_s").get<double>();
   const double ta = folded.at("breakdown").at("exposed_tp_comm_s").get<double>();
   const double tb = full.at("breakdown").at("exposed_tp_comm_s").get<double>();

@@ -263,7 +263,8 @@ TEST(BubbleReplay, InterleavedFourChunks)
 // ---- zero-bubble schedules (Qi et al., ICLR 2024, Sec. 2 and Table 2), replayed on a compute-only program whose
 // backward is split into input gradients (B) and weight gradients (W) ------------------------------------------
 
-constexpr double kF = 1e-3, kB = 1.5e-3, kW = 0.5e-3;  // forward, B and W of a whole stage for one microbatch
+constexpr double kStageF = 1e-3, kStageB = 1.5e-3,
+                 kStageW = 0.5e-3;  // forward, B and W of a whole stage for one microbatch
 
 dtsim::replay::StepProgram split_compute_only_program(int64_t p)
 {
@@ -272,10 +273,10 @@ dtsim::replay::StepProgram split_compute_only_program(int64_t p)
   prog.backward_input = prog.backward;
   prog.backward_weight = prog.backward;
   for (int64_t st = 0; st < p; ++st) {
-    prog.forward[size_t(st)][0][0].seconds = kF;
-    prog.backward[size_t(st)][0][0].seconds = kB + kW;
-    prog.backward_input[size_t(st)][0][0].seconds = kB;
-    prog.backward_weight[size_t(st)][0][0].seconds = kW;
+    prog.forward[size_t(st)][0][0].seconds = kStageF;
+    prog.backward[size_t(st)][0][0].seconds = kStageB + kStageW;
+    prog.backward_input[size_t(st)][0][0].seconds = kStageB;
+    prog.backward_weight[size_t(st)][0][0].seconds = kStageW;
   }
   return prog;
 }
@@ -290,22 +291,23 @@ void check_zero_bubble(const std::string& schedule, double extra)
   auto prog = split_compute_only_program(p);
   auto sched = build_schedule(spec.schedule, p, 1, m);
   auto r = dtsim::replay::run_replay(spec, dtsim::parallel::derive_plan(spec), prog, sched, false);
-  const double work = double(m) * (kF + kB + kW), expected = work + extra;
+  const double work = double(m) * (kStageF + kStageB + kStageW), expected = work + extra;
   EXPECT_LT(rel_diff(r.step_time_s, expected), 1e-3) << "step " << r.step_time_s << " s, expected " << expected;
   const auto& b = r.per_stage.at(0);
   EXPECT_LT(rel_diff(b.compute_s, work), 1e-3);
   EXPECT_LT(rel_diff(b.bubble_s + b.exposed_pp_comm_s, extra), 1e-3);
   std::printf("[bubble] %s p=%lld m=%lld, T_F %.1f T_B %.1f T_W %.1f ms: step %.9g s (expected %.9g)\n",
-              schedule.c_str(), (long long)p, (long long)m, kF * 1e3, kB * 1e3, kW * 1e3, r.step_time_s, expected);
+              schedule.c_str(), (long long)p, (long long)m, kStageF * 1e3, kStageB * 1e3, kStageW * 1e3, r.step_time_s,
+              expected);
 }
 
 // 1F1B with the same pieces: its backward runs B and W together, a bubble of (p - 1)(T_F + T_B + T_W).
-TEST(ZeroBubbleReplay, OneFOneBBaseline) { check_zero_bubble("1f1b", 3 * (kF + kB + kW)); }
+TEST(ZeroBubbleReplay, OneFOneBBaseline) { check_zero_bubble("1f1b", 3 * (kStageF + kStageB + kStageW)); }
 // ZB-H1: (p - 1)(T_F + T_B - T_W).
-TEST(ZeroBubbleReplay, H1) { check_zero_bubble("zb-h1", 3 * (kF + kB - kW)); }
+TEST(ZeroBubbleReplay, H1) { check_zero_bubble("zb-h1", 3 * (kStageF + kStageB - kStageW)); }
 // ZB-H2: (p - 1)(T_F + T_B - 2 T_W) idle inside stage 0's span, never less than the pipeline fill (p - 1) T_F in
 // one synchronous step (the paper hides the fill across steps; schedule_registry.cpp).
-TEST(ZeroBubbleReplay, H2) { check_zero_bubble("zb-h2", 3 * std::max(kF, kF + kB - 2 * kW)); }
+TEST(ZeroBubbleReplay, H2) { check_zero_bubble("zb-h2", 3 * std::max(kStageF, kStageF + kStageB - 2 * kStageW)); }
 
 // ---- equal F, B and W (the zero-bubble papers' handcrafting assumption): each schedule's time over the work, on
 // p = 4 stages and m = 16 microbatches, every stage's forward, B and W of one microbatch T = 1 ms each (over two
@@ -368,23 +370,24 @@ TEST(ZeroBubbleReplay, ZbVOnItsPassTimes)
   prog.backward_weight = prog.backward;
   for (int64_t st = 0; st < p; ++st)
     for (size_t c = 0; c < 2; ++c) {
-      prog.forward[size_t(st)][c][0].seconds = kF / 2;
-      prog.backward[size_t(st)][c][0].seconds = (kB + kW) / 2;
-      prog.backward_input[size_t(st)][c][0].seconds = kB / 2;
-      prog.backward_weight[size_t(st)][c][0].seconds = kW / 2;
+      prog.forward[size_t(st)][c][0].seconds = kStageF / 2;
+      prog.backward[size_t(st)][c][0].seconds = (kStageB + kStageW) / 2;
+      prog.backward_input[size_t(st)][c][0].seconds = kStageB / 2;
+      prog.backward_weight[size_t(st)][c][0].seconds = kStageW / 2;
     }
   const auto times = dtsim::replay::pass_times(prog);
   ASSERT_EQ(times.input_s.size(), size_t(p));
-  EXPECT_DOUBLE_EQ(times.input_s[0][1], kB / 2);
+  EXPECT_DOUBLE_EQ(times.input_s[0][1], kStageB / 2);
   auto sched = build_schedule(spec.schedule, p, 2, m, times);
   auto r = dtsim::replay::run_replay(spec, dtsim::parallel::derive_plan(spec), prog, sched, false);
-  const double work = double(m) * (kF + kB + kW), extra = r.step_time_s - work;
-  EXPECT_LT(extra, double(p - 1) * (kF + kB - kW));
-  EXPECT_GE(extra, double(p - 1) * kF / 2 - 1e-9);
-  std::printf("[bubble] zb-v p=%lld m=%lld, T_F %.1f T_B %.1f T_W %.1f ms, ordered on these times: over the work %.6g s "
-              "(zb-h1 %.6g s, 1F1B %.6g s)\n",
-              (long long)p, (long long)m, kF * 1e3, kB * 1e3, kW * 1e3, extra, double(p - 1) * (kF + kB - kW),
-              double(p - 1) * (kF + kB + kW));
+  const double work = double(m) * (kStageF + kStageB + kStageW), extra = r.step_time_s - work;
+  EXPECT_LT(extra, double(p - 1) * (kStageF + kStageB - kStageW));
+  EXPECT_GE(extra, double(p - 1) * kStageF / 2 - 1e-9);
+  std::printf(
+      "[bubble] zb-v p=%lld m=%lld, T_F %.1f T_B %.1f T_W %.1f ms, ordered on these times: over the work %.6g s "
+      "(zb-h1 %.6g s, 1F1B %.6g s)\n",
+      (long long)p, (long long)m, kStageF * 1e3, kStageB * 1e3, kStageW * 1e3, extra,
+      double(p - 1) * (kStageF + kStageB - kStageW), double(p - 1) * (kStageF + kStageB + kStageW));
 }
 
 // DualPipe (DeepSeek-V3 report, Sec. 3.2.1; deepseek-ai/DualPipe README): each stage runs two chunks, one per
@@ -407,9 +410,9 @@ void check_dualpipe(bool paired)
   prog.gradients.assign(size_t(p), std::vector<dtsim::replay::ChunkGradients>(2));
   auto sched = build_schedule(spec.schedule, p, 2, m);
   auto r = dtsim::replay::run_replay(spec, dtsim::parallel::derive_plan(spec), prog, sched, false);
-  const double work = double(m) * (kF + kB + kW), full_backward = kB + kW;
-  const double bound = double(p / 2 - 1) * ((kF + full_backward) + full_backward - 3 * kW);
-  const double one_f_one_b = double(p - 1) * (kF + kB + kW);
+  const double work = double(m) * (kStageF + kStageB + kStageW), full_backward = kStageB + kStageW;
+  const double bound = double(p / 2 - 1) * ((kStageF + full_backward) + full_backward - 3 * kStageW);
+  const double one_f_one_b = double(p - 1) * (kStageF + kStageB + kStageW);
   EXPECT_LT(rel_diff(r.per_stage.at(0).compute_s, work), 1e-3);
   if (paired)
     EXPECT_LT(std::abs((r.step_time_s - work) - bound), 1e-9) << "over the work " << r.step_time_s - work;

@@ -24,7 +24,7 @@ using dtsim::test::source_path;
 // A fat tree of 32-port switches: 16 NIC ports per leaf, two nodes of 8 NICs. Each job (tiny GPT, tp 2, pp 4,
 // dp 4) takes 4 nodes: packed, job 1 sits on leaves 0 and 1 and job 2 on leaves 2 and 3; spread, each job has one
 // node on every leaf and both send through every uplink.
-std::string fabric(int oversubscription)
+std::string fat_tree_overrides(int oversubscription)
 {
   return " --set hardware.network.topology.type=fat-tree --set hardware.network.topology.levels=2"
          " --set hardware.network.topology.switch_radix=32 --set hardware.network.topology.oversubscription=" +
@@ -54,7 +54,7 @@ double together(const nlohmann::json& job) { return job.at("shared").at("step_ti
 TEST(SharedFabric, JobsSharingOversubscribedUplinksSlowDown)
 {
   NEEDS_BINARY();
-  const auto r = shared(twice("scenarios/tiny.yaml"), fabric(4) + " --placement spread");
+  const auto r = shared(twice("scenarios/tiny.yaml"), fat_tree_overrides(4) + " --placement spread");
   ASSERT_EQ(r.at("jobs").size(), 2u);
   EXPECT_EQ(r.at("cluster_nodes").get<int>(), 8);
   for (const auto& job : r.at("jobs")) {
@@ -78,8 +78,8 @@ TEST(SharedFabric, JobsSharingOversubscribedUplinksSlowDown)
 TEST(SharedFabric, StaggeredJobsSlowEachOtherLessThanInPhase)
 {
   NEEDS_BINARY();
-  const auto in_phase = shared(twice("scenarios/tiny.yaml"), fabric(4) + " --placement spread");
-  const auto staggered = shared(twice("scenarios/tiny.yaml"), fabric(4) + " --placement spread --stagger");
+  const auto in_phase = shared(twice("scenarios/tiny.yaml"), fat_tree_overrides(4) + " --placement spread");
+  const auto staggered = shared(twice("scenarios/tiny.yaml"), fat_tree_overrides(4) + " --placement spread --stagger");
   const auto& second = staggered.at("jobs")[1];
   EXPECT_NEAR(second.at("start_s").get<double>(), alone(second) / 2, 1e-15);
   for (size_t j = 0; j < 2; ++j) {
@@ -88,7 +88,7 @@ TEST(SharedFabric, StaggeredJobsSlowEachOtherLessThanInPhase)
     EXPECT_LT(together(job), together(in_phase.at("jobs")[j]));
     EXPECT_GE(job.at("shared").at("steps_s").size(), 3u);
   }
-  const auto packed = shared(twice("scenarios/tiny.yaml"), fabric(4) + " --placement packed --stagger");
+  const auto packed = shared(twice("scenarios/tiny.yaml"), fat_tree_overrides(4) + " --placement packed --stagger");
   for (const auto& job : packed.at("jobs"))
     EXPECT_LT(rel_diff(together(job), alone(job)), 1e-9);
 }
@@ -96,7 +96,7 @@ TEST(SharedFabric, StaggeredJobsSlowEachOtherLessThanInPhase)
 TEST(SharedFabric, JobsOnLeavesOfTheirOwnDoNotSlowDown)
 {
   NEEDS_BINARY();
-  const auto r = shared(twice("scenarios/tiny.yaml"), fabric(4) + " --placement packed");
+  const auto r = shared(twice("scenarios/tiny.yaml"), fat_tree_overrides(4) + " --placement packed");
   for (const auto& job : r.at("jobs")) {
     EXPECT_EQ(job.at("leaves").get<int>(), 2);
     EXPECT_EQ(job.at("leaves_shared").get<int>(), 0);
@@ -108,7 +108,7 @@ TEST(SharedFabric, JobsOnLeavesOfTheirOwnDoNotSlowDown)
 TEST(SharedFabric, UplinksThatAreNotOversubscribedAreNeverShared)
 {
   NEEDS_BINARY();
-  const auto r = shared(twice("scenarios/tiny.yaml"), fabric(1) + " --placement spread");
+  const auto r = shared(twice("scenarios/tiny.yaml"), fat_tree_overrides(1) + " --placement spread");
   for (const auto& job : r.at("jobs"))
     EXPECT_LT(rel_diff(together(job), alone(job)), 1e-9);
 }
@@ -116,9 +116,9 @@ TEST(SharedFabric, UplinksThatAreNotOversubscribedAreNeverShared)
 TEST(SharedFabric, FoldedAgreesWithEveryDevice)
 {
   NEEDS_BINARY();
-  const auto folded = shared(twice("scenarios/tiny.yaml"), fabric(4) + " --placement spread");
-  const auto full =
-      shared(twice("scenarios/tiny.yaml"), fabric(4) + " --placement spread --set simulation.fidelity=full");
+  const auto folded = shared(twice("scenarios/tiny.yaml"), fat_tree_overrides(4) + " --placement spread");
+  const auto full = shared(twice("scenarios/tiny.yaml"),
+                           fat_tree_overrides(4) + " --placement spread --set simulation.fidelity=full");
   for (size_t j = 0; j < 2; ++j) {
     EXPECT_LT(rel_diff(alone(folded.at("jobs")[j]), alone(full.at("jobs")[j])), 0.005);
     EXPECT_LT(rel_diff(together(folded.at("jobs")[j]), together(full.at("jobs")[j])), 0.005);
@@ -168,8 +168,8 @@ TEST(SharedFabric, OneJobStepsAsARunAlone)
 {
   NEEDS_BINARY();
   const std::string tiny = "'" + source_path("scenarios/tiny.yaml") + "'";
-  const auto r = shared(tiny, fabric(4) + " --steps 4");
-  auto run = run_capture("'" + dtsim_binary() + "' run " + tiny + " --format json" + fabric(4));
+  const auto r = shared(tiny, fat_tree_overrides(4) + " --steps 4");
+  auto run = run_capture("'" + dtsim_binary() + "' run " + tiny + " --format json" + fat_tree_overrides(4));
   ASSERT_EQ(run.rc, 0);
   const double step = nlohmann::json::parse(run.out).at("step_time_s").get<double>();
   const auto& job = r.at("jobs")[0];

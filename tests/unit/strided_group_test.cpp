@@ -26,7 +26,7 @@ struct Case {
   int64_t tp, dp, pp;
 };
 
-dtsim::scenario::ScenarioSpec load(const Case& c)
+dtsim::scenario::ScenarioSpec load_case(const Case& c)
 {
   const int64_t devices = c.tp * c.dp * c.pp;
   return dtsim::scenario::load_scenario(
@@ -60,7 +60,7 @@ TEST(StridedGroup, LayoutIsTheListedGroups)
 {
   int unlisted = 0;
   for (const Case& c : cases()) {
-    const auto spec = load(c);
+    const auto spec = load_case(c);
     const auto plan = dtsim::parallel::derive_plan(spec);
     const auto fabric = dtsim::collectives::fabric_of(spec);
     const auto& pl = plan.placement;
@@ -97,7 +97,7 @@ TEST(StridedGroup, FoldedPhasesAreTheListedGroups)
   for (const Case& c : cases()) {
     if (c.dp > 5)
       continue;
-    const auto spec = load(c);
+    const auto spec = load_case(c);
     const auto plan = dtsim::parallel::derive_plan(spec);
     const auto fabric = dtsim::collectives::fabric_of(spec);
     const dtsim::replay::Folding folding(plan, plan.placement, spec.hardware, fabric, false);

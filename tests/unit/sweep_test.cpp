@@ -36,13 +36,7 @@ std::string temp_dir()
   return d;
 }
 
-std::string read(const fs::path& p)
-{
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using dtsim::test::read_whole_file;
 
 Strings lines_of(const std::string& text)
 {
@@ -183,7 +177,7 @@ TEST(Sweep, WhatIfOnAHardwareQuantityMovesTheDataParallelPart)
   o.vary = {"hardware.network.nic.bandwidth=100 Gb/s,800 Gb/s"};
   o.out_prefix = dir + "/nic";
   run_sweep(o);
-  const Strings rows = lines_of(read(dir + "/nic.jsonl"));
+  const Strings rows = lines_of(read_whole_file(dir + "/nic.jsonl"));
   ASSERT_EQ(rows.size(), 2u);
   auto slow = nlohmann::json::parse(rows[0]), fast = nlohmann::json::parse(rows[1]);
   ASSERT_EQ(slow["status"], "ok") << rows[0];
@@ -211,7 +205,7 @@ TEST(Sweep, SeveralScenariosAreAnAxis)
   o.out_prefix = dir + "/two";
   const std::string log = run_sweep(o);
   EXPECT_NE(log.find("4 points (scenario: 2 x training.micro_batch: 2)"), std::string::npos) << log;
-  const Strings rows = lines_of(read(dir + "/two.jsonl"));
+  const Strings rows = lines_of(read_whole_file(dir + "/two.jsonl"));
   ASSERT_EQ(rows.size(), 4u);
   const Strings names = {"tiny GPT on 8 A100", "tiny GPT on 8 A100", "tiny GPT on 16 A100", "tiny GPT on 16 A100"};
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -241,7 +235,7 @@ TEST(Sweep, LinkedKeysMoveTogether)
   const std::string log = run_sweep(o);
   EXPECT_NE(log.find("4 points (training.micro_batch: 2 x parallel.tp: 2 with training.global_batch)"),
             std::string::npos) << log;
-  const Strings rows = lines_of(read(dir + "/linked.jsonl"));
+  const Strings rows = lines_of(read_whole_file(dir + "/linked.jsonl"));
   ASSERT_EQ(rows.size(), 4u);
   const Strings tp = {"1", "2", "1", "2"}, gb = {"16", "32", "16", "32"};
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -270,7 +264,7 @@ TEST(Sweep, OneRowPerPointAndFailuresRecorded)
   EXPECT_FALSE(fs::exists(dir + "/tiny.partial.jsonl"));  // the journal is gone once the final files are written
   EXPECT_FALSE(fs::exists(dir + "/tiny.points"));
 
-  const Strings jsonl = lines_of(read(dir + "/tiny.jsonl"));
+  const Strings jsonl = lines_of(read_whole_file(dir + "/tiny.jsonl"));
   ASSERT_EQ(jsonl.size(), 6u);
   const Strings tp = {"1", "1", "2", "2", "3", "3"}, mb = {"1", "2", "1", "2", "1", "2"};
   for (size_t i = 0; i < jsonl.size(); ++i) {
@@ -298,7 +292,7 @@ TEST(Sweep, OneRowPerPointAndFailuresRecorded)
     }
   }
 
-  const Strings csv = lines_of(read(dir + "/tiny.csv"));
+  const Strings csv = lines_of(read_whole_file(dir + "/tiny.csv"));
   ASSERT_GE(csv.size(), 2u);
   const std::string& header = csv.front();
   EXPECT_EQ(header.rfind("point,vary.parallel.tp,vary.training.micro_batch,status,reason,", 0), 0u) << header;
@@ -310,7 +304,7 @@ TEST(Sweep, OneRowPerPointAndFailuresRecorded)
   // The failing rows carry a multi-line reason: quoted, so the CSV still has one record per point.
   size_t records = 0;
   bool quoted = false;
-  for (char c : read(dir + "/tiny.csv")) {
+  for (char c : read_whole_file(dir + "/tiny.csv")) {
     quoted ^= c == '"';
     records += c == '\n' && !quoted;
   }
@@ -328,7 +322,7 @@ TEST(Sweep, PlanThatDoesNotFitIsRecorded)
   o.out_prefix = dir + "/big";
   const std::string log = run_sweep(o);
   EXPECT_NE(log.find("2 does-not-fit"), std::string::npos) << log;
-  for (const auto& line : lines_of(read(dir + "/big.jsonl"))) {
+  for (const auto& line : lines_of(read_whole_file(dir + "/big.jsonl"))) {
     auto j = nlohmann::json::parse(line);
     EXPECT_EQ(j["status"], "does-not-fit");
     EXPECT_NE(j["reason"].get<std::string>().find("80 GiB"), std::string::npos) << line;
@@ -346,7 +340,7 @@ TEST(Sweep, ResumeComputesOnlyMissingPointsAndGivesTheSameFiles)
   EXPECT_EQ(points_run(run_sweep(tiny_sweep(stopped))), 6);
 
   // A stop after three points, the last one cut in the middle of its line: the journal holds two finished rows.
-  const Strings rows = lines_of(read(stopped + ".jsonl"));
+  const Strings rows = lines_of(read_whole_file(stopped + ".jsonl"));
   {
     std::ofstream journal(stopped + ".partial.jsonl", std::ios::binary);
     journal << rows[0] << "\n" << rows[3] << "\n" << rows[4].substr(0, rows[4].size() / 2);
@@ -357,14 +351,14 @@ TEST(Sweep, ResumeComputesOnlyMissingPointsAndGivesTheSameFiles)
   const std::string log = run_sweep(tiny_sweep(stopped));
   EXPECT_NE(log.find("2 already done"), std::string::npos) << log;
   EXPECT_EQ(points_run(log), 4) << log;
-  EXPECT_EQ(read(stopped + ".jsonl"), read(whole + ".jsonl"));
-  EXPECT_EQ(read(stopped + ".csv"), read(whole + ".csv"));
+  EXPECT_EQ(read_whole_file(stopped + ".jsonl"), read_whole_file(whole + ".jsonl"));
+  EXPECT_EQ(read_whole_file(stopped + ".csv"), read_whole_file(whole + ".csv"));
   EXPECT_FALSE(fs::exists(stopped + ".partial.jsonl"));
 
   // A finished sweep run again computes nothing and leaves its files as they were.
   EXPECT_EQ(points_run(run_sweep(tiny_sweep(stopped))), 0);
-  EXPECT_EQ(read(stopped + ".jsonl"), read(whole + ".jsonl"));
-  EXPECT_EQ(read(stopped + ".csv"), read(whole + ".csv"));
+  EXPECT_EQ(read_whole_file(stopped + ".jsonl"), read_whole_file(whole + ".jsonl"));
+  EXPECT_EQ(read_whole_file(stopped + ".csv"), read_whole_file(whole + ".csv"));
 
   // A row kept by a stop between a child's row file and the journal is picked up too.
   fs::create_directories(stopped + ".points");
@@ -378,14 +372,14 @@ TEST(Sweep, ResumeComputesOnlyMissingPointsAndGivesTheSameFiles)
   }
   fs::remove(stopped + ".jsonl");
   EXPECT_EQ(points_run(run_sweep(tiny_sweep(stopped))), 4);
-  EXPECT_EQ(read(stopped + ".jsonl"), read(whole + ".jsonl"));
-  EXPECT_EQ(read(stopped + ".csv"), read(whole + ".csv"));
+  EXPECT_EQ(read_whole_file(stopped + ".jsonl"), read_whole_file(whole + ".jsonl"));
+  EXPECT_EQ(read_whole_file(stopped + ".csv"), read_whole_file(whole + ".csv"));
 
   // Other arguments with the same output: refused, the finished rows are kept.
   SweepOptions other = tiny_sweep(stopped);
   other.vary = {"parallel.tp=1,4", "training.micro_batch=1,2"};
   expect_refused(other, "--out " + stopped, "are not points of this sweep");
-  EXPECT_EQ(read(stopped + ".jsonl"), read(whole + ".jsonl"));
+  EXPECT_EQ(read_whole_file(stopped + ".jsonl"), read_whole_file(whole + ".jsonl"));
   fs::remove_all(dir);
 }
 
@@ -395,12 +389,12 @@ TEST(Sweep, SameFilesWhateverTheJobs)
   EXPECT_EQ(points_run(run_sweep(tiny_sweep(dir + "/one", 1))), 6);
   EXPECT_EQ(points_run(run_sweep(tiny_sweep(dir + "/two", 2))), 6);
   EXPECT_EQ(points_run(run_sweep(tiny_sweep(dir + "/four", 4))), 6);
-  const std::string jsonl = read(dir + "/one.jsonl"), csv = read(dir + "/one.csv");
+  const std::string jsonl = read_whole_file(dir + "/one.jsonl"), csv = read_whole_file(dir + "/one.csv");
   EXPECT_FALSE(jsonl.empty());
-  EXPECT_EQ(read(dir + "/two.jsonl"), jsonl);
-  EXPECT_EQ(read(dir + "/two.csv"), csv);
-  EXPECT_EQ(read(dir + "/four.jsonl"), jsonl);
-  EXPECT_EQ(read(dir + "/four.csv"), csv);
+  EXPECT_EQ(read_whole_file(dir + "/two.jsonl"), jsonl);
+  EXPECT_EQ(read_whole_file(dir + "/two.csv"), csv);
+  EXPECT_EQ(read_whole_file(dir + "/four.jsonl"), jsonl);
+  EXPECT_EQ(read_whole_file(dir + "/four.csv"), csv);
   fs::remove_all(dir);
 }
 

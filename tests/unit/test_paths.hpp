@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "core/diagnostics.hpp"
@@ -17,6 +19,15 @@ namespace dtsim::test {
 
 /// Absolute path of a file of the source tree (DTSIM_SOURCE_DIR is the project root).
 inline std::string source_path(const std::string& relative) { return std::string(DTSIM_SOURCE_DIR) + "/" + relative; }
+
+/// The whole content of a file ("" where it cannot be read).
+inline std::string read_whole_file(const std::string& path)
+{
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
 
 /// Relative difference |a - b| / |b|.
 inline double rel_diff(double a, double b) { return std::fabs(a - b) / std::fabs(b); }

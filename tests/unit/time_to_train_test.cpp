@@ -111,14 +111,15 @@ TEST(TimeToTrain, MoreDevicesFailMoreOften)
 TEST(TimeToTrain, TheCheckpointHoldsWhatTheOptimizerHolds)
 {
   using dtsim::stack::OptimizerState;
-  struct Case {
+  struct TimeToTrainCase {
     const char* precision;
     OptimizerState state;
     double bytes_per_param;
   };
-  for (const Case c : {Case{"bf16", OptimizerState::Fp32, 14}, Case{"bf16", OptimizerState::Fp32Remainders, 12},
-                       Case{"bf16", OptimizerState::Bf16, 6}, Case{"fp32", OptimizerState::Fp32, 12},
-                       Case{"fp32", OptimizerState::Bf16, 8}}) {
+  for (const TimeToTrainCase c :
+       {TimeToTrainCase{"bf16", OptimizerState::Fp32, 14}, TimeToTrainCase{"bf16", OptimizerState::Fp32Remainders, 12},
+        TimeToTrainCase{"bf16", OptimizerState::Bf16, 6}, TimeToTrainCase{"fp32", OptimizerState::Fp32, 12},
+        TimeToTrainCase{"fp32", OptimizerState::Bf16, 8}}) {
     SCOPED_TRACE(std::string(c.precision) + ", optimizer_state " + dtsim::stack::to_string(c.state));
     auto s = run_of(1e12);
     s.model = dtsim::test::load_model_or_throw("models/gpt3-175b.yaml");

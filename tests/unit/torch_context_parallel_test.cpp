@@ -28,7 +28,7 @@ dtsim::model::Shape cp2_shape(bool allgather)
   return shape;
 }
 
-dtsim::model::Transformer tiny_model()
+dtsim::model::Transformer tiny_context_parallel_model()
 {
   return dtsim::model::Transformer(
       dtsim::scenario::load_scenario(source_path("scenarios/tiny.yaml"), {"devices=32", "parallel.cp=2"}).model);
@@ -83,7 +83,7 @@ std::vector<std::pair<int, double>> blocking_gathers(const std::vector<Segment>&
 // one causal kernel over every key, forward and backward.
 TEST(TorchContextParallel, TheBlocksDoTheRingsAttentionWork)
 {
-  const auto t = tiny_model();
+  const auto t = tiny_context_parallel_model();
   const auto ring = t.layer(cp2_shape(false)), torch = t.layer(cp2_shape(true));
   EXPECT_GT(attention_work(ring.forward), 0);
   EXPECT_LT(rel_diff(attention_work(torch.forward), attention_work(ring.forward)), 1e-12);
@@ -106,7 +106,7 @@ TEST(TorchContextParallel, TheBlocksDoTheRingsAttentionWork)
 // again before the blocks' backward, and the fp32 dK, dV passed on after each of the cp blocks.
 TEST(TorchContextParallel, GathersAndRotationsAreBlockingWithTheirBytes)
 {
-  const auto t = tiny_model();
+  const auto t = tiny_context_parallel_model();
   const auto torch = t.layer(cp2_shape(true));
   const double kv = 4.0 * 256 * 2 * 8 * 32;  // the rank's K and V elements
   const auto fwd = blocking_gathers(torch.forward), bwd = blocking_gathers(torch.backward);
@@ -134,7 +134,7 @@ TEST(TorchContextParallel, GathersAndRotationsAreBlockingWithTheirBytes)
 // the other ranks' K, V. Nothing in the model may grow faster than the number of blocks.
 TEST(TorchContextParallel, AtFixedTokensPerRankEachAddedBlockCostsTheSame)
 {
-  const auto t = tiny_model();
+  const auto t = tiny_context_parallel_model();
   auto shape = [](int64_t cp) {
     dtsim::model::Shape s{4, 256 * cp, 1, false, 2, 1, 1.0, cp, true};
     s.cp_allgather = true;
@@ -158,7 +158,7 @@ TEST(TorchContextParallel, AtFixedTokensPerRankEachAddedBlockCostsTheSame)
   }
 }
 
-nlohmann::json run(const std::string& stack, const std::string& extra = "")
+nlohmann::json run_with_stack(const std::string& stack, const std::string& extra = "")
 {
   return dtsim::test::run_json("scenarios/tiny.yaml", " --set devices=32 --set parallel.cp=2 --set stack=" +
                                                           source_path("tests/unit/data/" + stack) + extra);
@@ -170,8 +170,8 @@ TEST(TorchContextParallel, TheStepWaitsForItsGathers)
 {
   if (dtsim::test::dtsim_binary().empty())
     GTEST_SKIP() << "DTSIM_BINARY is not set or not an executable";
-  const auto ring = run("stack-ring-cp.yaml"), torch = run("stack-torch-cp.yaml");
-  const auto full = run("stack-torch-cp.yaml", " --set simulation.fidelity=full");
+  const auto ring = run_with_stack("stack-ring-cp.yaml"), torch = run_with_stack("stack-torch-cp.yaml");
+  const auto full = run_with_stack("stack-torch-cp.yaml", " --set simulation.fidelity=full");
   const double r = ring.at("step_time_s").get<double>(), a = torch.at("step_time_s").get<double>();
   const double exposed = torch.at("breakdown").at("exposed_cp_comm_s").get<double>();
   std::printf("[torch cp] ring %.6g s, all-gather %.6g s (exposed %.6g s), full fidelity %.6g s\n", r, a, exposed,

@@ -15,7 +15,7 @@ namespace {
 
 using dtsim::test::rel_diff;
 
-nlohmann::json run_tiny(const std::string& extra)
+nlohmann::json run_tiny_tp_overlap(const std::string& extra)
 {
   return dtsim::test::run_json("scenarios/tiny.yaml", " --set parallel.sp=true" + extra);
 }
@@ -30,7 +30,7 @@ TEST(TpOverlap, HiddenCommunicationComesOffTheStep)
   if (dtsim::test::dtsim_binary().empty())
     GTEST_SKIP() << "DTSIM_BINARY is not set or not an executable";
   const std::string plan = " --set devices=8 --set parallel.tp=8 --set parallel.pp=1 --set parallel.dp=1";
-  auto off = run_tiny(plan), on = run_tiny(plan + " --set parallel.tp_overlap=true");
+  auto off = run_tiny_tp_overlap(plan), on = run_tiny_tp_overlap(plan + " --set parallel.tp_overlap=true");
   const double hidden = part(off, "exposed_tp_comm_s") - part(on, "exposed_tp_comm_s");
   const double slower = part(on, "compute_s") - part(off, "compute_s");
   const double saved = off.at("step_time_s").get<double>() - on.at("step_time_s").get<double>();
@@ -99,7 +99,7 @@ TEST(TpOverlap, FoldedAndFullFidelityAgree)
   for (const std::string& plan :
        {std::string(""), std::string(" --set devices=32 --set parallel.tp=8 --set parallel.pp=2 --set parallel.dp=2")}) {
     const std::string o = plan + " --set parallel.tp_overlap=true";
-    auto folded = run_tiny(o), full = run_tiny(o + " --set simulation.fidelity=full");
+    auto folded = run_tiny_tp_overlap(o), full = run_tiny_tp_overlap(o + " --set simulation.fidelity=full");
     const double a = folded.at("step_time_s").get<double>(), b = full.at("step_time_s").get<double>();
     std::printf("[tp overlap]%s folded %.12g s, full %.12g s\n", plan.c_str(), a, b);
     EXPECT_LT(rel_diff(a, b), 0.01);

@@ -113,7 +113,10 @@ TEST(VariabilityDraws, FoldedKernelIsTheOrderStatisticOfItsTensorParallelGroup)
 
 // ---- the replay ----------------------------------------------------------------------------------------------
 
-nlohmann::json run(const std::string& extra) { return dtsim::test::run_json("scenarios/tiny.yaml", " " + extra); }
+nlohmann::json run_tiny_with(const std::string& extra)
+{
+  return dtsim::test::run_json("scenarios/tiny.yaml", " " + extra);
+}
 
 const char* kDevice = " --set variability.device_spread=0.05";
 
@@ -121,9 +124,9 @@ TEST(VariabilityReplay, NoVariabilityLeavesTheStepAsItIs)
 {
   if (dtsim_binary().empty())
     GTEST_SKIP() << "DTSIM_BINARY is not set or not an executable";
-  const auto base = run("");
-  const auto zero = run("--set variability.device_spread=0 --set variability.kernel_jitter=0");
-  const auto sampled = run("--samples 5 --seed 3");
+  const auto base = run_tiny_with("");
+  const auto zero = run_tiny_with("--set variability.device_spread=0 --set variability.kernel_jitter=0");
+  const auto sampled = run_tiny_with("--samples 5 --seed 3");
   EXPECT_EQ(base.at("step_time_s").get<double>(), zero.at("step_time_s").get<double>());
   EXPECT_EQ(base.at("breakdown"), zero.at("breakdown"));
   EXPECT_FALSE(base.contains("step_time_spread_s"));
@@ -139,7 +142,8 @@ TEST(VariabilityReplay, SameSeedSameOutputAndTheSpreadIsOrdered)
   if (dtsim_binary().empty())
     GTEST_SKIP() << "DTSIM_BINARY is not set or not an executable";
   const std::string args = std::string(kDevice) + " --set variability.kernel_jitter=0.05 --samples 6";
-  const auto a = run(args + " --seed 11"), b = run(args + " --seed 11"), c = run(args + " --seed 12");
+  const auto a = run_tiny_with(args + " --seed 11"), b = run_tiny_with(args + " --seed 11"),
+             c = run_tiny_with(args + " --seed 12");
   EXPECT_EQ(a.dump(), b.dump());
   EXPECT_NE(a.at("step_time_s").get<double>(), c.at("step_time_s").get<double>());
   const auto& s = a.at("step_time_spread_s");
@@ -165,8 +169,9 @@ TEST(VariabilityReplay, FoldedMatchesFullUnderTheSameDeviceDraws)
   for (const char* plan : {"--set parallel.pp=1 --set parallel.dp=8",
                            "--set parallel.pp=1 --set parallel.dp=4 --set devices=8 --set training.global_batch=32"}) {
     const std::string args = std::string(plan) + kDevice + " --samples 3 --seed 5";
-    const auto folded = run(args), full = run(args + " --set simulation.fidelity=full");
-    const auto base_folded = run(plan), base_full = run(std::string(plan) + " --set simulation.fidelity=full");
+    const auto folded = run_tiny_with(args), full = run_tiny_with(args + " --set simulation.fidelity=full");
+    const auto base_folded = run_tiny_with(plan),
+               base_full = run_tiny_with(std::string(plan) + " --set simulation.fidelity=full");
     const double a = folded.at("step_time_s").get<double>(), b = full.at("step_time_s").get<double>();
     const double base_error = rel_diff(base_folded.at("step_time_s").get<double>(),
                                        base_full.at("step_time_s").get<double>());
@@ -184,7 +189,7 @@ TEST(VariabilityReplay, FoldedBoundsFullFromAboveAcrossStages)
   // pp 4, dp 2: each replica's pipeline runs at its own stages' speeds until the gradient all-reduce; folded, every
   // stage runs at the slowest of its replicas, which may be slow in different replicas: an upper bound.
   const std::string args = std::string(kDevice) + " --samples 4 --seed 9";
-  const auto folded = run(args), full = run(args + " --set simulation.fidelity=full");
+  const auto folded = run_tiny_with(args), full = run_tiny_with(args + " --set simulation.fidelity=full");
   const double a = folded.at("step_time_s").get<double>(), b = full.at("step_time_s").get<double>();
   std::printf("[variability] pp 4 dp 2: folded %.9g s, full %.9g s, folded above by %.2e\n", a, b, (a - b) / b);
   EXPECT_GE(a, b * (1 - 0.01));
@@ -199,8 +204,9 @@ TEST(VariabilityReplay, KernelJitterFoldedMatchesFullInExpectation)
   // slowest of the group's 8 draws; folded draws that slowest directly. Means over 40 sampled steps.
   const std::string args = "--set devices=8 --set parallel.tp=8 --set parallel.pp=1 --set training.global_batch=16 "
                            "--set variability.kernel_jitter=0.1 --samples 40 --seed 2";
-  const auto folded = run(args), full = run(args + " --set simulation.fidelity=full");
-  const auto base = run("--set devices=8 --set parallel.tp=8 --set parallel.pp=1 --set training.global_batch=16");
+  const auto folded = run_tiny_with(args), full = run_tiny_with(args + " --set simulation.fidelity=full");
+  const auto base =
+      run_tiny_with("--set devices=8 --set parallel.tp=8 --set parallel.pp=1 --set training.global_batch=16");
   const double a = folded.at("step_time_s").get<double>(), b = full.at("step_time_s").get<double>();
   const double nominal = base.at("step_time_s").get<double>();
   std::printf("[variability] tp 8 kernel jitter 0.1: folded %.9g s, full %.9g s (%+.2f%%), nominal %.9g s\n", a, b,
@@ -219,7 +225,7 @@ TEST(VariabilityReplay, TheStepGrowsWithTheGroupsThatWait)
     const std::string plan = "--set parallel.pp=1 --set parallel.tp=1 --set devices=" + std::to_string(dp) +
                              " --set parallel.dp=" + std::to_string(dp) +
                              " --set training.global_batch=" + std::to_string(8 * dp);
-    const auto with = run(plan + kDevice + " --samples 20 --seed 4"), without = run(plan);
+    const auto with = run_tiny_with(plan + kDevice + " --samples 20 --seed 4"), without = run_tiny_with(plan);
     const double ratio = with.at("step_time_s").get<double>() / without.at("step_time_s").get<double>();
     std::printf("[variability] dp %2d: mean step over nominal %.4f\n", dp, ratio);
     EXPECT_GT(ratio, previous) << "dp " << dp;

@@ -37,7 +37,7 @@ Op gemm(double batch, double m, double n, double k)
   return o;
 }
 
-dtsim::systems::WaferSpec wafer(int64_t cores, double max_eff, double half)
+dtsim::systems::WaferSpec wafer_spec(int64_t cores, double max_eff, double half)
 {
   dtsim::systems::WaferSpec w;
   w.cores = cores;
@@ -47,7 +47,8 @@ dtsim::systems::WaferSpec wafer(int64_t cores, double max_eff, double half)
 }
 
 // As every command loads a scenario: the micro batch left to the compiler (`auto`) is resolved.
-dtsim::scenario::ScenarioSpec load(const std::string& rel, const std::vector<std::string>& overrides = {})
+dtsim::scenario::ScenarioSpec load_core_gemm_scenario(const std::string& rel,
+                                                      const std::vector<std::string>& overrides = {})
 {
   return dtsim::app::load_for_simulation(dtsim::test::source_path(rel), overrides);
 }
@@ -90,7 +91,7 @@ TEST(CoreGemm, Gpt2SmallPassOnCs2)
 //   2,000 rows of k 100,000: v = 100,000 -> 0.5 * 100000 / 100100 = 0.49950...
 TEST(CoreGemm, EfficiencyByHand)
 {
-  const auto w = wafer(1000, 0.5, 100);
+  const auto w = wafer_spec(1000, 0.5, 100);
   EXPECT_DOUBLE_EQ(core_gemm_efficiency(gemm(1, 100, 7, 1000), w), 0.25);
   EXPECT_DOUBLE_EQ(core_gemm_efficiency(gemm(1, 2000, 7, 300), w), 0.375);
   EXPECT_NEAR(core_gemm_efficiency(gemm(1, 2000, 7, 100000), w), 0.5 * 100000.0 / 100100.0, 1e-15);
@@ -101,7 +102,7 @@ TEST(CoreGemm, EfficiencyByHand)
 // More rows help until every core holds a whole row, then nothing changes; a longer reduction always helps.
 TEST(CoreGemm, ShapeTrends)
 {
-  const auto w = wafer(1000, 0.5, 100);
+  const auto w = wafer_spec(1000, 0.5, 100);
   EXPECT_LT(core_gemm_efficiency(gemm(1, 200, 7, 300), w), core_gemm_efficiency(gemm(1, 400, 7, 300), w));
   EXPECT_DOUBLE_EQ(core_gemm_efficiency(gemm(1, 1000, 7, 300), w), core_gemm_efficiency(gemm(1, 8000, 7, 300), w));
   EXPECT_LT(core_gemm_efficiency(gemm(1, 8000, 7, 300), w), core_gemm_efficiency(gemm(1, 8000, 7, 600), w));
@@ -110,7 +111,7 @@ TEST(CoreGemm, ShapeTrends)
 // half_length 0 is a shape-independent efficiency: max_efficiency for every GEMM.
 TEST(CoreGemm, ZeroHalfLengthIsConstant)
 {
-  const auto w = wafer(850000, 0.1677, 0);
+  const auto w = wafer_spec(850000, 0.1677, 0);
   EXPECT_DOUBLE_EQ(core_gemm_efficiency(gemm(1, 3, 7, 2), w), 0.1677);
   EXPECT_DOUBLE_EQ(core_gemm_efficiency(gemm(64, 4096, 4096, 4096), w), 0.1677);
 }
@@ -125,8 +126,9 @@ TEST(CoreGemm, ZeroHalfLengthIsConstant)
 //   attn values:    v = 1024                                       -> 0.5 * 1024 / 1124 = 0.45552
 TEST(CoreGemm, SmallGptLayerByHand)
 {
-  auto s = load("tests/unit/data/wafer/small-cs2.yaml",
-                {"hardware.wafer.core_gemm.max_efficiency=0.5", "hardware.wafer.core_gemm.half_length=100"});
+  auto s = load_core_gemm_scenario(
+      "tests/unit/data/wafer/small-cs2.yaml",
+      {"hardware.wafer.core_gemm.max_efficiency=0.5", "hardware.wafer.core_gemm.half_length=100"});
   ASSERT_DOUBLE_EQ(dtsim::systems::wafer_hardware(s.hardware).wafer.gemm_half_length, 100.0);
   auto plan = dtsim::parallel::derive_plan(s);
   dtsim::model::Transformer t(s.model);
@@ -155,7 +157,7 @@ TEST(CoreGemm, SmallGptLayerByHand)
 TEST(CoreGemm, WiderLayersRunCloserToPeakOnCs2)
 {
   auto achieved = [](const std::string& scenario) {
-    auto s = load(scenario);
+    auto s = load_core_gemm_scenario(scenario);
     auto plan = dtsim::parallel::derive_plan(s);
     dtsim::model::Transformer t(s.model);
     auto p = dtsim::wafer::build_wafer_program(s, plan, t);
@@ -177,7 +179,7 @@ TEST(CoreGemm, WiderLayersRunCloserToPeakOnCs2)
 // compiler's micro batch and recomputation.
 void expect_published(const std::string& scenario, double measured, double tolerance, int64_t micro_batch)
 {
-  auto s = load(scenario);
+  auto s = load_core_gemm_scenario(scenario);
   EXPECT_EQ(s.training.micro_batch, micro_batch);  // the compiler's pick, as in the fit (docs/wafer.md)
   auto r = dtsim::app::simulate(s, false);
   ASSERT_TRUE(r.simulated) << r.why_not_fitting;

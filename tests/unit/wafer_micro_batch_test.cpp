@@ -29,7 +29,7 @@ constexpr double kWeights = 3 * 2 * (12.0 * 1024 * 1024 + 13 * 1024);
 constexpr double kPerSampleNone = 4 * 34.0 * 1024 * 1024 + 8 * 1024;
 constexpr double kPerSampleFull = 2 * 2.0 * 1024 * 1024 + 34.0 * 1024 * 1024 + 8 * 1024;
 
-dtsim::scenario::ScenarioSpec load(const std::vector<std::string>& overrides = {})
+dtsim::scenario::ScenarioSpec load_micro_batch_scenario(const std::vector<std::string>& overrides = {})
 {
   return dtsim::scenario::load_scenario(source_path("tests/unit/data/wafer/small-cs2-auto.yaml"), overrides);
 }
@@ -48,19 +48,19 @@ TEST(WaferMicroBatch, HandFormulasAgree)
 
 TEST(WaferMicroBatch, KeyLeftOutMeansAutoOnWafer)
 {
-  auto s = load();
+  auto s = load_micro_batch_scenario();
   EXPECT_TRUE(s.training.micro_batch_auto);
-  auto given = load({"training.micro_batch=8"});
+  auto given = load_micro_batch_scenario({"training.micro_batch=8"});
   EXPECT_FALSE(given.training.micro_batch_auto);
   EXPECT_EQ(given.training.micro_batch, 8);
-  auto written = load({"training.micro_batch=auto"});
+  auto written = load_micro_batch_scenario({"training.micro_batch=auto"});
   EXPECT_TRUE(written.training.micro_batch_auto);
 }
 
 TEST(WaferMicroBatch, LargestDivisorThatFitsWithoutRecomputation)
 {
   // Divisors of 560 around 279: 140 fits, 280 does not (by 7.6 MB).
-  auto s = load();
+  auto s = load_micro_batch_scenario();
   auto c = dtsim::wafer::choose_micro_batch(s);
   EXPECT_TRUE(c.fits);
   EXPECT_EQ(c.system_batch, 560);
@@ -74,7 +74,7 @@ TEST(WaferMicroBatch, LargestDivisorThatFitsWithoutRecomputation)
 TEST(WaferMicroBatch, FullRecomputationFitsMore)
 {
   // 2002 = 2 * 1001: 1001 fits exactly below the limit, the whole batch does not.
-  auto s = load({"training.recompute=full", "training.global_batch=2002"});
+  auto s = load_micro_batch_scenario({"training.recompute=full", "training.global_batch=2002"});
   auto c = dtsim::wafer::choose_micro_batch(s);
   EXPECT_EQ(c.micro_batch, 1001);
   EXPECT_DOUBLE_EQ(c.sram_bytes, kWeights + 1001 * kPerSampleFull);
@@ -83,7 +83,7 @@ TEST(WaferMicroBatch, FullRecomputationFitsMore)
 
 TEST(WaferMicroBatch, WholeBatchWhenEverythingFits)
 {
-  auto s = load({"training.global_batch=64"});
+  auto s = load_micro_batch_scenario({"training.global_batch=64"});
   auto c = dtsim::wafer::choose_micro_batch(s);
   EXPECT_EQ(c.micro_batch, 64);
   EXPECT_EQ(c.next_micro_batch, 0);
@@ -93,7 +93,7 @@ TEST(WaferMicroBatch, WholeBatchWhenEverythingFits)
 TEST(WaferMicroBatch, DividesEachSystemsBatch)
 {
   // Two systems share 1120 samples: 560 each, so the same choice as one system with 560.
-  auto s = load({"devices=2", "parallel.dp=2", "training.global_batch=1120"});
+  auto s = load_micro_batch_scenario({"devices=2", "parallel.dp=2", "training.global_batch=1120"});
   auto c = dtsim::wafer::choose_micro_batch(s);
   EXPECT_EQ(c.system_batch, 560);
   EXPECT_EQ(c.micro_batch, 140);
@@ -103,7 +103,8 @@ TEST(WaferMicroBatch, NoneFits)
 {
   // GPT-3 175B without recomputation: one sample's activations alone, 96 * 34 * 2048 * 12288 B = 82 GB, exceed
   // the SRAM; the choice falls back to 1 and says so (the run then reports that it does not fit, exit 3).
-  auto s = load({"model=../../../../models/gpt3-175b.yaml", "training.seq_len=2048", "training.global_batch=16"});
+  auto s = load_micro_batch_scenario(
+      {"model=../../../../models/gpt3-175b.yaml", "training.seq_len=2048", "training.global_batch=16"});
   auto c = dtsim::wafer::choose_micro_batch(s);
   EXPECT_FALSE(c.fits);
   EXPECT_EQ(c.micro_batch, 1);

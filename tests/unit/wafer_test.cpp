@@ -50,12 +50,13 @@ const std::string kSmall = kDir + "small-cs2.yaml";
 const std::string kNeox = "scenarios/wafer/gpt-neox-20b-cs2.yaml";
 
 // The small model's shape (tests/unit/data/wafer/small-model.yaml) and the small scenario's batch.
-constexpr double kH = 1024, kF = 4096, kV = 8192, kHeads = 16, kLayers = 4;
-constexpr double kB = 64, kS = 1024, kE = 2;  // micro batch, sequence, bytes per fp16 element
+constexpr double kHidden = 1024, kFfn = 4096, kVocab = 8192, kHeads = 16, kLayers = 4;
+constexpr double kMicroBatch = 64, kSequence = 1024, kE = 2;  // micro batch, sequence, bytes per fp16 element
 
 std::string hw(const std::string& variant) { return "hardware=" + source_path(kDir + variant); }
 
-dtsim::scenario::ScenarioSpec load(const std::string& rel, const std::vector<std::string>& overrides = {})
+dtsim::scenario::ScenarioSpec load_wafer_scenario(const std::string& rel,
+                                                  const std::vector<std::string>& overrides = {})
 {
   return dtsim::scenario::load_scenario(source_path(rel), overrides);
 }
@@ -64,13 +65,16 @@ dtsim::scenario::ScenarioSpec load(const std::string& rel, const std::vector<std
 
 // Parameters of one GPT layer: QKV 3h^2 + 3h, projection h^2 + h, MLP 2*h*f + f + h, two layer norms 4h;
 // with f = 4h: 12h^2 + 13h.
-double layer_params() { return 12 * kH * kH + 13 * kH; }
+double layer_params() { return 12 * kHidden * kHidden + 13 * kHidden; }
 // Forward GEMM FLOPs of one layer for b sequences of s tokens (Narayanan 2021): 24*b*s*h^2 + 4*b*s^2*h.
-double layer_fwd_flops(double b) { return 24 * b * kS * kH * kH + 4 * b * kS * kS * kH; }
+double layer_fwd_flops(double b)
+{
+  return 24 * b * kSequence * kHidden * kHidden + 4 * b * kSequence * kSequence * kHidden;
+}
 // Token table V*h plus the learned position table s*h (positions = seq_len = max_positions here).
-double embedding_params() { return kV * kH + kS * kH; }
+double embedding_params() { return kVocab * kHidden + kSequence * kHidden; }
 // Final layer norm 2h; the output matrix is the token table again (tied), which streams in with the head.
-double head_params() { return 2 * kH + kV * kH; }
+double head_params() { return 2 * kHidden + kVocab * kHidden; }
 
 // Bytes the memory-bound (elementwise) kernels of one layer move, 2-byte activations, 1-byte dropout masks.
 // S = b*heads*s^2 attention scores, T = b*s tokens.
@@ -79,13 +83,13 @@ double head_params() { return 2 * kH + kV * kH; }
 //  backward: softmax 3eS, dropout (2e+1)S, layer norms 3eTh each, bias-dropout-adds (2e+1)Th each, GELU 3eTf
 double layer_fwd_mem_bytes(double b)
 {
-  const double S = b * kHeads * kS * kS, T = b * kS;
-  return (2 * kE + 2 * kE + 1) * S + (2 * 2 * kE + 2 * (3 * kE + 1)) * T * kH + 2 * kE * T * kF;
+  const double S = b * kHeads * kSequence * kSequence, T = b * kSequence;
+  return (2 * kE + 2 * kE + 1) * S + (2 * 2 * kE + 2 * (3 * kE + 1)) * T * kHidden + 2 * kE * T * kFfn;
 }
 double layer_bwd_mem_bytes(double b)
 {
-  const double S = b * kHeads * kS * kS, T = b * kS;
-  return (3 * kE + 2 * kE + 1) * S + (2 * 3 * kE + 2 * (2 * kE + 1)) * T * kH + 3 * kE * T * kF;
+  const double S = b * kHeads * kSequence * kSequence, T = b * kSequence;
+  return (3 * kE + 2 * kE + 1) * S + (2 * 3 * kE + 2 * (2 * kE + 1)) * T * kHidden + 3 * kE * T * kFfn;
 }
 
 // Activation exchange between units: the b*s*h activations are laid out by row of tiles; each of the `rows` rows
@@ -95,7 +99,7 @@ double exchange_s(const dtsim::systems::WaferSpec& w, double b)
 {
   const double rows = w.mesh_rows, cols = w.mesh_cols;
   const double link = w.fabric_bw_Bps / (4.0 * double(w.cores)) * std::sqrt(double(w.cores) / (rows * cols));
-  const double per_row = b * kS * kH * kE / rows * (cols - 1) / cols;
+  const double per_row = b * kSequence * kHidden * kE / rows * (cols - 1) / cols;
   return per_row / link + (cols - 1) * w.hop_latency_s;
 }
 
@@ -130,7 +134,7 @@ double step_of(const std::string& scenario_rel, const std::vector<std::string>& 
 // hardware/cerebras-cs2.yaml in SI units: bits/s / 8 = bytes/s; decimal prefixes.
 TEST(WaferHardware, Cs2FileInSiUnits)
 {
-  auto s = load(kSmall);
+  auto s = load_wafer_scenario(kSmall);
   const auto& h = s.hardware;
   ASSERT_EQ(h.kind, "cerebras-wafer");
   EXPECT_DOUBLE_EQ(h.peak_flops("fp16"), 7.5e15);
@@ -151,9 +155,15 @@ TEST(WaferHardware, Cs2FileInSiUnits)
   EXPECT_DOUBLE_EQ(dtsim::systems::wafer_hardware(h).swarmx.port_bw_Bps, 1.2e12 / 8);
   EXPECT_EQ(dtsim::systems::wafer_hardware(h).swarmx.fan_out, 16);
   // Each variant changes one quantity only.
-  EXPECT_DOUBLE_EQ(dtsim::systems::wafer_hardware(load(kSmall, {hw("cs2-io-10gbps.yaml")}).hardware).wafer.io_bw_Bps, 10e9 / 8);
-  EXPECT_DOUBLE_EQ(dtsim::systems::wafer_hardware(load(kSmall, {hw("cs2-swarmx-1gbps.yaml")}).hardware).swarmx.port_bw_Bps, 1e9 / 8);
-  EXPECT_DOUBLE_EQ(dtsim::systems::wafer_hardware(load(kSmall, {hw("cs2-fabric-220tbps.yaml")}).hardware).wafer.fabric_bw_Bps, 220e12 / 8);
+  EXPECT_DOUBLE_EQ(
+      dtsim::systems::wafer_hardware(load_wafer_scenario(kSmall, {hw("cs2-io-10gbps.yaml")}).hardware).wafer.io_bw_Bps,
+      10e9 / 8);
+  EXPECT_DOUBLE_EQ(dtsim::systems::wafer_hardware(load_wafer_scenario(kSmall, {hw("cs2-swarmx-1gbps.yaml")}).hardware)
+                       .swarmx.port_bw_Bps,
+                   1e9 / 8);
+  EXPECT_DOUBLE_EQ(dtsim::systems::wafer_hardware(load_wafer_scenario(kSmall, {hw("cs2-fabric-220tbps.yaml")}).hardware)
+                       .wafer.fabric_bw_Bps,
+                   220e12 / 8);
 }
 
 // ---- 1. the per-unit program ----------------------------------------------------------------------------------
@@ -164,17 +174,18 @@ TEST(WaferHardware, Cs2FileInSiUnits)
 //   bwd FLOPs  = 2 * fwd FLOPs (input and weight gradients),   weight_bytes = 2 B * (12h^2 + 13h)
 TEST(WaferProgram, SmallGptUnitsByHand)
 {
-  auto s = load(kSmall);
+  auto s = load_wafer_scenario(kSmall);
   dtsim::model::Transformer t(s.model);
   auto p = dtsim::wafer::build_wafer_program(s, derive_plan(s), t);
   ASSERT_EQ(p.units.size(), size_t(kLayers) + 2);  // embedding, 4 layers, head
   EXPECT_EQ(p.passes, 1);
-  EXPECT_EQ(p.pass_batch, int64_t(kB));
+  EXPECT_EQ(p.pass_batch, int64_t(kMicroBatch));
 
   const double rate = s.hardware.peak_flops("fp16") * dtsim::systems::wafer_hardware(s.hardware).wafer.gemm_max_efficiency;
   const double sram = dtsim::systems::wafer_hardware(s.hardware).wafer.sram_bw_Bps;
-  const double flops = layer_fwd_flops(kB);
-  const double gemm_f = flops / rate, mem_f = layer_fwd_mem_bytes(kB) / sram, mem_b = layer_bwd_mem_bytes(kB) / sram;
+  const double flops = layer_fwd_flops(kMicroBatch);
+  const double gemm_f = flops / rate, mem_f = layer_fwd_mem_bytes(kMicroBatch) / sram,
+               mem_b = layer_bwd_mem_bytes(kMicroBatch) / sram;
   for (int l = 1; l <= int(kLayers); ++l) {
     const auto& u = p.units[size_t(l)];
     SCOPED_TRACE(u.label);
@@ -191,7 +202,7 @@ TEST(WaferProgram, SmallGptUnitsByHand)
     EXPECT_LT(rel_diff(u.fwd_s, gemm_f + mem_f), 1e-6);
     EXPECT_GT(u.bwd_s, 2 * gemm_f);
     EXPECT_LT(rel_diff(u.bwd_s, 2 * gemm_f + mem_b), 1e-6);
-    EXPECT_DOUBLE_EQ(u.out_bytes, kB * kS * kH * kE);  // the b*s*h activations handed on
+    EXPECT_DOUBLE_EQ(u.out_bytes, kMicroBatch * kSequence * kHidden * kE);  // the b*s*h activations handed on
     EXPECT_EQ(u.offloaded_input_bytes, 0.0);          // recompute none: every activation stays on the wafer
   }
   const auto& emb = p.units.front();
@@ -200,11 +211,11 @@ TEST(WaferProgram, SmallGptUnitsByHand)
   EXPECT_EQ(emb.fwd_flops, 0.0);  // a lookup: no GEMM
   const auto& head = p.units.back();
   EXPECT_DOUBLE_EQ(head.weight_bytes, 2 * head_params());
-  EXPECT_LT(rel_diff(head.fwd_flops, 2 * kB * kS * kH * kV), 1e-12);  // logits 2*b*s*h*V
-  EXPECT_LT(rel_diff(head.bwd_flops, 4 * kB * kS * kH * kV), 1e-12);
+  EXPECT_LT(rel_diff(head.fwd_flops, 2 * kMicroBatch * kSequence * kHidden * kVocab), 1e-12);  // logits 2*b*s*h*V
+  EXPECT_LT(rel_diff(head.bwd_flops, 4 * kMicroBatch * kSequence * kHidden * kVocab), 1e-12);
   EXPECT_EQ(head.out_bytes, 0.0);  // the loss: nothing handed on
   // Model FLOPs of the step: 3 x (layers' forward + logits), one pass.
-  EXPECT_LT(rel_diff(p.model_flops, 3 * (kLayers * flops + 2 * kB * kS * kH * kV)), 1e-12);
+  EXPECT_LT(rel_diff(p.model_flops, 3 * (kLayers * flops + 2 * kMicroBatch * kSequence * kHidden * kVocab)), 1e-12);
   EXPECT_DOUBLE_EQ(p.hardware_flops, p.model_flops);  // nothing recomputed
   EXPECT_DOUBLE_EQ(p.optimizer_bytes_per_param, 28.0);
   std::printf("[wafer program] layer: %.6g FLOPs, fwd %.6g s (GEMM %.6g s + memory %.3g s), bwd %.6g s, "
@@ -216,12 +227,13 @@ TEST(WaferProgram, SmallGptUnitsByHand)
 // the wafer, written out in the forward and read back for the backward; the embedding and the head keep nothing.
 TEST(WaferProgram, LayerInputsOffTheWaferUnderFullRecompute)
 {
-  auto s = load(kSmall, {"training.recompute=full"});
+  auto s = load_wafer_scenario(kSmall, {"training.recompute=full"});
   dtsim::model::Transformer t(s.model);
   auto p = dtsim::wafer::build_wafer_program(s, derive_plan(s), t);
   ASSERT_EQ(p.units.size(), size_t(kLayers) + 2);
   for (int l = 1; l <= int(kLayers); ++l)
-    EXPECT_DOUBLE_EQ(p.units[size_t(l)].offloaded_input_bytes, kB * kS * kH * kE) << p.units[size_t(l)].label;
+    EXPECT_DOUBLE_EQ(p.units[size_t(l)].offloaded_input_bytes, kMicroBatch * kSequence * kHidden * kE)
+        << p.units[size_t(l)].label;
   EXPECT_EQ(p.units.front().offloaded_input_bytes, 0.0);
   EXPECT_EQ(p.units.back().offloaded_input_bytes, 0.0);
 }
@@ -240,7 +252,7 @@ TEST(WaferProgram, LayerInputsOffTheWaferUnderFullRecompute)
 //               (w_L0 + w_emb) / I/O bandwidth + (p_L0 + p_emb) * 28 B / update bandwidth
 TEST(WaferStreaming, ComputeBoundStepByHand)
 {
-  auto s = load(kSmall);
+  auto s = load_wafer_scenario(kSmall);
   auto r = dtsim::app::simulate(s, false);
   ASSERT_TRUE(r.simulated) << r.why_not_fitting;
   const auto& w = dtsim::systems::wafer_hardware(s.hardware).wafer;
@@ -248,12 +260,13 @@ TEST(WaferStreaming, ComputeBoundStepByHand)
   const double io = w.io_bw_Bps, lat = w.io_latency_s + w.mesh_rows * w.hop_latency_s;
   auto load_s = [&](double params) { return 2 * params / io + lat; };
 
-  const double layer_f = layer_fwd_flops(kB) / rate + layer_fwd_mem_bytes(kB) / sram;
-  const double layer_b = 2 * layer_fwd_flops(kB) / rate + layer_bwd_mem_bytes(kB) / sram;
-  const double head_fb = 3 * 2 * kB * kS * kH * kV / rate;  // logits fwd + bwd (cross entropy: ~1 us, left out)
+  const double layer_f = layer_fwd_flops(kMicroBatch) / rate + layer_fwd_mem_bytes(kMicroBatch) / sram;
+  const double layer_b = 2 * layer_fwd_flops(kMicroBatch) / rate + layer_bwd_mem_bytes(kMicroBatch) / sram;
+  const double head_fb =
+      3 * 2 * kMicroBatch * kSequence * kHidden * kVocab / rate;  // logits fwd + bwd (cross entropy: ~1 us, left out)
   const double compute = kLayers * (layer_f + layer_b) + head_fb;
   const double startup = load_s(embedding_params()) + load_s(layer_params());
-  const double exchanges = (2 * kLayers - 1) * exchange_s(w, kB);
+  const double exchanges = (2 * kLayers - 1) * exchange_s(w, kMicroBatch);
   const double upd = dtsim::systems::wafer_hardware(s.hardware).memoryx.update_bandwidth_Bps;
   const double tail = 2 * (layer_params() + embedding_params()) / io +
                       (layer_params() + embedding_params()) * 28 / upd;
@@ -282,7 +295,7 @@ TEST(WaferStreaming, ComputeBoundStepByHand)
 //   exposed weight streaming = T_in - (compute + exchanges of every work that runs before the last load lands)
 TEST(WaferStreaming, StreamingBoundStepByHand)
 {
-  auto s = load(kSmall, {hw("cs2-io-10gbps.yaml")});
+  auto s = load_wafer_scenario(kSmall, {hw("cs2-io-10gbps.yaml")});
   ASSERT_DOUBLE_EQ(dtsim::systems::wafer_hardware(s.hardware).memoryx.bandwidth_Bps, 1.2e12 / 8);  // unchanged
   ASSERT_DOUBLE_EQ(dtsim::systems::wafer_hardware(s.hardware).swarmx.port_bw_Bps, 1.2e12 / 8);     // unchanged
   auto r = dtsim::app::simulate(s, false);
@@ -293,14 +306,14 @@ TEST(WaferStreaming, StreamingBoundStepByHand)
   const double streamed = 2 * (2 * embedding_params() + 2 * kLayers * layer_params() + head_params());
   const double loads = 2 * kLayers + 3;
   const double t_in = streamed / io + loads * lat;
-  const double layer_f = layer_fwd_flops(kB) / rate + layer_fwd_mem_bytes(kB) / sram;
-  const double layer_b = 2 * layer_fwd_flops(kB) / rate + layer_bwd_mem_bytes(kB) / sram;
+  const double layer_f = layer_fwd_flops(kMicroBatch) / rate + layer_fwd_mem_bytes(kMicroBatch) / sram;
+  const double layer_b = 2 * layer_fwd_flops(kMicroBatch) / rate + layer_bwd_mem_bytes(kMicroBatch) / sram;
   const double upd = dtsim::systems::wafer_hardware(s.hardware).memoryx.update_bandwidth_Bps;
   const double hand = t_in + layer_b + 2 * layer_params() / io + embedding_params() * 28 / upd;
   const double step = r.replay.step_time_s;
   const double exposed = r.replay.average.exposed_weight_streaming_s;
-  const double compute = kLayers * (layer_f + layer_b) + 3 * 2 * kB * kS * kH * kV / rate;
-  const double hand_exposed = t_in - compute - (2 * kLayers + 1) * exchange_s(w, kB);
+  const double compute = kLayers * (layer_f + layer_b) + 3 * 2 * kMicroBatch * kSequence * kHidden * kVocab / rate;
+  const double hand_exposed = t_in - compute - (2 * kLayers + 1) * exchange_s(w, kMicroBatch);
   std::printf("[streaming-bound] step %.6g s; hand %.6g s (%.2f%% off); streamed/I-O %.6g s = %.1f%% of the step; "
               "exposed weight streaming %.6g s (%.1f%% of the step, hand %.6g s)\n",
               step, hand, 100 * (step / hand - 1), streamed / io, 100 * streamed / io / step, exposed,
@@ -389,11 +402,12 @@ TEST(WaferStreaming, LayerInputsCrossTheIo)
   const double step = j.at("step_time_s").get<double>();
   const double exposed = j.at("breakdown").at("exposed_weight_streaming_s").get<double>();
   const double kept = step_of(kSmall, {hw("cs2-io-10gbps.yaml")});
-  const double io = 10e9 / 8, input = kB * kS * kH * kE;
+  const double io = 10e9 / 8, input = kMicroBatch * kSequence * kHidden * kE;
   const double streamed = 2 * (2 * embedding_params() + 2 * kLayers * layer_params() + head_params());
   const double grads = 2 * (embedding_params() + kLayers * layer_params() + head_params());
   const double rate = 7.5e15 * 0.1677;  // cs2-constant-gemm.yaml
-  const double compute = 4 * kLayers * layer_fwd_flops(kB) / rate + 3 * 2 * kB * kS * kH * kV / rate;
+  const double compute =
+      4 * kLayers * layer_fwd_flops(kMicroBatch) / rate + 3 * 2 * kMicroBatch * kSequence * kHidden * kVocab / rate;
   const double upd = (embedding_params() + kLayers * layer_params() + head_params()) * 28 / 400e9;
   const double lower = 2 * kLayers * input / io;
   const double upper = lower + (streamed + grads) / io + compute + upd;
@@ -429,18 +443,20 @@ TEST(WaferStreaming, KernelSwitchPerUnitAndDirection)
 TEST(WaferWhatIf, FabricBandwidth)
 {
   SKIP_WITHOUT_BINARY();
-  auto s = load(kSmall);
+  auto s = load_wafer_scenario(kSmall);
   const double base = step_of(kSmall, {});
   const double slow = step_of(kSmall, {hw("cs2-fabric-220tbps.yaml")});
   const double fast = step_of(kSmall, {hw("cs2-fabric-2200pbps.yaml")});
   dtsim::systems::WaferSpec slow_w = dtsim::systems::wafer_hardware(s.hardware).wafer;
   slow_w.fabric_bw_Bps /= 1000;
-  const double x_slow = exchange_s(slow_w, kB);
+  const double x_slow = exchange_s(slow_w, kMicroBatch);
   std::printf("[what-if] base %.6g s; fabric /1000 %.6g s (%.2fx; one exchange %.4g s by hand); fabric x10 %.6g s "
               "(%+.3f%%)\n",
               base, slow, slow / base, x_slow, fast, 100 * (fast / base - 1));
   EXPECT_GT(slow, 2 * base);
-  EXPECT_GT(slow, base + (2 * kLayers - 1) * (x_slow - exchange_s(dtsim::systems::wafer_hardware(s.hardware).wafer, kB)) * 0.98);
+  EXPECT_GT(slow, base + (2 * kLayers - 1) *
+                             (x_slow - exchange_s(dtsim::systems::wafer_hardware(s.hardware).wafer, kMicroBatch)) *
+                             0.98);
   EXPECT_LT(rel_diff(fast, base), 0.01);
   EXPECT_LE(fast, base * (1 + 1e-9));
 }
@@ -451,7 +467,7 @@ TEST(WaferWhatIf, FabricBandwidth)
 // gradients, fp32 master weights and Adam moments) x 20.55e9 parameters = 329 GB, far above 40 GB of SRAM.
 TEST(WaferFit, LayerPipelinedRefusesGptNeox20b)
 {
-  auto s = load(kNeox, {"wafer.mode=layer-pipelined"});
+  auto s = load_wafer_scenario(kNeox, {"wafer.mode=layer-pipelined"});
   auto r = dtsim::app::simulate(s, false);  // refused before any simulation
   EXPECT_FALSE(r.simulated);
   EXPECT_FALSE(r.fits());
@@ -468,8 +484,8 @@ TEST(WaferFit, LayerPipelinedRefusesGptNeox20b)
 // three layers' 16-bit weights (10.9 GB) and the activations (micro batch 1, 512 tokens, full recompute) fit.
 TEST(WaferFit, WeightStreamingReportsMemoryXOnly)
 {
-  auto s = load(kNeox, {"model=" + source_path(kDir + "deep-model.yaml"), "wafer.mode=weight-streaming",
-                        "training.micro_batch=1", "training.global_batch=16", "training.seq_len=512"});
+  auto s = load_wafer_scenario(kNeox, {"model=" + source_path(kDir + "deep-model.yaml"), "wafer.mode=weight-streaming",
+                                       "training.micro_batch=1", "training.global_batch=16", "training.seq_len=512"});
   dtsim::model::Transformer t(s.model);
   auto m = dtsim::wafer::wafer_memory(s, derive_plan(s), t, WaferMode::WeightStreaming);
   const double h = 12288, params = 500 * (12 * h * h + 13 * h) + 50432 * h + 512 * h + 2 * h;
@@ -503,7 +519,7 @@ TEST(WaferFit, BinaryExitsThreeWhenTheModelDoesNotFit)
 // why; the step is then simulated.
 TEST(WaferAuto, PicksWeightStreamingForGptNeox20b)
 {
-  auto s = load(kNeox);
+  auto s = load_wafer_scenario(kNeox);
   ASSERT_EQ(s.wafer_mode, WaferMode::Auto);
   auto r = dtsim::app::simulate(s, false);
   const auto& w = dtsim::systems::wafer_run(r);
@@ -543,7 +559,7 @@ TEST(WaferAuto, PicksTheFasterModeWhenBothFit)
 // (3 x 2 B x (12h^2 + 13h), h = 6144: 2.7 GB) plus activations.
 TEST(WaferMemory, GptNeox20bFitsOneCs2InWeightStreaming)
 {
-  auto s = load(kNeox);
+  auto s = load_wafer_scenario(kNeox);
   dtsim::model::Transformer t(s.model);
   auto m = dtsim::wafer::wafer_memory(s, derive_plan(s), t, WaferMode::WeightStreaming);
   const double h = 6144, params = 20554567680.0;

@@ -29,14 +29,14 @@ using dtsim::collectives::Kind;
 
 const char* kTp8 = "scenarios/examples/amd-llama3-70b-mi300x8-fp8.yaml";
 
-dtsim::scenario::ScenarioSpec load(std::vector<std::string> overrides = {})
+dtsim::scenario::ScenarioSpec load_xgmi_scenario(std::vector<std::string> overrides = {})
 {
   return dtsim::scenario::load_scenario(dtsim::test::source_path(kTp8), std::move(overrides));
 }
 
 TEST(XgmiMesh, FileDescribesASwitchlessNodeOfEight)
 {
-  const auto s = load();
+  const auto s = load_xgmi_scenario();
   const auto& su = s.hardware.scale_up;
   EXPECT_TRUE(su.full_mesh);
   EXPECT_FALSE(su.nvls);  // no switch to reduce in
@@ -45,12 +45,12 @@ TEST(XgmiMesh, FileDescribesASwitchlessNodeOfEight)
   EXPECT_DOUBLE_EQ(su.nvlink.goodput_Bps, 48e9);  // one pair's link (ROCm/rccl#1210)
   EXPECT_DOUBLE_EQ(su.device_Bps(7), 7 * 48e9);   // a GPU's 7 links at once
   EXPECT_DOUBLE_EQ(su.device_Bps(1), 48e9);
-  EXPECT_FALSE(load({"hardware.node.topology=switch"}).hardware.scale_up.full_mesh);
+  EXPECT_FALSE(load_xgmi_scenario({"hardware.node.topology=switch"}).hardware.scale_up.full_mesh);
 }
 
 TEST(XgmiMesh, AllReduceSpreadsOverEveryPairLink)
 {
-  const auto s = load();
+  const auto s = load_xgmi_scenario();
   const auto plan = dtsim::parallel::derive_plan(s);
   const auto group = plan.tp_group(0, 0);
   ASSERT_EQ(group.size(), 8u);
@@ -76,19 +76,19 @@ TEST(XgmiMesh, AllReduceSpreadsOverEveryPairLink)
 TEST(XgmiMesh, AGroupOfTwoHasOneLinkAndTheSwitchNone)
 {
   // tp 2 within the mesh: the pair's one link, 48 GB/s; on a switch the same link is each device's to the switch.
-  const auto mesh = load({"parallel.tp=2", "devices=2"});
+  const auto mesh = load_xgmi_scenario({"parallel.tp=2", "devices=2"});
   const auto plan = dtsim::parallel::derive_plan(mesh);
   const auto group = plan.tp_group(0, 0);
   ASSERT_EQ(group.size(), 2u);
   const auto g2 = dtsim::collectives::group_shape(group, plan.placement, dtsim::collectives::fabric_of(mesh));
   EXPECT_DOUBLE_EQ(g2.nvlink_Bps, 48e9);
-  const auto s8 = load();
+  const auto s8 = load_xgmi_scenario();
   const auto plan8 = dtsim::parallel::derive_plan(s8);
   const auto g8 = dtsim::collectives::group_shape(plan8.tp_group(0, 0), plan8.placement,
                                                   dtsim::collectives::fabric_of(s8));
   EXPECT_DOUBLE_EQ(g8.nvlink_Bps, 7 * 48e9);
   // The same file as a switch: 48 GB/s to the switch whatever the group.
-  const auto sw = load({"hardware.node.topology=switch"});
+  const auto sw = load_xgmi_scenario({"hardware.node.topology=switch"});
   const auto gs = dtsim::collectives::group_shape(plan8.tp_group(0, 0), plan8.placement,
                                                   dtsim::collectives::fabric_of(sw));
   EXPECT_DOUBLE_EQ(gs.nvlink_Bps, 48e9);
@@ -105,7 +105,7 @@ TEST(XgmiMesh, AGroupOfTwoHasOneLinkAndTheSwitchNone)
 // NCCL's latency constants are the model's, and RCCL's differ (docs/calibration.md, "AMD MI300X").
 TEST(XgmiMesh, RcclBusBandwidthOnEightMi300x)
 {
-  const auto s = load();
+  const auto s = load_xgmi_scenario();
   const auto plan = dtsim::parallel::derive_plan(s);
   const auto group = plan.tp_group(0, 0);
   const auto fabric = dtsim::collectives::fabric_of(s);
@@ -128,7 +128,7 @@ TEST(XgmiMesh, RcclBusBandwidthOnEightMi300x)
 // One engine per process: the platform's routes in one test.
 TEST(XgmiMesh, PlatformHasOneLinkPerPair)
 {
-  const auto s = load({"devices=16", "training.global_batch=128"});  // two nodes, dp 2
+  const auto s = load_xgmi_scenario({"devices=16", "training.global_batch=128"});  // two nodes, dp 2
   dtsim::replay::Activities engine;
   const auto plan = dtsim::parallel::derive_plan(s);
   dtsim::platform::ClusterPlatform p(s.hardware, plan.placement);

@@ -30,7 +30,7 @@ constexpr double kEmbeddingPerRank = 131072 + 131072;
 constexpr double kHeadPerRank = 512 + 131072;
 
 // No software stack: 16-bit gradients (a stack with fp32 main gradients doubles them; framework_memory_test.cpp).
-dtsim::scenario::ScenarioSpec tiny(int zero)
+dtsim::scenario::ScenarioSpec tiny_with_zero(int zero)
 {
   return dtsim::scenario::load_scenario(source_path("scenarios/tiny.yaml"),
                                         {"parallel.zero=" + std::to_string(zero), "stack=none"});
@@ -40,7 +40,7 @@ TEST(ZeroMemory, StagesShardStatesGradientsAndWeights)
 {
   for (int zero = 0; zero <= 3; ++zero) {
     SCOPED_TRACE("zero " + std::to_string(zero));
-    auto s = tiny(zero);
+    auto s = tiny_with_zero(zero);
     ASSERT_EQ(s.parallel.dp, 2);
     dtsim::model::Transformer t(s.model);
     auto r = dtsim::parallel::estimate_memory(s, derive_plan(s), t);
@@ -58,7 +58,7 @@ TEST(ZeroMemory, StagesShardStatesGradientsAndWeights)
   }
   // The numbers themselves, for stage 2 (the hand computation above written out): 791,296 B of gradients
   // become 395,648 B; 4,747,776 B of optimizer states become 2,373,888 B.
-  auto s = tiny(2);
+  auto s = tiny_with_zero(2);
   dtsim::model::Transformer t(s.model);
   auto r = dtsim::parallel::estimate_memory(s, derive_plan(s), t);
   EXPECT_DOUBLE_EQ(r.stages[1].gradients_bytes, 395648.0);
@@ -76,7 +76,7 @@ std::vector<const Step*> gathers(const std::vector<Step>& steps)
 
 TEST(ZeroTraffic, Stage3GathersEachLayerBeforeForwardAndBackward)
 {
-  auto s = tiny(3);
+  auto s = tiny_with_zero(3);
   dtsim::model::Transformer t(s.model);
   dtsim::kernels::ComputeModel cm(s.hardware.device, s.training.precision);
   auto prog = dtsim::replay::build_step_program(s, derive_plan(s), t, cm);
@@ -135,13 +135,13 @@ TEST(ZeroMemory, DeferredGradientSyncHoldsTheGradientsWhole)
 
 TEST(ZeroTraffic, Stages1And2AllGatherUpdatedParametersAfterTheOptimizer)
 {
-  auto s0 = tiny(0);
+  auto s0 = tiny_with_zero(0);
   dtsim::model::Transformer t(s0.model);
   dtsim::kernels::ComputeModel cm(s0.hardware.device, s0.training.precision);
   auto p0 = dtsim::replay::build_step_program(s0, derive_plan(s0), t, cm);
   for (int zero : {1, 2}) {
     SCOPED_TRACE("zero " + std::to_string(zero));
-    auto s = tiny(zero);
+    auto s = tiny_with_zero(zero);
     auto p = dtsim::replay::build_step_program(s, derive_plan(s), t, cm);
     EXPECT_DOUBLE_EQ(p.param_allgather_bytes[1], 2 * kLayerPerRank);
     EXPECT_DOUBLE_EQ(p.param_allgather_bytes[0], 2 * (kLayerPerRank + kEmbeddingPerRank));
@@ -182,10 +182,7 @@ TEST(ZeroTraffic, Fp8WeightsAreGatheredInFp8)
 
 // ---- end to end, through the dtsim program (one SimGrid engine per process) ------------------------------
 
-nlohmann::json run_tiny(const std::string& extra)
-{
-  return dtsim::test::run_json("scenarios/tiny.yaml", extra);
-}
+nlohmann::json run_tiny_zero(const std::string& extra) { return dtsim::test::run_json("scenarios/tiny.yaml", extra); }
 
 // tp 8 fills a node, so each data-parallel pair spans two nodes (one ring over the NICs); without overlap the
 // gradients' collective is fully exposed. A ring all-reduce moves what a reduce-scatter and an all-gather move, so
@@ -201,7 +198,7 @@ TEST(ZeroEndToEnd, Zero1CommunicatesExactlyAsMuchAsDataParallel)
   const std::string plan = " --set devices=32 --set parallel.tp=8 --set parallel.pp=2 --set parallel.dp=2"
                            " --set parallel.dp_overlap=false --set stack=none"
                            " --set hardware.collectives.algorithm=ring --set hardware.collectives.protocol=simple";
-  auto z0 = run_tiny(plan), z1 = run_tiny(plan + " --set parallel.zero=1");
+  auto z0 = run_tiny_zero(plan), z1 = run_tiny_zero(plan + " --set parallel.zero=1");
   const auto &b0 = z0.at("breakdown"), &b1 = z1.at("breakdown");
   const double dp0 = b0.at("exposed_dp_comm_s").get<double>(), dp1 = b1.at("exposed_dp_comm_s").get<double>();
   std::printf("[zero] exposed DP: zero 0 %.12g s, zero 1 %.12g s; optimizer %.9g s -> %.9g s\n", dp0, dp1,
@@ -218,7 +215,7 @@ TEST(ZeroEndToEnd, FoldedAndFullFidelityAgreeForEveryStage)
     GTEST_SKIP() << "DTSIM_BINARY is not set or not an executable";
   for (int zero = 1; zero <= 3; ++zero) {
     const std::string z = " --set parallel.zero=" + std::to_string(zero);
-    auto folded = run_tiny(z), full = run_tiny(z + " --set simulation.fidelity=full");
+    auto folded = run_tiny_zero(z), full = run_tiny_zero(z + " --set simulation.fidelity=full");
     const double a = folded.at("step_time_s").get<double>(), b = full.at("step_time_s").get<double>();
     std::printf("[zero %d] folded %.9g s, full %.9g s\n", zero, a, b);
     EXPECT_LT(rel_diff(a, b), 0.01) << "zero " << zero;
@@ -232,8 +229,8 @@ TEST(ZeroEndToEnd, Zero3TradesTrafficForMemory)
   if (dtsim::test::dtsim_binary().empty())
     GTEST_SKIP() << "DTSIM_BINARY is not set or not an executable";
   const std::string plan = " --set parallel.pp=1 --set parallel.dp=8 --set parallel.dp_overlap=false";
-  auto z2 = run_tiny(plan + " --set parallel.zero=2");
-  auto z3 = run_tiny(plan + " --set parallel.zero=3");
+  auto z2 = run_tiny_zero(plan + " --set parallel.zero=2");
+  auto z3 = run_tiny_zero(plan + " --set parallel.zero=3");
   EXPECT_GT(z3.at("breakdown").at("exposed_dp_comm_s").get<double>(),
             z2.at("breakdown").at("exposed_dp_comm_s").get<double>());
   const auto &m2 = z2.at("memory").at("stages").at(0), &m3 = z3.at("memory").at("stages").at(0);
@@ -247,8 +244,9 @@ TEST(ZeroEndToEnd, Fsdp2UnderPipeliningCommunicatesLess)
   if (dtsim::test::dtsim_binary().empty())
     GTEST_SKIP() << "DTSIM_BINARY is not set or not an executable";
   const std::string plan = " --set parallel.zero=3 --set parallel.dp_overlap=false";
-  auto base = run_tiny(plan);
-  auto fsdp2 = run_tiny(plan + " --set parallel.reshard_after_forward=false --set parallel.defer_gradient_sync=true");
+  auto base = run_tiny_zero(plan);
+  auto fsdp2 =
+      run_tiny_zero(plan + " --set parallel.reshard_after_forward=false --set parallel.defer_gradient_sync=true");
   EXPECT_LT(fsdp2.at("breakdown").at("exposed_dp_comm_s").get<double>(),
             base.at("breakdown").at("exposed_dp_comm_s").get<double>());
   EXPECT_LT(fsdp2.at("step_time_s").get<double>(), base.at("step_time_s").get<double>());
@@ -263,8 +261,8 @@ TEST(ZeroEndToEnd, ParamGatherOverlapHidesTheRefresh)
     GTEST_SKIP() << "DTSIM_BINARY is not set or not an executable";
   const std::string plan = " --set devices=16 --set parallel.tp=8 --set parallel.pp=1 --set parallel.dp=2"
                            " --set parallel.zero=1";
-  auto off = run_tiny(plan), on = run_tiny(plan + " --set parallel.param_gather_overlap=true");
-  auto full = run_tiny(plan + " --set parallel.param_gather_overlap=true --set simulation.fidelity=full");
+  auto off = run_tiny_zero(plan), on = run_tiny_zero(plan + " --set parallel.param_gather_overlap=true");
+  auto full = run_tiny_zero(plan + " --set parallel.param_gather_overlap=true --set simulation.fidelity=full");
   const double dp_off = off.at("breakdown").at("exposed_dp_comm_s").get<double>();
   const double dp_on = on.at("breakdown").at("exposed_dp_comm_s").get<double>();
   std::printf("[zero] param gather overlap: exposed DP %.6g -> %.6g s, step %.9g -> %.9g s\n", dp_off, dp_on,

@@ -9,14 +9,12 @@ namespace {
 
 // NCCL's tuner, NVIDIA/nccl src/graph/tuning.cc at 5067397c (ncclTunerConstantsDefaults), NVLS column: Simple
 // only (ncclTopoTuneModel skips LL and LL128 for it), baseLatencies 0, hwLatencies[NVLINK] 25 us.
-constexpr double kNvlinkStepUs = 25;
+constexpr double kNvlsNvlinkStepUs = 25;
 
-// How NCCL cuts the tensor (NVIDIA/nccl at 5067397c). Channels: src/transport/nvls.cc NVLS_NCHANNELS_SM90 16,
-// NVLS_NCHANNELS_SM100_NVL 24 (Blackwell within one NVLink domain). Heads per channel: one per GPU of the node, at
-// most NCCL_MAX_NVLS_ARITY 32 (src/graph/search.cc: "Force intra-node NVLS algorithm to pull evenly from all
-// GPUs"). Chunk: NCCL_NVLS_CHUNKSIZE 128 KiB (nvls.cc), cut to 64 KiB below 64 chunks per head of every channel,
-// 32 KiB below 8, 16 KiB below 2 (src/enqueue.cc, calcCollChunking, NVLS branch).
-constexpr int64_t kHopperChannels = 16, kBlackwellChannels = 24, kMaxHeads = 32;
+// How NCCL cuts the tensor (NVIDIA/nccl at 5067397c): over nvls_channels() channels of at most kNvlsMaxHeads heads
+// each (algorithm_parts.hpp), one head per GPU of the node. Chunk: NCCL_NVLS_CHUNKSIZE 128 KiB (nvls.cc), cut to 64 KiB
+// below 64 chunks per head of every channel, 32 KiB below 8, 16 KiB below 2 (src/enqueue.cc, calcCollChunking, NVLS
+// branch).
 constexpr double kDefaultChunkBytes = 128 * 1024;
 
 // Each chunk of each head waits once for the switch's reduction and multicast to complete before the next goes:
@@ -48,7 +46,7 @@ double nvls_fraction(Protocol, Kind, const GroupShape&) { return 1.0; }
 AlgorithmCost nvls_cost(Protocol, Kind, const GroupShape& g)
 {
   AlgorithmCost c;
-  c.latency_us = kNvlinkStepUs;
+  c.latency_us = kNvlsNvlinkStepUs;
   c.nvlink_factor = 1.0 + 1.0 / double(g.ranks);
   return c;
 }
@@ -58,8 +56,8 @@ AlgorithmCost nvls_cost(Protocol, Kind, const GroupShape& g)
 // round is paid before the streams are full.
 SizeEffect nvls_size_effect(Protocol, Kind, const GroupShape& g, double bytes)
 {
-  const double channels = double(g.nvswitch_generation >= 4 ? kBlackwellChannels : kHopperChannels);
-  const double streams = channels * double(std::min(g.ranks, kMaxHeads));
+  const double channels = double(nvls_channels(g));
+  const double streams = channels * double(std::min(g.ranks, kNvlsMaxHeads));
   const double stream_Bps = g.nvlink_Bps / (1.0 + 1.0 / double(g.ranks)) / streams;
   const double chunk = chunk_bytes(bytes, streams);
   const double wait_bytes = kChunkWaitUs * 1e-6 * stream_Bps;

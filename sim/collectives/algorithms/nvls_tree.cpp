@@ -11,9 +11,9 @@ namespace {
 // NCCL's tuner, NVIDIA/nccl src/graph/tuning.cc (ncclTopoTuneModel), NVLSTree column: Simple only (LL and LL128
 // are skipped for it), baseLatencies 0, hwLatencies[NVLINK] 25 us (from v2.21.5-1), hwLatencies[NET] 14 us from
 // v2.20.3-1 and 20.9 us from v2.28.9-1 (tag v2.28.7-1 still has 14; 5067397c has 20.9).
-constexpr double kNvlinkStepUs = 25;
-constexpr double kNetStepUs = 14;
-constexpr double kNetStepUsFrom2289 = 20.9;
+constexpr double kNvlsTreeNvlinkStepUs = 25;
+constexpr double kNvlsTreeNetStepUs = 14;
+constexpr double kNvlsTreeNetStepUsFrom2289 = 20.9;
 
 // The NCCL releases, as NCCL_VERSION_CODE, where the NVLS tree's model changed. v2.28.3-1 rewrote its bandwidth:
 // before, the tuner takes per channel min(bwIntra, bwInter) on two nodes and min(bwIntra, bwInter / 2) beyond, and
@@ -47,8 +47,8 @@ AlgorithmCost nvls_tree_cost(Protocol, Kind, const GroupShape& g)
   AlgorithmCost c;
   const int64_t N = std::max<int64_t>(1, g.nodes), k = g.per_node();
   c.network_steps = 2 * log2i(N);
-  const double net_step_us = g.nccl_version >= kNetStepRaisedNccl ? kNetStepUsFrom2289 : kNetStepUs;
-  c.latency_us = kNvlinkStepUs + double(c.network_steps) * net_step_us;
+  const double net_step_us = g.nccl_version >= kNetStepRaisedNccl ? kNvlsTreeNetStepUsFrom2289 : kNvlsTreeNetStepUs;
+  c.latency_us = kNvlsTreeNvlinkStepUs + double(c.network_steps) * net_step_us;
   c.nvlink_factor = 1.0 + 1.0 / double(k);
   if (!remodelled(g)) {
     // Before 2.28.3: one channel per head, each head's NIC at the network's speed on two nodes and half of it
@@ -73,7 +73,6 @@ AlgorithmCost nvls_tree_cost(Protocol, Kind, const GroupShape& g)
 // ncclNvlsTreeSm100Tuning at 5067397c, is not modelled), one head per GPU of a node, and chunks of
 // NCCL_NVLS_CHUNKSIZE 128 KiB, at most 64 KiB from 4 nodes up (nvls.cc treeMaxChunkSize), cut to 64 KiB below 4
 // chunks per head of every channel and to 32 KiB below one (src/enqueue.cc calcCollChunking, NVLS_TREE branch).
-constexpr int64_t kHopperChannels = 16, kBlackwellChannels = 24, kMaxHeads = 32;
 
 double chunk_bytes(double bytes, int64_t nodes, double streams)
 {
@@ -96,8 +95,8 @@ double nvls_tree_run_latency_us(Protocol, Kind, const GroupShape& g, double byte
   const int64_t N = std::max<int64_t>(1, g.nodes);
   if (N < 2 || g.nic_Bps <= 0 || bytes <= 0)
     return 0;
-  const double channels = double(g.nvswitch_generation >= 4 ? kBlackwellChannels : kHopperChannels);
-  const double streams = channels * double(std::min(g.per_node(), kMaxHeads));
+  const double channels = double(nvls_channels(g));
+  const double streams = channels * double(std::min(g.per_node(), kNvlsMaxHeads));
   const double hops = double(2 * log2i(N));
   const double first = std::min(chunk_bytes(bytes, N, streams), bytes / streams);  // a stream may hold less
   return hops * first * channels / g.nic_Bps * 1e6;

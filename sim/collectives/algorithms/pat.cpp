@@ -18,8 +18,8 @@ constexpr int kFactorLoweredNccl = 22403;
 // NCCL's tuner, NVIDIA/nccl src/graph/tuning.cc, ncclTopoTuneModel, the PAT branch (the same from v2.23.4-1 to
 // 5067397c, 2.30.7): latency = 8 us + log2i(nNodes) x interLat / 3.5 + nRanks x 2.8 us ("still a linear part"),
 // interLat with one GPU per node the tree's network step under Simple, hwLatencies[NET][TREE][SIMPLE] 14 us.
-constexpr double kBaseLatencyUs = 8.0;
-constexpr double kNetStepUs = 14.0;
+constexpr double kPatBaseLatencyUs = 8.0;
+constexpr double kPatNetStepUs = 14.0;
 constexpr double kLogStepDivisor = 3.5;
 constexpr double kPerRankUs = 2.8;
 
@@ -41,7 +41,8 @@ AlgorithmCost pat_cost(Protocol, Kind, const GroupShape& g)
   AlgorithmCost c;
   const int64_t N = std::max<int64_t>(1, g.nodes);
   c.network_steps = log2i(N);
-  c.latency_us = kBaseLatencyUs + double(c.network_steps) * kNetStepUs / kLogStepDivisor + double(g.ranks) * kPerRankUs;
+  c.latency_us =
+      kPatBaseLatencyUs + double(c.network_steps) * kPatNetStepUs / kLogStepDivisor + double(g.ranks) * kPerRankUs;
   // The tuner prices PAT's bus bandwidth as its algorithm bandwidth (ncclTopoTuneModel converts bus to algorithm
   // bandwidth only for the ring among reduce-scatter and all-gather algorithms): the whole tensor over each NIC,
   // where the ring has (n - 1) / n of it.

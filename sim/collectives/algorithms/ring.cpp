@@ -11,11 +11,10 @@ namespace {
 
 // NCCL's tuner, NVIDIA/nccl src/graph/tuning.cc at 5067397c (ncclTunerConstantsDefaults), Ring column, in
 // microseconds per protocol (LL, LL128, Simple): baseLatencies, hwLatencies[NVLINK], hwLatencies[NET]; with one
-// member per node the inter-node step is the tree's, hwLatencies[NET][Tree].
-constexpr PerProtocol kBaseLatencyUs{6.6, 14.0, 8.4};
-constexpr PerProtocol kNvlinkStepUs{0.6, 1.9, 3.4};
-constexpr PerProtocol kNetStepUs{2.7, 4.0, 14.0};
-constexpr PerProtocol kTreeNetStepUs{5.0, 8.5, 14.0};
+// member per node the inter-node step is the tree's, kTreeNetStepUs (algorithm_parts.hpp).
+constexpr PerProtocol kRingBaseLatencyUs{6.6, 14.0, 8.4};
+constexpr PerProtocol kRingNvlinkStepUs{0.6, 1.9, 3.4};
+constexpr PerProtocol kRingNetStepUs{2.7, 4.0, 14.0};
 
 bool ring_applicable(Protocol, Kind, const GroupShape&) { return true; }
 
@@ -59,13 +58,13 @@ AlgorithmCost ring_cost(Protocol p, Kind kind, const GroupShape& g)
   // the network post overhead (1 us on Intel CPUs, x 3 for Simple: getNetOverhead), with one member per node
   // the inter step is the tree's, and Simple all-reduce across nodes is x 1.4 ("plateau effect of ring",
   // ncclTopoGetAlgoTime, compute capability 8.0 and later).
-  c.latency_us = kBaseLatencyUs[pi];
+  c.latency_us = kRingBaseLatencyUs[pi];
   const int64_t steps = kind == Kind::AllReduce ? 2 * (n - 1) : n - 1;
   const int64_t inter_steps = N == 1 ? 0 : kind == Kind::AllReduce ? 2 * (N - 1) : N - 1;
-  double intra = kNvlinkStepUs[pi];
+  double intra = kRingNvlinkStepUs[pi];
   if (N > 1)
     intra = std::max(intra, p == Protocol::Simple ? 3.0 : 1.0);
-  const double inter = k > 1 ? kNetStepUs[pi] : kTreeNetStepUs[pi];
+  const double inter = k > 1 ? kRingNetStepUs[pi] : kTreeNetStepUs[pi];
   c.latency_us += double(steps - inter_steps) * intra + double(inter_steps) * inter;
   c.network_steps = inter_steps;
   if (p == Protocol::Simple && N > 1 && kind == Kind::AllReduce)
@@ -106,8 +105,8 @@ double ring_run_latency_us(Protocol p, Kind kind, const GroupShape& g, double by
   const int64_t n = g.ranks, k = g.per_node();
   const int64_t steps = kind == Kind::AllReduce ? 2 * (n - 1) : n - 1;
   const double loops = std::ceil(bytes / (double(channels) * double(n) * kSimpleChunkBytes));
-  const double step_us = g.nodes > 1 ? (k > 1 ? kNetStepUs[pi] : kTreeNetStepUs[pi]) : kNvlinkStepUs[pi];
-  const double run_us = kBaseLatencyUs[pi] + loops * double(steps) * step_us;
+  const double step_us = g.nodes > 1 ? (k > 1 ? kRingNetStepUs[pi] : kTreeNetStepUs[pi]) : kRingNvlinkStepUs[pi];
+  const double run_us = kRingBaseLatencyUs[pi] + loops * double(steps) * step_us;
   return std::max(0.0, run_us - tuner_latency_us);  // ring_cost's latency, which predict() has just computed
 }
 

@@ -10,10 +10,10 @@ namespace dtsim::collectives {
 namespace {
 
 // NCCL's tuner, NVIDIA/nccl src/graph/tuning.cc at 5067397c (ncclTunerConstantsDefaults), Tree column, in
-// microseconds per protocol (LL, LL128, Simple): baseLatencies, hwLatencies[NVLINK], hwLatencies[NET].
-constexpr PerProtocol kBaseLatencyUs{6.8, 14.0, 8.4};
-constexpr PerProtocol kNvlinkStepUs{0.6, 1.25, 4.0};
-constexpr PerProtocol kNetStepUs{5.0, 8.5, 14.0};
+// microseconds per protocol (LL, LL128, Simple): baseLatencies, hwLatencies[NVLINK]; its hwLatencies[NET] is
+// kTreeNetStepUs (algorithm_parts.hpp), which the ring shares.
+constexpr PerProtocol kTreeBaseLatencyUs{6.8, 14.0, 8.4};
+constexpr PerProtocol kTreeNvlinkStepUs{0.6, 1.25, 4.0};
 
 bool tree_applicable(Protocol, Kind kind, const GroupShape& g) { return kind == Kind::AllReduce && g.uniform; }
 
@@ -43,9 +43,9 @@ AlgorithmCost tree_cost(Protocol p, Kind, const GroupShape& g)
   AlgorithmCost c;
   const size_t pi = size_t(p);
   const int64_t N = std::max<int64_t>(1, g.nodes), k = g.per_node();
-  c.latency_us = kBaseLatencyUs[pi];
+  c.latency_us = kTreeBaseLatencyUs[pi];
   c.network_steps = 2 * log2i(N);
-  c.latency_us += 2 * double(k - 1) * kNvlinkStepUs[pi] + double(c.network_steps) * kNetStepUs[pi];
+  c.latency_us += 2 * double(k - 1) * kTreeNvlinkStepUs[pi] + double(c.network_steps) * kTreeNetStepUs[pi];
   c.nvlink_factor = k > 1 ? 2.0 : 0.0;  // the chain's reduce and broadcast each pass S over a device's link
   // Each tree link carries half the tensor each way. Beyond two nodes NCCL's tuner prices every node as interior
   // in one tree and a leaf in the other, 4 links (tuning.cc: the network's bandwidth for nNodes > 2, then bus to
