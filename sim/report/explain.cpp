@@ -77,7 +77,7 @@ std::string recompute_scope(const scenario::ScenarioSpec& s, const parallel::Der
 
 // One row of the kernel table: a kernel with its shape, or a collective with its group in the shape column (and
 // no FLOPs or share of peak).
-struct Row {
+struct KernelRow {
   std::string name, shape;
   double gflop = 0, mb = 0, us = 0;
   std::string of_peak;
@@ -87,7 +87,7 @@ struct Row {
 // A pass's rows under its title, and its time by kind.
 struct Pass {
   std::string title;
-  std::vector<Row> rows;
+  std::vector<KernelRow> rows;
   PassTime time;
 };
 
@@ -119,7 +119,7 @@ Pass explain_pass(const char* title, const std::vector<model::Segment>& segs, co
       pt.expert_all_to_alls = pt.expert_all_to_alls || a2a;
       pt.context_rings = pt.context_rings || ring;
       pt.tensor_parallel = pt.tensor_parallel || (!a2a && !ring);
-      Row row;
+      KernelRow row;
       row.name = model::to_string(seg.collective);
       row.shape = a2a               ? "(expert-parallel group)"
                   : ring            ? "(context-parallel ring)"
@@ -134,7 +134,7 @@ Pass explain_pass(const char* title, const std::vector<model::Segment>& segs, co
     for (const auto& op : seg.ops) {
       const double t = cm.seconds(op);
       pt.kernels_s += t;
-      Row row;
+      KernelRow row;
       row.name = op.name;
       row.shape = row.of_peak = "-";  // of peak: GEMMs only
       if (op.kind == model::Op::Kind::Gemm) {

@@ -16,28 +16,28 @@ namespace {
 
 using dtsim::test::source_path;
 
-dtsim::scenario::ScenarioSpec load(const std::string& stack, std::vector<std::string> overrides)
+dtsim::scenario::ScenarioSpec load_pipeline_under_stack(const std::string& stack, std::vector<std::string> overrides)
 {
   overrides.push_back("stack=" + source_path("tests/unit/data/" + stack));
   return dtsim::scenario::load_scenario(source_path("tests/unit/data/pipeline.yaml"), overrides);
 }
 
-const std::vector<std::string> kInterleaved = {"schedule=interleaved-1f1b", "parallel.vpp=2"};
+const std::vector<std::string> kInterleavedTwoChunks = {"schedule=interleaved-1f1b", "parallel.vpp=2"};
 
 TEST(StackPpOverlap, TheScheduleEntryDecidesUnlessTheScenarioSays)
 {
-  EXPECT_TRUE(load("stack-pp-by-schedule.yaml", {"schedule=gpipe"}).parallel.pp_overlap);  // overlap.pp_overlap
-  EXPECT_FALSE(load("stack-pp-by-schedule.yaml", kInterleaved).parallel.pp_overlap);       // its entry
-  auto own = kInterleaved;
+  EXPECT_TRUE(load_pipeline_under_stack("stack-pp-by-schedule.yaml", {"schedule=gpipe"}).parallel.pp_overlap);  // overlap.pp_overlap
+  EXPECT_FALSE(load_pipeline_under_stack("stack-pp-by-schedule.yaml", kInterleavedTwoChunks).parallel.pp_overlap);       // its entry
+  auto own = kInterleavedTwoChunks;
   own.push_back("parallel.pp_overlap=true");
-  EXPECT_TRUE(load("stack-pp-by-schedule.yaml", own).parallel.pp_overlap);  // the scenario's own setting
+  EXPECT_TRUE(load_pipeline_under_stack("stack-pp-by-schedule.yaml", own).parallel.pp_overlap);  // the scenario's own setting
 }
 
 // Both errors at once, each naming the stack file, the key, what was expected and what was found.
 TEST(StackPpOverlap, ABadNameOrValueIsAnInputError)
 {
   try {
-    load("stack-pp-by-schedule-bad.yaml", {});
+    load_pipeline_under_stack("stack-pp-by-schedule-bad.yaml", {});
     FAIL() << "loaded";
   } catch (const dtsim::ConfigError& e) {
     const std::string what = e.what();
