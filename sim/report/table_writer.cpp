@@ -149,7 +149,10 @@ void write_table(std::ostream& out, const RunRecord& record)
     time_to_train_rows(out, doc, row);
   out << "\n";
   const json& sim = doc.at("simulation");
-  row("simulated", count(sim, "simulated_devices") + " devices (" + text(plan, "fidelity") + "), " +
+  // The fidelity only where the run has devices to fold (more than one).
+  const int64_t simulated = sim.at("simulated_devices").get<int64_t>();
+  const std::string fidelity = doc.at("devices").get<int64_t>() > 1 ? " (" + text(plan, "fidelity") + ")" : "";
+  row("simulated", std::to_string(simulated) + (simulated == 1 ? " device" : " devices") + fidelity + ", " +
                        count(sim, "activities") + " activities\n");
   if (sim.contains("folding_note"))
     out << "  note: " << text(sim, "folding_note") << "\n";

@@ -144,6 +144,27 @@ TEST(RunRecord, FewExpectedFailuresAreNotRoundedToNone)
   EXPECT_NE(failures(620.4).find(", 620 failures expected)"), std::string::npos) << failures(620.4);
 }
 
+// A wafer's table shows only what applies to it: no tensor-parallel term (a wafer has no tensor parallelism), and
+// one system is "1 device" with no fidelity (there is nothing to fold). One simulate() call.
+TEST(RunRecord, TheWaferTableShowsOnlyWhatAppliesToAWafer)
+{
+  auto w = dtsim::scenario::load_scenario(dtsim::test::source_path("scenarios/wafer/gpt2-small-cs2.yaml"), {});
+  std::ostringstream wafer;
+  dtsim::report::write_table(wafer, dtsim::report::make_record(dtsim::app::simulate(w, false)));
+  EXPECT_EQ(wafer.str().find("exposed TP communication"), std::string::npos) << wafer.str();
+  EXPECT_NE(wafer.str().find("  simulated                    1 device, "), std::string::npos) << wafer.str();
+}
+
+// The GPU table keeps the tensor-parallel term and says how its 16 GPUs were simulated. One simulate() call.
+TEST(RunRecord, TheGpuTableKeepsTensorParallelismAndFidelity)
+{
+  auto g = dtsim::scenario::load_scenario(dtsim::test::source_path("scenarios/tiny.yaml"), {});
+  std::ostringstream gpu;
+  dtsim::report::write_table(gpu, dtsim::report::make_record(dtsim::app::simulate(g, false)));
+  EXPECT_NE(gpu.str().find("exposed TP communication"), std::string::npos) << gpu.str();
+  EXPECT_NE(gpu.str().find(" devices ("), std::string::npos) << gpu.str();
+}
+
 TEST(RunRecord, BytesThatAreNoRecordAreRefused)
 {
   EXPECT_ANY_THROW(dtsim::report::record_from_cbor({0xff, 0x00}));
