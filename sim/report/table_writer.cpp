@@ -142,9 +142,10 @@ void write_table(std::ostream& out, const RunRecord& record)
     row(term.label.c_str(), format_number("%.4f s", v) + format_number("  %5.1f%%", 100 * v / step));
   }
   const double power = doc.at("power_w").get<double>();
+  // Energy in MJ, as `dtsim compare` gives it: one unit for the same figure in both tables.
   if (power > 0)
     row("power, energy per step", format_quantity(power, Dimension::Power) +
-                                      format_number(", %.3g kWh", doc.at("energy_per_step_j").get<double>() / 3.6e6));
+                                      format_number(", %.3g MJ", doc.at("energy_per_step_j").get<double>() / 1e6));
   if (doc.contains("time_to_train"))
     time_to_train_rows(out, doc, row);
   out << "\n";

@@ -100,8 +100,8 @@ TEST(RunRecord, TheTableIsWrittenFromTheRecordAlone)
 
 // The table's words and units as a reader takes them: tokens counted as parameters are ("1B", not "1 B", which
 // reads as a byte), one microbatch in flight in the singular, the checkpoint's size in decimal units beside its
-// storage bandwidth (tiny GPT's 3,552,768 parameters x 14 bytes: 49.7 MB), its kind and interval in words. Tiny GPT
-// on 16 A100 with a global batch of 8: one microbatch per pipeline.
+// storage bandwidth (tiny GPT's 3,552,768 parameters x 14 bytes: 49.7 MB), its kind and interval in words, the
+// energy in MJ as `dtsim compare` gives it. Tiny GPT on 16 A100 with a global batch of 8: one microbatch per pipeline.
 TEST(RunRecord, TheTableSaysWhatItCounts)
 {
   auto s = dtsim::scenario::load_scenario(dtsim::test::source_path("scenarios/tiny.yaml"),
@@ -113,6 +113,10 @@ TEST(RunRecord, TheTableSaysWhatItCounts)
   EXPECT_NE(t.find("(1 microbatch in flight)"), std::string::npos) << t;
   EXPECT_NE(t.find(", 49.7 MB in "), std::string::npos) << t;
   EXPECT_NE(t.find(" s each, synchronous, interval by Young-Daly)"), std::string::npos) << t;
+  // Energy per step in MJ, the unit `dtsim compare` gives it in.
+  const size_t energy = t.find("  power, energy per step");
+  ASSERT_NE(energy, std::string::npos) << t;
+  EXPECT_EQ(t.substr(t.find('\n', energy) - 3, 3), " MJ") << t;
 }
 
 // A row is written whole however long its value: a wafer's reasons (the compiler's recomputation, its micro batch)
