@@ -98,7 +98,7 @@ TEST(ExplainSummary, SaysHowManyLayersAreRecomputed)
 
   // DeepSeek-V3's report run under DualPipe: two chunks of stage 0 (its own layers and a copy of the last stage's),
   // each recomputing its first 2 (scenarios/validation/deepseek-v3-2048-h800.yaml: recompute_layers 2).
-  const std::string dualpipe = summary_line(explain("scenarios/validation/deepseek-v3-2048-h800.yaml", {}), "  recompute");
+  const std::string dualpipe = summary_line(explain_text("scenarios/validation/deepseek-v3-2048-h800.yaml", {}), "  recompute");
   EXPECT_NE(dualpipe.find("full: 4 of the "), std::string::npos) << dualpipe;
   EXPECT_NE(dualpipe.find("the first 2 of each of its 2 chunks by training.recompute_layers"), std::string::npos)
       << dualpipe;
@@ -111,7 +111,7 @@ TEST(ExplainSummary, SaysHowManyLayersAreRecomputed)
   // Under fused attention selective recomputation re-runs nothing (its backward recomputes the scores itself, a row
   // of the backward): the line says so rather than naming an attention core it does not re-run.
   const std::string fused = summary_line(
-      explain("scenarios/default.yaml", {"training.recompute=selective", "training.flash_attention=true"}),
+      explain_text("scenarios/default.yaml", {"training.recompute=selective", "training.flash_attention=true"}),
       "  recompute");
   EXPECT_NE(fused.find("0.000 ms (selective: nothing to re-run under fused attention"), std::string::npos) << fused;
 }
@@ -120,7 +120,7 @@ TEST(ExplainSummary, SaysHowManyLayersAreRecomputed)
 // says so and names no tensor-parallel term; tiny (tp 2) keeps it.
 TEST(ExplainSummary, SaysNothingOfCollectivesThePlanDoesNotHave)
 {
-  const std::string text = explain("scenarios/examples/bert-large-a100x8.yaml", {});
+  const std::string text = explain_text("scenarios/examples/bert-large-a100x8.yaml", {});
   EXPECT_NE(text.find("one layer, one microbatch (kernels only: at tp 1 and cp 1 a layer runs no collectives)"),
             std::string::npos)
       << text;
@@ -130,7 +130,7 @@ TEST(ExplainSummary, SaysNothingOfCollectivesThePlanDoesNotHave)
     EXPECT_EQ(line.find("collectives"), std::string::npos) << line;
     EXPECT_NEAR(term(line, "= kernels "), term(line, pass), 1e-12) << line;
   }
-  const std::string tiny = explain("scenarios/tiny.yaml", {});
+  const std::string tiny = explain_text("scenarios/tiny.yaml", {});
   EXPECT_NE(summary_line(tiny, "  forward").find("+ tensor-parallel collectives "), std::string::npos);
   EXPECT_NE(tiny.find("on one tensor-parallel rank ("), std::string::npos) << tiny;
 }

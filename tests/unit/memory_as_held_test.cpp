@@ -305,7 +305,7 @@ TEST(MemoryAsHeld, TorchTensorParallelSavesGatheredInputs)
 // (6 bytes per element of its sequence-sharded input) with the loss's buffers, on the head's stage alone.
 TEST(MemoryAsHeld, EagerFinalNormIsHeldWithTheLoss)
 {
-  auto plain = gpt3_175b("bf16");  // selective recomputation: no layer recomputed whole, the loss's moment is the peak
+  auto plain = gpt3_175b_at_precision("bf16");  // selective recomputation: no layer recomputed whole, the loss's moment is the peak
   auto eager_norm = plain;
   eager_norm.stack.memory.final_norm_bytes_per_element = 6;
   dtsim::model::Transformer t(plain.model);
