@@ -104,7 +104,7 @@ std::vector<int64_t> uneven_split(int64_t layers, int64_t chunks)
 
 }  // namespace
 
-std::string describe_plan(const scenario::ScenarioSpec& s)
+std::string describe_plan(const scenario::ScenarioSpec& s, RecomputeWord word)
 {
   char b[200];
   const auto& p = s.parallel;
@@ -120,8 +120,9 @@ std::string describe_plan(const scenario::ScenarioSpec& s)
                             (s.training.precision == "fp8" ? " fp8" : "");
   // "full 1": the first layer of each chunk recomputed (training.recompute_layers)
   const int64_t layers = s.training.recompute_layers;
-  const std::string recompute =
-      std::string(scenario::to_string(s.training.recompute)) + (layers > 0 ? " " + std::to_string(layers) : "");
+  const std::string recompute = std::string(word == RecomputeWord::Labelled ? "recompute " : "") +
+                                scenario::to_string(s.training.recompute) +
+                                (layers > 0 ? " " + std::to_string(layers) : "");
   std::snprintf(b, sizeof b, "tp %lld pp %lld dp %lld%s%s%s mb %lld %s %s", (long long)p.tp, (long long)p.pp,
                 (long long)p.dp, p.vpp > 1 ? (" vpp " + std::to_string(p.vpp)).c_str() : "", p.sp ? " sp" : "",
                 extra.c_str(), (long long)s.training.micro_batch, recompute.c_str(),

@@ -60,7 +60,11 @@ struct PlanSpace {
 /// divide the layers, the chunks split them unevenly, the ends (embedding, head) taking fewer (parallel.stage_layers).
 PlanSpace enumerate_plans(const scenario::ScenarioSpec& base, const PlanDimensions& dims = PlanDimensions{});
 
-/// "tp 8 pp 16 dp 8 vpp 2 sp mb 1 selective 1f1b" for tables.
-std::string describe_plan(const scenario::ScenarioSpec& s);
+/// How describe_plan writes the recomputation: bare in a column of many plans (`dtsim search`), labelled where a plan
+/// is read alone (`dtsim compare`'s plan cell).
+enum class RecomputeWord { Bare, Labelled };
+
+/// "tp 8 pp 16 dp 8 vpp 2 sp mb 1 selective 1f1b" for tables; labelled: "... mb 1 recompute selective 1f1b".
+std::string describe_plan(const scenario::ScenarioSpec& s, RecomputeWord word = RecomputeWord::Bare);
 
 }  // namespace dtsim::parallel

@@ -65,7 +65,7 @@ std::vector<TableRow> rows_of(const std::function<void(const Row&)>& give)
 }
 
 // What the table prints beside the document's figures. The breakdown's terms are those the document holds (the
-// expert and context terms where those groups exist, the stack's overhead where it has one), in the table's order.
+// tensor-parallel term where the kind has one, the expert and context terms where those groups exist, the stack's overhead where it has one), in the table's order.
 RunTable table_of(const RunReport& r, const json& document)
 {
   const auto& s = *r.scenario;
@@ -78,11 +78,11 @@ RunTable table_of(const RunReport& r, const json& document)
   t.memory = rows_of([&](const Row& row) { k.memory_rows(r, row); });
   if (!document.contains("breakdown"))
     return t;
-  t.breakdown = {{"compute", "compute_s"},
-                 {"  of which recomputation", "recompute_s"},
-                 {"exposed TP communication", "exposed_tp_comm_s"},
-                 {k.pp_label(), "exposed_pp_comm_s"},
-                 {k.dp_label(), "exposed_dp_comm_s"}};
+  t.breakdown = {{"compute", "compute_s"}, {"  of which recomputation", "recompute_s"}};
+  if (const char* tp = k.tp_label())
+    t.breakdown.push_back({tp, "exposed_tp_comm_s"});
+  t.breakdown.push_back({k.pp_label(), "exposed_pp_comm_s"});
+  t.breakdown.push_back({k.dp_label(), "exposed_dp_comm_s"});
   if (s.parallel.ep > 1)
     t.breakdown.push_back({"exposed expert all-to-all", "exposed_ep_comm_s"});
   if (s.parallel.cp > 1)

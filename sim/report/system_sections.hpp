@@ -46,7 +46,9 @@ class SystemSections {
   /// The 90% interval of the measured step time of a run simulated at `step_s`; by default from the scenario's
   /// software stack (stack/interval.hpp).
   virtual stack::StepInterval step_interval(const RunReport& r, double step_s) const;
-  /// Labels of the breakdown's pipeline and data-parallel terms.
+  /// Labels of the breakdown's tensor-parallel, pipeline and data-parallel terms; the tensor-parallel one is nullptr
+  /// where the kind has no tensor parallelism (a wafer), so that the table leaves the term out.
+  virtual const char* tp_label() const = 0;
   virtual const char* pp_label() const = 0;
   virtual const char* dp_label() const = 0;
   /// Breakdown terms of this kind of system only, after the common ones.

@@ -142,14 +142,18 @@ void write_table(std::ostream& out, const RunRecord& record)
     row(term.label.c_str(), format_number("%.4f s", v) + format_number("  %5.1f%%", 100 * v / step));
   }
   const double power = doc.at("power_w").get<double>();
+  // Energy in MJ, as `dtsim compare` gives it: one unit for the same figure in both tables.
   if (power > 0)
     row("power, energy per step", format_quantity(power, Dimension::Power) +
-                                      format_number(", %.3g kWh", doc.at("energy_per_step_j").get<double>() / 3.6e6));
+                                      format_number(", %.3g MJ", doc.at("energy_per_step_j").get<double>() / 1e6));
   if (doc.contains("time_to_train"))
     time_to_train_rows(out, doc, row);
   out << "\n";
   const json& sim = doc.at("simulation");
-  row("simulated", count(sim, "simulated_devices") + " devices (" + text(plan, "fidelity") + "), " +
+  // The fidelity only where the run has devices to fold (more than one).
+  const int64_t simulated = sim.at("simulated_devices").get<int64_t>();
+  const std::string fidelity = doc.at("devices").get<int64_t>() > 1 ? " (" + text(plan, "fidelity") + ")" : "";
+  row("simulated", std::to_string(simulated) + (simulated == 1 ? " device" : " devices") + fidelity + ", " +
                        count(sim, "activities") + " activities\n");
   if (sim.contains("folding_note"))
     out << "  note: " << text(sim, "folding_note") << "\n";

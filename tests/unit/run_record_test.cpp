@@ -100,8 +100,8 @@ TEST(RunRecord, TheTableIsWrittenFromTheRecordAlone)
 
 // The table's words and units as a reader takes them: tokens counted as parameters are ("1B", not "1 B", which
 // reads as a byte), one microbatch in flight in the singular, the checkpoint's size in decimal units beside its
-// storage bandwidth (tiny GPT's 3,552,768 parameters x 14 bytes: 49.7 MB), its kind and interval in words. Tiny GPT
-// on 16 A100 with a global batch of 8: one microbatch per pipeline.
+// storage bandwidth (tiny GPT's 3,552,768 parameters x 14 bytes: 49.7 MB), its kind and interval in words, the
+// energy in MJ as `dtsim compare` gives it. Tiny GPT on 16 A100 with a global batch of 8: one microbatch per pipeline.
 TEST(RunRecord, TheTableSaysWhatItCounts)
 {
   auto s = dtsim::scenario::load_scenario(dtsim::test::source_path("scenarios/tiny.yaml"),
@@ -113,6 +113,10 @@ TEST(RunRecord, TheTableSaysWhatItCounts)
   EXPECT_NE(t.find("(1 microbatch in flight)"), std::string::npos) << t;
   EXPECT_NE(t.find(", 49.7 MB in "), std::string::npos) << t;
   EXPECT_NE(t.find(" s each, synchronous, interval by Young-Daly)"), std::string::npos) << t;
+  // Energy per step in MJ, the unit `dtsim compare` gives it in.
+  const size_t energy = t.find("  power, energy per step");
+  ASSERT_NE(energy, std::string::npos) << t;
+  EXPECT_EQ(t.substr(t.find('\n', energy) - 3, 3), " MJ") << t;
 }
 
 // A row is written whole however long its value: a wafer's reasons (the compiler's recomputation, its micro batch)
@@ -142,6 +146,27 @@ TEST(RunRecord, FewExpectedFailuresAreNotRoundedToNone)
   };
   EXPECT_NE(failures(0.4801).find(", 0.48 failures expected)"), std::string::npos) << failures(0.4801);
   EXPECT_NE(failures(620.4).find(", 620 failures expected)"), std::string::npos) << failures(620.4);
+}
+
+// A wafer's table shows only what applies to it: no tensor-parallel term (a wafer has no tensor parallelism), and
+// one system is "1 device" with no fidelity (there is nothing to fold). One simulate() call.
+TEST(RunRecord, TheWaferTableShowsOnlyWhatAppliesToAWafer)
+{
+  auto w = dtsim::scenario::load_scenario(dtsim::test::source_path("scenarios/wafer/gpt2-small-cs2.yaml"), {});
+  std::ostringstream wafer;
+  dtsim::report::write_table(wafer, dtsim::report::make_record(dtsim::app::simulate(w, false)));
+  EXPECT_EQ(wafer.str().find("exposed TP communication"), std::string::npos) << wafer.str();
+  EXPECT_NE(wafer.str().find("  simulated                    1 device, "), std::string::npos) << wafer.str();
+}
+
+// The GPU table keeps the tensor-parallel term and says how its 16 GPUs were simulated. One simulate() call.
+TEST(RunRecord, TheGpuTableKeepsTensorParallelismAndFidelity)
+{
+  auto g = dtsim::scenario::load_scenario(dtsim::test::source_path("scenarios/tiny.yaml"), {});
+  std::ostringstream gpu;
+  dtsim::report::write_table(gpu, dtsim::report::make_record(dtsim::app::simulate(g, false)));
+  EXPECT_NE(gpu.str().find("exposed TP communication"), std::string::npos) << gpu.str();
+  EXPECT_NE(gpu.str().find(" devices ("), std::string::npos) << gpu.str();
 }
 
 TEST(RunRecord, BytesThatAreNoRecordAreRefused)

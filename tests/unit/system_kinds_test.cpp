@@ -113,7 +113,7 @@ TEST(SystemKinds, WaferPlansAreItsModesThatFit)
   EXPECT_LT(iv.low_s, 1.0);
   EXPECT_GT(iv.high_s, 1.0);
   EXPECT_NEAR(iv.low_s * iv.high_s, 1.0, 1e-9);
-  EXPECT_EQ(systems::cerebras_wafer().describe_plan(s), "dp 1 mb 16 full");
+  EXPECT_EQ(systems::cerebras_wafer().describe_plan(s), "dp 1 mb 16 recompute full");
 }
 
 TEST(SystemKinds, GpuPlansComeFromThePlanSpace)
@@ -124,6 +124,9 @@ TEST(SystemKinds, GpuPlansComeFromThePlanSpace)
   EXPECT_LE(int64_t(c.plans.size()) + c.invalid + c.not_fitting, c.candidates);
   EXPECT_FALSE(c.plans.empty());
   EXPECT_EQ(c.names.size(), c.plans.size());
+  // `dtsim compare` reads one plan alone: its recomputation is labelled (tiny: none), as the wafer's is.
+  const std::string plan = systems::gpu_cluster().describe_plan(s);
+  EXPECT_NE(plan.find(" recompute none "), std::string::npos) << plan;
 }
 
 TEST(SystemKinds, EachKindNamesItsOwnTermsDevicesAndLimits)

@@ -307,7 +307,7 @@ class CerebrasWafer : public SystemKind {
   std::string describe_plan(const scenario::ScenarioSpec& s) const override
   {
     return "dp " + std::to_string(s.parallel.dp) + " mb " + std::to_string(s.training.micro_batch) +
-           (s.training.micro_batch_auto ? " (auto)" : "") + " " + scenario::describe_recompute(s.training);
+           (s.training.micro_batch_auto ? " (auto)" : "") + " recompute " + scenario::describe_recompute(s.training);
   }
 
   // From the wafer model's errors on the published runs it was not fitted on (hardware file, wafer.calibration),

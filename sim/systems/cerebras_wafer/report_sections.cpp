@@ -62,6 +62,7 @@ class WaferSections : public report::SystemSections {
     return wafer::step_interval(wafer_hardware(r.scenario->hardware).wafer, step_s);
   }
 
+  const char* tp_label() const override { return nullptr; }
   const char* pp_label() const override { return "exposed region hand-offs"; }
   const char* dp_label() const override { return "exposed gradient streaming"; }
 

@@ -190,7 +190,10 @@ class GpuCluster : public SystemKind {
            std::to_string(s.parallel.pp) + ", " + std::to_string(s.microbatches) + " microbatches per pipeline";
   }
 
-  std::string describe_plan(const scenario::ScenarioSpec& s) const override { return parallel::describe_plan(s); }
+  std::string describe_plan(const scenario::ScenarioSpec& s) const override
+  {
+    return parallel::describe_plan(s, parallel::RecomputeWord::Labelled);
+  }
 
   stack::StepInterval step_interval(const scenario::ScenarioSpec& s, double step_s) const override
   {

@@ -108,6 +108,7 @@ class GpuSections : public report::SystemSections {
                                   (r.memory.fits() ? "  fits" : "  DOES NOT FIT"));
   }
 
+  const char* tp_label() const override { return "exposed TP communication"; }
   const char* pp_label() const override { return "exposed PP communication"; }
   const char* dp_label() const override { return "exposed DP communication"; }
   std::vector<report::ExtraTerm> extra_terms() const override { return {}; }
