@@ -284,7 +284,7 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
   // the output layer's, after the loss's), the fp32 copy of its input (saved by pow and by the mul with the rsqrt)
   // and its 16-bit normalised output (saved by the product with the weight): 4 + 2 bytes per element of its input,
   // the rank's tokens (sequence-sharded under sequence parallelism: torchtitan's plan, "norm": SequenceParallel()).
-  const double final_norm_input = double(plan.tokens_per_rank) * double(m.hidden) / (plan.shape.sp ? double(tp) : 1.0);
+  const double final_norm_input = sbh / (plan.shape.sp ? double(tp) : 1.0);
   const double final_norm = final_norm_input * s.stack.memory.final_norm_bytes_per_element;
   // The logits of one microbatch (16-bit, the rank's vocabulary share) that the loss's stage keeps to the end of the
   // step under torch.distributed.pipelining (stack memory.pipeline_keeps_logits): stage.py's forward_one_chunk

@@ -2,6 +2,7 @@
 
 #include "config/input_file.hpp"
 #include "config/map_reader.hpp"
+#include "config/suggest.hpp"
 #include "core/checked_math.hpp"
 #include "hardware/hardware_yaml.hpp"
 #include "model/model_yaml.hpp"
@@ -330,11 +331,8 @@ static std::optional<bool> stack_pp_overlap(const stack::StackSpec& st, const st
   std::optional<bool> chosen = st.overlap.pp_overlap;
   for (const auto& e : st.overlap.pp_overlap_by_schedule) {
     if (!find_schedule(e.schedule)) {
-      std::string names;
-      for (const std::string& n : schedule_names())
-        names += (names.empty() ? "" : ", ") + n;
       diag.add(e.where, "overlap.pp_overlap_by_schedule." + e.schedule,
-               "expected a schedule name (" + names + "), got '" + e.schedule + "'");
+               "expected a schedule name (" + config::join_list(schedule_names()) + "), got '" + e.schedule + "'");
     } else if (e.schedule == schedule) {
       chosen = e.pp_overlap;
     }
