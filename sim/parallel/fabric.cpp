@@ -23,7 +23,7 @@ Fabric fabric_of(const scenario::ScenarioSpec& s)
   f.routes = parallel::FabricRoutes(hw);
   const auto& par = s.parallel;
   f.ecmp_slowdown = parallel::ecmp_ring_slowdown(
-      hw, parallel::Placement(par.dp_cp(), par.tp, par.pp, parallel::devices_used_per_domain(hw.domain_devices(), par.tp)));
+      hw, parallel::Placement(par.dp_cp(), par.tp, par.pp, hw.domain_devices()));
   return f;
 }
 

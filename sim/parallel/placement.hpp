@@ -1,27 +1,20 @@
 #pragma once
 /// Where each rank of a (dp, tp, pp) plan sits: Megatron-LM's order, tensor-parallel fastest, then data
-/// parallel, then pipeline, so that a tensor-parallel group shares a scale-up (NVLink) domain whenever tp <=
-/// devices per domain, and context- and expert-parallel groups (consecutive data-parallel ranks) fill the rest of
-/// it. A domain is a host on DGX-style hardware and several hosts on an NVL72 rack (hardware::ScaleUpSpec); what
+/// parallel, then pipeline (megatron/core/parallel_state.py, RankGenerator, order "tp-cp-ep-dp-pp"), rank r on the
+/// job's device r, filling every device of each scale-up (NVLink) domain in turn. A tensor-parallel group shares a
+/// domain where tp divides the domain's devices; where it does not (tp 16 on a 72-GPU NVL72 rack) the group that
+/// reaches a domain's end straddles two, and NCCL lays its rings over the NICs between them (tp_groups_straddling). A domain is a host on DGX-style hardware and several hosts on an NVL72 rack (hardware::ScaleUpSpec); what
 /// sits in one domain talks over NVLink, what does not through the NICs of its hosts (platform/fabric_layout.hpp).
 /// A job sharing a cluster with other jobs (replay/shared_fabric.hpp) sits on some of its domains: its domain i is
 /// the cluster's domain nodes[i], and domain numbers (domain_of) are the cluster's.
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "parallel/strided_group.hpp"
 
 namespace dtsim::parallel {
-
-/// The devices a plan uses of each scale-up domain of `domain_devices`: whole tensor-parallel groups, so that no
-/// group straddles two domains where one fits in a domain (tp 16 on a 72-GPU NVL72 rack: 64, its other 8 idle, as
-/// runs that need NVLink for tp leave them). A tp group larger than the domain spans several (tp 16 on DGX hosts of
-/// 8): every device is used. DGX-style domains of 8 and power-of-two tp always divide.
-inline int64_t devices_used_per_domain(int64_t domain_devices, int64_t tp)
-{
-  return tp <= domain_devices ? domain_devices - domain_devices % tp : domain_devices;
-}
 
 struct Coord {
   int64_t stage = 0, dp = 0, tp = 0;
@@ -29,11 +22,25 @@ struct Coord {
 
 class Placement {
  public:
-  /// `devices_per_domain`: the devices the plan uses of each domain (devices_used_per_domain).
+  /// `devices_per_domain`: the devices of one scale-up domain (HardwareSpec::domain_devices); the job's last domain
+  /// may be partly used.
   Placement(int64_t dp, int64_t tp, int64_t pp, int64_t devices_per_domain)
       : dp_(dp), tp_(tp), pp_(pp), per_domain_(devices_per_domain) {}
-  int64_t device(const Coord& c) const { return c.stage * dp_ * tp_ + c.dp * tp_ + c.tp; }
-  Coord coord(int64_t device) const { return {device / (dp_ * tp_), (device / tp_) % dp_, device % tp_}; }
+  /// Coordinates count data-parallel indices from the representative's (represent_by): dp 0 is the pipeline that
+  /// folding simulates.
+  int64_t device(const Coord& c) const { return c.stage * dp_ * tp_ + (c.dp + first_dp_) % dp_ * tp_ + c.tp; }
+  Coord coord(int64_t device) const
+  {
+    return {device / (dp_ * tp_), ((device / tp_) % dp_ + dp_ - first_dp_) % dp_, device % tp_};
+  }
+  /// Folding simulates data-parallel index 0 of each stage and lets it stand for the others. Where tp groups straddle
+  /// domains, some pipelines are slower than the rest and the step waits for them: coordinate dp 0 is put on the
+  /// pipeline (a multiple of `align`, so that context- and expert-parallel groups of consecutive indices stay those
+  /// Megatron forms) with the most straddling tp groups, the first of them on a tie (0 where none straddles). The
+  /// devices and groups are the same; only which of them dp 0 names changes.
+  void represent_slowest_pipeline(int64_t align);
+  /// The pipeline (data-parallel index in rank order) that coordinate dp 0 names.
+  int64_t representative_pipeline() const { return first_dp_; }
   /// The cluster's scale-up domain the device sits in.
   int64_t domain_of(int64_t device) const
   {
@@ -52,8 +59,8 @@ class Placement {
   int64_t cluster_size() const { return cluster_nodes_.empty() ? domains() : cluster_size_; }
   std::vector<int64_t> tp_group(int64_t stage, int64_t dp) const;
   std::vector<int64_t> dp_group(int64_t stage, int64_t tp) const;
-  /// dp_group's ranks without listing them: every tp devices from data-parallel rank 0's.
-  StridedGroup dp_ranks(int64_t stage, int64_t tp) const { return {device({stage, 0, tp}), tp_, dp_}; }
+  /// dp_group's ranks without listing them: every tp devices from the stage's first (rank order).
+  StridedGroup dp_ranks(int64_t stage, int64_t tp) const { return {stage * dp_ * tp_ + tp, tp_, dp_}; }
   /// The `size` consecutive data-parallel indices around `dp` (same stage and TP rank): an expert-parallel group
   /// (Megatron-LM carves ep consecutive ranks out of dp), or a context-parallel ring (the driver places the cp ranks
   /// inside the data-parallel index, dp' = dp * cp + c, Megatron's tp-cp-dp order).
@@ -69,11 +76,22 @@ class Placement {
   int64_t tp() const { return tp_; }
   int64_t pp() const { return pp_; }
   int64_t devices_per_domain() const { return per_domain_; }
+  /// Tensor-parallel groups of the job (dp x pp) and those that span more than one domain although tp fits in one
+  /// (tp <= devices_per_domain): 0 where tp divides the domain, or exceeds it (every group then spans several).
+  int64_t tp_groups() const { return dp_ * pp_; }
+  int64_t tp_groups_straddling() const;
+  /// Whether the tp group of pipeline `pipeline` (rank order) on stage `stage` spans more than one domain.
+  bool tp_group_straddles(int64_t stage, int64_t pipeline) const;
 
  private:
   int64_t dp_, tp_, pp_, per_domain_;
+  int64_t first_dp_ = 0;  ///< the data-parallel index, in rank order, that coordinate dp 0 names
   std::vector<int64_t> cluster_nodes_;  ///< empty: domain i is domain i
   int64_t cluster_size_ = 0;
 };
+
+/// What run, explain and report say where tensor-parallel groups straddle two domains ("1 of 9 tp groups spans two
+/// NVLink domains: its collectives cross the scale-out network"); empty where none does.
+std::string tp_straddling_note(const Placement& placement);
 
 }  // namespace dtsim::parallel

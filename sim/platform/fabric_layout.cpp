@@ -44,7 +44,7 @@ int64_t FabricLayout::nics_in_leaf(int64_t leaf) const
 
 int64_t FabricLayout::nic_index(int64_t device) const
 {
-  // The devices a plan uses of a domain are its first ones (parallel::devices_used_per_domain).
+  // A job fills every device of its domains in turn (parallel::Placement).
   const int64_t position = device % placement_.devices_per_domain();
   return placement_.domain_of(device) * nics_per_domain_ + position / gpus_per_nic_;
 }

@@ -198,6 +198,8 @@ void print_explain(std::ostream& out, const scenario::ScenarioSpec& s, const par
   if (s.hardware.scale_up.from_section)  // a DGX-style node is its own domain
     out << "  NVLink domain of " << s.hardware.domain_devices() << " devices (" << s.hardware.scale_up.nodes
         << " nodes of " << s.hardware.node.devices << "): collectives of groups inside it run on NVLink\n";
+  if (const auto straddling = parallel::tp_straddling_note(plan.placement); !straddling.empty())
+    out << "  " << straddling << "\n";
   std::string peak_note;
   if (cm.mixed_peaks())
     peak_note = "  (of peak: the linear layers' GEMMs against the " + plan.precision.name +

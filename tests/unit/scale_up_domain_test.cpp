@@ -68,23 +68,65 @@ TEST(ScaleUpDomain, DgxFileIsItsOwnDomain)
   EXPECT_EQ(s.hardware.scale_up.nvswitch_generation, 3);
 }
 
-TEST(ScaleUpDomain, Tp16StaysInOneNvl72DomainAndReducesInTheSwitch)
+TEST(ScaleUpDomain, Tp16On144Nvl72GpusFillsTwoRacksAndOneGroupStraddles)
 {
   const auto s = load_scale_up_scenario();
   const auto plan = derive_plan(s);
-  // 72 / 16 = 4.5: whole tp groups use 64 devices of each rack (8 idle), so the 144 devices need 3 racks.
-  EXPECT_EQ(plan.placement.devices_per_domain(), 64);
-  EXPECT_EQ(plan.placement.domains(), 3);
+  // Megatron's rank order fills every GPU of both racks: the job occupies the 144 devices it names (the report's
+  // power counts them), 2 racks, not 3 of 64 used each.
+  EXPECT_EQ(plan.placement.devices_per_domain(), 72);
+  EXPECT_EQ(plan.placement.domains(), 2);
+  EXPECT_EQ(plan.placement.devices(), s.devices);
+  // 72 / 16 = 4.5: the fifth group, ranks 64-79 (stage 1, pipeline 1), spans racks 0 and 1.
+  EXPECT_EQ(plan.placement.tp_groups(), 9);
+  EXPECT_EQ(plan.placement.tp_groups_straddling(), 1);
+  EXPECT_TRUE(plan.placement.tp_group_straddles(1, 1));
+  EXPECT_EQ(dtsim::parallel::tp_straddling_note(plan.placement),
+            "1 of 9 tp groups spans two NVLink domains: its collectives cross the scale-out network");
+  // Folded, dp 0 names that pipeline, the slowest: its stage-1 group is the straddling one.
+  EXPECT_EQ(plan.placement.representative_pipeline(), 1);
+  const auto straddling = plan.tp_group(1, 0);
+  EXPECT_EQ(straddling.front(), 64);
+  EXPECT_EQ(domains_of(straddling, plan.placement), (std::set<int64_t>{0, 1}));
+  // NVLS reduces within one NVSwitch domain only: the straddling group's all-reduce takes another algorithm.
+  EXPECT_NE(chosen_all_reduce(s, straddling, plan.placement), "nvls");
   for (int64_t st = 0; st < 3; ++st)
     for (int64_t dp = 0; dp < 3; ++dp) {
+      if (st == 1 && dp == 0)
+        continue;
       const auto group = plan.tp_group(st, dp);
       ASSERT_EQ(group.size(), 16u);
       EXPECT_EQ(domains_of(group, plan.placement).size(), 1u) << "stage " << st << " dp " << dp;
       // 16 GPUs of 4 trays, one NVLink domain: NCCL's NVLS (NVLink SHARP), as within a DGX.
       EXPECT_EQ(chosen_all_reduce(s, group, plan.placement), "nvls");
     }
-  // Stage 1, dp 1 (devices 64-79) would straddle racks 0 and 1 in plain rank order; it is rack 1's first group.
-  EXPECT_EQ(domains_of(plan.tp_group(1, 1), plan.placement), (std::set<int64_t>{1}));
+  // In full fidelity every device is simulated and dp 0 stays rank order's first pipeline.
+  const auto full = derive_plan(load_scale_up_scenario({"simulation.fidelity=full"}));
+  EXPECT_EQ(full.placement.representative_pipeline(), 0);
+  EXPECT_EQ(full.tp_group(1, 1).front(), 64);
+}
+
+TEST(ScaleUpDomain, Tp48On144Nvl72GpusStraddlesInTheMiddleStage)
+{
+  const auto s = load_scale_up_scenario({"parallel.tp=48"});
+  const auto plan = derive_plan(s);
+  EXPECT_EQ(plan.placement.dp(), 1);
+  EXPECT_EQ(plan.placement.domains(), 2);
+  // Stages 0 and 2 sit in racks 0 and 1; stage 1 (ranks 48-95) has 24 GPUs in each.
+  EXPECT_EQ(plan.placement.tp_groups_straddling(), 1);
+  EXPECT_EQ(domains_of(plan.tp_group(0, 0), plan.placement), (std::set<int64_t>{0}));
+  EXPECT_EQ(domains_of(plan.tp_group(1, 0), plan.placement), (std::set<int64_t>{0, 1}));
+  EXPECT_EQ(domains_of(plan.tp_group(2, 0), plan.placement), (std::set<int64_t>{1}));
+}
+
+TEST(ScaleUpDomain, TpDividingTheDomainNeverStraddles)
+{
+  // tp 8 divides 72; on a DGX (domain 8) tp 16 spans two hosts in every group alike, which is not straddling.
+  EXPECT_EQ(derive_plan(load_scale_up_scenario({"parallel.tp=8"})).placement.tp_groups_straddling(), 0);
+  const auto dgx = derive_plan(load_scale_up_scenario({kOnDgxH100}));
+  EXPECT_EQ(dgx.placement.tp_groups_straddling(), 0);
+  EXPECT_EQ(dgx.placement.representative_pipeline(), 0);
+  EXPECT_EQ(dtsim::parallel::tp_straddling_note(dgx.placement), "");
 }
 
 TEST(ScaleUpDomain, Tp16OnDgxSpansTwoHostsAndLeavesNvls)
@@ -112,12 +154,12 @@ TEST(ScaleUpDomain, DevicesSendAcrossRacksFromTheirTraysNics)
   const auto s = load_scale_up_scenario();
   const auto plan = derive_plan(s);
   const dtsim::platform::FabricLayout layout(s.hardware, plan.placement);
-  EXPECT_EQ(layout.nic_count(), 3 * 72);  // 3 racks of 18 trays of 4 NICs
-  EXPECT_TRUE(layout.same_domain(0, 63));   // first and last used GPU of rack 0: 16 trays apart, one NVLink domain
-  EXPECT_FALSE(layout.same_domain(63, 64));
+  EXPECT_EQ(layout.nic_count(), 2 * 72);  // 2 racks of 18 trays of 4 NICs
+  EXPECT_TRUE(layout.same_domain(0, 71));   // first and last GPU of rack 0: 17 trays apart, one NVLink domain
+  EXPECT_FALSE(layout.same_domain(71, 72));
   EXPECT_EQ(layout.nic_index(5), 5);        // tray 1's second GPU: its own NIC
-  EXPECT_EQ(layout.nic_index(64 + 6), 78);  // rack 1's seventh GPU (tray 20): NIC 72 + 6
-  EXPECT_FALSE(layout.crosses_shared_link(0, 64));  // one NIC per GPU, uplinks not oversubscribed
+  EXPECT_EQ(layout.nic_index(72 + 6), 78);  // rack 1's seventh GPU (tray 20): NIC 72 + 6
+  EXPECT_FALSE(layout.crosses_shared_link(0, 72));  // one NIC per GPU, uplinks not oversubscribed
 }
 
 TEST(ScaleUpDomain, SearchTriesTpUpToTheDomain)

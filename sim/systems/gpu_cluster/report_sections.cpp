@@ -18,6 +18,11 @@ using report::RunReport;
 using config::Dimension;
 using config::format_quantity;
 
+parallel::Placement placement_of(const scenario::ScenarioSpec& s)
+{
+  return parallel::Placement(s.parallel.dp_cp(), s.parallel.tp, s.parallel.pp, s.hardware.domain_devices());
+}
+
 class GpuSections : public report::SystemSections {
  public:
   void placement_rows(const RunReport& r, const Row& row) const override
@@ -28,12 +33,13 @@ class GpuSections : public report::SystemSections {
                        " of " + std::to_string(s.hardware.node.devices) + ")");
     if (s.hardware.scale_up.from_section) {  // a DGX-style node is its own domain: the row above says it
       const int64_t per = s.hardware.domain_devices();
-      const int64_t used = parallel::devices_used_per_domain(per, s.parallel.tp);
-      const int64_t domains = (s.devices + used - 1) / used;
+      const int64_t domains = (s.devices + per - 1) / per, last = s.devices - (domains - 1) * per;
       row("NVLink domains", std::to_string(domains) + " of " + std::to_string(per) + " devices (" +
                                 std::to_string(s.hardware.scale_up.nodes) + " nodes each)" +
-                                (used < per ? ", " + std::to_string(used) + " used of each (whole tp groups)" : "") +
-                                "; tp " + (s.parallel.tp <= per ? "within one" : "across domains"));
+                                (last < per ? ", " + std::to_string(last) + " used of the last" : "") + "; tp " +
+                                (s.parallel.tp <= per ? "within one" : "across domains"));
+      if (const auto straddling = parallel::tp_straddling_note(placement_of(s)); !straddling.empty())
+        row("", straddling);
     }
     row("plan", "dp " + std::to_string(s.parallel.dp) + ", tp " + std::to_string(s.parallel.tp) + ", pp " +
                     std::to_string(s.parallel.pp) +
@@ -120,12 +126,11 @@ class GpuSections : public report::SystemSections {
     if (!s.hardware.scale_up.from_section)
       return;
     const int64_t per = s.hardware.domain_devices();
-    const int64_t used = parallel::devices_used_per_domain(per, s.parallel.tp);
-    j["scale_up"] = {{"domains", (s.devices + used - 1) / used},
+    j["scale_up"] = {{"domains", (s.devices + per - 1) / per},
                      {"devices_per_domain", per},
                      {"nodes_per_domain", s.hardware.scale_up.nodes},
-                     {"devices_used_per_domain", used},
-                     {"tp_within_domain", s.parallel.tp <= per}};
+                     {"tp_within_domain", s.parallel.tp <= per},
+                     {"tp_groups_straddling", placement_of(s).tp_groups_straddling()}};
   }
   std::string execution(const RunReport&) const override { return ""; }
   report::FailureAssumptions failure_assumptions(const RunReport& r) const override
@@ -147,8 +152,8 @@ class GpuSections : public report::SystemSections {
     if (!hw.scale_up.from_section)
       return "device " + std::to_string(device);
     // Its NVLink domain and node: the trace groups a rack's devices together.
-    const int64_t used = parallel::devices_used_per_domain(hw.domain_devices(), r.scenario->parallel.tp);
-    const int64_t domain = device / used, node = domain * hw.scale_up.nodes + (device % used) / hw.node.devices;
+    const int64_t per = hw.domain_devices();
+    const int64_t domain = device / per, node = domain * hw.scale_up.nodes + (device % per) / hw.node.devices;
     return "device " + std::to_string(device) + " (domain " + std::to_string(domain) + ", node " +
            std::to_string(node) + ")";
   }
