@@ -11,6 +11,7 @@
 
 #include "app/load.hpp"
 #include "core/child_process.hpp"
+#include "core/format_number.hpp"
 #include "app/compare_verdict.hpp"
 #include "app/progress.hpp"
 #include "app/simulate.hpp"
@@ -172,7 +173,8 @@ int compare(std::ostream& out, const CompareOptions& o)
       const std::vector<double> terms = compare_terms(run["breakdown"]);
       j["breakdown"] = json::object();
       for (int k = 0; k < kTerms; ++k)
-        j["breakdown"][term_key(k)] = terms[size_t(k)];
+        if (k != kTermStraggler || terms[size_t(k)] > 0)  // as in `dtsim run`'s record: present when not zero
+          j["breakdown"][term_key(k)] = terms[size_t(k)];
       // A wafer's record holds its on-wafer SRAM as its one stage of memory.
       const double peak = run["memory"]["peak_bytes_per_device"].get<double>();
       j["memory_peak_bytes_per_device"] = peak;
@@ -248,15 +250,21 @@ int compare(std::ostream& out, const CompareOptions& o)
   add("model TFLOP/s per device", [&](const json& j) { return cell(j, "model_tflops_per_device", "%.1f"); });
   add("model PFLOP/s in all", [&](const json& j) { return cell(j, "model_tflops_total", "%.2f", 1e-3); });
   add("MFU", [&](const json& j) { return cell(j, "mfu", "%.1f%%", 100); });
-  // The step's breakdown, every term for every side ("-": not simulated); stack overhead only where a side has one.
-  bool overhead = false;
-  for (const auto& j : rows)
-    overhead = overhead || (j.contains("breakdown") && j["breakdown"][term_key(kTermOverhead)].get<double>() > 0);
+  // The step's breakdown, every term for every side ("-": not simulated); stack overhead and the wait for slower
+  // devices only where a side has them, so that the terms shown add up to each side's step.
+  auto any_side_has = [&](int k) {
+    for (const auto& j : rows)
+      if (j.contains("breakdown") && j["breakdown"].value(term_key(k), 0.0) > 0)
+        return true;
+    return false;
+  };
   for (int k = 0; k < kTerms; ++k) {
-    if (k == kTermOverhead && !overhead)
+    if ((k == kTermOverhead || k == kTermStraggler) && !any_side_has(k))
       continue;
     add(std::string("  ") + term_name(k) + " (s)", [&, k](const json& j) {
-      return j.contains("breakdown") ? cell(j["breakdown"], term_key(k), "%.3f") : std::string("-");
+      if (!j.contains("breakdown"))
+        return std::string("-");
+      return format_number("%.3f", j["breakdown"].value(term_key(k), 0.0));
     });
   }
   add("memory headroom/device (GiB)",

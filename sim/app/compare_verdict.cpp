@@ -8,15 +8,17 @@ namespace dtsim::app {
 
 const char* term_name(int term)
 {
-  static const char* names[kTerms] = {"compute", "exposed communication", "exposed weight streaming",
-                                      "pipeline bubble / idle", "optimizer", "stack overhead"};
+  static const char* names[kTerms] = {"compute",   "exposed communication", "exposed weight streaming",
+                                      "pipeline bubble / idle", "optimizer", "stack overhead",
+                                      "waiting for slower devices"};
   return term >= 0 && term < kTerms ? names[term] : "?";
 }
 
 const char* term_key(int term)
 {
   static const char* keys[kTerms] = {"compute_s",  "exposed_communication_s", "exposed_weight_streaming_s",
-                                     "bubble_s",   "optimizer_s",             "stack_overhead_s"};
+                                     "bubble_s",   "optimizer_s",             "stack_overhead_s",
+                                     "straggler_s"};
   return term >= 0 && term < kTerms ? keys[term] : "?";
 }
 
@@ -34,6 +36,7 @@ std::vector<double> compare_terms(const nlohmann::ordered_json& breakdown)
   t[kTermBubble] = term("bubble_s");
   t[kTermOptimizer] = term("optimizer_s");
   t[kTermOverhead] = term("stack_overhead_s");
+  t[kTermStraggler] = term("straggler_s");
   return t;
 }
 

@@ -16,6 +16,7 @@ enum CompareTerm {
   kTermBubble,         ///< pipeline bubble and idle time
   kTermOptimizer,
   kTermOverhead,       ///< the software stack's fixed time per step
+  kTermStraggler,      ///< waiting for slower devices (GPU clusters with `variability`)
   kTerms
 };
 

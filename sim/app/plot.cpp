@@ -1262,6 +1262,30 @@ std::optional<NumericAxis> numeric_axis(const std::vector<std::string>& texts)
   return a;
 }
 
+/// Simulated rows whose --y cell is empty have nothing to draw: a run that never finishes has no time to train
+/// (`time_to_train_s` and `goodput` are null, `time_to_train.why_not` says why). They are skipped with a note, as
+/// rows that were not simulated are.
+void skip_rows_without_y(SeriesTable& t, const PlotOptions& o, std::ostream& log)
+{
+  const int y = o.y.empty() ? -1 : t.find(o.y);
+  if (y < 0)
+    return;  // no --y, or an unknown column: refused with the columns' names later
+  const int why_not = t.find("time_to_train.why_not");
+  std::vector<size_t> kept;
+  for (size_t r : t.ok) {
+    if (!t.cell(r, y).empty()) {
+      kept.push_back(r);
+      continue;
+    }
+    const std::string why = why_not >= 0 ? t.cell(r, why_not) : "";
+    log << "plot: skipping " << o.csv << ":" << t.line(r) << ": no " << t.csv.columns[size_t(y)]
+        << (why.empty() ? "" : " (" + why + ")") << "\n";
+  }
+  if (kept.empty())
+    refuse(o.csv, 0, "--y", "column '" + t.csv.columns[size_t(y)] + "' is empty in every simulated row: nothing to plot");
+  t.ok = kept;
+}
+
 int plot(const PlotOptions& o, std::ostream& log)
 {
   static const std::vector<std::string> kinds = {"auto", "scaling", "whatif", "breakdown", "memory", "bars"};
@@ -1290,6 +1314,7 @@ int plot(const PlotOptions& o, std::ostream& log)
   if (t.ok.empty())
     refuse(o.csv, 0, "status",
            t.csv.rows.empty() ? "the file has a header and no rows" : "no row has status ok: nothing to plot");
+  skip_rows_without_y(t, o, log);
 
   Resolved r;
   r.rows = t.ok;

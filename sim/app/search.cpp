@@ -244,12 +244,19 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
   for (size_t i = 0; i < ranked.size() && own_plan_carried; ++i)
     if (same_plan(plans.plan_only(ranked[i].index), base))
       own = int(i);
-  // The scenario's plan's rank among every plan that fits: exact when no plan left unsimulated could be faster
-  // (its bound is below the plan's step time), else a range up to the case where all those are.
-  int64_t own_rank_to = own + 1;
-  for (double b : pruned_bounds)
-    if (own >= 0 && b <= ranked[size_t(own)].step)
-      ++own_rank_to;
+  // A simulated plan's rank among every plan that fits: exact when no plan left unsimulated could be faster (none
+  // has a bound at or below its step time), else a range up to the case where all those are. The top --top are
+  // exact by construction; a slower plan simulated on the way (the scenario's own, a batch's last) may not be.
+  std::sort(pruned_bounds.begin(), pruned_bounds.end());
+  auto rank_to = [&](size_t i) {
+    const auto faster = std::upper_bound(pruned_bounds.begin(), pruned_bounds.end(), ranked[i].step);
+    return int64_t(i) + 1 + int64_t(faster - pruned_bounds.begin());
+  };
+  auto rank_text = [&](size_t i) {
+    const int64_t to = rank_to(i);
+    return to == int64_t(i) + 1 ? std::to_string(i + 1) : std::to_string(i + 1) + " to " + std::to_string(to);
+  };
+  const int64_t own_rank_to = own >= 0 ? rank_to(size_t(own)) : 0;
   const size_t fitting = ranked.size() + size_t(pruned_by_bound);
 
   json j = report::scenario_identity_json(base);
@@ -269,13 +276,16 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
   j["ranking"] = json::array();
   for (size_t i = 0; i < ranked.size(); ++i) {
     const auto& r = ranked[i];
-    j["ranking"].push_back({{"rank", i + 1},
-                            {"plan", parallel::describe_plan(plans.plan_only(r.index))},
-                            {"step_time_s", r.step},
-                            {"step_time_lower_bound_s", bound[r.index]},
-                            {"samples_per_s", r.samples},
-                            {"mfu", r.mfu},
-                            {"memory_peak_bytes_per_device", r.peak_mem}});
+    json row = {{"rank", i + 1}};
+    if (rank_to(i) > int64_t(i) + 1)
+      row["rank_range"] = {i + 1, rank_to(i)};  // plans not simulated might be faster
+    row["plan"] = parallel::describe_plan(plans.plan_only(r.index));
+    row["step_time_s"] = r.step;
+    row["step_time_lower_bound_s"] = bound[r.index];
+    row["samples_per_s"] = r.samples;
+    row["mfu"] = r.mfu;
+    row["memory_peak_bytes_per_device"] = r.peak_mem;
+    j["ranking"].push_back(row);
   }
   j["scenario_plan"] = own_plan_carried ? parallel::describe_plan(base) : written_plan;
   if (own >= 0) {
@@ -321,7 +331,7 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
   out << "\n  rank  step (s)  samples/s    MFU  memory/device  plan\n";
   auto print_row = [&](size_t i) {
     const auto& r = ranked[i];
-    std::snprintf(line, sizeof line, "  %4zu  %#8.4g  %9.2f  %4.1f%%  %9.1f GiB  %s\n", i + 1, r.step, r.samples,
+    std::snprintf(line, sizeof line, "  %4s  %#8.4g  %9.2f  %4.1f%%  %9.1f GiB  %s\n", rank_text(i).c_str(), r.step, r.samples,
                   100 * r.mfu, r.peak_mem / 1073741824.0, parallel::describe_plan(plans.plan_only(r.index)).c_str());
     out << line;
   };
@@ -338,10 +348,7 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
   }
   out << "\n  this scenario's plan: " << parallel::describe_plan(base);
   if (own >= 0) {
-    const std::string rank = own_rank_to == own + 1
-                                 ? std::to_string(own + 1)
-                                 : std::to_string(own + 1) + " to " + std::to_string(own_rank_to);
-    std::snprintf(line, sizeof line, ", rank %s of %zu, %.2fx the best step time\n", rank.c_str(), fitting,
+    std::snprintf(line, sizeof line, ", rank %s of %zu, %.2fx the best step time\n", rank_text(size_t(own)).c_str(), fitting,
                   ranked[size_t(own)].step / ranked.front().step);
     out << line;
   } else {

@@ -202,9 +202,12 @@ Table results_table(const CsvTable& t)
     row.push_back(number(cell(r, "samples_per_s"), "%.4g"));
     row.push_back(number(cell(r, "mfu"), "%.1f%%", 100));
     row.push_back(number(cell(r, "memory.peak_bytes_per_device"), "%.1f", 1.0 / 1073741824.0));
+    // A simulated run that never finishes (its failures come faster than it recovers) has no time to train: the
+    // cell says so, and the note why.
+    const std::string why_not = cell(r, "time_to_train.why_not");
     if (days)
-      row.push_back(number(cell(r, "time_to_train_s"), "%.1f", 1.0 / 86400));
-    row.push_back(first_line(cell(r, "reason")));
+      row.push_back(why_not.empty() ? number(cell(r, "time_to_train_s"), "%.1f", 1.0 / 86400) : "never");
+    row.push_back(first_line(why_not.empty() ? cell(r, "reason") : why_not));
     tab.rows.push_back(row);
   }
   return tab;

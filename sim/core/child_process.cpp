@@ -3,11 +3,13 @@
 #include <poll.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 
 #include <cstdio>
 #include <cstdint>
 #include <iostream>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,8 +30,15 @@ Child spawn(const std::function<Bytes()>& work)
     return {};
   std::fflush(stdout);
   std::cout.flush();
+  const pid_t parent = getpid();
   pid_t pid = fork();
   if (pid == 0) {
+    // A child dies with its parent: a sweep, search or compare killed alone (`kill PID`, SIGKILL, the out-of-memory
+    // killer) leaves no simulation running on, writing rows where a resumed sweep now works. Linux's
+    // PR_SET_PDEATHSIG (prctl(2)); the parent may have died before the call, hence the check after it.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+      _exit(1);
     close(fd[0]);
     int code = 1;
     try {

@@ -17,13 +17,14 @@ using config::format_quantity;
 using json = nlohmann::ordered_json;
 
 // Parameters and tokens as people write them: 3.55M, 1.3B, 175B, 15.6T (three significant digits with the largest
-// scale that leaves at least 1), no space before the scale ("1 B" reads as a byte).
+// scale that leaves at least 1), no space before the scale ("1 B" reads as a byte); under a thousand, the count.
 std::string count_in_words(double n)
 {
   return n >= 1e12  ? format_number("%.3gT", n / 1e12)
          : n >= 1e9 ? format_number("%.3gB", n / 1e9)
          : n >= 1e6 ? format_number("%.3gM", n / 1e6)
-                    : format_number("%.3gK", n / 1e3);
+         : n >= 1e3 ? format_number("%.3gK", n / 1e3)
+                    : format_number("%.0f", n);
 }
 
 // "  key" padded to the table's value column (30 characters), or the key and one space where it is longer.
@@ -56,10 +57,11 @@ std::string failures_expected(double n)
 void time_to_train_rows(std::ostream& out, const json& doc, const Row& row)
 {
   const json& t = doc.at("time_to_train");
-  out << "\nTime to train " << count_in_words(t.at("tokens").get<double>()) << " tokens ("
-      << t.at("steps").get<int64_t>() << " steps)\n";
+  const int64_t steps = t.at("steps").get<int64_t>();
+  out << "\nTime to train " << count_in_words(t.at("tokens").get<double>()) << " tokens (" << steps
+      << (steps == 1 ? " step)\n" : " steps)\n");
   if (t.contains("why_not")) {
-    row("time to train", "never: " + text(t, "why_not"));
+    row("time to train", text(t, "why_not"));  // "the run never finishes: ..."
   } else {
     row("time to train", format_number("%.1f days", doc.at("time_to_train_s").get<double>() / 86400) +
                              format_number("  (goodput %.1f%%", 100 * doc.at("goodput").get<double>()) +

@@ -283,9 +283,9 @@ const Key kCheckpointBandwidth =
                   "storage write bandwidth of one host (or wafer system); all write at once");
 const Key kRestart = Key::quantity("restart", Dimension::Time, limits::kRunTime, kOptional, "the system's",
                                    "from a failure to training again: detection, rescheduling, reloading");
-const Key kDeviceMtbf = Key::quantity("device_mtbf", Dimension::Time, limits::kRunTime, kOptional, "the system's",
+const Key kDeviceMtbf = Key::quantity("device_mtbf", Dimension::Time, limits::kMtbf, kOptional, "the system's",
                                       "mean time between failures of one device (GPU or wafer system)");
-const Key kHostMtbf = Key::quantity("host_mtbf", Dimension::Time, limits::kRunTime, kOptional, "the system's",
+const Key kHostMtbf = Key::quantity("host_mtbf", Dimension::Time, limits::kMtbf, kOptional, "the system's",
                                     "mean time between failures of one host, for what fails outside the devices");
 const Key kSimulation = Key::section("simulation", kOptional, "how the step is simulated");
 const Key kFidelity = Key::choice("fidelity", {"folded", "full"}, kOptional, "",

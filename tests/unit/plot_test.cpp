@@ -268,6 +268,30 @@ TEST(Plot, GnuplotFailureIsReported)
   EXPECT_NE(log.str().find("cannot run /nonexistent/gnuplot"), std::string::npos) << log.str();
 }
 
+// A run that never finishes has no time to train (an empty cell in a simulated row): days against the device MTBF
+// skip it with its reason instead of refusing the whole file (time-to-train.csv: dtsim sweep
+// scenarios/examples/llama3-405b-15t-tokens.yaml --vary "resilience.device_mtbf=1000 h,10000 h,86300 h").
+TEST(Plot, RowWithoutTimeToTrainIsSkippedWithWhyNot)
+{
+  PlotOptions o;
+  o.csv = data("time-to-train.csv");
+  o.y = "time_to_train_s";
+  o.out_prefix = (out_dir("days") / "days").string();
+  setenv("DTSIM_GNUPLOT", "/nonexistent/gnuplot", 1);  // the script is what is checked
+  std::ostringstream log;
+  int rc = plot(o, log);
+  unsetenv("DTSIM_GNUPLOT");
+  EXPECT_EQ(rc, 1) << log.str();  // gnuplot could not run; the data were accepted
+  EXPECT_NE(log.str().find("time-to-train.csv:2: no time_to_train_s (the run never finishes: the job fails every"),
+            std::string::npos)
+      << log.str();
+  EXPECT_NE(log.str().find("kind whatif"), std::string::npos) << log.str();
+  const std::string script = read_whole_file(o.out_prefix + ".gp");
+  EXPECT_NE(script.find("time to train (days)"), std::string::npos) << script;
+  EXPECT_NE(script.find("\n10000 111.8"), std::string::npos) << script;  // days at 10,000 h
+  EXPECT_EQ(script.find("\n1000 "), std::string::npos) << script;       // the point that never finishes is not drawn
+}
+
 // Several result files on one chart: rows appended, columns matched by name, cells of a column a file lacks empty.
 TEST(PlotCsv, AppendRowsMatchesColumnsByName)
 {

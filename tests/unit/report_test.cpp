@@ -3,6 +3,7 @@
 // before anything is written. The charts need gnuplot.
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -81,6 +82,29 @@ TEST(Report, MarkdownAndSelfContainedHtml)
   ASSERT_EQ(write_report(scaling_report(dir), log), 0);
   EXPECT_EQ(read_whole_file(dir / "report.md"), md);
   EXPECT_EQ(read_whole_file(dir / "report.html"), html);
+  fs::remove_all(dir.parent_path());
+}
+
+// A run that never finishes (its failures come faster than it recovers) says "never" in the days column and why in
+// the note, not an empty cell (tests/unit/data/plot/time-to-train.csv: device MTBF 1000 h, 10000 h, 86300 h).
+TEST(Report, DaysToTrainOfARunThatNeverFinishes)
+{
+  const fs::path dir = fresh_dir("days");
+  ReportOptions o;
+  o.csv = source_path("tests/unit/data/plot/time-to-train.csv");
+  o.out_dir = dir.string();
+  o.command = "dtsim report time-to-train.csv";
+  setenv("DTSIM_GNUPLOT", "/nonexistent/gnuplot", 1);  // the table is what is checked
+  std::ostringstream log;
+  write_report(o, log);
+  unsetenv("DTSIM_GNUPLOT");
+  const std::string md = read_whole_file(dir / "report.md");
+  EXPECT_NE(md.find("| days to train | note |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 1000 h | ok | 6.866 | 298.3 | 39.6% | 24.9 | never | the run never finishes: the job fails "
+                    "every 0.0605 h on average"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| 86300 h | ok | 6.866 | 298.3 | 39.6% | 24.9 | 79.9 |"), std::string::npos) << md;
   fs::remove_all(dir.parent_path());
 }
 

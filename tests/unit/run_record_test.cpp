@@ -119,6 +119,20 @@ TEST(RunRecord, TheTableSaysWhatItCounts)
   EXPECT_EQ(t.substr(t.find('\n', energy) - 3, 3), " MJ") << t;
 }
 
+// A run shorter than a step's tokens is one step, its tokens counted as they are (it read "0.1K tokens (1 steps)"),
+// and a run that never finishes says so once (it read "never: the run never finishes: ...").
+TEST(RunRecord, TheTableCountsOneStepAndSaysNeverOnce)
+{
+  auto s = dtsim::scenario::load_scenario(dtsim::test::source_path("scenarios/tiny.yaml"),
+                                          {"training.tokens=100", "resilience.device_mtbf=1 s"});
+  std::ostringstream table;
+  dtsim::report::write_table(table, dtsim::report::make_record(dtsim::app::simulate(s, false)));
+  const std::string t = table.str();
+  EXPECT_NE(t.find("Time to train 100 tokens (1 step)\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("  time to train                the run never finishes: the job fails every"), std::string::npos)
+      << t;
+}
+
 // A row is written whole however long its value: a wafer's reasons (the compiler's recomputation, its micro batch)
 // run past 256 characters, and a fixed line buffer once cut them and joined the next row onto them.
 TEST(RunRecord, LongRowsAreWrittenWhole)
