@@ -70,7 +70,8 @@ def _set_args(set):
         raise TypeError("set: expected a dict of scenario keys to values, such as {'parallel.tp': 4}, got %r" % (set,))
     args = []
     for key, value in set.items():
-        args += ["--set", "%s=%s" % (key, _value_text(value))]
+        # None removes a key the scenario gives (--unset), e.g. {"parallel.pp": 2, "parallel.stage_layers": None}
+        args += ["--unset", key] if value is None else ["--set", "%s=%s" % (key, _value_text(value))]
     return args
 
 
@@ -326,7 +327,8 @@ def sweep(scenarios, vary=None, set=None, out=None, jobs=None, progress=True):
             out = os.path.join(tmp.name, "sweep")
         args = ["sweep"] + [files.path(s) for s in scenarios] + ["--out", os.fspath(out)]
         args += _vary_args(vary or {})
-        args += _vary_args({k: [v] for k, v in (set or {}).items()})
+        args += _vary_args({k: [v] for k, v in (set or {}).items() if v is not None})
+        args += [a for k, v in (set or {}).items() if v is None for a in ("--unset", k)]
         if jobs is not None:
             args += ["--jobs", jobs]
         if not progress:
