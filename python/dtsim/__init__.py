@@ -17,11 +17,16 @@ import os
 import re
 import sys
 import tempfile
+import warnings
 
 from . import _native
 
 __all__ = ["run", "validate", "explain", "compare", "search", "sweep", "calibrate", "program",
-           "DtsimError", "InputError", "DoesNotFit", "InternalError"]
+           "DtsimError", "DtsimWarning", "InputError", "DoesNotFit", "InternalError"]
+
+
+class DtsimWarning(UserWarning):
+    """What the program warns about on standard error: a key the scenario gives that has no effect."""
 
 
 class DtsimError(Exception):
@@ -151,6 +156,10 @@ def _invoke(args, progress=False):
         shown.close()
     out = out.decode("utf-8", "replace")
     if code == 0:
+        # A key the scenario gives without effect (file:line:col: warning: KEY: ...): a Python warning.
+        for line in err.splitlines():
+            if ": warning: " in line:
+                warnings.warn(line, DtsimWarning, stacklevel=3)
         return out
     message = err.strip() or ("the dtsim program ended with exit code %d" % code)
     if code == 2:

@@ -234,13 +234,13 @@ std::string dump_line(const json& j) { return j.dump(-1, ' ', false, json::error
 
 // The row of one point; runs in a child process (one SimGrid engine per point).
 json compute_row(const std::string& scenario, uint64_t index, const std::vector<Axis>& axes,
-                 const std::vector<std::string>& unsets)
+                 const std::vector<std::string>& unsets, bool quiet)
 {
   json row;
   row["point"] = index;
   row["vary"] = vary_of(index, axes);
   try {
-    auto spec = load_with_file_keys(scenario, overrides_of(index, axes, unsets));
+    auto spec = load_with_file_keys(scenario, overrides_of(index, axes, unsets), quiet);
     auto report = simulate(spec, false);
     const report::RunRecord run = report::make_record(report);
     row["status"] = report.simulated ? "ok" : "does-not-fit";
@@ -369,7 +369,7 @@ std::function<std::vector<double>()> point_job(const SweepOptions& o, const std:
                                                const fs::path& points_dir)
 {
   return [&o, &axes, index, points_dir]() {
-    json row = compute_row(scenario_of(index, axes, o.scenario), index, axes, o.unsets);
+    json row = compute_row(scenario_of(index, axes, o.scenario), index, axes, o.unsets, o.quiet);
     fs::path tmp = points_dir / (std::to_string(index) + ".json.tmp");
     {
       std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
@@ -771,7 +771,7 @@ int sweep(const SweepOptions& o, std::ostream& log)
     if (!fs::is_regular_file(file, ec))
       refuse(file, "", "cannot read file: it does not exist or is not a readable file");
     try {
-      load_with_file_keys(file, overrides_of(0, axes, o.unsets));
+      load_with_file_keys(file, overrides_of(0, axes, o.unsets), o.quiet);
     } catch (const ConfigError& e) {
       std::vector<Diagnostic> unknown;
       for (const auto& d : e.items()) {

@@ -7,6 +7,7 @@
 #include "core/checked_math.hpp"
 #include "hardware/hardware_yaml.hpp"
 #include "model/model_yaml.hpp"
+#include "scenario/keys_without_effect.hpp"
 #include "scenario/layer_partition.hpp"
 #include "scenario/scenario_spec.hpp"
 #include "scenario/scenario_keys.hpp"
@@ -573,6 +574,7 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   if (values_ok && s.parallel.dp > 0)
     check_plan(s, diag, model_ok, hardware_ok);
   diag.throw_if_any();
+  s.warnings = keys_without_effect(file, s);
   return s;
 }
 

@@ -45,6 +45,12 @@ def test_none_unsets_a_key():
     assert pps == [1, 1]
 
 
+def test_a_key_without_effect_is_a_python_warning():
+    with pytest.warns(dtsim.DtsimWarning, match="training.fp8_recipe: 'current' has no effect"):
+        record = dtsim.run(TINY, set={"training.fp8_recipe": "current"})
+    assert record == dtsim.run(TINY)
+
+
 def test_samples_and_seed_reach_the_program():
     spread = {"variability.device_spread": 0.05}
     record = dtsim.run(TINY, set=spread, samples=3, seed=4)
