@@ -209,6 +209,28 @@ YamlFile YamlFile::load(const std::string& path, Diagnostics& diag)
   return f;
 }
 
+namespace {
+
+void add_key_paths(const YAML::Node& node, const std::string& prefix, std::set<std::string>& paths)
+{
+  if (!node.IsMap())
+    return;
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    const std::string path = prefix + it->first.as<std::string>("");
+    paths.insert(path);
+    add_key_paths(it->second, path + ".", paths);
+  }
+}
+
+}  // namespace
+
+std::set<std::string> YamlFile::key_paths() const
+{
+  std::set<std::string> paths;
+  add_key_paths(root_, "", paths);
+  return paths;
+}
+
 std::string YamlFile::resolve(const std::string& relative) const
 {
   std::filesystem::path p(relative);

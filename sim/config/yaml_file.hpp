@@ -3,6 +3,7 @@
 /// "file:line:col". Relative paths written inside the file are resolved against the file's own folder.
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 #include <yaml-cpp/yaml.h>
@@ -27,6 +28,10 @@ class YamlFile {
   const YAML::Node& root() const { return root_; }
   YAML::Node& root() { return root_; }
   bool ok() const { return root_.IsDefined() && !root_.IsNull(); }
+
+  /// The dotted path of every key of the document's maps, at every level ("network", "network.nic",
+  /// "network.nic.bandwidth"); keys inside lists are not listed.
+  std::set<std::string> key_paths() const;
 
   /// Absolute paths are kept; relative ones are taken relative to this file's folder.
   std::string resolve(const std::string& relative) const;
