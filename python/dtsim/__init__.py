@@ -17,11 +17,16 @@ import os
 import re
 import sys
 import tempfile
+import warnings
 
 from . import _native
 
 __all__ = ["run", "validate", "explain", "compare", "search", "sweep", "calibrate", "program",
-           "DtsimError", "InputError", "DoesNotFit", "InternalError"]
+           "DtsimError", "DtsimWarning", "InputError", "DoesNotFit", "InternalError"]
+
+
+class DtsimWarning(UserWarning):
+    """What the program warns about on standard error: a key the scenario gives that has no effect."""
 
 
 class DtsimError(Exception):
@@ -70,7 +75,8 @@ def _set_args(set):
         raise TypeError("set: expected a dict of scenario keys to values, such as {'parallel.tp': 4}, got %r" % (set,))
     args = []
     for key, value in set.items():
-        args += ["--set", "%s=%s" % (key, _value_text(value))]
+        # None removes a key the scenario gives (--unset), e.g. {"parallel.pp": 2, "parallel.stage_layers": None}
+        args += ["--unset", key] if value is None else ["--set", "%s=%s" % (key, _value_text(value))]
     return args
 
 
@@ -150,6 +156,10 @@ def _invoke(args, progress=False):
         shown.close()
     out = out.decode("utf-8", "replace")
     if code == 0:
+        # A key the scenario gives without effect (file:line:col: warning: KEY: ...): a Python warning.
+        for line in err.splitlines():
+            if ": warning: " in line:
+                warnings.warn(line, DtsimWarning, stacklevel=3)
         return out
     message = err.strip() or ("the dtsim program ended with exit code %d" % code)
     if code == 2:
@@ -326,7 +336,8 @@ def sweep(scenarios, vary=None, set=None, out=None, jobs=None, progress=True):
             out = os.path.join(tmp.name, "sweep")
         args = ["sweep"] + [files.path(s) for s in scenarios] + ["--out", os.fspath(out)]
         args += _vary_args(vary or {})
-        args += _vary_args({k: [v] for k, v in (set or {}).items()})
+        args += _vary_args({k: [v] for k, v in (set or {}).items() if v is not None})
+        args += [a for k, v in (set or {}).items() if v is None for a in ("--unset", k)]
         if jobs is not None:
             args += ["--jobs", jobs]
         if not progress:

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/load.hpp"
+#include "config/yaml_file.hpp"
 #include "core/child_process.hpp"
 #include "app/search.hpp"
 #include "app/simulate.hpp"
@@ -77,8 +78,9 @@ std::vector<std::string> bench_record_command(const BenchCase& c)
   std::vector<std::string> args = {c.kind == Kind::Run ? "run" : c.kind == Kind::Sweep ? "sweep" : "search",
                                    c.scenario};
   for (const auto& s : c.sets) {
-    args.push_back(flag);
-    args.push_back(s);
+    const auto unset = config::unset_key(s);
+    args.push_back(unset ? "--unset" : flag);
+    args.push_back(unset.value_or(s));
   }
   if (c.kind == Kind::Sweep)
     for (const char* a : {"--out", "{out}", "--quiet"})

@@ -12,7 +12,9 @@ namespace dtsim::app {
 /// True for "hardware.KEY..." and "model.KEY...": a key of the file the scenario names.
 bool is_file_key(const std::string& key);
 
-/// Loads the scenario with `overrides` (KEY=VALUE each), file keys included: scenario::load_scenario.
-scenario::ScenarioSpec load_with_file_keys(const std::string& scenario, const std::vector<std::string>& overrides);
+/// Loads the scenario with `overrides` (KEY=VALUE each), file keys included: scenario::load_scenario; its warnings
+/// as load_for_simulation prints them, unless `quiet`.
+scenario::ScenarioSpec load_with_file_keys(const std::string& scenario, const std::vector<std::string>& overrides,
+                                           bool quiet = false);
 
 }  // namespace dtsim::app

@@ -10,7 +10,10 @@
 
 namespace dtsim::app {
 
-/// Throws ConfigError as scenario::load_scenario does.
-scenario::ScenarioSpec load_for_simulation(const std::string& path, const std::vector<std::string>& overrides);
+/// Throws ConfigError as scenario::load_scenario does. The scenario's warnings (keys it gives without effect,
+/// scenario/keys_without_effect.hpp) go to standard error, each once per process (a command that loads a scenario
+/// again, or a child process forked after the load, does not repeat them), unless `quiet`.
+scenario::ScenarioSpec load_for_simulation(const std::string& path, const std::vector<std::string>& overrides,
+                                           bool quiet = false);
 
 }  // namespace dtsim::app

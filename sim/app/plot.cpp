@@ -178,6 +178,35 @@ std::vector<std::string> values_of(const SeriesTable& t, int col, const std::vec
   return v;
 }
 
+/// What a bar chart compares: the varied inputs, in the CSV's order (a sweep's outermost --vary first), where a
+/// sweep over scenario files (the input "scenario") stands for the model and the hardware its files name, those of
+/// the two that differ between `rows` (the scenario itself when neither does).
+std::vector<PlotInput> bar_dimensions(const SeriesTable& t, const std::vector<PlotInput>& varied,
+                                      const std::vector<size_t>& rows)
+{
+  std::vector<PlotInput> dims;
+  auto add = [&](const PlotInput& d) {
+    if (std::none_of(dims.begin(), dims.end(), [&](const PlotInput& e) { return e.col == d.col; }))
+      dims.push_back(d);
+  };
+  for (const auto& v : varied) {
+    if (v.key != "scenario") {
+      add(v);
+      continue;
+    }
+    size_t before = dims.size();
+    for (const char* name : {"model", "hardware"}) {
+      const int c = t.find(name);
+      const auto values = c >= 0 ? values_of(t, c, rows) : std::vector<std::string>{};
+      if (std::set<std::string>(values.begin(), values.end()).size() > 1)
+        add({name, c});
+    }
+    if (dims.size() == before)
+      add(v);
+  }
+  return dims;
+}
+
 // ---- What the y axis shows -----------------------------------------------------------------------------------
 
 struct Measure {
@@ -1399,12 +1428,23 @@ int plot(const PlotOptions& o, std::ostream& log)
     r.title = o.title.empty() ? model + "what if " + r.x_key + " changes" : o.title;
     script = whatif_chart(t, r, log);
   } else if (r.kind == "bars") {
-    if (r.x_col < 0)
-      r.x_col = t.need("model", "--x"), r.x_key = "model";
+    // The bars compare what varies across the rows: the first varied input along x, the others as the series.
+    // Without a varied input (one row, or a CSV of outputs only): the model along x, one series per hardware.
+    const std::vector<PlotInput> dims = bar_dimensions(t, r.varied, r.rows);
+    if (r.x_col < 0) {
+      if (dims.empty())
+        r.x_col = t.need("model", "--x"), r.x_key = "model";
+      else
+        r.x_col = dims.front().col, r.x_key = dims.front().key;
+    }
     if (r.y_col < 0)
       r.y_col = t.need("tokens_per_s", "--y"), r.y_key = "tokens_per_s";
-    if (r.group_cols.empty())
+    if (r.group_cols.empty() && dims.empty())
       r.group_cols = {t.need("hardware", "--group")}, r.group_keys = {"hardware"};
+    if (r.group_cols.empty())
+      for (const auto& d : dims)
+        if (d.col != r.x_col && !moves_with_x(d.col))
+          r.group_cols.push_back(d.col), r.group_keys.push_back(d.key);
     r.title = o.title.empty() ? measure_of(r.y_key).name() + " by " + r.x_key : o.title;
     script = bars_chart(t, r, log);
   } else if (r.kind == "breakdown") {

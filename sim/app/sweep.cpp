@@ -202,10 +202,12 @@ std::vector<size_t> digits_of(uint64_t index, const std::vector<Axis>& axes)
 // With several scenario files, the outermost axis: its values are the files, not a key to set.
 constexpr const char* kScenarioAxis = "scenario";
 
-std::vector<std::string> overrides_of(uint64_t index, const std::vector<Axis>& axes)
+// The overrides of point `index`: the sweep's --unset entries (`unsets`), then the point's values.
+std::vector<std::string> overrides_of(uint64_t index, const std::vector<Axis>& axes,
+                                      const std::vector<std::string>& unsets)
 {
   auto d = digits_of(index, axes);
-  std::vector<std::string> o;
+  std::vector<std::string> o = unsets;
   for (size_t k = 0; k < axes.size(); ++k)
     if (axes[k].key != kScenarioAxis)
       o.push_back(axes[k].key + "=" + axes[k].values[d[k]]);
@@ -231,13 +233,14 @@ json vary_of(uint64_t index, const std::vector<Axis>& axes)
 std::string dump_line(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 // The row of one point; runs in a child process (one SimGrid engine per point).
-json compute_row(const std::string& scenario, uint64_t index, const std::vector<Axis>& axes)
+json compute_row(const std::string& scenario, uint64_t index, const std::vector<Axis>& axes,
+                 const std::vector<std::string>& unsets, bool quiet)
 {
   json row;
   row["point"] = index;
   row["vary"] = vary_of(index, axes);
   try {
-    auto spec = load_with_file_keys(scenario, overrides_of(index, axes));
+    auto spec = load_with_file_keys(scenario, overrides_of(index, axes, unsets), quiet);
     auto report = simulate(spec, false);
     const report::RunRecord run = report::make_record(report);
     row["status"] = report.simulated ? "ok" : "does-not-fit";
@@ -366,7 +369,7 @@ std::function<std::vector<double>()> point_job(const SweepOptions& o, const std:
                                                const fs::path& points_dir)
 {
   return [&o, &axes, index, points_dir]() {
-    json row = compute_row(scenario_of(index, axes, o.scenario), index, axes);
+    json row = compute_row(scenario_of(index, axes, o.scenario), index, axes, o.unsets, o.quiet);
     fs::path tmp = points_dir / (std::to_string(index) + ".json.tmp");
     {
       std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
@@ -768,12 +771,14 @@ int sweep(const SweepOptions& o, std::ostream& log)
     if (!fs::is_regular_file(file, ec))
       refuse(file, "", "cannot read file: it does not exist or is not a readable file");
     try {
-      load_with_file_keys(file, overrides_of(0, axes));
+      load_with_file_keys(file, overrides_of(0, axes, o.unsets), o.quiet);
     } catch (const ConfigError& e) {
       std::vector<Diagnostic> unknown;
       for (const auto& d : e.items()) {
         if (d.where.file == file && d.key_path.empty())
           throw;  // the scenario itself does not load (malformed YAML): no point could run
+        if (d.where.file.rfind("<command line> --unset ", 0) == 0)
+          throw;  // a key the file does not give: the same at every point
         for (const auto& a : axes) {
           // A key of the model or hardware file is reported by that file's loader without the prefix.
           const std::string key = is_file_key(a.key) ? a.key.substr(a.key.find('.') + 1) : a.key;

@@ -13,6 +13,7 @@ struct SweepOptions {
   std::string scenario;            ///< scenario YAML file
   std::vector<std::string> more_scenarios;  ///< more scenario files: an outermost axis "scenario" over all of them
   std::vector<std::string> vary;   ///< "KEY=V1,V2,..." each; values may be ranges (expand_values)
+  std::vector<std::string> unsets; ///< keys removed at every point, as config::unset_entry makes them (--unset KEY)
   std::string out_prefix;          ///< PREFIX of PREFIX.csv / PREFIX.jsonl; empty: "<scenario stem>-sweep"
   int jobs = 1;                    ///< simulations run at once (processes)
   bool quiet = false;              ///< no progress and no messages on `log`

@@ -23,6 +23,7 @@
 #include "cli/mpi_launch.hpp"
 #include "collectives/algorithm_registry.hpp"
 #include "config/suggest.hpp"
+#include "config/yaml_file.hpp"
 #include "app/sweep.hpp"
 #include "app/simulate.hpp"
 #include "systems/system_kinds.hpp"
@@ -45,6 +46,7 @@ struct RunOptions {
   std::string scenario;
   std::vector<std::string> more;  ///< further jobs (--shared-fabric)
   std::vector<std::string> sets;
+  std::vector<std::string> unsets;  ///< --unset KEY
   std::string format = "table";
   std::string trace;
   bool shared_fabric = false;
@@ -196,6 +198,25 @@ std::string unknown_subcommand(CLI::App& app, int argc, char** argv)
          " (commands: " + dtsim::config::join_list(names) + ")";
 }
 
+// --unset KEY, on every command that takes --set: removes a key the scenario gives (parallel.stage_layers when pp
+// changes), or with hardware. or model. one its hardware or model file gives.
+void add_unset(CLI::App* cmd, std::vector<std::string>& keys)
+{
+  cmd->add_option("--unset", keys,
+                  "Remove a key the scenario gives, e.g. --unset parallel.stage_layers (repeatable; applied before "
+                  "--set; a key the file does not give is an error)");
+}
+
+// The overrides a command applies: the unsets first (what the file gives, less them), then the --set values.
+std::vector<std::string> with_unsets(const std::vector<std::string>& unsets, const std::vector<std::string>& sets)
+{
+  std::vector<std::string> all;
+  for (const auto& key : unsets)
+    all.push_back(dtsim::config::unset_entry(key));
+  all.insert(all.end(), sets.begin(), sets.end());
+  return all;
+}
+
 // Most processes a command may run at once; most plans a search lists; most devices a search may take.
 constexpr int64_t kMaxJobs = 4096;
 constexpr int64_t kMaxTop = 1000000;
@@ -216,6 +237,7 @@ int main(int argc, char** argv)
   run_cmd->add_option("scenario", ro.scenario, "Scenario YAML file")->required();
   run_cmd->add_option("more", ro.more, "More scenarios: jobs sharing the cluster's fabric (with --shared-fabric)");
   run_cmd->add_option("--set", ro.sets, "Override a scenario key, e.g. --set parallel.tp=8 (repeatable)");
+  add_unset(run_cmd, ro.unsets);
   run_cmd->add_option("--format", ro.format, "Output format")->check(CLI::IsMember(dtsim::report::run_format_names()));
   {  // the catalogs' names, as the YAML check takes them (schedule; collectives.algorithm / protocol)
     std::string foot = "Schedules (scenario key schedule):\n";
@@ -256,6 +278,7 @@ int main(int argc, char** argv)
   val_cmd->add_option("scenario", vo.scenario, "Scenario YAML file")->required();
   val_cmd->add_option("more", vo.more, "More scenarios: jobs sharing the cluster's fabric (with --shared-fabric)");
   val_cmd->add_option("--set", vo.sets, "Override a scenario key, e.g. --set parallel.tp=8 (repeatable)");
+  add_unset(val_cmd, vo.unsets);
   add_shared_fabric(val_cmd, vo);
   dtsim::app::CompareOptions co;
   co.jobs = int(std::max(1u, std::thread::hardware_concurrency()));
@@ -263,6 +286,8 @@ int main(int argc, char** argv)
                                                 "energy and the partitioning burden");
   cmp_cmd->add_option("scenarios", co.scenarios, "Scenario YAML files")->required();
   cmp_cmd->add_option("--set", co.sets, "Override a key of every scenario, e.g. --set training.seq_len=4096 (repeatable)");
+  std::vector<std::string> cmp_unsets, sweep_unsets, search_unsets, bench_unsets;
+  add_unset(cmp_cmd, cmp_unsets);
   cmp_cmd->add_option("--format", co.format, "Output format")->check(CLI::IsMember({"table", "json"}));
   bool no_burden = false;
   cmp_cmd->add_flag("--no-burden", no_burden, "Do not simulate every parallel plan of the GPU scenarios");
@@ -276,6 +301,10 @@ int main(int argc, char** argv)
   sweep_cmd->add_option("scenario", sweep_files, "Scenario YAML file(s); several make an outer axis 'scenario'")
       ->required();
   sweep_cmd->add_option("--vary", wo.vary, "KEY=V1,V2,... or a range KEY=A..BxF / KEY=A..B+S (repeatable)")
+      ->allow_extra_args(false);
+  sweep_cmd->add_option("--unset", sweep_unsets,
+                        "Remove a key the scenario gives, at every point, e.g. --unset parallel.stage_layers with "
+                        "--vary parallel.pp=... (repeatable)")
       ->allow_extra_args(false);
   sweep_cmd->add_option("--out", wo.out_prefix, "Write PREFIX.csv and PREFIX.jsonl (default: <scenario>-sweep)");
   sweep_cmd->add_option("--jobs", wo.jobs, "Simulations run at once (processes)")->check(count_from_1_to(kMaxJobs));
@@ -312,6 +341,7 @@ int main(int argc, char** argv)
                                                   "and rank them by step time");
   search_cmd->add_option("scenario", so.scenario, "Scenario YAML file")->required();
   search_cmd->add_option("--set", so.sets, "Override a scenario key (repeatable)");
+  add_unset(search_cmd, search_unsets);
   search_cmd->add_option("--devices", so.devices, "Search on this many devices instead of the scenario's")
       ->check(count_from_1_to(kMaxSearchDevices));
   search_cmd->add_option("--top", so.top, "Plans to list")->check(count_from_1_to(kMaxTop));
@@ -343,6 +373,7 @@ int main(int argc, char** argv)
   auto* exp_cmd = app.add_subcommand("explain", "List the kernels of one layer with their FLOPs, bytes and times");
   exp_cmd->add_option("scenario", eo.scenario, "Scenario YAML file")->required();
   exp_cmd->add_option("--set", eo.sets, "Override a scenario key, e.g. --set parallel.tp=8 (repeatable)");
+  add_unset(exp_cmd, eo.unsets);
   std::string input_file, input_format = "table";
   auto* stack_cmd = app.add_subcommand("stack", "Print a software stack file as dtsim resolves it: every key, the "
                                                 "file's value or the default it leaves to (marked \"(default)\"), "
@@ -362,6 +393,7 @@ int main(int argc, char** argv)
                                             "the --scenario case)");
   bench_cmd->add_option("--scenario", bo.scenario, "Also run this scenario as the case 'custom'");
   bench_cmd->add_option("--set", bo.sets, "Override a key of --scenario (repeatable)");
+  add_unset(bench_cmd, bench_unsets);
   bench_cmd->add_option("--repeat", bo.repeat, "Runs of each case")->check(count_from_1_to(kMaxTop));
   bench_cmd->add_option("--jobs", bo.jobs, "Processes of the sweep and search cases")->check(count_from_1_to(kMaxJobs));
   bench_cmd->add_option("--root", bo.root, "Directory holding scenarios/ (default: the current directory, else the "
@@ -378,6 +410,12 @@ int main(int argc, char** argv)
     int code = app.exit(e);
     return code == 0 ? 0 : kBadInput;
   }
+  for (RunOptions* o : {&ro, &vo, &eo})
+    o->sets = with_unsets(o->unsets, o->sets);
+  co.sets = with_unsets(cmp_unsets, co.sets);
+  so.sets = with_unsets(search_unsets, so.sets);
+  bo.sets = with_unsets(bench_unsets, bo.sets);
+  wo.unsets = with_unsets(sweep_unsets, {});
   try {
     if (*run_cmd)
       return run(ro);

@@ -132,7 +132,33 @@ std::optional<std::pair<Origin, std::string>> json_error(const std::string& path
   }
 }
 
+// The parts of a dotted key ("parallel.stage_layers" -> {"parallel", "stage_layers"}); empty when a part is empty.
+std::vector<std::string> key_parts(const std::string& dotted)
+{
+  std::vector<std::string> parts;
+  std::stringstream ss(dotted);
+  for (std::string part; std::getline(ss, part, '.');) {
+    if (part.empty())
+      return {};
+    parts.push_back(part);
+  }
+  if (!dotted.empty() && dotted.back() == '.')
+    return {};
+  return parts;
+}
+
+constexpr const char* kUnsetMark = "--unset ";
+
 }  // namespace
+
+std::string unset_entry(const std::string& key) { return kUnsetMark + key; }
+
+std::optional<std::string> unset_key(const std::string& entry)
+{
+  if (entry.rfind(kUnsetMark, 0) != 0)
+    return std::nullopt;
+  return entry.substr(std::string(kUnsetMark).size());
+}
 
 YamlFile YamlFile::load(const std::string& path, Diagnostics& diag)
 {
@@ -181,6 +207,28 @@ YamlFile YamlFile::load(const std::string& path, Diagnostics& diag)
   if (!f.root_.IsDefined() || f.root_.IsNull())
     diag.add({path, 0, 0}, "", "expected a mapping of keys to values, got an empty file");
   return f;
+}
+
+namespace {
+
+void add_key_paths(const YAML::Node& node, const std::string& prefix, std::set<std::string>& paths)
+{
+  if (!node.IsMap())
+    return;
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    const std::string path = prefix + it->first.as<std::string>("");
+    paths.insert(path);
+    add_key_paths(it->second, path + ".", paths);
+  }
+}
+
+}  // namespace
+
+std::set<std::string> YamlFile::key_paths() const
+{
+  std::set<std::string> paths;
+  add_key_paths(root_, "", paths);
+  return paths;
 }
 
 std::string YamlFile::resolve(const std::string& relative) const
@@ -243,10 +291,46 @@ std::string YamlFile::set_override(const std::string& dotted, const std::string&
   return "";
 }
 
+std::string YamlFile::unset_override(const std::string& dotted)
+{
+  const std::vector<std::string> parts = key_parts(dotted);
+  if (parts.empty())
+    return "expected a dotted key such as parallel.stage_layers, got " + excerpt(override_prefix_ + dotted);
+  // Read through const nodes (a non-const operator[] on a missing key would add it), holding each level as a node
+  // of its own (assigning one yaml-cpp node to another rebinds the first's data).
+  std::vector<YAML::Node> chain{root_};
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const YAML::Node& parent = chain.back();
+    const YAML::Node child = parent.IsMap() ? parent[parts[i]] : YAML::Node(YAML::NodeType::Undefined);
+    if (!child.IsDefined()) {
+      std::string at = override_prefix_;
+      for (size_t j = 0; j < i; ++j)
+        at += parts[j] + ".";
+      std::vector<std::string> given;
+      if (parent.IsMap())
+        for (auto it = parent.begin(); it != parent.end(); ++it)
+          given.push_back(it->first.as<std::string>(""));
+      const std::string near = closest(parts[i], given);
+      return "'" + override_prefix_ + dotted + "' cannot be unset: " + path_ + " does not give it" +
+             (near.empty() ? "" : "; did you mean '" + at + near + "'?");
+    }
+    if (i + 1 == parts.size())
+      chain.back().remove(parts[i]);
+    else
+      chain.push_back(child);
+  }
+  return "";
+}
+
 void YamlFile::apply_overrides(const std::vector<std::string>& sets, const std::string& prefix, Diagnostics& diag)
 {
   override_prefix_ = prefix;
   for (const auto& o : sets) {
+    if (const auto key = unset_key(o)) {
+      if (const std::string err = unset_override(*key); !err.empty())
+        diag.add({"<command line> --unset " + prefix + *key, 0, 0}, "", err);
+      continue;
+    }
     const auto eq = o.find('=');
     const std::string err = eq == std::string::npos ? "expected KEY=VALUE, got " + excerpt(prefix + o)
                                                     : set_override(o.substr(0, eq), o.substr(eq + 1));

@@ -2,6 +2,8 @@
 /// A YAML (or JSON) input file, loaded once, that remembers its path so that every later message can point at
 /// "file:line:col". Relative paths written inside the file are resolved against the file's own folder.
 #include <map>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 #include <yaml-cpp/yaml.h>
@@ -9,6 +11,13 @@
 #include "core/diagnostics.hpp"
 
 namespace dtsim::config {
+
+/// An override list holds "KEY=VALUE" entries (--set) and unset entries (--unset KEY), which remove a key the file
+/// gives. An unset travels in the same list as "--unset KEY", so that every command that passes --set along (to
+/// child processes, to the model and hardware loaders) passes --unset along with it, in order.
+std::string unset_entry(const std::string& key);
+/// The key of an unset entry, or nullopt for a KEY=VALUE entry.
+std::optional<std::string> unset_key(const std::string& entry);
 
 class YamlFile {
  public:
@@ -19,6 +28,10 @@ class YamlFile {
   const YAML::Node& root() const { return root_; }
   YAML::Node& root() { return root_; }
   bool ok() const { return root_.IsDefined() && !root_.IsNull(); }
+
+  /// The dotted path of every key of the document's maps, at every level ("network", "network.nic",
+  /// "network.nic.bandwidth"); keys inside lists are not listed.
+  std::set<std::string> key_paths() const;
 
   /// Absolute paths are kept; relative ones are taken relative to this file's folder.
   std::string resolve(const std::string& relative) const;
@@ -33,8 +46,12 @@ class YamlFile {
   /// came from the command line so that messages about it say so. Returns an error text, empty on success.
   std::string set_override(const std::string& dotted_key, const std::string& value);
 
-  /// Applies every "KEY=VALUE" of `sets` with set_override; each error is recorded in `diag` at
-  /// "<command line> --set PREFIX KEY=VALUE". `prefix` is how the user named this file's keys ("hardware." for the
+  /// Removes `dotted.key` from the tree (--unset). Returns an error text naming the key when the file does not give
+  /// it (with the closest key it does give), empty on success.
+  std::string unset_override(const std::string& dotted_key);
+
+  /// Applies every "KEY=VALUE" of `sets` with set_override and every unset entry with unset_override, in order; each
+  /// error is recorded in `diag` at "<command line> --set PREFIX KEY=VALUE" (or "--unset PREFIX KEY"). `prefix` is how the user named this file's keys ("hardware." for the
   /// hardware file a scenario names, "" for the scenario itself), so that messages quote the --set as written.
   void apply_overrides(const std::vector<std::string>& sets, const std::string& prefix, Diagnostics& diag);
 

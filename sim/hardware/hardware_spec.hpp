@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "hardware/system_hardware.hpp"
@@ -129,6 +130,9 @@ struct NetworkSpec {
 /// (the Cerebras wafer's: sim/systems/cerebras_wafer/wafer_hardware.hpp).
 struct HardwareSpec {
   std::string file;
+  /// Every key path the file writes ("network.nic.bandwidth", and "network" and "network.nic"), --set values not
+  /// included: what `dtsim hardware` marks as given rather than "(default)" (config::YamlFile::key_paths).
+  std::set<std::string> written_keys;
   std::string name;
   std::string kind;  ///< the file's `kind`: the name its wing is registered under (sim/systems/system_kinds.cpp)
   /// The software stack a scenario on this hardware uses unless it names its own (hardware/stacks/*.yaml, resolved

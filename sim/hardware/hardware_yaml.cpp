@@ -43,6 +43,7 @@ static HardwareSpec parse_hardware(const std::string& path, Diagnostics& diag, c
   auto file = config::YamlFile::load(path, diag);
   if (!file.ok())
     return hw;
+  hw.written_keys = file.key_paths();
   file.apply_overrides(sets, "hardware.", diag);
   MapReader root(file, file.root(), "", diag);
   hw.name = root.string(k::kName).value_or("");

@@ -4,6 +4,7 @@
 /// scenario loader checks every kind without knowing any.
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "core/diagnostics.hpp"
 #include "scenario/scenario_spec.hpp"
@@ -23,6 +24,13 @@ struct MicroBatchGiven {
   Origin recompute_where;  ///< its value's place, or the training section's when not written
 };
 
+/// A scenario key that a kind of system accepts and does not read, and why (the loader warns where a scenario
+/// gives it: scenario/keys_without_effect.hpp).
+struct UnreadKey {
+  std::string key;  ///< dotted, as the scenario writes it ("training.flash_attention")
+  std::string why;
+};
+
 class ScenarioRules {
  public:
   virtual ~ScenarioRules() = default;
@@ -36,6 +44,9 @@ class ScenarioRules {
   /// Whether the kind's framework pads the vocabulary to a multiple of 128 * tp (Megatron-LM's
   /// _vocab_size_with_padding), which the logits GEMM and the loss then run on.
   virtual bool pads_vocabulary() const = 0;
+  /// The scenario keys this kind accepts (so that sweeps and fragments shared with other kinds keep working) but
+  /// does not read: whatever their value, the simulation is the same.
+  virtual std::vector<UnreadKey> unread_keys(const ScenarioSpec& s) const = 0;
 };
 
 /// Registers `rules` under the kind `name` (systems::install does, once per process).

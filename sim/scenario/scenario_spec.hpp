@@ -177,6 +177,9 @@ struct ScenarioSpec {
   WaferMode wafer_mode = WaferMode::Auto;  ///< wafer-scale hardware only
   int64_t microbatches = 1;  ///< per pipeline per step: global_batch / (micro_batch * dp)
   std::map<std::string, Origin> where;  ///< origin of each scenario key, for cross-file messages
+  /// Keys the scenario gives that change nothing in what it simulates, with where and why (warnings, printed by
+  /// the commands: scenario/keys_without_effect.hpp).
+  std::vector<Diagnostic> warnings;
 };
 
 const char* to_string(Recompute r);

@@ -3,9 +3,11 @@
 #include "config/input_file.hpp"
 #include "config/map_reader.hpp"
 #include "config/suggest.hpp"
+#include "config/yaml_file.hpp"
 #include "core/checked_math.hpp"
 #include "hardware/hardware_yaml.hpp"
 #include "model/model_yaml.hpp"
+#include "scenario/keys_without_effect.hpp"
 #include "scenario/layer_partition.hpp"
 #include "scenario/scenario_spec.hpp"
 #include "scenario/scenario_keys.hpp"
@@ -370,13 +372,17 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   if (!file.ok())
     diag.throw_if_any();
   // "model.KEY=V" and "hardware.KEY=V" set keys of the files the scenario names (whose `model` and `hardware` are
-  // paths): their loaders apply them, so that messages point at the --set as for the scenario's own keys.
+  // paths): their loaders apply them, so that messages point at the --set as for the scenario's own keys. The same
+  // for "--unset model.KEY" and "--unset hardware.KEY".
   std::vector<std::string> own_sets, model_sets, hardware_sets;
   for (const auto& o : overrides) {
-    if (o.rfind("model.", 0) == 0)
-      model_sets.push_back(o.substr(6));
-    else if (o.rfind("hardware.", 0) == 0)
-      hardware_sets.push_back(o.substr(9));
+    const auto unset = config::unset_key(o);
+    const std::string entry = unset.value_or(o);
+    auto as_given = [&](size_t skip) { return unset ? config::unset_entry(entry.substr(skip)) : entry.substr(skip); };
+    if (entry.rfind("model.", 0) == 0)
+      model_sets.push_back(as_given(6));
+    else if (entry.rfind("hardware.", 0) == 0)
+      hardware_sets.push_back(as_given(9));
     else
       own_sets.push_back(o);
   }
@@ -568,6 +574,7 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   if (values_ok && s.parallel.dp > 0)
     check_plan(s, diag, model_ok, hardware_ok);
   diag.throw_if_any();
+  s.warnings = keys_without_effect(file, s);
   return s;
 }
 

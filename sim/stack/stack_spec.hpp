@@ -6,6 +6,7 @@
 /// correction", so a scenario without a stack behaves as dtsim did before stacks existed.
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -105,6 +106,9 @@ struct Calibration {
 
 struct StackSpec {
   std::string file;  ///< empty: no stack (every correction at its default)
+  /// Every key path the file writes ("factors.compute", and "factors" itself): what `dtsim stack` marks as given
+  /// rather than "(default)" (config::YamlFile::key_paths).
+  std::set<std::string> written_keys;
   std::string name;
   std::string framework, version;
   /// The NCCL release its runs used (stack key `nccl`), as NCCL_VERSION_CODE (2.23.4: 22304); 0: not published, or

@@ -17,6 +17,7 @@ StackSpec load_stack(const std::string& path, Diagnostics& diag)
   auto file = config::YamlFile::load(path, diag);
   if (!file.ok())
     return st;
+  st.written_keys = file.key_paths();
   MapReader root(file, file.root(), "", diag);
   st.name = root.string(k::kName).value_or("");
   st.framework = root.string(k::kFramework).value_or("");

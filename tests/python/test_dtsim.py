@@ -36,6 +36,21 @@ def test_set_overrides_keys():
     assert record == cli_json("run", TINY, "--format", "json", "--set", "parallel.tp=1", "--set", "parallel.dp=4")
 
 
+def test_none_unsets_a_key():
+    record = dtsim.run(TINY, set={"parallel.pp": None})
+    assert record["plan"]["pp"] == 1 and record["plan"]["dp"] == 8
+    assert record == cli_json("run", TINY, "--format", "json", "--unset", "parallel.pp")
+    rows = dtsim.sweep(TINY, vary={"parallel.tp": [1, 2]}, set={"parallel.pp": None}, progress=False)
+    pps = rows["plan.pp"].tolist() if hasattr(rows, "columns") else [r["plan.pp"] for r in rows]
+    assert pps == [1, 1]
+
+
+def test_a_key_without_effect_is_a_python_warning():
+    with pytest.warns(dtsim.DtsimWarning, match="training.fp8_recipe: 'current' has no effect"):
+        record = dtsim.run(TINY, set={"training.fp8_recipe": "current"})
+    assert record == dtsim.run(TINY)
+
+
 def test_samples_and_seed_reach_the_program():
     spread = {"variability.device_spread": 0.05}
     record = dtsim.run(TINY, set=spread, samples=3, seed=4)

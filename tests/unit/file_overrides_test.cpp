@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string>
 
+#include "config/yaml_file.hpp"
 #include "core/diagnostics.hpp"
 #include "scenario/scenario_spec.hpp"
 
@@ -61,6 +62,49 @@ TEST(FileOverrides, ErrorsPointAtTheSet)
   EXPECT_EQ(load_error_with_sets({"hardware.name.x=1"}),
             "<command line> --set hardware.name.x=1: error: 'hardware.name' is not a mapping, so 'hardware.name.x' "
             "cannot be set\n  referenced from scenarios/tiny.yaml:4:11 (hardware)");
+}
+
+// --unset KEY removes a key the file gives (parallel.stage_layers when pp changes): the loader then reads the key's
+// default, as if the file had never given it.
+TEST(FileOverrides, UnsetRemovesAScenarioKey)
+{
+  const auto s = load_with_sets({dtsim::config::unset_entry("parallel.pp")});
+  EXPECT_EQ(s.parallel.pp, 1);  // the default
+  EXPECT_EQ(s.parallel.dp, 8);  // 16 devices / tp 2, derived again
+}
+
+// Unsets come before the --set values: a key removed and set again takes the set value.
+TEST(FileOverrides, UnsetThenSet)
+{
+  const auto s = load_with_sets({dtsim::config::unset_entry("parallel.pp"), "parallel.pp=2"});
+  EXPECT_EQ(s.parallel.pp, 2);
+  EXPECT_EQ(s.parallel.dp, 4);
+}
+
+TEST(FileOverrides, UnsetReachesTheHardwareFile)
+{
+  const auto plain = load_with_sets({});
+  EXPECT_GT(plain.hardware.device.power_W, 0);
+  const auto s = load_with_sets({dtsim::config::unset_entry("hardware.device.power")});
+  EXPECT_EQ(s.hardware.device.power_W, 0);  // not given: no energy figures
+}
+
+// A key the file does not give is an error that names it, with the closest key the file gives.
+TEST(FileOverrides, UnsetOfAKeyNotGivenIsAnError)
+{
+  EXPECT_EQ(load_error_with_sets({dtsim::config::unset_entry("parallel.stage_layers")}),
+            "<command line> --unset parallel.stage_layers: error: 'parallel.stage_layers' cannot be unset: "
+            "scenarios/tiny.yaml does not give it");
+  EXPECT_EQ(load_error_with_sets({dtsim::config::unset_entry("parallel.ppp")}),
+            "<command line> --unset parallel.ppp: error: 'parallel.ppp' cannot be unset: scenarios/tiny.yaml does "
+            "not give it; did you mean 'parallel.pp'?");
+  EXPECT_EQ(load_error_with_sets({dtsim::config::unset_entry("wafer.mode")}),
+            "<command line> --unset wafer.mode: error: 'wafer.mode' cannot be unset: scenarios/tiny.yaml does not "
+            "give it");
+  EXPECT_EQ(load_error_with_sets({dtsim::config::unset_entry("hardware.device.powr")}),
+            "<command line> --unset hardware.device.powr: error: 'hardware.device.powr' cannot be unset: "
+            "hardware/dgx-a100-80gb.yaml does not give it; did you mean 'hardware.device.power'?\n"
+            "  referenced from scenarios/tiny.yaml:4:11 (hardware)");
 }
 
 }  // namespace

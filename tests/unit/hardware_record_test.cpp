@@ -69,3 +69,19 @@ TEST(HardwareRecord, AbsentKeysShowTheLoadersDefaults)
   EXPECT_TRUE(r["device"]["peak_flops"]["nvfp4"].is_null());    // not offered
   EXPECT_EQ(r["node"]["topology"], "switch");
 }
+
+// The loader reports the key paths the file writes, at every level and --set values aside (`dtsim hardware` marks
+// the others "(default)" without reading the file a second time).
+TEST(HardwareRecord, TheLoaderListsTheKeysTheFileWrites)
+{
+  dtsim::Diagnostics diag;
+  const auto hw = dtsim::hardware::load_hardware(dtsim::test::source_path("hardware/dgx-a100-80gb.yaml"), diag,
+                                                 {"network.nic.latency=4 us", "network.topology.hash_seed=7"});
+  ASSERT_TRUE(diag.empty()) << diag.items().front().str();
+  for (const char* written : {"device", "device.power", "node.nvlink.goodput", "network.nic.latency",
+                              "device.efficiency.attention.flash_attention_2.forward_d64"})
+    EXPECT_EQ(hw.written_keys.count(written), 1u) << written;
+  for (const char* absent : {"scale_up", "network.topology.hash_seed", "device.power.x", "device.peak_flops.fp8"})
+    EXPECT_EQ(hw.written_keys.count(absent), 0u) << absent;
+}
+

@@ -193,6 +193,31 @@ TEST(Plot, BarsChart)
   EXPECT_NE(script.find("\"500k\""), std::string::npos);  // log tics as 500k, not 500000
 }
 
+// Bars of a sweep of one scenario (hand-made sample, --vary parallel.pp=1,2,4 --vary training.precision=bf16,fp8): the
+// model and the hardware are the same in every row, so the bars follow what the sweep varies: pp along x (the
+// outermost --vary), one bar per precision, every row drawn.
+TEST(Plot, BarsFollowTheVariedInputs)
+{
+  if (!have_gnuplot())
+    GTEST_SKIP() << "/usr/bin/gnuplot is not installed (Debian: gnuplot-nox)";
+  std::string script;
+  std::string log = render("bars-varied.csv", "bars", "bars-varied", &script);
+  EXPECT_EQ(log.find("only the first is drawn"), std::string::npos) << log;
+  EXPECT_NE(script.find("set xlabel \"parallel.pp\""), std::string::npos) << script;
+  EXPECT_NE(script.find("\"1\" 0, \"2\" 1, \"4\" 2"), std::string::npos) << script;
+  EXPECT_NE(script.find("title \"bf16\""), std::string::npos) << script;
+  EXPECT_NE(script.find("title \"fp8\""), std::string::npos) << script;
+  EXPECT_EQ(script.find("title \"DGX A100"), std::string::npos) << script;  // the hardware does not vary
+  // Each series holds its three bars: the datablock of the first lists pp 1, 2 and 4 (categories 0, 1, 2).
+  const size_t g0 = script.find("$g0 << EOD"), g1 = script.find("$g1 << EOD");
+  ASSERT_NE(g0, std::string::npos) << script;
+  ASSERT_NE(g1, std::string::npos) << script;
+  const std::string first = script.substr(g0, g1 - g0);
+  EXPECT_NE(first.find("1210000"), std::string::npos) << first;
+  EXPECT_NE(first.find("1050000"), std::string::npos) << first;
+  EXPECT_NE(first.find("880000"), std::string::npos) << first;
+}
+
 // Weak scaling (hand-made sample): the global batch moves with the devices, so it is part of the x axis and makes
 // one series, not one series per point.
 TEST(Plot, InputMovingWithXIsNoSeries)

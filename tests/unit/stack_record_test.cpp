@@ -3,8 +3,11 @@
 // pin every key, and a key declared later cannot be left out of them.
 #include <gtest/gtest.h>
 
+#include "core/diagnostics.hpp"
 #include "stack/stack_keys.hpp"
 #include "stack/stack_record.hpp"
+#include "stack/stack_yaml.hpp"
+#include "test_paths.hpp"
 
 TEST(StackRecord, ListsEveryDeclaredKey)
 {
@@ -30,4 +33,18 @@ TEST(StackRecord, AbsentKeysShowTheLoadersDefaults)
   EXPECT_EQ(r["memory"]["optimizer_state"], "fp32");
   EXPECT_TRUE(r["overlap"]["dp_overlap"].is_null());  // the scenario's default
   EXPECT_EQ(r["collectives"]["algorithm"], "auto");
+}
+
+// The loader reports the key paths the file writes (`dtsim stack` marks the others "(default)" without reading the
+// file a second time).
+TEST(StackRecord, TheLoaderListsTheKeysTheFileWrites)
+{
+  dtsim::Diagnostics diag;
+  const auto st = dtsim::stack::load_stack(dtsim::test::source_path("hardware/stacks/megatron-lm-2021.yaml"), diag);
+  ASSERT_TRUE(diag.empty());
+  for (const char* written : {"name", "kernels", "kernels.attention", "memory.cuda_context", "nccl"})
+    EXPECT_EQ(st.written_keys.count(written), 1u) << written;
+  for (const char* absent : {"kernels.fp8_recipe", "kernels.attention.x", "description.x"})
+    EXPECT_EQ(st.written_keys.count(absent), 0u) << absent;
+  EXPECT_TRUE(dtsim::stack::StackSpec{}.written_keys.empty());
 }

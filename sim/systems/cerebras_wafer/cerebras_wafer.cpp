@@ -239,6 +239,31 @@ class CerebrasWafer : public SystemKind {
   // The Cerebras model zoo keeps the vocabulary as the model gives it.
   bool pads_vocabulary() const override { return false; }
 
+  // GPU framework choices the wafer's model does not read (each checked: gpt-j-6b-2x-cs2.yaml's JSON record is the
+  // same, byte for byte, with the key at either value). training.cross_entropy is not among them: the loss's
+  // memory-bound kernel is timed from the shared layer model, whose bytes per logit it sets.
+  std::vector<scenario::UnreadKey> unread_keys(const scenario::ScenarioSpec& s) const override
+  {
+    const std::string on = "on wafer-scale hardware (" + s.hardware.file + ")";
+    const std::string gradients = on + " each unit's gradients stream out as backward runs and are summed up the "
+                                       "SwarmX tree (docs/wafer.md): there are no gradient buckets to overlap or size";
+    return {
+        {"training.flash_attention", on + " the Cerebras compiler lays out attention itself and whole attention "
+                                          "scores are never held (docs/wafer.md, Memory); GPU attention kernels "
+                                          "are not read"},
+        {"training.grad_accumulation_fusion", on + " Megatron-LM's fused weight-gradient GEMMs are a GPU kernel "
+                                                   "choice, not read"},
+        {"training.optimizer_state", on + " MemoryX holds 16-bit weights and gradients and fp32 Adam states, 16 "
+                                          "bytes per parameter, and runs the optimizer (docs/wafer.md, Memory)"},
+        {"parallel.dp_overlap", gradients},
+        {"parallel.dp_bucket", gradients},
+        {"parallel.pp_overlap", on + " pp is 1: there are no pipeline sends"},
+        {"parallel.tp_async_allreduce", on + " tp is 1: there is no tensor-parallel all-reduce"},
+        {"parallel.param_gather_overlap", on + " the weights stream from MemoryX (zero is 0): there is no "
+                                               "parameter all-gather"},
+    };
+  }
+
   // The largest micro batch that fits, as the Cerebras compiler picks it, where the scenario leaves it to it.
   void complete(scenario::ScenarioSpec& s) const override { wafer::resolve_micro_batch(s); }
 

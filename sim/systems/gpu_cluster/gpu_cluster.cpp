@@ -100,6 +100,10 @@ class GpuCluster : public SystemKind {
   // Megatron-LM and the frameworks built on it pad the vocabulary (tokenizer.py, _vocab_size_with_padding).
   bool pads_vocabulary() const override { return true; }
 
+  // Every scenario key is read on a GPU cluster (training.fp8_recipe under another precision than fp8 aside, which
+  // the loader itself warns about).
+  std::vector<scenario::UnreadKey> unread_keys(const scenario::ScenarioSpec&) const override { return {}; }
+
   // Every choice is the scenario's or its stack's (the reader fills them in): nothing left to a compiler.
   void complete(scenario::ScenarioSpec&) const override {}
 

@@ -1,0 +1,64 @@
+#include "scenario/keys_without_effect.hpp"
+
+#include <sstream>
+
+#include "scenario/scenario_rules.hpp"
+
+namespace dtsim::scenario {
+
+namespace {
+
+// The node at `dotted` ("training.fp8_recipe") in `root`, undefined when the file does not give it. Read through
+// const nodes: a non-const operator[] would add the key.
+YAML::Node given(const YAML::Node& root, const std::string& dotted)
+{
+  std::vector<YAML::Node> chain{root};
+  std::stringstream ss(dotted);
+  for (std::string part; std::getline(ss, part, '.');) {
+    const YAML::Node& at = chain.back();
+    if (!at.IsMap())
+      return YAML::Node(YAML::NodeType::Undefined);
+    chain.push_back(at[part]);
+    if (!chain.back().IsDefined())
+      return YAML::Node(YAML::NodeType::Undefined);
+  }
+  return chain.back();
+}
+
+std::string value_text(const YAML::Node& n)
+{
+  if (n.IsScalar())
+    return n.Scalar();
+  YAML::Emitter out;
+  out << YAML::Flow << n;
+  return out.c_str();
+}
+
+}  // namespace
+
+std::vector<Diagnostic> keys_without_effect(const config::YamlFile& file, const ScenarioSpec& s)
+{
+  std::vector<UnreadKey> unread;
+  // Transformer Engine's fp8 recipes (delayed, current) scale the per-tensor fp8 GEMMs of precision fp8; mxfp8 and
+  // nvfp4 scale per block as their own recipes fix, and 16- and 32-bit precisions cast nothing
+  // (model/transformer.cpp reads the recipe under precision fp8 only).
+  if (s.training.precision != "fp8")
+    unread.push_back({"training.fp8_recipe",
+                      "the recipe scales the GEMMs of precision fp8 (Transformer Engine's per-tensor scaling), and "
+                      "precision is " + s.training.precision +
+                          (s.training.precision == "mxfp8" || s.training.precision == "nvfp4"
+                               ? ", which scales per block as its own recipe fixes"
+                               : ", which casts nothing to fp8")});
+  for (auto& k : scenario_rules(s).unread_keys(s))
+    unread.push_back(std::move(k));
+  std::vector<Diagnostic> warnings;
+  for (const auto& k : unread) {
+    const YAML::Node node = given(file.root(), k.key);
+    if (node.IsDefined())
+      warnings.push_back(
+          {file.origin(node, k.key), k.key, "'" + value_text(node) + "' has no effect: " + k.why});
+  }
+  return warnings;
+}
+
+}  // namespace dtsim::scenario

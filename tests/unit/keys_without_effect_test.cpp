@@ -1,0 +1,59 @@
+// Keys a scenario gives that change nothing in what it simulates (scenario/keys_without_effect.hpp): accepted, each
+// a warning naming the file and line (or the --set), the key, the value and why; none where the key acts.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "scenario/scenario_spec.hpp"
+#include "test_paths.hpp"
+
+namespace {
+
+using dtsim::test::source_path;
+
+std::vector<std::string> warnings_of(const std::string& scenario, const std::vector<std::string>& sets)
+{
+  std::vector<std::string> w;
+  for (const auto& d : dtsim::scenario::load_scenario(source_path(scenario), sets).warnings)
+    w.push_back(d.where.file + (d.where.line ? ":" + std::to_string(d.where.line) : "") + " " + d.key_path + ": " +
+                d.message);
+  return w;
+}
+
+// training.fp8_recipe scales the GEMMs of precision fp8 only (model/transformer.cpp reads it under sh.fp8).
+TEST(KeysWithoutEffect, Fp8RecipeUnderAnotherPrecision)
+{
+  EXPECT_EQ(warnings_of("scenarios/tiny.yaml", {"training.fp8_recipe=current"}),
+            std::vector<std::string>{
+                "<command line> --set training.fp8_recipe=current training.fp8_recipe: 'current' has no effect: the "
+                "recipe scales the GEMMs of precision fp8 (Transformer Engine's per-tensor scaling), and precision "
+                "is bf16, which casts nothing to fp8"});
+  const auto mx = warnings_of("scenarios/validation/bridge-2511-llama3-8b-8-b200-mxfp8.yaml",
+                              {"training.fp8_recipe=delayed"});
+  ASSERT_EQ(mx.size(), 1u);
+  EXPECT_NE(mx[0].find("precision is mxfp8, which scales per block as its own recipe fixes"), std::string::npos)
+      << mx[0];
+  // Under fp8 the recipe acts: no warning (the shipped run gives fp8_recipe: current).
+  EXPECT_TRUE(warnings_of("scenarios/validation/bridge-2511-qwen3-235b-256.yaml", {}).empty());
+}
+
+// On wafer-scale hardware the GPU framework's keys are not read; the file's own lines are named.
+TEST(KeysWithoutEffect, GpuKeysOnWaferScaleHardware)
+{
+  const auto w = warnings_of("tests/unit/data/wafer/small-cs2-gpu-keys.yaml", {"parallel.dp_bucket=25MB"});
+  ASSERT_EQ(w.size(), 3u);
+  const std::string file = source_path("tests/unit/data/wafer/small-cs2-gpu-keys.yaml");
+  EXPECT_EQ(w[0].rfind(file + ":18 training.flash_attention: 'true' has no effect: on wafer-scale hardware (", 0),
+            0u) << w[0];
+  EXPECT_EQ(w[1].rfind(file + ":9 parallel.dp_overlap: 'false' has no effect: on wafer-scale hardware (", 0), 0u)
+      << w[1];
+  EXPECT_NE(w[1].find("no gradient buckets to overlap or size"), std::string::npos) << w[1];
+  EXPECT_EQ(w[2].rfind("<command line> --set parallel.dp_bucket=25MB parallel.dp_bucket: '25MB' has no effect", 0),
+            0u) << w[2];
+  EXPECT_TRUE(warnings_of("tests/unit/data/wafer/small-cs2.yaml", {}).empty());
+  // training.cross_entropy acts on the wafer too (the loss kernel's bytes per logit): no warning.
+  EXPECT_TRUE(warnings_of("tests/unit/data/wafer/small-cs2.yaml", {"training.cross_entropy=fused-te"}).empty());
+}
+
+}  // namespace
