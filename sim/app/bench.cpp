@@ -68,6 +68,12 @@ std::vector<BenchCase> bench_cases()
        {"devices=131072", "parallel.dp=1024", "training.global_batch=16384"}},
       {"search-deepseek-v3-2048", "plan search, DeepSeek-V3 on 2,048 H800, --jobs processes", Kind::Search,
        "scenarios/examples/deepseek-v3-h800x2048.yaml", {}},
+      // A mixture of experts whose expert groups cross NVLink racks (issue 35): Qwen3-235B-A22B on 512 GB200 NVL72
+      // GPUs, ep 64 (one stage's group split 32 + 32 over two racks) and ep 128 (72 + 56, and 32 + 72 + 24).
+      {"qwen3-235b-512-gb200-ep64", "Qwen3-235B-A22B, 512 GB200 NVL72, tp 2 pp 2 ep 64, 1F1B, groups across racks",
+       Kind::Run, "scenarios/bench/qwen3-235b-gb200-512.yaml", {}},
+      {"qwen3-235b-512-gb200-ep128", "Qwen3-235B-A22B, 512 GB200 NVL72, tp 2 pp 2 ep 128, groups over 2-3 racks",
+       Kind::Run, "scenarios/bench/qwen3-235b-gb200-512.yaml", {"parallel.ep=128"}},
       {"tiny", "tiny GPT on 16 A100 (for tests)", Kind::Run, "scenarios/tiny.yaml", {}},
   };
 }

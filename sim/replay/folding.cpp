@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <numeric>
 #include <set>
 #include <tuple>
@@ -353,6 +354,35 @@ bool Folding::fold_onto(std::vector<collectives::Phase>& phases, int64_t device,
   }
   for (size_t i = 0; i < phases.size(); ++i)
     phases[i].flows = std::move(folded[i]);
+  return true;
+}
+
+bool Folding::fold_all_to_all(std::vector<collectives::Phase>& phases, int64_t device) const
+{
+  if (full_ || layout_.has_shared_links() || phases.size() != 1)
+    return false;
+  auto& flows = phases[0].flows;
+  // Each member's bytes sent within its domain and across, received within and across.
+  std::map<int64_t, std::array<double, 4>> load;
+  for (const auto& f : flows) {
+    const bool across = !layout_.same_domain(f.src, f.dst);
+    load[f.src][across ? 1 : 0] += f.bytes;
+    load[f.dst][across ? 3 : 2] += f.bytes;
+  }
+  // One member per load: the device for its own, otherwise the first (ascending).
+  std::map<std::array<double, 4>, int64_t> kept;
+  if (auto own = load.find(device); own != load.end())
+    kept.emplace(own->second, device);
+  for (const auto& [member, l] : load)
+    kept.emplace(l, member);
+  std::set<int64_t> members;
+  for (const auto& [l, member] : kept)
+    members.insert(member);
+  std::vector<collectives::Flow> mine;
+  for (const auto& f : flows)
+    if (members.count(f.src) > 0 || members.count(f.dst) > 0)
+      mine.push_back(f);
+  flows = std::move(mine);
   return true;
 }
 

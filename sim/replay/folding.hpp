@@ -45,6 +45,14 @@ class Folding {
   /// that by symmetry its flows end no later, and the groups of the other TP ranks (and of the other slices every
   /// `dp_step` data-parallel indices; 0: none) take routes alike. False (phases untouched) otherwise.
   bool fold_onto(std::vector<collectives::Phase>& phases, int64_t device, int64_t dp_step) const;
+  /// Folded, on a fabric without shared links: replaces an all-to-all's flows (one group's, one phase) by those of
+  /// one member of each load (bytes sent and received, within its domain and across; `device` for its own), sent and
+  /// received. Holds for a group across domains of unequal shares, whose members differ (fold_onto refuses it): an
+  /// all-to-all's flows on one kind of link are alike, so none runs below its links' fair share, and the busiest
+  /// link of each kind, which every flow on it shares to the end, sets the collective's end; every member's links of
+  /// each load stay as loaded as in the whole group (tests/unit/all_to_all_fold_test.cpp runs both). False (phases
+  /// untouched) on shared links, in full fidelity, or for more than one phase.
+  bool fold_all_to_all(std::vector<collectives::Phase>& phases, int64_t device) const;
   /// plan_collective(kind, bytes, group, ..., fabric) folded onto `device` by fold_onto, into `phases` (false: not
   /// folded, `phases` then holds every flow). Where the algorithm lays one member's flows (a ring or a tree with every
   /// member alone in its domain: collectives::plan_busiest_member), fold_onto's busiest member and its flows are
