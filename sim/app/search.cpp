@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <string>
 #include <limits>
 #include <map>
 #include <cstdio>
@@ -295,9 +296,12 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
       j["scenario_plan_rank_range"] = {own + 1, own_rank_to};
     j["scenario_plan_vs_best"] = ranked[size_t(own)].step / ranked.front().step;
   }
+  // Nothing to rank: exit 3 (does not fit) only where some plan was refused for memory; where every plan fails to
+  // divide the devices or the batch, the input itself admits no plan (exit 2, as other bad input).
+  const int none_ranked_code = space.not_fitting > 0 ? 3 : 2;
   if (o.format == "json") {
     out << j.dump(2) << "\n";
-    return ranked.empty() ? 3 : 0;
+    return ranked.empty() ? none_ranked_code : 0;
   }
   char line[640];
   out << "dtsim " << kVersion << " search: " << base.model.name << " on " << base.devices << " x "
@@ -325,8 +329,10 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
     out << line;
   }
   if (ranked.empty()) {
-    out << "\nNo plan fits.\n";
-    return 3;
+    out << (none_ranked_code == 3 ? "\nNo plan fits.\n"
+                                  : "\nNo plan divides " + std::to_string(base.devices) + " devices and the global batch " +
+                                        std::to_string(base.training.global_batch) + ": nothing to simulate.\n");
+    return none_ranked_code;
   }
   out << "\n  rank  step (s)  samples/s    MFU  memory/device  plan\n";
   auto print_row = [&](size_t i) {
