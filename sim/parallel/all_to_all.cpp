@@ -24,9 +24,10 @@ std::map<int64_t, int64_t> members_per_domain(const std::vector<int64_t>& group,
 }  // namespace
 
 double expert_inter_node_scale(const model::ModelSpec& m, const std::vector<int64_t>& group,
-                               const parallel::Placement& placement)
+                               const parallel::Placement& placement, model::TokenDispatcher d)
 {
-  return model::node_limited_inter_node_scale(m, int64_t(members_per_domain(group, placement).size()));
+  return model::expert_inter_node_scale(m, int64_t(members_per_domain(group, placement).size()),
+                                        model::sends_once_per_node(d));
 }
 
 std::vector<Flow> all_to_all_flows(double bytes, const std::vector<int64_t>& group,
@@ -44,12 +45,12 @@ std::vector<Flow> all_to_all_flows(double bytes, const std::vector<int64_t>& gro
 }
 
 double expert_all_to_all_time(double bytes, const std::vector<int64_t>& group, const parallel::Placement& placement,
-                              const Fabric& fabric, const model::ModelSpec& m)
+                              const Fabric& fabric, const model::ModelSpec& m, model::TokenDispatcher d)
 {
   if (group.size() < 2 || bytes <= 0)
     return 0;
   const auto members = members_per_domain(group, placement);
-  const double scale = model::node_limited_inter_node_scale(m, int64_t(members.size()));
+  const double scale = model::expert_inter_node_scale(m, int64_t(members.size()), model::sends_once_per_node(d));
   const double share = bytes / double(group.size());
   const int64_t peers = int64_t(group.size()) - 1;
   double fastest = std::numeric_limits<double>::infinity();

@@ -3,21 +3,23 @@
 /// its time in closed form, one rule for the simulation, the search bound and `dtsim explain`. Every member sends
 /// bytes / n to each other member at once (NCCL has no all-to-all algorithm to choose: Megatron-Core's and DeepSpeed's
 /// token dispatch is one send and one receive per pair), within its scale-up domain over its NVLink, across over its
-/// host's NIC; the flows between domains carry node-limited routing's scale (model/node_limited_routing.hpp).
+/// host's NIC; the flows between domains carry the token dispatcher's scale (model/node_limited_routing.hpp: 1 for
+/// Megatron-Core's per-copy all-to-all; below 1 for DeepEP and HybridEP, which send a token once per node).
 #include <cstdint>
 #include <vector>
 
 #include "collectives/algorithm_registry.hpp"
 #include "model/model_spec.hpp"
+#include "model/token_dispatcher.hpp"
 #include "parallel/fabric.hpp"
 #include "parallel/placement.hpp"
 
 namespace dtsim::collectives {
 
-/// The factor node-limited routing (model::node_limited_inter_node_scale) puts on the bytes of an expert all-to-all's
+/// The factor the token dispatcher `d` (model::expert_inter_node_scale) puts on the bytes of an expert all-to-all's
 /// flows between domains, for the scale-up domains `group` spans.
 double expert_inter_node_scale(const model::ModelSpec& m, const std::vector<int64_t>& group,
-                               const parallel::Placement& placement);
+                               const parallel::Placement& placement, model::TokenDispatcher d);
 
 /// The flows of an all-to-all of `bytes` (the whole tensor) over `group`: one from every member to every other,
 /// bytes / n each, those between domains times `inter_node_scale`. None for fewer than two members or no bytes.
@@ -31,6 +33,6 @@ std::vector<Flow> all_to_all_flows(double bytes, const std::vector<int64_t>& gro
 /// Members of one domain take the same time, so a group spread evenly takes it on every member. 0 for fewer than
 /// two members or no bytes.
 double expert_all_to_all_time(double bytes, const std::vector<int64_t>& group, const parallel::Placement& placement,
-                              const Fabric& fabric, const model::ModelSpec& m);
+                              const Fabric& fabric, const model::ModelSpec& m, model::TokenDispatcher d);
 
 }  // namespace dtsim::collectives

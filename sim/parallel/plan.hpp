@@ -51,6 +51,8 @@ struct CommunicationPlan {
   bool reshard_after_forward = true;
   /// ZeRO 2 and 3: gradients reduce-scattered after the last microbatch only.
   bool defer_gradient_sync = false;
+  /// The expert all-to-all's token dispatcher (parallel.moe_dispatcher): how many times a token crosses the network.
+  model::TokenDispatcher moe_dispatcher = model::TokenDispatcher::AllToAll;
   int zero = 0;                  ///< ZeRO stage over the data-parallel group
   double dp_bucket_bytes = 0;    ///< gradient bucket size
 };

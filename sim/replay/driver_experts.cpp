@@ -12,9 +12,9 @@ void Driver::ep_collective(size_t di, int lane, const Step& st, double t0)
 {
   Device& d = devices_[di];
   const int64_t seq = d.lanes[size_t(lane)].ep_seq++, ep = plan_.groups.ep;
-  // Node-limited routing (DeepSeek-V3): each token crosses to at most M of the group's nodes, once per node.
-  const double scale =
-      collectives::expert_inter_node_scale(model_, plan_.ep_group(d.coord.stage, d.coord.dp, d.coord.tp), placement_);
+  // DeepEP and HybridEP send a token once per destination node (fewer still under DeepSeek's node-limited routing).
+  const double scale = collectives::expert_inter_node_scale(
+      model_, plan_.ep_group(d.coord.stage, d.coord.dp, d.coord.tp), placement_, plan_.comm.moe_dispatcher);
   Phases phases = groups_.ep(d.id, st.bytes, scale);
   // Paired, the all-to-all's kernels run beside the other lane's compute and take SMs from it: DeepSeek-V3's
   // dispatch and combine kernels use 20 SMs ("only 20 SMs are sufficient to fully utilize the bandwidths of IB

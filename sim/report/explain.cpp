@@ -94,7 +94,7 @@ struct Pass {
 // Collective times are the simulation's own rules on the groups of the first rank (stage 0, data-parallel index 0,
 // tensor-parallel rank 0), on uncontended links (the replay adds contention): NCCL's predicted time of the collective
 // the replay runs, on the group's shape with the switch tiers' latency (collectives::collective_time), and the expert
-// all-to-all at its best case with node-limited routing's scale (collectives::expert_all_to_all_time), as the
+// all-to-all at its best case with its token dispatcher's scale (collectives::expert_all_to_all_time), as the
 // search's bound prices them.
 Pass explain_pass(const char* title, const std::vector<model::Segment>& segs, const kernels::ComputeModel& cm,
                   const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan)
@@ -111,7 +111,8 @@ Pass explain_pass(const char* title, const std::vector<model::Segment>& segs, co
       const std::vector<int64_t> group = a2a ? plan.ep_group(0, 0, 0) : ring ? plan.cp_group(0, 0, 0)
                                                                            : plan.tp_group(0, 0);
       const double ct =
-          a2a ? collectives::expert_all_to_all_time(seg.collective_bytes, group, plan.placement, fabric, s.model)
+          a2a ? collectives::expert_all_to_all_time(seg.collective_bytes, group, plan.placement, fabric, s.model,
+                                                    plan.comm.moe_dispatcher)
               : collectives::collective_time(collectives::kind_of(seg.collective), seg.collective_bytes, group,
                                              plan.placement, fabric);
       if (!seg.beside_next)  // beside the kernels after it: their time, not added (the replay adds contention)

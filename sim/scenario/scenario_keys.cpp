@@ -119,6 +119,15 @@ const Key kEp =
                  "states and under ZeRO-3 their weights sharded and gathered) over the dp * cp / ep ranks that "
                  "hold the same experts")
         .defaults_to(1);
+const Key kMoeDispatcher =
+    Key::choice("moe_dispatcher", model::token_dispatcher_names(), kOptional, "",
+                "how the expert all-to-all sends a token to the ranks of its top-k experts (docs/parallelism.md): "
+                "`alltoall`, Megatron-Core's default (moe_token_dispatcher_type \"alltoall\"), every routed copy "
+                "on its own; `deepep` (DeepSeek's DeepEP, moe_flex_dispatcher_backend \"deepep\") and `hybridep` "
+                "(NVIDIA's HybridEP, \"hybridep\"), a token once per destination node between scale-up domains, "
+                "which cuts the bytes between them (0.45 of alltoall's with 8 experts per token over 4 nodes; "
+                "sim/model/node_limited_routing.hpp); the NVLink forwarding inside the node is not modelled")
+        .defaults_to("alltoall");
 const Key kCp =
     Key::integer("cp", limits::kPlanSize, kOptional, "",
                  "context parallelism: each sequence split over cp ranks (2 * cp must divide `seq_len`, Megatron's"
@@ -324,7 +333,7 @@ std::vector<config::KeyGroup> groups()
   return {{"", {&kName, &kDescription, &kModel, &kHardware, &kStack, &kDevices}},
           {"parallel",
            {&kTp, &kPp, &kDp, &kVpp, &kSp, &kDpOverlap, &kDpBucket, &kPpOverlap, &kExpertTp, &kEpOverlap,
-            &kParamGatherOverlap, &kReshardAfterForward, &kDeferGradientSync, &kStageLayers, &kTpAsyncAllreduce, &kTpOverlap, &kEp, &kCp, &kZero}},
+            &kParamGatherOverlap, &kReshardAfterForward, &kDeferGradientSync, &kStageLayers, &kTpAsyncAllreduce, &kTpOverlap, &kEp, &kMoeDispatcher, &kCp, &kZero}},
           {"", {&kSchedule}},
           {"training",
            {&kGlobalBatch, &kMicroBatch, &kSeqLen, &kExpertImbalance, &kExpertCapacityFactor, &kFlashAttention,

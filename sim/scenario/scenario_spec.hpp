@@ -10,6 +10,7 @@
 #include "core/diagnostics.hpp"
 #include "hardware/hardware_spec.hpp"
 #include "model/model_spec.hpp"
+#include "model/token_dispatcher.hpp"
 #include "stack/stack_spec.hpp"
 
 namespace dtsim::scenario {
@@ -66,6 +67,9 @@ struct ParallelSpec {
   /// of the data-parallel ranks (with cp, of the dp * cp ranks, cp ranks first) as Megatron-Core does (ep divides
   /// dp * cp); tokens go to their experts by all-to-all.
   int64_t ep = 1;
+  /// How the expert all-to-all sends the routed tokens (parallel.moe_dispatcher): each copy on its own, or a token
+  /// once per destination node (DeepEP, HybridEP).
+  model::TokenDispatcher moe_dispatcher = model::TokenDispatcher::AllToAll;
   /// Expert tensor parallelism (Megatron-Core's --expert-tensor-parallel-size): the experts' matrices split over
   /// the tp ranks (0: tp, the default, Megatron-Core's as well) or whole on every rank (1). With 1, the
   /// expert-parallel group takes ep consecutive ranks of the stage, TP ranks first (tp divides ep), each rank

@@ -3,6 +3,10 @@
 // routing against hand computations on small cases.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
+#include <cmath>
+
 #include "parallel/collective.hpp"
 #include "core/diagnostics.hpp"
 #include "model/mla.hpp"
@@ -127,21 +131,30 @@ TEST(Mla, FlopsAndParametersByHand)
 // Node-limited routing: 32 experts in 4 groups, 8 per token, each token's experts in at most 2 groups.
 TEST(NodeLimitedRouting, InterNodeShareByHand)
 {
+  using dtsim::model::expert_inter_node_scale;
   ModelSpec m;
   m.experts = 32;
   m.experts_per_token = 8;
   m.expert_groups = 4;
   m.groups_per_token = 2;
-  // 4 nodes, a group per node: at most 2 nodes, so 2 of 8 copies' worth cross: 0.25.
   EXPECT_EQ(dtsim::model::node_limited_nodes(m, 4), 2);
-  EXPECT_DOUBLE_EQ(dtsim::model::node_limited_inter_node_scale(m, 4), 0.25);
-  // 8 nodes, each group over 2 nodes: at most 4 nodes: 0.5.
-  EXPECT_DOUBLE_EQ(dtsim::model::node_limited_inter_node_scale(m, 8), 0.5);
-  // 2 nodes, two groups per node: a token may reach both nodes, no bound.
-  EXPECT_DOUBLE_EQ(dtsim::model::node_limited_inter_node_scale(m, 2), 1.0);
-  // No groups (Mixtral): no bound.
+  // Megatron-Core's alltoall sends every copy on its own: k (N - 1) / N cross whatever the routing, scale 1.
+  EXPECT_DOUBLE_EQ(expert_inter_node_scale(m, 4, false), 1.0);
+  // Once per node, 4 nodes with a group each: the token reaches both picked nodes, 2 x 3 / 4 = 1.5 crossings of
+  // the 6 copies' worth: 0.25.
+  EXPECT_DOUBLE_EQ(expert_inter_node_scale(m, 4, true), 0.25);
+  // 8 nodes, each group over 2: the 8 copies uniform over the 4 nodes of the 2 picked groups:
+  // 7 x (4 / 8) x (1 - (3 / 4)^8) crossings of 7.
+  EXPECT_NEAR(expert_inter_node_scale(m, 8, true), 0.5 * (1 - std::pow(0.75, 8)), 1e-12);
+  // 2 nodes, two groups each: the other node is missed only when both picked groups are on this one, 1 in
+  // C(4, 2) = 6: 5 / 6 crossings of 8 x 1 / 2.
+  EXPECT_NEAR(expert_inter_node_scale(m, 2, true), (5.0 / 6) / 4, 1e-12);
+  // No groups (Mixtral): (N - 1) (1 - (1 - 1 / N)^k) of k (N - 1) / N: 0.45 at N = 4, k = 8.
   m.expert_groups = 0;
-  EXPECT_DOUBLE_EQ(dtsim::model::node_limited_inter_node_scale(m, 4), 1.0);
+  EXPECT_NEAR(expert_inter_node_scale(m, 4, true), (1 - std::pow(0.75, 8)) / 2, 1e-12);
+  EXPECT_NEAR(expert_inter_node_scale(m, 4, true), 0.44994, 1e-5);
+  // One node: nothing crosses, nothing scaled.
+  EXPECT_DOUBLE_EQ(expert_inter_node_scale(m, 1, true), 1.0);
 
   // The all-to-all of 400 bytes per rank over 4 ranks on 2 nodes (2 per node): 100 bytes per pair; at a scale of
   // 0.25 the 8 inter-node flows carry 25 bytes each (200 bytes in all instead of 800), the 4 intra-node flows 100.
@@ -154,6 +167,116 @@ TEST(NodeLimitedRouting, InterNodeShareByHand)
     (placement.domain_of(f.src) != placement.domain_of(f.dst) ? inter : intra) += f.bytes;
   EXPECT_DOUBLE_EQ(inter, 200.0);
   EXPECT_DOUBLE_EQ(intra, 400.0);
+}
+
+// Once-per-node crossings against brute-force enumeration, for small node counts N and experts per token k:
+// without groups, every placement of the k copies on the N nodes (N^k, equally likely) and every own node; with
+// groups filling whole nodes, every set of picked groups (each receiving a copy); with groups spanning several
+// nodes, every set of picked groups and every placement of the copies on their nodes. Never above either bound:
+// the reach M (N - 1) / N and the copies k (N - 1) / N.
+double distinct_others(const std::vector<int64_t>& nodes_hit, int64_t own)
+{
+  std::vector<int64_t> seen;
+  for (int64_t n : nodes_hit)
+    if (n != own && std::find(seen.begin(), seen.end(), n) == seen.end())
+      seen.push_back(n);
+  return double(seen.size());
+}
+
+// Every placement of k copies on the given nodes: the mean of distinct nodes other than `own`.
+double mean_over_placements(const std::vector<int64_t>& reach, int64_t k, int64_t own)
+{
+  double sum = 0, count = 0;
+  std::vector<int64_t> index(size_t(k), 0);
+  for (;;) {
+    std::vector<int64_t> hit;
+    for (int64_t i : index)
+      hit.push_back(reach[size_t(i)]);
+    sum += distinct_others(hit, own);
+    ++count;
+    size_t d = 0;
+    while (d < index.size() && ++index[d] == int64_t(reach.size()))
+      index[d++] = 0;
+    if (d == index.size())
+      break;
+  }
+  return sum / count;
+}
+
+// Every subset of `pick` of `g` groups.
+std::vector<std::vector<int64_t>> subsets(int64_t g, int64_t pick)
+{
+  std::vector<std::vector<int64_t>> out;
+  for (int64_t mask = 0; mask < (int64_t(1) << g); ++mask)
+    if (__builtin_popcountll(uint64_t(mask)) == pick) {
+      std::vector<int64_t> set;
+      for (int64_t i = 0; i < g; ++i)
+        if ((mask >> i) & 1)
+          set.push_back(i);
+      out.push_back(set);
+    }
+  return out;
+}
+
+TEST(NodeLimitedRouting, OncePerNodeMatchesEnumeration)
+{
+  for (int64_t n = 2; n <= 4; ++n)
+    for (int64_t k = 1; k <= 6; ++k) {
+      ModelSpec m;
+      m.experts_per_token = k;
+      std::vector<int64_t> all(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i)
+        all[size_t(i)] = i;
+      double sum = 0;
+      for (int64_t own = 0; own < n; ++own)
+        sum += mean_over_placements(all, k, own);
+      const double crossings = dtsim::model::once_per_node_crossings(m, n);
+      EXPECT_NEAR(crossings, sum / double(n), 1e-12) << "N " << n << " k " << k;
+      EXPECT_LE(crossings, double(k) * double(n - 1) / double(n) + 1e-12);
+    }
+  // Groups filling whole nodes: g groups, g / N per node, `pick` of them each receiving a copy.
+  for (const auto [g, n, pick, k] : std::vector<std::array<int64_t, 4>>{
+           {8, 4, 4, 8}, {8, 8, 4, 8}, {8, 2, 3, 4}, {6, 3, 2, 2}, {4, 4, 2, 8}, {8, 4, 2, 3}}) {
+    ModelSpec m;
+    m.experts_per_token = k;
+    m.expert_groups = g;
+    m.groups_per_token = pick;
+    double sum = 0, count = 0;
+    for (const auto& set : subsets(g, pick))
+      for (int64_t own = 0; own < n; ++own) {
+        std::vector<int64_t> hit;
+        for (int64_t grp : set)
+          hit.push_back(grp / (g / n));
+        sum += distinct_others(hit, own);
+        ++count;
+      }
+    const double crossings = dtsim::model::once_per_node_crossings(m, n);
+    EXPECT_NEAR(crossings, sum / count, 1e-12) << "g " << g << " N " << n;
+    const int64_t reach = dtsim::model::node_limited_nodes(m, n);
+    EXPECT_LE(crossings, double(reach) * double(n - 1) / double(n) + 1e-12);
+    EXPECT_LE(crossings, double(k) * double(n - 1) / double(n) + 1e-12);
+  }
+  // Groups spanning N / g nodes each: the copies uniform over the nodes of the picked groups.
+  for (const auto [g, n, pick, k] : std::vector<std::array<int64_t, 4>>{{2, 4, 1, 3}, {2, 6, 1, 4}, {3, 6, 2, 3}}) {
+    ModelSpec m;
+    m.experts_per_token = k;
+    m.expert_groups = g;
+    m.groups_per_token = pick;
+    double sum = 0, count = 0;
+    for (const auto& set : subsets(g, pick))
+      for (int64_t own = 0; own < n; ++own) {
+        std::vector<int64_t> reach;
+        for (int64_t grp : set)
+          for (int64_t i = 0; i < n / g; ++i)
+            reach.push_back(grp * (n / g) + i);
+        sum += mean_over_placements(reach, k, own);
+        ++count;
+      }
+    const double crossings = dtsim::model::once_per_node_crossings(m, n);
+    EXPECT_NEAR(crossings, sum / count, 1e-12) << "g " << g << " N " << n;
+    EXPECT_LE(crossings, double(dtsim::model::node_limited_nodes(m, n)) * double(n - 1) / double(n) + 1e-12);
+    EXPECT_LE(crossings, double(k) * double(n - 1) / double(n) + 1e-12);
+  }
 }
 
 // The shipped scenario: stage 0 holds three dense layers and one MoE layer, stage 1 four MoE layers; no TP, EP 64.

@@ -113,17 +113,20 @@ TEST(ExplainCollectives, ReduceScatterAcrossNodesIsTheSimulationsRule)
   EXPECT_EQ(printed_us(e, model::TpCollective::ReduceScatter, "(tensor-parallel group)"), as_printed_us(rule));
 }
 
-// DeepSeek-V3 on 2,048 H800 (ep 64 over 8 nodes): node-limited routing sends each token to at most 4 of the 8
-// nodes of its top-8 experts, so the bytes between nodes are scaled by 4 / 8 (model/node_limited_routing.hpp).
+// DeepSeek-V3 on 2,048 H800 (ep 64 over 8 nodes) with DeepEP: node-limited routing sends each token to 4 of the 8
+// nodes of its top-8 experts, once per node, so the bytes between nodes are scaled by 4 / 8
+// (model/node_limited_routing.hpp).
 TEST(ExplainCollectives, ExpertAllToAllIsTheSimulationsRule)
 {
   const auto e = explain("scenarios/examples/deepseek-v3-h800x2048.yaml", {});
   const double bytes = first_forward_bytes(e, model::TpCollective::AllToAll);
   const auto group = e.plan.ep_group(0, 0, 0);
   const auto fabric = collectives::fabric_of(e.s);
-  const double scale = collectives::expert_inter_node_scale(e.s.model, group, e.plan.placement);
+  const double scale =
+      collectives::expert_inter_node_scale(e.s.model, group, e.plan.placement, e.plan.comm.moe_dispatcher);
   EXPECT_DOUBLE_EQ(scale, 0.5);
-  const double rule = collectives::expert_all_to_all_time(bytes, group, e.plan.placement, fabric, e.s.model);
+  const double rule = collectives::expert_all_to_all_time(bytes, group, e.plan.placement, fabric, e.s.model,
+                                                          e.plan.comm.moe_dispatcher);
   EXPECT_EQ(printed_us(e, model::TpCollective::AllToAll, "(expert-parallel group)"), as_printed_us(rule));
 
   // The closed form is the replay's flows (plan_collective with the driver's scale, replay/driver_experts.cpp),
@@ -150,6 +153,8 @@ TEST(ExplainCollectives, ExpertAllToAllIsTheSimulationsRule)
     fastest = std::min(fastest, t);
   }
   EXPECT_NEAR(rule, fastest, 1e-9 * fastest);
-  // Without the scale the NIC-bound all-to-all would take about twice as long: the rule carries it.
-  EXPECT_LT(rule, 0.6 * collectives::expert_all_to_all_time(bytes, group, e.plan.placement, fabric, model::ModelSpec{}));
+  // Sent per copy (Megatron-Core's alltoall) the NIC-bound all-to-all would take about twice as long: the rule
+  // carries the dispatcher's scale.
+  EXPECT_LT(rule, 0.6 * collectives::expert_all_to_all_time(bytes, group, e.plan.placement, fabric, e.s.model,
+                                                            model::TokenDispatcher::AllToAll));
 }

@@ -181,7 +181,7 @@ TEST(StepBound, NeverAboveTheSimulatedStepWithAllToAllsAcrossNodes)
     if (plan.placement.domain_of(group.front()) == plan.placement.domain_of(group.back()))
       continue;
     EXPECT_GT(dtsim::collectives::expert_all_to_all_time(1e6, group, plan.placement, dtsim::collectives::fabric_of(p),
-                                                         p.model),
+                                                         p.model, plan.comm.moe_dispatcher),
               1e6 / p.hardware.network.nic.goodput_Bps / 8);
     (plan.comm.pairs ? paired : alone).push_back(std::move(p));
   }

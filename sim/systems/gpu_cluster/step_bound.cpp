@@ -186,7 +186,7 @@ double step_time_lower_bound(const scenario::ScenarioSpec& s, const parallel::De
         auto [it, added] = all_to_all.try_emplace({x.stage, st.bytes}, 0.0);
         if (added)
           it->second = collectives::expert_all_to_all_time(st.bytes, plan.ep_group(x.stage, 0, 0), plan.placement,
-                                                           fabric, s.model);
+                                                           fabric, s.model, plan.comm.moe_dispatcher);
         waits += it->second;
       } else if (st.kind == replay::Step::Kind::TpCollective && !st.beside_next && !plan.comm.tp_overlap) {
         // Without tp_overlap a TP collective that is not issued beside the next kernel holds its lane.
