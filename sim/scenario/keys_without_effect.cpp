@@ -49,6 +49,11 @@ std::vector<Diagnostic> keys_without_effect(const config::YamlFile& file, const 
                           (s.training.precision == "mxfp8" || s.training.precision == "nvfp4"
                                ? ", which scales per block as its own recipe fixes"
                                : ", which casts nothing to fp8")});
+  // The seed draws per-device speeds and kernel jitter (docs/variability.md); with neither spread set nothing is drawn.
+  if (!s.variability.on())
+    unread.push_back({"variability.seed",
+                      "the seed draws device speeds and kernel jitter, and variability.device_spread and "
+                      "variability.kernel_jitter are 0: nothing is drawn"});
   for (auto& k : scenario_rules(s).unread_keys(s))
     unread.push_back(std::move(k));
   std::vector<Diagnostic> warnings;
