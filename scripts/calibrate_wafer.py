@@ -171,12 +171,36 @@ CANDIDATES = [
 ]
 
 
-def solve3(a, b):
-    """Solves the 3 x 3 linear system a x = b (Cramer's rule)."""
-    det = lambda m: (m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) - m[0][1] * (m[1][0] * m[2][2] - m[1][2] *
-                     m[2][0]) + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]))
-    d = det(a)
-    return [det([[b[r] if c == i else a[r][c] for c in range(3)] for r in range(3)]) / d for i in range(3)]
+def nonneg_solve(a, y):
+    """x >= 0 minimising sum (a x - y)^2 (a: rows of 3 columns): the best of the least-squares solutions over every
+    choice of columns held at 0, among those with no negative entry. A half_length below 0 would be a GEMM faster
+    than max_efficiency at small reductions, and a negative cost a time given back: neither is physical."""
+    best, best_residual = [0.0, 0.0, 0.0], sum(v * v for v in y)
+    for mask in range(1, 8):
+        free = [i for i in range(3) if mask >> i & 1]
+        # Normal equations on the free columns, solved by Gaussian elimination.
+        n = len(free)
+        m = [[sum(r[i] * r[j] for r in a) for j in free] + [sum(r[i] * v for r, v in zip(a, y))] for i in free]
+        try:
+            for c in range(n):
+                p = max(range(c, n), key=lambda k: abs(m[k][c]))
+                m[c], m[p] = m[p], m[c]
+                for k in range(n):
+                    if k != c:
+                        f = m[k][c] / m[c][c]
+                        m[k] = [u - f * w for u, w in zip(m[k], m[c])]
+            xs = [m[c][n] / m[c][c] for c in range(n)]
+        except ZeroDivisionError:
+            continue
+        if min(xs) < 0:
+            continue
+        x = [0.0, 0.0, 0.0]
+        for i, v in zip(free, xs):
+            x[i] = v
+        residual = sum((sum(c * xi for c, xi in zip(r, x)) - v) ** 2 for r, v in zip(a, y))
+        if residual < best_residual - 1e-15:
+            best, best_residual = x, residual
+    return best
 
 
 def candidates(cs2, cs3, tmp):
@@ -211,8 +235,9 @@ def candidates(cs2, cs3, tmp):
             # Relative step-time error of each calibration run set to zero: (base + w C1 + b n) / target = 1.
             a = [[r[5] / r[1] if r[2] == CS2 else 0.0, r[5] / r[1] if r[2] == CS3 else 0.0,
                   count(r[6], *r[7]) / r[1]] for r in cal]
-            w2, w3, b = solve3(a, [1 - r[4] / r[1] for r in cal])
-        if b < 0:  # a negative cost means the candidate is not there: held at 0
+            # Both half_lengths and the cost bounded by 0 (exact where the unbounded solution has none below 0).
+            w2, w3, b = nonneg_solve(a, [1 - r[4] / r[1] for r in cal])
+        if b <= 0:  # the candidate is not there: its cost held at 0, the half_lengths fitted alone
             b = 0.0
             w2, w3 = half_lengths_alone(lambda r: 0.0)
         errors = []
