@@ -56,10 +56,10 @@ TimeToTrain time_to_train(const scenario::ScenarioSpec& s, double step_s, double
   const double busy = t.compute_s * (1 + stall_per_interval / t.checkpoint_interval_s);
   const double lost_share = (t.restart_s + lost_per_failure) / t.mtbf_s;
   if (lost_share >= 1) {
-    char why[200];
+    char why[256];
     std::snprintf(why, sizeof why,
-                  "the run never finishes: the job fails every %.3g h on average, sooner than it restarts (%.3g h) and "
-                  "redoes the work since its last checkpoint (%.3g h)",
+                  "the run never finishes: the job fails every %.3g h on average, less than what each failure costs: "
+                  "a restart (%.3g h) and the work since the last checkpoint, redone (%.3g h)",
                   t.mtbf_s / 3600, t.restart_s / 3600, lost_per_failure / 3600);
     t.why_not = why;
     return t;
