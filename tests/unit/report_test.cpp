@@ -108,6 +108,26 @@ TEST(Report, DaysToTrainOfARunThatNeverFinishes)
   fs::remove_all(dir.parent_path());
 }
 
+// Results of a sweep over several scenario files, reported without --scenario, name every scenario: the note named
+// the first row's alone (qa15: three hardware files, "the results name the scenario 'mixtral-8x7b on 64 MI300X'").
+TEST(Report, WithoutScenarioFilesEveryScenarioIsNamed)
+{
+  const fs::path dir = fresh_dir("two");
+  ReportOptions o;
+  o.csv = source_path("tests/unit/data/plot/two-scenarios.csv");
+  o.out_dir = dir.string();
+  o.command = "dtsim report two-scenarios.csv";
+  setenv("DTSIM_GNUPLOT", "/nonexistent/gnuplot", 1);  // the text is what is checked
+  std::ostringstream log;
+  write_report(o, log);
+  unsetenv("DTSIM_GNUPLOT");
+  const std::string md = read_whole_file(dir / "report.md");
+  EXPECT_NE(md.find("the results name the scenarios 'tiny GPT on 16 A100' and 'tiny MoE on 16 A100'."),
+            std::string::npos)
+      << md;
+  fs::remove_all(dir.parent_path());
+}
+
 TEST(Report, BadInputIsRefusedBeforeAnythingIsWritten)
 {
   const fs::path dir = fresh_dir("bad");
