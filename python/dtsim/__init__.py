@@ -324,7 +324,7 @@ def _vary_args(vary):
 def sweep(scenarios, vary=None, set=None, out=None, jobs=None, progress=True):
     """Every point of the varied keys (`dtsim sweep`): one row per point, the varied values under "vary" and the
     run's record beside them (a DataFrame where pandas is installed). `scenarios`: one or several (an outer axis).
-    `set`: keys fixed for every point. `out`: keep PREFIX.csv and PREFIX.jsonl there (a sweep with the same
+    `set`: keys fixed for every point (no vary.* column; a DataFrame lists them in .attrs["set"]). `out`: keep PREFIX.csv and PREFIX.jsonl there (a sweep with the same
     arguments resumes from them); by default they go to a temporary folder."""
     if isinstance(scenarios, (str, os.PathLike, dict)):
         scenarios = [scenarios]
@@ -349,7 +349,16 @@ def sweep(scenarios, vary=None, set=None, out=None, jobs=None, progress=True):
         files.close()
         if tmp is not None:
             tmp.cleanup()
-    return _rows(rows)
+    # `set` keys travel as one-value --vary axes (so that a resumed sweep with other fixed values is refused), but
+    # they are the sweep's constants, not varied inputs: no vary.* column; a DataFrame keeps them in attrs["set"].
+    fixed = {k: v for k, v in (set or {}).items() if v is not None}
+    for row in rows:
+        for key in fixed:
+            row.get("vary", {}).pop(key, None)
+    table = _rows(rows)
+    if hasattr(table, "attrs"):
+        table.attrs["set"] = dict(set or {})
+    return table
 
 
 def calibrate(runs_csv, out, stack=None, fit=None, check=None, name=None, jobs=None):

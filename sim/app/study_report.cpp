@@ -392,8 +392,15 @@ int write_report(const ReportOptions& o, std::ostream& log)
   md += "## Inputs\n\n";
   html += "<h2>Inputs</h2>\n";
   if (inputs.empty()) {
-    const std::string none = "No scenario file was given (--scenario); the results name the scenario '" +
-                             cell("scenario") + "'.";
+    // Every scenario the rows name (a sweep of several files has one each; it named only the first row's).
+    std::vector<std::string> scenarios;
+    for (const auto& name : distinct("scenario", first_line))
+      scenarios.push_back("'" + name + "'");
+    if (scenarios.empty())
+      scenarios.push_back("'" + cell("scenario") + "'");
+    const std::string none = std::string("No scenario file was given (--scenario); the results name the ") +
+                             (scenarios.size() == 1 ? "scenario " : "scenarios ") +
+                             name_list(scenarios, 6, "scenarios") + ".";
     md += none + "\n\n";
     html += "<p>" + html_escape(none) + "</p>\n";
   }

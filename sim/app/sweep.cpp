@@ -797,6 +797,30 @@ int sweep(const SweepOptions& o, std::ostream& log)
   }
 
 
+  // 2b. A value without its unit, or with a unit of another quantity, is wrong whatever the other keys: refused
+  // before anything runs, not recorded as an input-error row at every point that takes it ('--vary
+  // resilience.checkpoint_bandwidth=1,2' once ran a whole sweep of failing points).
+  std::vector<Diagnostic> unitless;
+  for (const auto& a : axes) {
+    if (a.key == kScenarioAxis)
+      continue;
+    for (const auto& value : a.values) {
+      std::vector<std::string> overrides = o.unsets;
+      overrides.push_back(a.key + "=" + value);
+      try {
+        load_with_file_keys(o.scenario, overrides, true);
+      } catch (const ConfigError& e) {
+        for (const auto& d : e.items())
+          if (d.where.file == "<command line> --set " + a.key + "=" + value &&
+              (d.message.find("(units are mandatory)") != std::string::npos ||
+               d.message.rfind("unknown unit ", 0) == 0))
+            unitless.push_back({Origin{a.origin, 0, 0}, a.key, d.message});
+      }
+    }
+  }
+  if (!unitless.empty())
+    throw ConfigError(unitless);
+
   // 3. Under mpirun rank 0 alone reads and writes the files and tells the other ranks which points are left.
   const MpiWorld world = mpi_world();
   if (!world.root()) {

@@ -104,6 +104,15 @@ std::string format_quantity(double v, Dimension d)
   };
   switch (d) {
     case Dimension::Time:
+      // Durations past a minute in minutes, hours and days, as people say them ("46.2 min", not "2.77e+03 s");
+      // three digits, no exponent below 1,000 days.
+      if (std::fabs(v) >= 60.0) {
+        for (auto [scale, name] : {std::pair{86400.0, "d"}, std::pair{3600.0, "h"}, std::pair{60.0, "min"}})
+          if (std::fabs(v) >= scale) {
+            std::snprintf(buf, sizeof buf, std::fabs(v / scale) >= 1000 ? "%.0f %s" : "%.3g %s", v / scale, name);
+            return buf;
+          }
+      }
       if (std::fabs(v) >= 1.0 || v == 0.0) {
         std::snprintf(buf, sizeof buf, "%.3f s", v);
         return buf;

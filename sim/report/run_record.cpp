@@ -262,6 +262,12 @@ RunRecord make_record(const RunReport& r)
                           {"kernel_jitter", s.variability.kernel_jitter},
                           {"samples", s.variability.samples},
                           {"seed", s.variability.seed}};
+    // A trace of a sampled run is one step: the first sample's (replay.cpp records only sample 0), not the mean.
+    if (!r.replay.trace.empty() && s.variability.samples > 1 && !r.replay.sample_steps.empty())
+      j["trace_sample"] = {{"sample", 1},
+                           {"samples", s.variability.samples},
+                           {"seed", s.variability.seed},
+                           {"step_time_s", r.replay.sample_steps.front()}};
     j["samples_per_s"] = d.samples_per_s;
     j["tokens_per_s"] = d.tokens_per_s;
     j["model_tflops_per_device"] = d.model_tflops;

@@ -1,6 +1,7 @@
 #include "report/table_writer.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <ostream>
 #include <string>
@@ -53,6 +54,14 @@ std::string failures_expected(double n)
   return n >= 10 ? format_number(", %.0f failures expected)", n) : format_number(", %.2g failures expected)", n);
 }
 
+// Decimals that give a step four significant digits, and at least four (a step of 11.0518 s, of 0.004342 s).
+int step_decimals(double step_s)
+{
+  if (!(step_s > 0) || step_s >= 0.1)
+    return 4;
+  return std::min(12, 3 - int(std::floor(std::log10(step_s))));
+}
+
 // The whole run's time, failures and checkpoints included (document's `time_to_train`).
 void time_to_train_rows(std::ostream& out, const json& doc, const Row& row)
 {
@@ -70,15 +79,15 @@ void time_to_train_rows(std::ostream& out, const json& doc, const Row& row)
     const bool async = text(t, "checkpoint") == "async";
     row("  checkpoint writes",
         format_number("%.2f days", t.at("checkpoint_stall_s").get<double>() / 86400) +
-            format_number(" (every %.3g min, ", t.at("checkpoint_interval_s").get<double>() / 60) +
-            storage_bytes(t.at("checkpoint_bytes").get<double>()) +
-            format_number(" in %.3g s each, ", t.at("checkpoint_write_s").get<double>()) +
+            " (every " + format_quantity(t.at("checkpoint_interval_s").get<double>(), Dimension::Time) + ", " +
+            storage_bytes(t.at("checkpoint_bytes").get<double>()) + " in " +
+            format_quantity(t.at("checkpoint_write_s").get<double>(), Dimension::Time) + " each, " +
             (async ? "asynchronous" : "synchronous") + ", interval " +
             (text(t, "checkpoint_interval_basis") == "scenario" ? "from the scenario" : "by Young-Daly") + ")");
     row("  restarts", format_number("%.2f days", t.at("restarts_s").get<double>() / 86400));
     row("  work lost to failures",
         format_number("%.2f days", t.at("lost_work_s").get<double>() / 86400) +
-            format_number(" (the job fails every %.3g h)", t.at("job_mtbf_s").get<double>() / 3600));
+            " (the job fails every " + format_quantity(t.at("job_mtbf_s").get<double>(), Dimension::Time) + ")");
   }
   row("  failures and checkpoints", text(t, "basis"));
 }
@@ -115,21 +124,28 @@ void write_table(std::ostream& out, const RunRecord& record)
     return;
   }
   const double step = doc.at("step_time_s").get<double>();
+  // The step, its interval and its sampled spread to the same decimals: four, or four significant digits for a
+  // step under 0.1 s (0.004342 s: "0.0043 s" left a tiny step's spread as "p5 0.0042 / p50 0.0043 / p95 0.0043").
+  const std::string seconds = "%." + std::to_string(step_decimals(step)) + "f";
+  auto secs = [&](const json& v) { return format_number(seconds.c_str(), v.get<double>()); };
   out << "\nStep\n";
-  row("step time", format_number("%.4f s", step));
+  row("step time", secs(doc.at("step_time_s")) + " s");
   const json& interval = doc.at("step_time_interval_s");
   const std::string basis = text(doc, "step_time_interval_basis");
-  row("  interval", interval.is_null() ? basis
-                                       : format_number("%.4f", interval.at(0).get<double>()) +
-                                             format_number(" - %.4f s, ", interval.at(1).get<double>()) + basis);
+  row("  interval", interval.is_null() ? basis : secs(interval.at(0)) + " - " + secs(interval.at(1)) + " s, " + basis);
   if (doc.contains("step_time_spread_s")) {
     const json& spread = doc.at("step_time_spread_s");
     const json& v = doc.at("variability");
-    row("  sampled steps", format_number("mean of %.0f", v.at("samples").get<double>()) +
-                               format_number(", p5 %.4f", spread.at("p5").get<double>()) +
-                               format_number(" / p50 %.4f", spread.at("p50").get<double>()) +
-                               format_number(" / p95 %.4f s", spread.at("p95").get<double>()) +
-                               format_number(" (seed %.0f)", v.at("seed").get<double>()));
+    row("  sampled steps", format_number("mean of %.0f", v.at("samples").get<double>()) + ", p5 " +
+                               secs(spread.at("p5")) + " / p50 " + secs(spread.at("p50")) + " / p95 " +
+                               secs(spread.at("p95")) + " s" + format_number(" (seed %.0f)", v.at("seed").get<double>()));
+  }
+  if (doc.contains("trace_sample")) {
+    const json& traced = doc.at("trace_sample");
+    row("  traced step", format_number("sample %.0f", traced.at("sample").get<double>()) +
+                             format_number(" of %.0f", traced.at("samples").get<double>()) +
+                             format_number(" (seed %.0f), ", traced.at("seed").get<double>()) +
+                             secs(traced.at("step_time_s")) + " s: the trace shows that step, not the mean");
   }
   row("throughput", format_number("%.2f samples/s", doc.at("samples_per_s").get<double>()) + ", " +
                         format_number("%.0f tokens/s", doc.at("tokens_per_s").get<double>()));

@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
+#include "config/units.hpp"
+#include "core/format_number.hpp"
 #include "parallel/precision.hpp"
 
 namespace dtsim::report {
@@ -48,27 +49,41 @@ TimeToTrain time_to_train(const scenario::ScenarioSpec& s, double step_s, double
   }
   t.checkpoint_interval_s = std::max({t.checkpoint_interval_s, t.checkpoint_write_s, step_s});
 
-  // Wall time T: the work W, plus a synchronous write per interval of work, plus per failure (T / MTBF of them) the
-  // restart and the work lost since the last complete checkpoint (half an interval; an asynchronous checkpoint is
-  // complete a write after it starts).
-  const double stall_per_interval = t.checkpoint_async ? 0 : t.checkpoint_write_s;
-  const double lost_per_failure = t.checkpoint_interval_s / 2 + (t.checkpoint_async ? t.checkpoint_write_s : 0);
-  const double busy = t.compute_s * (1 + stall_per_interval / t.checkpoint_interval_s);
-  const double lost_share = (t.restart_s + lost_per_failure) / t.mtbf_s;
-  if (lost_share >= 1) {
-    char why[256];
-    std::snprintf(why, sizeof why,
-                  "the run never finishes: the job fails every %.3g h on average, less than what each failure costs: "
-                  "a restart (%.3g h) and the work since the last checkpoint, redone (%.3g h)",
-                  t.mtbf_s / 3600, t.restart_s / 3600, lost_per_failure / 3600);
-    t.why_not = why;
+  // Wall time: the work W in segments of one interval tau of work each (Daly 2006: W / tau of them). Failures come
+  // at rate 1/M (exponential: memoryless); a failure loses the segment under way and costs a restart R, and a
+  // failure during the restart starts the restart again. A segment that needs x of failure-free time completes
+  // after E = E[min(X, x)] + P(X < x) E' in expectation, E' being the retry's R + x of failure-free time,
+  // M (e^{(R + x)/M} - 1); that is E = (1 - e^{-x/M}) M e^{(R + x)/M} = M e^{R/M} (e^{x/M} - 1), Daly's exact
+  // expectation (J. T. Daly, "A higher order estimate of the optimum checkpoint interval for restart dumps", Future
+  // Generation Computer Systems 22(3):303-312, 2006, its complete model's expected wall time). Synchronous checkpoints: x = tau + write. Asynchronous ones
+  // stall nothing (x = tau) but a segment is safe only once its checkpoint is written, a write later: a failure
+  // then also loses the write's time, and a retry needs R + tau + write of failure-free time, which gives
+  // E = M e^{(R + write)/M} (e^{tau/M} - 1).
+  const double tau = t.checkpoint_interval_s, write = t.checkpoint_write_s, M = t.mtbf_s;
+  const double segment_s = t.checkpoint_async ? tau : tau + write;
+  const double retry_extra_s = t.restart_s + (t.checkpoint_async ? write : 0);
+  const double segments = t.compute_s / tau;
+  t.wall_s = segments * M * std::exp(retry_extra_s / M) * std::expm1(segment_s / M);
+  if (!std::isfinite(t.wall_s)) {
+    // The expectation is finite for every finite input but can exceed what a double holds: a segment then makes
+    // progress once in more than 10^300 tries.
+    using config::Dimension;
+    using config::format_quantity;
+    t.why_not = "the run never finishes: the job fails every " + format_quantity(M, Dimension::Time) +
+                " on average, and a restart (" + format_quantity(t.restart_s, Dimension::Time) +
+                ") with an interval of work and its write (" + format_quantity(segment_s, Dimension::Time) +
+                ") must pass without a failure to make progress: one chance in 10^" +
+                format_number("%.0f", (retry_extra_s + segment_s) / M / std::log(10.0));
+    t.wall_s = 0;
     return t;
   }
-  t.wall_s = busy / (1 - lost_share);
-  t.expected_failures = t.wall_s / t.mtbf_s;
-  t.checkpoint_stall_s = busy - t.compute_s;
-  t.restarts_s = t.expected_failures * t.restart_s;
-  t.lost_work_s = t.expected_failures * lost_per_failure;
+  // Failures are a Poisson process over the wall time: wall / M of them in expectation (Wald's identity). Each
+  // is followed by one restart attempt of min(R, time to the next failure), M (1 - e^{-R/M}) on average; the
+  // rest beyond the work and the completed writes is work lost and redone.
+  t.expected_failures = t.wall_s / M;
+  t.checkpoint_stall_s = t.checkpoint_async ? 0 : segments * write;
+  t.restarts_s = t.expected_failures * M * -std::expm1(-t.restart_s / M);
+  t.lost_work_s = t.wall_s - t.compute_s - t.checkpoint_stall_s - t.restarts_s;
   t.goodput = t.compute_s / t.wall_s;
   return t;
 }

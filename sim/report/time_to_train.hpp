@@ -1,11 +1,11 @@
 #pragma once
 /// Time to train: the wall time of a whole training run of `training.tokens` tokens, with the failures, checkpoint
-/// writes and restarts a run of that size meets. First-order model of periodic checkpointing (Young 1974; Daly 2006,
-/// "A higher order estimate of the optimum checkpoint interval for restart dumps"): the job fails at a constant
-/// rate (every device and host independently); each failure costs the restart and the work since the last
-/// complete checkpoint (half an interval on average, plus the write of an asynchronous checkpoint still in
-/// flight); each synchronous checkpoint stops training for its write. The interval is Young-Daly's
-/// sqrt(2 x write x MTBF) unless the scenario gives one.
+/// writes and restarts a run of that size meets. Periodic checkpointing under exponentially distributed failures,
+/// with Daly's exact expectation of the wall time (J. T. Daly 2006, "A higher order estimate of the optimum
+/// checkpoint interval for restart dumps", FGCS 22(3)): the job fails at a constant rate (every device and host
+/// independently); a failure loses the interval of work under way (and, with asynchronous checkpoints, the write
+/// in flight) and costs a restart, which a failure can interrupt too; each synchronous checkpoint stops training
+/// for its write. The interval is Young-Daly's sqrt(2 x write x MTBF) unless the scenario gives one.
 #include <string>
 
 #include "scenario/scenario_spec.hpp"
@@ -39,7 +39,7 @@ struct TimeToTrain {
   double expected_failures = 0;
   double wall_s = 0;     ///< time to train; 0 when the run makes no progress (see why_not)
   double goodput = 0;    ///< compute_s / wall_s
-  std::string why_not;   ///< why the run never finishes: failures come faster than it recovers
+  std::string why_not;   ///< why the run never finishes: its expected wall time exceeds what a double holds
   std::string basis;     ///< the failure assumptions' basis
 };
 

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/format_number.hpp"
+
 namespace dtsim::report {
 
 using json = nlohmann::ordered_json;
@@ -82,7 +84,16 @@ void write_trace(std::ostream& out, const RunRecord& record)
                       {"pid", e.device},
                       {"tid", 4 * lanes[i] + e.track}});
   }
-  out << json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() << "\n";
+  json document = {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
+  // A sampled run traces its first sample: say which step the timeline is (Perfetto shows otherData as metadata).
+  if (record.document.contains("trace_sample")) {
+    const json& t = record.document.at("trace_sample");
+    document["otherData"] = {{"dtsim_traced_step", "sample " + t.at("sample").dump() + " of " + t.at("samples").dump() +
+                                                     " (seed " + t.at("seed").dump() + "), step " +
+                                                     format_number("%.6g s", t.at("step_time_s").get<double>()) +
+                                                     "; the run's step_time_s is the mean of the samples"}};
+  }
+  out << document.dump() << "\n";
 }
 
 }  // namespace dtsim::report

@@ -106,6 +106,16 @@ def test_sweep_gives_one_row_per_point():
     assert steps == pytest.approx(expected, rel=1e-12)
 
 
+# Keys given in `set` are the sweep's constants: they once came back as vary.* columns beside the varied ones (qa15).
+def test_set_keys_are_not_varied_columns():
+    table = dtsim.sweep(TINY, vary={"parallel.tp": [1, 2]}, set={"training.micro_batch": 2}, progress=False)
+    rows = table if isinstance(table, list) else table.to_dict("records")
+    assert [k for k in rows[0] if k.startswith("vary.")] == ["vary.parallel.tp"]
+    assert [r["plan.micro_batch"] for r in rows] == [2, 2]
+    if not isinstance(table, list):
+        assert table.attrs["set"] == {"training.micro_batch": 2}
+
+
 def test_linked_keys_vary_side_by_side(tmp_path):
     rows = dtsim.sweep(TINY, vary={"devices;parallel.dp": [(8, 1), (16, 2)]}, out=tmp_path / "s", progress=False)
     assert len(rows) == 2

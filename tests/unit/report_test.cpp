@@ -86,7 +86,7 @@ TEST(Report, MarkdownAndSelfContainedHtml)
 }
 
 // A run that never finishes (its failures come faster than it recovers) says "never" in the days column and why in
-// the note, not an empty cell (tests/unit/data/plot/time-to-train.csv: device MTBF 1000 h, 10000 h, 86300 h).
+// the note, not an empty cell (tests/unit/data/plot/time-to-train.csv: device MTBF 1 h, 10000 h, 86300 h).
 TEST(Report, DaysToTrainOfARunThatNeverFinishes)
 {
   const fs::path dir = fresh_dir("days");
@@ -100,11 +100,31 @@ TEST(Report, DaysToTrainOfARunThatNeverFinishes)
   unsetenv("DTSIM_GNUPLOT");
   const std::string md = read_whole_file(dir / "report.md");
   EXPECT_NE(md.find("| days to train | note |"), std::string::npos) << md;
-  EXPECT_NE(md.find("| 1000 h | ok | 6.866 | 298.3 | 39.6% | 24.9 | never | the run never finishes: the job fails "
-                    "every 0.0605 h on average"),
+  EXPECT_NE(md.find("| 1 h | ok | 6.866 | 298.3 | 39.6% | 24.9 | never | the run never finishes: the job fails "
+                    "every 220 ms on average"),
             std::string::npos)
       << md;
-  EXPECT_NE(md.find("| 86300 h | ok | 6.866 | 298.3 | 39.6% | 24.9 | 79.9 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 86300 h | ok | 6.866 | 298.3 | 39.6% | 24.9 | 79.8 |"), std::string::npos) << md;
+  fs::remove_all(dir.parent_path());
+}
+
+// Results of a sweep over several scenario files, reported without --scenario, name every scenario: the note named
+// the first row's alone (qa15: three hardware files, "the results name the scenario 'mixtral-8x7b on 64 MI300X'").
+TEST(Report, WithoutScenarioFilesEveryScenarioIsNamed)
+{
+  const fs::path dir = fresh_dir("two");
+  ReportOptions o;
+  o.csv = source_path("tests/unit/data/plot/two-scenarios.csv");
+  o.out_dir = dir.string();
+  o.command = "dtsim report two-scenarios.csv";
+  setenv("DTSIM_GNUPLOT", "/nonexistent/gnuplot", 1);  // the text is what is checked
+  std::ostringstream log;
+  write_report(o, log);
+  unsetenv("DTSIM_GNUPLOT");
+  const std::string md = read_whole_file(dir / "report.md");
+  EXPECT_NE(md.find("the results name the scenarios 'tiny GPT on 16 A100' and 'tiny MoE on 16 A100'."),
+            std::string::npos)
+      << md;
   fs::remove_all(dir.parent_path());
 }
 

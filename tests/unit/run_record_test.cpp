@@ -2,6 +2,7 @@
 // number to the last bit, with the table's rows and the trace; the table is written from it alone.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <sstream>
 #include <string>
 
@@ -9,6 +10,7 @@
 #include "core/child_process.hpp"
 #include "report/run_record.hpp"
 #include "report/table_writer.hpp"
+#include "report/trace_writer.hpp"
 #include "scenario/scenario_spec.hpp"
 #include "test_paths.hpp"
 
@@ -112,7 +114,7 @@ TEST(RunRecord, TheTableSaysWhatItCounts)
   EXPECT_NE(t.find("Time to train 1B tokens ("), std::string::npos) << t;
   EXPECT_NE(t.find("(1 microbatch in flight)"), std::string::npos) << t;
   EXPECT_NE(t.find(", 49.7 MB in "), std::string::npos) << t;
-  EXPECT_NE(t.find(" s each, synchronous, interval by Young-Daly)"), std::string::npos) << t;
+  EXPECT_NE(t.find(" ms each, synchronous, interval by Young-Daly)"), std::string::npos) << t;  // a duration
   // Energy per step in MJ, the unit `dtsim compare` gives it in.
   const size_t energy = t.find("  power, energy per step");
   ASSERT_NE(energy, std::string::npos) << t;
@@ -131,6 +133,58 @@ TEST(RunRecord, TheTableCountsOneStepAndSaysNeverOnce)
   EXPECT_NE(t.find("Time to train 100 tokens (1 step)\n"), std::string::npos) << t;
   EXPECT_NE(t.find("  time to train                the run never finishes: the job fails every"), std::string::npos)
       << t;
+}
+
+// A step under 0.1 s is printed to four significant digits, and its interval and sampled spread to the same
+// decimals: the tiny step read "0.0043 s" with a spread of "p5 0.0042 / p50 0.0043 / p95 0.0043 s" (qa15).
+TEST(RunRecord, TheSpreadHasTheStepsPrecision)
+{
+  auto s = dtsim::scenario::load_scenario(dtsim::test::source_path("scenarios/tiny.yaml"),
+                                          {"variability.device_spread=0.05", "variability.samples=4"});
+  std::ostringstream table;
+  const RunRecord record = dtsim::report::make_record(dtsim::app::simulate(s, false));
+  dtsim::report::write_table(table, record);
+  const std::string t = table.str();
+  const double step = record.document.at("step_time_s").get<double>();
+  ASSERT_LT(step, 0.01);
+  char expected[64];
+  std::snprintf(expected, sizeof expected, "step time                    %.6f s\n", step);
+  EXPECT_NE(t.find(expected), std::string::npos) << t;
+  std::snprintf(expected, sizeof expected, " / p95 %.6f s (seed", record.document.at("step_time_spread_s").at("p95").get<double>());
+  EXPECT_NE(t.find(expected), std::string::npos) << t;
+  EXPECT_EQ(t.find("traced step"), std::string::npos) << t;  // no trace asked for
+}
+
+// A sampled run's trace is one step, the first sample's: the table, the JSON and the trace file say which, beside the
+// mean the table reports (qa15: the trace of `--samples 8 --trace F` did not say which step it was).
+TEST(RunRecord, ASampledRunSaysWhichStepItTraces)
+{
+  auto s = dtsim::scenario::load_scenario(dtsim::test::source_path("scenarios/tiny.yaml"),
+                                          {"variability.device_spread=0.05", "variability.samples=3",
+                                           "variability.seed=5"});
+  const RunRecord record = dtsim::report::make_record(dtsim::app::simulate(s, true));
+  const auto& traced = record.document.at("trace_sample");
+  EXPECT_EQ(traced.at("sample"), 1);
+  EXPECT_EQ(traced.at("samples"), 3);
+  EXPECT_EQ(traced.at("seed"), 5);
+  EXPECT_GT(traced.at("step_time_s").get<double>(), 0);
+  std::ostringstream table, trace;
+  dtsim::report::write_table(table, record);
+  const std::string t = table.str();
+  const size_t row = t.find("    traced step ");
+  ASSERT_NE(row, std::string::npos) << t;
+  EXPECT_EQ(t.substr(t.find_first_not_of(' ', row + 15), 24), "sample 1 of 3 (seed 5), ") << t;
+  dtsim::report::write_trace(trace, record);
+  EXPECT_NE(trace.str().find("\"otherData\":{\"dtsim_traced_step\":\"sample 1 of 3 (seed 5), step "),
+            std::string::npos);
+}
+
+// One sample: the trace is the step itself, and nothing is added (one simulation per test: one SimGrid engine per
+// process).
+TEST(RunRecord, AOneSampleTraceAddsNothing)
+{
+  auto one = dtsim::scenario::load_scenario(dtsim::test::source_path("scenarios/tiny.yaml"), {});
+  EXPECT_FALSE(dtsim::report::make_record(dtsim::app::simulate(one, true)).document.contains("trace_sample"));
 }
 
 // A row is written whole however long its value: a wafer's reasons (the compiler's recomputation, its micro batch)

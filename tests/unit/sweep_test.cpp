@@ -154,6 +154,12 @@ TEST(SweepRefusal, EmptyContradictoryUnknownKeyBeforeRunning)
   expect_refused(o, "--vary model.hidden_sise=128,256", "unknown key 'hidden_sise'");
   o.vary = {"parallel.tp=1..8x1"};
   expect_refused(o, "--vary parallel.tp=1..8x1", "factor of at least 2");
+  // A value without its unit, or with another quantity's, fails at every point: refused before running (qa15: a
+  // whole sweep of input-error rows, exit 0).
+  o.vary = {"parallel.tp=1,2", "resilience.restart=10 min,600"};
+  expect_refused(o, "--vary resilience.restart=10 min,600", "got bare number '600' (units are mandatory)");
+  o.vary = {"resilience.checkpoint_bandwidth=1 GB/s,2 GB"};
+  expect_refused(o, "--vary resilience.checkpoint_bandwidth=1 GB/s,2 GB", "unknown unit 'GB' in '2 GB'");
 
   o.vary = {"parallel.tp=1,2"};
   o.scenario = dir + "/no-such-scenario.yaml";

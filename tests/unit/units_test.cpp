@@ -155,6 +155,8 @@ TEST(FormatQuantity, RoundTripsThroughParse)
   using dtsim::config::format_quantity;
   const std::vector<std::pair<Dimension, double>> cases = {
       {Dimension::Time, 1.5e-6},      {Dimension::Time, 3.25e-3},        {Dimension::Time, 2.5},
+      {Dimension::Time, 2770},        {Dimension::Time, 11124},          {Dimension::Time, 3.1e5},
+      {Dimension::Time, 1.2e8},
       {Dimension::Bytes, 80.0 * 1073741824.0}, {Dimension::Bytes, 512},
       {Dimension::Bytes, 25.0 * 1048576}, {Dimension::Bandwidth, 25e9},  {Dimension::Bandwidth, 1.7e12},
       {Dimension::FlopRate, 312e12},  {Dimension::FlopRate, 1.979e15},  {Dimension::Power, 400},
@@ -168,6 +170,17 @@ TEST(FormatQuantity, RoundTripsThroughParse)
   EXPECT_EQ(format_quantity(80.0 * 1073741824.0, Dimension::Bytes), "80 GiB");
   EXPECT_EQ(format_quantity(25e9, Dimension::Bandwidth), "25 GB/s");
   EXPECT_EQ(format_quantity(1.5e-6, Dimension::Time), "1.5 us");
+}
+
+// Durations read as durations past a minute: a checkpoint write of 2,770 s was printed "2.77e+03 s" (qa15).
+TEST(FormatQuantity, LongDurationsInMinutesHoursAndDays)
+{
+  using dtsim::config::format_quantity;
+  EXPECT_EQ(format_quantity(2770, Dimension::Time), "46.2 min");
+  EXPECT_EQ(format_quantity(11124, Dimension::Time), "3.09 h");
+  EXPECT_EQ(format_quantity(3.1e5, Dimension::Time), "3.59 d");
+  EXPECT_EQ(format_quantity(1.2e8, Dimension::Time), "1389 d");
+  EXPECT_EQ(format_quantity(59.5, Dimension::Time), "59.500 s");
 }
 
 // Below a microsecond the value must be scaled to nanoseconds: 42e-9 s is "42 ns", not "4.2e-08 ns".
