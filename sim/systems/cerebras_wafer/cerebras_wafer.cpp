@@ -253,6 +253,7 @@ class CerebrasWafer : public SystemKind {
         {"training.cross_entropy", on + " the Cerebras compiler lays out the loss itself, block by block as the "
                                         "logits flow, never holding them whole (docs/wafer.md, Memory): GPU loss "
                                         "kernels are not read"},
+        {"placement.segment", on + " a wafer-scale system has no NVLink domain to hold part of"},
         {"training.grad_accumulation_fusion", on + " Megatron-LM's fused weight-gradient GEMMs are a GPU kernel "
                                                    "choice, not read"},
         {"training.optimizer_state", on + " MemoryX holds 16-bit weights and gradients and fp32 Adam states, 16 "
