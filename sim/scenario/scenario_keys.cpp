@@ -298,7 +298,8 @@ const Key kHostMtbf = Key::quantity("host_mtbf", Dimension::Time, limits::kMtbf,
                                     "mean time between failures of one host, for what fails outside the devices");
 const Key kPlacement = Key::section("placement", kOptional, "where the job's devices lie on the hardware");
 const Key kSegment =
-    Key::integer("segment", limits::kPlanSize, kOptional, "every node of the domain (the hardware file's `scale_up.nodes`)",
+    Key::integer("segment", limits::kPlanSize, kOptional,
+                 "every node of the domain (the hardware file's `scale_up.nodes`)",
                  "GPU clusters: nodes of each scale-up (NVLink) domain the job holds, as Slurm's `--segment N` asks; "
                  "the job fills that many nodes of a domain before the next, and its tp, cp and ep groups fit in "
                  "domains of that size. At most the domain's nodes. Megatron-Bridge's launcher asks 16 on GB200 NVL72 "

@@ -36,7 +36,8 @@ class GpuSections : public report::SystemSections {
       const int64_t per = s.hardware.domain_devices();
       const int64_t domains = (s.devices + per - 1) / per, last = s.devices - (domains - 1) * per;
       row("NVLink domains", std::to_string(domains) + " of " + std::to_string(per) + " devices (" +
-                                std::to_string(s.hardware.scale_up.nodes) + " nodes each" + scenario::segment_note(s) + ")" +
+                                std::to_string(s.hardware.scale_up.nodes) + " nodes each" +
+                                scenario::segment_note(s) + ")" +
                                 (last < per ? ", " + std::to_string(last) + " used of the last" : "") + "; tp " +
                                 (s.parallel.tp <= per ? "within one" : "across domains"));
       if (const auto straddling = parallel::tp_straddling_note(placement_of(s)); !straddling.empty())
