@@ -12,6 +12,7 @@
 #include "parallel/all_to_all.hpp"
 #include "parallel/collective.hpp"
 #include "parallel/plan.hpp"
+#include "scenario/job_segment.hpp"
 
 namespace dtsim::report {
 
@@ -198,7 +199,8 @@ void print_explain(std::ostream& out, const scenario::ScenarioSpec& s, const par
       << (shape.sp ? ", sp" : "") << ", " << plan.precision.name << " on " << s.hardware.device.name << ")\n";
   if (s.hardware.scale_up.from_section)  // a DGX-style node is its own domain
     out << "  NVLink domain of " << s.hardware.domain_devices() << " devices (" << s.hardware.scale_up.nodes
-        << " nodes of " << s.hardware.node.devices << "): collectives of groups inside it run on NVLink\n";
+        << " nodes of " << s.hardware.node.devices << scenario::segment_note(s)
+        << "): collectives of groups inside it run on NVLink\n";
   if (const auto straddling = parallel::tp_straddling_note(plan.placement); !straddling.empty())
     out << "  " << straddling << "\n";
   std::string peak_note;

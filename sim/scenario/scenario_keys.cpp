@@ -296,6 +296,15 @@ const Key kDeviceMtbf = Key::quantity("device_mtbf", Dimension::Time, limits::kM
                                       "mean time between failures of one device (GPU or wafer system)");
 const Key kHostMtbf = Key::quantity("host_mtbf", Dimension::Time, limits::kMtbf, kOptional, "the system's",
                                     "mean time between failures of one host, for what fails outside the devices");
+const Key kPlacement = Key::section("placement", kOptional, "where the job's devices lie on the hardware");
+const Key kSegment =
+    Key::integer("segment", limits::kPlanSize, kOptional,
+                 "every node of the domain (the hardware file's `scale_up.nodes`)",
+                 "GPU clusters: nodes of each scale-up (NVLink) domain the job holds, as Slurm's `--segment N` asks; "
+                 "the job fills that many nodes of a domain before the next, and its tp, cp and ep groups fit in "
+                 "domains of that size. At most the domain's nodes. Megatron-Bridge's launcher asks 16 on GB200 NVL72 "
+                 "racks of 18 trays for a job of more than 18 trays (its largest divisor of the tray count up to 18: "
+                 "scripts/performance/utils/executors.py at v0.4.2)");
 const Key kSimulation = Key::section("simulation", kOptional, "how the step is simulated");
 const Key kFidelity = Key::choice("fidelity", {"folded", "full"}, kOptional, "",
                                   "one device per stage (one system on wafer-scale hardware), or every device")
@@ -340,6 +349,7 @@ std::vector<config::KeyGroup> groups()
             &kPrecision, &kRecompute, &kRecomputeLayers, &kSavedActivations, &kFp8Recipe, &kCrossEntropy, &kOptimizerState, &kFp8Params, &kFp8NormAmax,
             &kGradAccumulationFusion, &kTokens}},
           {"resilience", {&kCheckpointInterval, &kCheckpoint, &kCheckpointBandwidth, &kRestart, &kDeviceMtbf, &kHostMtbf}},
+          {"placement", {&kSegment}},
           {"simulation", {&kFidelity}},
           {"variability", {&kDeviceSpread, &kKernelJitter, &kSamples, &kSeed}},
           {"wafer", {&kWaferMode}}};

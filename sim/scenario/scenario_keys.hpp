@@ -18,6 +18,7 @@ extern const Key kTraining, kGlobalBatch, kMicroBatch, kSeqLen, kExpertImbalance
 extern const Key kFlashAttention, kPrecision, kRecompute, kRecomputeLayers, kSavedActivations, kFp8Recipe, kCrossEntropy, kOptimizerState, kFp8Params, kFp8NormAmax;
 extern const Key kGradAccumulationFusion, kTokens;
 extern const Key kResilience, kCheckpointInterval, kCheckpoint, kCheckpointBandwidth, kRestart, kDeviceMtbf, kHostMtbf;
+extern const Key kPlacement, kSegment;
 extern const Key kSimulation, kFidelity, kWafer, kWaferMode;
 extern const Key kVariability, kDeviceSpread, kKernelJitter, kSamples, kSeed;
 

@@ -148,6 +148,15 @@ struct ResilienceSpec {
   double device_mtbf_s = 0, host_mtbf_s = 0;
 };
 
+/// Where the job's devices lie on the hardware (`placement`).
+struct PlacementSpec {
+  /// Nodes of each scale-up domain the job holds (`placement.segment`, Slurm's --segment); 0: not given, every node.
+  /// Where given, the loader sets hardware.scale_up.nodes to it (what placement, collectives and reports use) and
+  /// keeps the hardware file's count in domain_nodes.
+  int64_t segment = 0;
+  int64_t domain_nodes = 0;  ///< the hardware file's scale_up.nodes, where a segment is given
+};
+
 /// Per-device speed differences and per-kernel jitter (docs/variability.md); zeros: every device at its nominal
 /// speed, every kernel at its timed length (the default).
 struct VariabilitySpec {
@@ -176,6 +185,7 @@ struct ScenarioSpec {
   std::string schedule = kDefaultSchedule;
   TrainingSpec training;
   ResilienceSpec resilience;
+  PlacementSpec placement;
   Fidelity fidelity = Fidelity::Folded;
   VariabilitySpec variability;
   WaferMode wafer_mode = WaferMode::Auto;  ///< wafer-scale hardware only

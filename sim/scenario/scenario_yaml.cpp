@@ -7,6 +7,7 @@
 #include "core/checked_math.hpp"
 #include "hardware/hardware_yaml.hpp"
 #include "model/model_yaml.hpp"
+#include "scenario/job_segment.hpp"
 #include "scenario/keys_without_effect.hpp"
 #include "scenario/layer_partition.hpp"
 #include "scenario/scenario_spec.hpp"
@@ -512,6 +513,11 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
     s.where[k::kVariability.name] = root.where(k::kVariability.name);
   var.finish();
 
+  MapReader place = root.map(k::kPlacement);
+  const auto segment = place.integer(k::kSegment);
+  const Origin segment_where = place.where(k::kSegment.name);
+  place.finish();
+
   MapReader sim = root.map(k::kSimulation);
   auto fid = sim.choice(k::kFidelity).value_or(k::kFidelity.default_choice);
   s.fidelity = fid == "full" ? Fidelity::Full : Fidelity::Folded;
@@ -532,6 +538,11 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
         file.resolve(*hw_path), root.where("hardware"), "hardware",
         [&](const std::string& p, Diagnostics& d) { return hardware::load_hardware(p, d, hardware_sets); }, diag);
   bool hardware_ok = hw_path && diag.items().size() == before;
+  if (hardware_ok && segment) {
+    before = diag.items().size();
+    take_segment(s, *segment, segment_where, diag);
+    hardware_ok = diag.items().size() == before;
+  }
   // The stack: the scenario's own ("none": no stack at all), else the hardware's default. A path given with --set is taken relative to the
   // current directory (where `dtsim calibrate --out` wrote it); one written in a file, relative to that file.
   before = diag.items().size();

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
+#include <vector>
 
 #include "parallel/collective.hpp"
 #include "core/diagnostics.hpp"
@@ -218,6 +220,33 @@ std::vector<std::vector<int64_t>> subsets(int64_t g, int64_t pick)
   return out;
 }
 
+// Node-limited routing with groups, each case {g groups, N nodes, `pick` groups per token, k experts per token}:
+// once_per_node_crossings against the mean over every set of picked groups and every own node of
+// `distinct_other_nodes(g, N, k, set, own)`, the distinct nodes other than `own` that the token's copies reach; and
+// never above the reach M (N - 1) / N nor the copies k (N - 1) / N.
+void expect_crossings_match_enumeration(
+    const std::vector<std::array<int64_t, 4>>& cases,
+    const std::function<double(int64_t g, int64_t n, int64_t k, const std::vector<int64_t>& set, int64_t own)>&
+        distinct_other_nodes)
+{
+  for (const auto [g, n, pick, k] : cases) {
+    ModelSpec m;
+    m.experts_per_token = k;
+    m.expert_groups = g;
+    m.groups_per_token = pick;
+    double sum = 0, count = 0;
+    for (const auto& set : subsets(g, pick))
+      for (int64_t own = 0; own < n; ++own) {
+        sum += distinct_other_nodes(g, n, k, set, own);
+        ++count;
+      }
+    const double crossings = dtsim::model::once_per_node_crossings(m, n);
+    EXPECT_NEAR(crossings, sum / count, 1e-12) << "g " << g << " N " << n;
+    EXPECT_LE(crossings, double(dtsim::model::node_limited_nodes(m, n)) * double(n - 1) / double(n) + 1e-12);
+    EXPECT_LE(crossings, double(k) * double(n - 1) / double(n) + 1e-12);
+  }
+}
+
 TEST(NodeLimitedRouting, OncePerNodeMatchesEnumeration)
 {
   for (int64_t n = 2; n <= 4; ++n)
@@ -235,48 +264,24 @@ TEST(NodeLimitedRouting, OncePerNodeMatchesEnumeration)
       EXPECT_LE(crossings, double(k) * double(n - 1) / double(n) + 1e-12);
     }
   // Groups filling whole nodes: g groups, g / N per node, `pick` of them each receiving a copy.
-  for (const auto [g, n, pick, k] : std::vector<std::array<int64_t, 4>>{
-           {8, 4, 4, 8}, {8, 8, 4, 8}, {8, 2, 3, 4}, {6, 3, 2, 2}, {4, 4, 2, 8}, {8, 4, 2, 3}}) {
-    ModelSpec m;
-    m.experts_per_token = k;
-    m.expert_groups = g;
-    m.groups_per_token = pick;
-    double sum = 0, count = 0;
-    for (const auto& set : subsets(g, pick))
-      for (int64_t own = 0; own < n; ++own) {
+  expect_crossings_match_enumeration(
+      {{8, 4, 4, 8}, {8, 8, 4, 8}, {8, 2, 3, 4}, {6, 3, 2, 2}, {4, 4, 2, 8}, {8, 4, 2, 3}},
+      [](int64_t g, int64_t n, int64_t, const std::vector<int64_t>& set, int64_t own) {
         std::vector<int64_t> hit;
         for (int64_t grp : set)
           hit.push_back(grp / (g / n));
-        sum += distinct_others(hit, own);
-        ++count;
-      }
-    const double crossings = dtsim::model::once_per_node_crossings(m, n);
-    EXPECT_NEAR(crossings, sum / count, 1e-12) << "g " << g << " N " << n;
-    const int64_t reach = dtsim::model::node_limited_nodes(m, n);
-    EXPECT_LE(crossings, double(reach) * double(n - 1) / double(n) + 1e-12);
-    EXPECT_LE(crossings, double(k) * double(n - 1) / double(n) + 1e-12);
-  }
+        return distinct_others(hit, own);
+      });
   // Groups spanning N / g nodes each: the copies uniform over the nodes of the picked groups.
-  for (const auto [g, n, pick, k] : std::vector<std::array<int64_t, 4>>{{2, 4, 1, 3}, {2, 6, 1, 4}, {3, 6, 2, 3}}) {
-    ModelSpec m;
-    m.experts_per_token = k;
-    m.expert_groups = g;
-    m.groups_per_token = pick;
-    double sum = 0, count = 0;
-    for (const auto& set : subsets(g, pick))
-      for (int64_t own = 0; own < n; ++own) {
+  expect_crossings_match_enumeration(
+      {{2, 4, 1, 3}, {2, 6, 1, 4}, {3, 6, 2, 3}},
+      [](int64_t g, int64_t n, int64_t k, const std::vector<int64_t>& set, int64_t own) {
         std::vector<int64_t> reach;
         for (int64_t grp : set)
           for (int64_t i = 0; i < n / g; ++i)
             reach.push_back(grp * (n / g) + i);
-        sum += mean_over_placements(reach, k, own);
-        ++count;
-      }
-    const double crossings = dtsim::model::once_per_node_crossings(m, n);
-    EXPECT_NEAR(crossings, sum / count, 1e-12) << "g " << g << " N " << n;
-    EXPECT_LE(crossings, double(dtsim::model::node_limited_nodes(m, n)) * double(n - 1) / double(n) + 1e-12);
-    EXPECT_LE(crossings, double(k) * double(n - 1) / double(n) + 1e-12);
-  }
+        return mean_over_placements(reach, k, own);
+      });
 }
 
 // The shipped scenario: stage 0 holds three dense layers and one MoE layer, stage 1 four MoE layers; no TP, EP 64.

@@ -240,8 +240,7 @@ class CerebrasWafer : public SystemKind {
   bool pads_vocabulary() const override { return false; }
 
   // GPU framework choices the wafer's model does not read (each checked: gpt-j-6b-2x-cs2.yaml's JSON record is the
-  // same, byte for byte, with the key at either value). training.cross_entropy is not among them: the loss's
-  // memory-bound kernel is timed from the shared layer model, whose bytes per logit it sets.
+  // same, byte for byte, with the key at either value).
   std::vector<scenario::UnreadKey> unread_keys(const scenario::ScenarioSpec& s) const override
   {
     const std::string on = "on wafer-scale hardware (" + s.hardware.file + ")";
@@ -251,6 +250,10 @@ class CerebrasWafer : public SystemKind {
         {"training.flash_attention", on + " the Cerebras compiler lays out attention itself and whole attention "
                                           "scores are never held (docs/wafer.md, Memory); GPU attention kernels "
                                           "are not read"},
+        {"training.cross_entropy", on + " the Cerebras compiler lays out the loss itself, block by block as the "
+                                        "logits flow, never holding them whole (docs/wafer.md, Memory): GPU loss "
+                                        "kernels are not read"},
+        {"placement.segment", on + " a wafer-scale system has no NVLink domain to hold part of"},
         {"training.grad_accumulation_fusion", on + " Megatron-LM's fused weight-gradient GEMMs are a GPU kernel "
                                                    "choice, not read"},
         {"training.optimizer_state", on + " MemoryX holds 16-bit weights and gradients and fp32 Adam states, 16 "

@@ -144,6 +144,13 @@ WaferProgram build_wafer_program(const scenario::ScenarioSpec& s, const parallel
   shape.expert_imbalance = 1.0;
   shape.flash = false;
   shape.fp8 = false;
+  // The loss is the compiler's, whatever training.cross_entropy says (a GPU framework's choice). Nothing published
+  // gives its kernels (../shared/reference/cerebras.md); wafer_memory assumes it runs block by block as the logits
+  // flow, keeping a running max and sum per token and never the whole logits. Of the loss kernels the layer model
+  // knows, the one that works that way is Transformer Engine's: the logits read for the max and sum, read again for
+  // the loss and overwritten with the gradient, which backward scales in place (3 + 2 passes over 16-bit logits; no
+  // fp32 copy). Fixed, and documented in docs/wafer.md.
+  shape.cross_entropy = model::CrossEntropyKernel::FusedTe;
   const bool selective = s.training.recompute == Recompute::Selective;
   const double act = double(plan.tokens_per_microbatch) * double(spec.hidden) * e;
   auto layer = t.layer(shape), emb = t.embedding(shape), head = t.head(shape);

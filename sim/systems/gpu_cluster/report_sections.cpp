@@ -4,6 +4,7 @@
 #include "kernels/attention_kernel.hpp"
 #include "parallel/placement.hpp"
 #include "report/run_report.hpp"
+#include "scenario/job_segment.hpp"
 #include "stack/interval.hpp"
 #include "systems/gpu_cluster/failure_assumptions.hpp"
 #include "systems/gpu_cluster/gpu_cluster.hpp"
@@ -35,7 +36,8 @@ class GpuSections : public report::SystemSections {
       const int64_t per = s.hardware.domain_devices();
       const int64_t domains = (s.devices + per - 1) / per, last = s.devices - (domains - 1) * per;
       row("NVLink domains", std::to_string(domains) + " of " + std::to_string(per) + " devices (" +
-                                std::to_string(s.hardware.scale_up.nodes) + " nodes each)" +
+                                std::to_string(s.hardware.scale_up.nodes) + " nodes each" +
+                                scenario::segment_note(s) + ")" +
                                 (last < per ? ", " + std::to_string(last) + " used of the last" : "") + "; tp " +
                                 (s.parallel.tp <= per ? "within one" : "across domains"));
       if (const auto straddling = parallel::tp_straddling_note(placement_of(s)); !straddling.empty())
@@ -131,6 +133,8 @@ class GpuSections : public report::SystemSections {
                      {"nodes_per_domain", s.hardware.scale_up.nodes},
                      {"tp_within_domain", s.parallel.tp <= per},
                      {"tp_groups_straddling", placement_of(s).tp_groups_straddling()}};
+    if (s.placement.segment > 0)  // nodes_per_domain is the segment's; the hardware file's count beside it
+      j["scale_up"]["hardware_nodes_per_domain"] = s.placement.domain_nodes;
   }
   std::string execution(const RunReport&) const override { return ""; }
   report::FailureAssumptions failure_assumptions(const RunReport& r) const override
