@@ -33,9 +33,8 @@ std::vector<size_t> domains_per_expert_group(const dtsim::scenario::ScenarioSpec
 }
 
 // Megatron-Bridge's DeepSeek-V3 on 256 GB200 (64 trays, launched with --segment 16): 16 trays of each 18-tray rack,
-// 64 GPUs per domain, so that each stage's EP-64 group is one domain (what hardware/gb200-nvl72-16-trays.yaml, a copy
-// of the rack with scale_up.nodes 16, gave before the segment was the scenario's). On whole racks of 72, three of the
-// four stages split their group over two racks.
+// 64 GPUs per domain, so that each stage's EP-64 group is one domain. On whole racks of 72, three of the four stages
+// split their group over two racks.
 TEST(JobSegment, PlacesTheJobOnSegmentsOfTheDomain)
 {
   const auto s = dtsim::scenario::load_scenario(source_path(kDeepSeekGb200), {});
