@@ -46,7 +46,7 @@ std::string plan_fields(const scenario::ScenarioSpec& s, bool with_pp_overlap)
                     int64_t(with_pp_overlap && p.pp_overlap), int64_t(p.tp_async_allreduce),
                     int64_t(p.ep_overlap.has_value()), int64_t(p.ep_overlap.value_or(false)), int64_t(p.tp_overlap),
                     int64_t(p.zero), int64_t(p.param_gather_overlap), int64_t(p.reshard_after_forward),
-                    int64_t(p.defer_gradient_sync), p.ep, p.expert_tp, int64_t(p.moe_dispatcher),
+                    int64_t(p.defer_gradient_sync), p.ep, p.expert_tp, int64_t(p.moe_dispatcher), int64_t(p.moe_preprocess_graphed),
                     int64_t(p.stage_layers.size())})
     put(k, v);
   put(k, p.dp_bucket_bytes);

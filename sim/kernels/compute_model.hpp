@@ -27,6 +27,8 @@ class ComputeModel {
   double run_seconds(const std::vector<model::Op>& ops) const;
   /// The stack's host time per microbatch (0 without a stack).
   double microbatch_host_seconds() const { return stack_.host.per_microbatch_s; }
+  /// The stack's time from a host synchronisation's return to the next kernel's start (0 without a stack).
+  double sync_resume_seconds() const { return stack_.host.sync_resume_s; }
   /// Seconds for a streaming kernel that moves `bytes`.
   double memory_seconds(double bytes) const;
   /// The precision's peak FLOP/s.

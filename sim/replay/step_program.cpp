@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "parallel/memory.hpp"
+#include "replay/moe_host_sync.hpp"
 #include "scenario/layer_partition.hpp"
 
 namespace dtsim::replay {
@@ -275,6 +276,15 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
   // Backward gathers: ZeRO-3 gathers again what it resharded after the forward; without resharding nothing.
   const int bw_zero = plan.comm.reshard_after_forward ? zero : 0;
 
+  // Megatron-Core's alltoall dispatcher waits on the host for its splits once per MoE layer forward (recomputed
+  // ones included); under the paired schedules (parallel.ep_overlap) the other unit's kernels are queued behind
+  // that wait, which is not priced (replay/moe_host_sync.hpp).
+  const double moe_sync =
+      t.moe() && s.parallel.moe_dispatcher == model::TokenDispatcher::AllToAll && !plan.comm.pairs
+          ? moe_dispatch_sync_seconds(layer.forward, cm, s.parallel.moe_preprocess_graphed)
+          : 0.0;
+  auto sync_label = [](int64_t l) { return "host waits for the MoE dispatch splits, layer " + std::to_string(l); };
+
   TimedPasses timed(cm);
   StepProgram prog;
   prog.forward.assign(size_t(p), std::vector<std::vector<Step>>(size_t(v)));
@@ -310,7 +320,10 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
         stage_layer_dense += u.dense;
         param_gather(fw, u.dense, layer_elem, fw_zero, "layer " + std::to_string(layer0 + l));
         param_gather(fw, u.gathered, layer_elem, fw_zero, "layer " + std::to_string(layer0 + l), true);
+        const size_t layer_start = fw.size();
         append(fw, u.program.forward, timed, "forward layer " + std::to_string(layer0 + l), false);
+        if (!t.dense_layer(layer0 + l))
+          insert_moe_dispatch_sync(fw, layer_start, moe_sync, sync_label(layer0 + l), false);
       }
       if (last) {
         param_gather(fw, head_params, elem, fw_zero, "head");
@@ -329,8 +342,12 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
         back.mirror(false, [&](std::vector<Step>& out) {
           param_gather(out, u.dense, layer_elem, bw_zero, name);
           param_gather(out, u.gathered, layer_elem, bw_zero, name, true);
-          if (l < plan.chunk_recomputed_layers[size_t(vs)])  // Megatron-LM's block method: the chunk's first layers
+          if (l < plan.chunk_recomputed_layers[size_t(vs)]) {  // Megatron-LM's block method: the chunk's first layers
+            const size_t layer_start = out.size();
             append(out, u.program.forward, timed, "recompute " + name, true);
+            if (!t.dense_layer(layer0 + l))
+              insert_moe_dispatch_sync(out, layer_start, moe_sync, sync_label(layer0 + l), true);
+          }
           else if (s.training.recompute == Recompute::Selective && !u.program.selective_recompute.empty()) {
             // under fused attention selective recomputation re-runs nothing (model/transformer.cpp): no empty kernel,
             // so that its step program is `none`'s, as the search's replay key assumes (app/search_replay_key.cpp)

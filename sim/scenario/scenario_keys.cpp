@@ -119,6 +119,13 @@ const Key kEp =
                  "states and under ZeRO-3 their weights sharded and gathered) over the dp * cp / ep ranks that "
                  "hold the same experts")
         .defaults_to(1);
+const Key kMoePreprocessGraphed =
+    Key::boolean("moe_preprocess_graphed", kOptional, "false",
+                 "under `moe_dispatcher: alltoall`: a CUDA graph covers the MoE router and preprocessing "
+                 "(Megatron-Core's cuda_graph_scope holds `moe_preprocess`), so the dispatcher copies its splits to "
+                 "the host after the token permutation and the GPU idles for the stack's `host.sync_resume` once "
+                 "per MoE layer forward; false: the copy runs beside the permutation, which hides that much of it "
+                 "(docs/parallelism.md)");
 const Key kMoeDispatcher =
     Key::choice("moe_dispatcher", model::token_dispatcher_names(), kOptional, "",
                 "how the expert all-to-all sends a token to the ranks of its top-k experts (docs/parallelism.md): "
@@ -342,7 +349,7 @@ std::vector<config::KeyGroup> groups()
   return {{"", {&kName, &kDescription, &kModel, &kHardware, &kStack, &kDevices}},
           {"parallel",
            {&kTp, &kPp, &kDp, &kVpp, &kSp, &kDpOverlap, &kDpBucket, &kPpOverlap, &kExpertTp, &kEpOverlap,
-            &kParamGatherOverlap, &kReshardAfterForward, &kDeferGradientSync, &kStageLayers, &kTpAsyncAllreduce, &kTpOverlap, &kEp, &kMoeDispatcher, &kCp, &kZero}},
+            &kParamGatherOverlap, &kReshardAfterForward, &kDeferGradientSync, &kStageLayers, &kTpAsyncAllreduce, &kTpOverlap, &kEp, &kMoeDispatcher, &kMoePreprocessGraphed, &kCp, &kZero}},
           {"", {&kSchedule}},
           {"training",
            {&kGlobalBatch, &kMicroBatch, &kSeqLen, &kExpertImbalance, &kExpertCapacityFactor, &kFlashAttention,

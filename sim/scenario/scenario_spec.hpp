@@ -70,6 +70,10 @@ struct ParallelSpec {
   /// How the expert all-to-all sends the routed tokens (parallel.moe_dispatcher): each copy on its own, or a token
   /// once per destination node (DeepEP, HybridEP).
   model::TokenDispatcher moe_dispatcher = model::TokenDispatcher::AllToAll;
+  /// Under the `alltoall` dispatcher: a CUDA graph covers the MoE preprocessing (Megatron-Core's cuda_graph_scope
+  /// holds moe_preprocess), so the splits are copied to the host after the token permutation, with nothing queued
+  /// behind the host's wait (parallel.moe_preprocess_graphed; replay/moe_host_sync.hpp).
+  bool moe_preprocess_graphed = false;
   /// Expert tensor parallelism (Megatron-Core's --expert-tensor-parallel-size): the experts' matrices split over
   /// the tp ranks (0: tp, the default, Megatron-Core's as well) or whole on every rank (1). With 1, the
   /// expert-parallel group takes ep consecutive ranks of the stage, TP ranks first (tp divides ep), each rank

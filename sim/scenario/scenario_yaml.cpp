@@ -417,6 +417,7 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   s.parallel.ep = int64_t(par.value(k::kEp));
   s.parallel.moe_dispatcher =
       model::token_dispatcher_of(par.choice(k::kMoeDispatcher).value_or(k::kMoeDispatcher.default_choice));
+  s.parallel.moe_preprocess_graphed = par.boolean(k::kMoePreprocessGraphed).value_or(false);
   s.parallel.expert_tp = int64_t(par.value(k::kExpertTp));  // 0: not given, tp
   const auto param_gather_overlap = par.boolean(k::kParamGatherOverlap);
   s.parallel.reshard_after_forward = par.boolean(k::kReshardAfterForward).value_or(true);
@@ -424,7 +425,7 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   s.parallel.ep_overlap = par.boolean(k::kEpOverlap);
   s.parallel.cp = int64_t(par.value(k::kCp));
   for (const config::Key* key : {&k::kTp, &k::kPp, &k::kVpp, &k::kDp, &k::kSp, &k::kZero, &k::kStageLayers,
-                                 &k::kTpOverlap, &k::kEp, &k::kMoeDispatcher, &k::kCp, &k::kParamGatherOverlap, &k::kExpertTp,
+                                 &k::kTpOverlap, &k::kEp, &k::kMoeDispatcher, &k::kMoePreprocessGraphed, &k::kCp, &k::kParamGatherOverlap, &k::kExpertTp,
                                  &k::kReshardAfterForward, &k::kDeferGradientSync})
     remember(par, key->name);
   if (par.has(k::kEpOverlap.name))  // check_plan refuses it given true where nothing pairs

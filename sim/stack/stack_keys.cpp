@@ -67,6 +67,12 @@ const Key kPerLayer = Key::quantity("per_layer", Dimension::Time, limits::kLaten
                           .defaults_to(0);
 const Key kPerMicrobatch = Key::quantity("per_microbatch", Dimension::Time, limits::kLatency, kOptional, "",
                                          "per microbatch").defaults_to(0);
+const Key kSyncResume =
+    Key::quantity("sync_resume", Dimension::Time, limits::kLatency, kOptional, "",
+                  "from a host synchronisation's return to the next kernel's start (one eager operator's dispatch): "
+                  "the GPU idles for it where the host waits on the GPU with nothing queued behind (Megatron-Core's "
+                  "`alltoall` token dispatcher, once per MoE layer forward; docs/parallelism.md)")
+        .defaults_to(0);
 
 const Key kMemory = Key::section("memory", kOptional, "what the framework holds beside the model");
 const Key kCudaContext = Key::quantity("cuda_context", Dimension::Bytes, limits::kReserved, kOptional, "",
@@ -200,7 +206,7 @@ std::vector<config::KeyGroup> groups()
   return {{"", {&kName, &kFramework, &kVersion, &kNccl, &kDescription}},
           {"kernels", {&kAttention, &kFp8Recipe, &kCrossEntropy, &kCudaGraphs, &kLossAllReduce, &kContextParallel,
                        &kTpOverlapKernels}},
-          {"host", {&kLaunch, &kPerLayer, &kPerMicrobatch}},
+          {"host", {&kLaunch, &kPerLayer, &kPerMicrobatch, &kSyncResume}},
           {"memory", {&kCudaContext, &kNcclBuffers, &kFragmentation, &kFp32Gradients, &kOptimizerState, &kFp8Saves16bit,
                       &kPipelineKeepsStageOutputs, &kPipelineRecvBuffers, &kPipelineKeepsLogits, &kPipelineKeepsInputGrads, &kFsdpLayerBuffers, &kTpSavesGatheredInputs, &kLossBytesPerLogit, &kLossParallelBytesPerLogit, &kFinalNormBytesPerElement}},
           {"overlap", {&kTpOverlap, &kDpOverlap, &kPpOverlap, &kPpOverlapBySchedule, &kParamGatherOverlap, &kTpAsyncAllreduce}},

@@ -31,7 +31,8 @@ nlohmann::ordered_json stack_record(const StackSpec& st)
                   {"tp_overlap", st.tp_overlap_micro_pipeline ? "torch-micro-pipeline" : "userbuffers"}};
   r["host"] = {{"launch", st.host.launch_s},
                {"per_layer", st.host.per_layer_s},
-               {"per_microbatch", st.host.per_microbatch_s}};
+               {"per_microbatch", st.host.per_microbatch_s},
+               {"sync_resume", st.host.sync_resume_s}};
   const FrameworkMemory& m = st.memory;
   r["memory"] = {{"cuda_context", m.cuda_context_bytes},
                  {"nccl_buffers", m.nccl_buffer_bytes},

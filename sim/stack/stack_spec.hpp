@@ -32,6 +32,10 @@ struct HostOverheads {
   double launch_s = 0;          ///< host time to launch one kernel; floors each kernel's time
   double per_layer_s = 0;       ///< framework time per layer pass (module hooks, autograd bookkeeping)
   double per_microbatch_s = 0;  ///< framework time per microbatch (data loading, loss, schedule bookkeeping)
+  /// Time from a host synchronisation's return to the start of the next kernel it launches (the host wakes, then
+  /// dispatches one eager operator): the GPU idles for it after any point where the host waits on the GPU with
+  /// nothing queued behind (Megatron-Core's alltoall token dispatcher, once per MoE layer forward).
+  double sync_resume_s = 0;
 };
 
 /// Memory a framework holds beyond model states and activations.

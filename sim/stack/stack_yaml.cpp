@@ -54,6 +54,7 @@ StackSpec load_stack(const std::string& path, Diagnostics& diag)
   st.host.launch_s = host.value(k::kLaunch);
   st.host.per_layer_s = host.value(k::kPerLayer);
   st.host.per_microbatch_s = host.value(k::kPerMicrobatch);
+  st.host.sync_resume_s = host.value(k::kSyncResume);
   host.finish();
 
   MapReader mem = root.map(k::kMemory);

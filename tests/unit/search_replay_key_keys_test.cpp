@@ -50,6 +50,7 @@ const std::map<std::string, Change>& changes()
       {"parallel.tp_overlap", {{}, {"parallel.tp_overlap=true"}}},
       {"parallel.ep", {{}, {"parallel.ep=2"}}},
       {"parallel.moe_dispatcher", {{}, {"parallel.moe_dispatcher=deepep"}}},
+      {"parallel.moe_preprocess_graphed", {{}, {"parallel.moe_preprocess_graphed=true"}}},
       {"parallel.cp", {{}, {"parallel.cp=2"}}},
       {"parallel.zero", {{}, {"parallel.zero=1"}}},
       {"training.global_batch", {{}, {"training.global_batch=128"}}},
