@@ -90,7 +90,8 @@ std::vector<double> Placement::pipeline_crossing(int64_t pipeline, const Crossin
       ep_share = slowest_member_share_across(*this, rank_order.expert_group_across_tp(st, pipeline, 0, groups.ep));
     for (int64_t r = 0; r < tp_; ++r) {
       if (groups.ep > 1 && !groups.experts_across_tp)
-        ep_share = std::max(ep_share, slowest_member_share_across(*this, rank_order.rank_group(st, pipeline, r, groups.ep)));
+        ep_share = std::max(ep_share,
+                            slowest_member_share_across(*this, rank_order.rank_group(st, pipeline, r, groups.ep)));
       if (groups.cp > 1 && spans_domains(*this, rank_order.rank_group(st, pipeline, r, groups.cp)))
         cp_share = 1.0;
     }

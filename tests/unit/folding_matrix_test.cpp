@@ -161,8 +161,8 @@ TEST(FoldingMatrix, StageEndingInsideANodeIsReportedApproximate)
 // (scenarios/bench/qwen3-235b-gb200-512.yaml, shrunk to 4 or 8 layers and 4 microbatches so that every device can be
 // replayed), tp 2, experts whole on every TP rank. Some pipelines' expert groups send more of their all-to-all over
 // the NICs than others; the folded replay must replay the slowest (Placement::represent_slowest_pipeline). It
-// cannot be exact: the every-device replay's data-parallel collectives wait, bucket by bucket, for whichever pipeline is
-// last there, so folded stays a little below full. Measured (2026-11-28, wt-fold15): folded / full - 1 = -1.1%, -1.9%
+// cannot be exact: the every-device replay's data-parallel collectives wait, bucket by bucket, for whichever pipeline
+// is last there, so folded stays a little below full. Measured (2026-11-28, wt-fold15): folded / full - 1 = -1.1%, -1.9%
 // and -1.1%; replaying rank order's first pipeline, as before, gave -18.0%, -26.0% and -28.8%.
 TEST(FoldingMatrix, ExpertGroupsAcrossNvlRacksReplayTheSlowestPipeline)
 {
