@@ -1,6 +1,7 @@
 #include "parallel/placement.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <string>
 
 #include "core/diagnostics.hpp"
@@ -37,15 +38,87 @@ int64_t Placement::tp_groups_straddling() const
   return n;
 }
 
-void Placement::represent_slowest_pipeline(int64_t align)
+namespace {
+
+/// The share of its peers that the group's member with the fewest fellows in its domain reaches outside it.
+double slowest_member_share_across(const Placement& placement, const std::vector<int64_t>& group)
 {
-  int64_t best = 0, most = 0;
-  for (int64_t r = 0; r < dp_; r += std::max<int64_t>(1, align)) {
-    int64_t n = 0;
-    for (int64_t st = 0; st < pp_; ++st)
-      n += tp_group_straddles(st, r) ? 1 : 0;
-    if (n > most) {
-      most = n;
+  if (group.size() < 2)
+    return 0.0;
+  std::vector<int64_t> domains;
+  for (int64_t d : group)
+    domains.push_back(placement.domain_of(d));
+  std::sort(domains.begin(), domains.end());
+  if (domains.front() == domains.back())
+    return 0.0;
+  int64_t fewest = int64_t(domains.size()), run = 0;
+  for (size_t i = 0; i < domains.size(); ++i) {
+    run = i > 0 && domains[i] == domains[i - 1] ? run + 1 : 1;
+    if (i + 1 == domains.size() || domains[i + 1] != domains[i])
+      fewest = std::min(fewest, run);
+  }
+  const int64_t n = int64_t(group.size());
+  return double(n - fewest) / double(n - 1);
+}
+
+bool spans_domains(const Placement& placement, const std::vector<int64_t>& group)
+{
+  for (int64_t d : group)
+    if (placement.domain_of(d) != placement.domain_of(group.front()))
+      return true;
+  return false;
+}
+
+}  // namespace
+
+int64_t Placement::crossing_align(const CrossingGroups& groups) const
+{
+  const int64_t expert_block = groups.experts_across_tp ? std::max<int64_t>(1, groups.ep / tp_) : groups.ep;
+  return std::lcm(std::max<int64_t>(1, groups.cp), std::max<int64_t>(1, expert_block));
+}
+
+std::vector<double> Placement::pipeline_crossing(int64_t pipeline, const CrossingGroups& groups) const
+{
+  // The groups in rank order (coordinate dp r names pipeline r), whichever pipeline represents the others.
+  Placement rank_order = *this;
+  rank_order.first_dp_ = 0;
+  std::vector<double> out;
+  for (int64_t st = 0; st < pp_; ++st) {
+    double share = tp_group_straddles(st, pipeline) ? 1.0 : 0.0;
+    double ep_share = 0.0, cp_share = 0.0;
+    if (groups.ep > 1 && groups.experts_across_tp)
+      ep_share = slowest_member_share_across(*this, rank_order.expert_group_across_tp(st, pipeline, 0, groups.ep));
+    for (int64_t r = 0; r < tp_; ++r) {
+      if (groups.ep > 1 && !groups.experts_across_tp)
+        ep_share = std::max(ep_share,
+                            slowest_member_share_across(*this, rank_order.rank_group(st, pipeline, r, groups.ep)));
+      if (groups.cp > 1 && spans_domains(*this, rank_order.rank_group(st, pipeline, r, groups.cp)))
+        cp_share = 1.0;
+    }
+    out.push_back(share + ep_share + cp_share);
+  }
+  return out;
+}
+
+void Placement::represent_slowest_pipeline(const CrossingGroups& groups)
+{
+  // The step waits for its slowest pipeline, and a pipeline in 1F1B runs at its slowest stage's pace: compare the
+  // stage that crosses most first. On a tie the later stages decide, last first: the last stage (logits and loss)
+  // is already the busiest in a transformer, so what it waits for adds to the step, while an earlier stage's delay
+  // partly fills time it spends waiting on the later ones (measured on Qwen3-235B on 512 GB200, docs/performance.md).
+  auto key = [](std::vector<double> c) {
+    const double most = c.empty() ? 0.0 : *std::max_element(c.begin(), c.end());
+    std::reverse(c.begin(), c.end());
+    c.insert(c.begin(), most);
+    return c;
+  };
+  int64_t best = 0;
+  std::vector<double> slowest = key(pipeline_crossing(0, groups));
+  const int64_t align = crossing_align(groups);
+  for (int64_t r = align; r < dp_; r += align) {
+    auto k = key(pipeline_crossing(r, groups));
+    if (k > slowest) {
+      slowest = std::move(k);
       best = r;
     }
   }

@@ -20,6 +20,12 @@ struct Coord {
   int64_t stage = 0, dp = 0, tp = 0;
 };
 
+/// The groups besides tp whose placement over domains decides which pipeline is slowest (represent_slowest_pipeline).
+struct CrossingGroups {
+  int64_t cp = 1, ep = 1;
+  bool experts_across_tp = false;  ///< expert_tp 1 with tp > 1: an expert group is ep consecutive ranks, TP ranks first
+};
+
 class Placement {
  public:
   /// `devices_per_domain`: the devices of one scale-up domain (HardwareSpec::domain_devices); the job's last domain
@@ -33,12 +39,20 @@ class Placement {
   {
     return {device / (dp_ * tp_), ((device / tp_) % dp_ + dp_ - first_dp_) % dp_, device % tp_};
   }
-  /// Folding simulates data-parallel index 0 of each stage and lets it stand for the others. Where tp groups straddle
-  /// domains, some pipelines are slower than the rest and the step waits for them: coordinate dp 0 is put on the
-  /// pipeline (a multiple of `align`, so that context- and expert-parallel groups of consecutive indices stay those
-  /// Megatron forms) with the most straddling tp groups, the first of them on a tie (0 where none straddles). The
-  /// devices and groups are the same; only which of them dp 0 names changes.
-  void represent_slowest_pipeline(int64_t align);
+  /// Folding simulates data-parallel index 0 of each stage and lets it stand for the others. Where groups straddle
+  /// scale-up domains unevenly (NVL72 racks of 72 hold no whole number of groups of 16, 32 or 64), some pipelines are
+  /// slower than the rest and the step waits for them: coordinate dp 0 is put on the slowest by
+  /// `pipeline_crossing` (a multiple of `crossing_align`, so that context- and expert-parallel groups stay those
+  /// Megatron forms), the first of them on a tie (0 where no group crosses). The devices and groups are the same;
+  /// only which of them dp 0 names changes.
+  void represent_slowest_pipeline(const CrossingGroups& groups);
+  /// Data-parallel indices between candidate representatives: whole context-parallel rings and expert groups.
+  int64_t crossing_align(const CrossingGroups& groups) const;
+  /// How much the groups of `pipeline` (rank order) wait on the scale-out network, per stage: the sum over its
+  /// groups (tp, cp, ep) of the share of its slowest member's peers outside that member's domain (a collective ends
+  /// with its slowest member). An all-to-all member in a domain holding a of the group's n sends n - a of its n - 1
+  /// shares over its NIC; a ring (tp, cp) that spans two domains runs at its NIC hop's pace on every step (share 1).
+  std::vector<double> pipeline_crossing(int64_t pipeline, const CrossingGroups& groups) const;
   /// The pipeline (data-parallel index in rank order) that coordinate dp 0 names.
   int64_t representative_pipeline() const { return first_dp_; }
   /// The cluster's scale-up domain the device sits in.

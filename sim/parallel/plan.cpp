@@ -84,10 +84,10 @@ DerivedPlan derive_plan(const scenario::ScenarioSpec& s)
   p.groups.dense_dp = par.dp_cp();
   p.groups.expert_dp = par.expert_ranks() / par.ep;
   p.placement = Placement(par.dp_cp(), par.tp, par.pp, s.hardware.domain_devices());
-  // Folded, the simulated pipeline is one whose tp groups straddle domains where some do (the step waits for it);
-  // in full fidelity every device is simulated and dp 0 stays rank order's first.
+  // Folded, the simulated pipeline is the one whose tp, cp and expert groups cross domains most where they cross
+  // unevenly (the step waits for it); in full fidelity every device is simulated and dp 0 stays rank order's first.
   if (s.fidelity == scenario::Fidelity::Folded)
-    p.placement.represent_slowest_pipeline(par.cp * par.ep);
+    p.placement.represent_slowest_pipeline({par.cp, par.ep, p.groups.experts_across_tp()});
   p.comm.dp_overlap = par.dp_overlap;
   p.comm.pp_overlap = par.pp_overlap;
   // PyTorch's async TP (stack kernels.tp_overlap: torch-micro-pipeline) names the collectives it overlaps in the

@@ -230,6 +230,13 @@ std::string Folding::asymmetry(const std::set<std::pair<int64_t, int64_t>>& pipe
     return "";
   const auto& p = plan_.groups;
   const std::string exact = "; simulation.fidelity: full replays every device and is exact";
+  // What folding assumed where groups differ and another pipeline than rank order's first crosses domains most
+  // (Placement::represent_slowest_pipeline); said only then, so that DGX-style records keep their words.
+  const int64_t rep = placement().representative_pipeline();
+  const std::string replayed = rep == 0 ? "" : "; the pipeline replayed (" + std::to_string(rep) + " of " +
+                                                   std::to_string(placement().dp()) +
+                                                   ") is the one whose groups cross NVLink domains most, which the "
+                                                   "step waits for";
   // Pipeline transfers: every pair of stages that exchanges activations.
   for (const auto& [a, b] : pipeline_pairs) {
     const int64_t src = placement().device({a, 0, 0}), dst = placement().device({b, 0, 0});
@@ -269,12 +276,12 @@ std::string Folding::asymmetry(const std::set<std::pair<int64_t, int64_t>>& pipe
       }
       if (!copies_alike(flows, across ? plan_.ep_dp_step() : size, false))
         return "folding may be approximate: the " + std::string(what) + " groups of stage " + std::to_string(st) +
-               " take routes that differ from group to group" + exact;
+               " take routes that differ from group to group" + replayed + exact;
     }
     auto tp_flows = ring_flows(plan_.tp_group(st, 0));
     if (!copies_alike(tp_flows, 1, false))
       return "folding may be approximate: the tensor-parallel groups of stage " + std::to_string(st) +
-             " take routes that differ from group to group" + exact;
+             " take routes that differ from group to group" + replayed + exact;
   }
   return "";
 }

@@ -179,4 +179,28 @@ TEST(ScaleUpDomain, SearchTriesTpUpToTheDomain)
   EXPECT_EQ(largest, 8);
 }
 
+TEST(ScaleUpDomain, ExpertGroupsAcrossRacksPickTheSlowestPipeline)
+{
+  // Qwen3-235B on 512 GB200, tp 2 pp 2, ep 64 with experts whole on every TP rank: an expert group is 64 devices, 32
+  // pipelines. Pipelines 0, 32, 64, 96 meet racks 0 | 32+32; 8+56 | 40+24; 16+48 | 48+16; 24+40 | 40+56 (stage 0 |
+  // stage 1): the slowest member of a 56 + 8 split sends 56 of its 63 shares over its NIC. The last two tie at their
+  // worst stage; the later stage decides (96).
+  const std::string bench = dtsim::test::source_path("scenarios/bench/qwen3-235b-gb200-512.yaml");
+  const auto s = dtsim::scenario::load_scenario(bench, {});
+  const auto plan = derive_plan(s);
+  const dtsim::parallel::CrossingGroups g{1, 64, true};
+  EXPECT_EQ(plan.placement.crossing_align(g), 32);
+  const auto c96 = plan.placement.pipeline_crossing(96, g);
+  ASSERT_EQ(c96.size(), 2u);
+  EXPECT_DOUBLE_EQ(c96[0], 40.0 / 63);
+  EXPECT_DOUBLE_EQ(c96[1], 56.0 / 63);
+  EXPECT_EQ(plan.placement.pipeline_crossing(0, g), (std::vector<double>{0.0, 32.0 / 63}));
+  EXPECT_EQ(plan.placement.representative_pipeline(), 96);
+  // Its expert group on stage 1 is devices 448-511: 56 in rack 6, 8 in rack 7.
+  EXPECT_EQ(plan.ep_group(1, 0, 0).front(), 448);
+  // On DGX H200 hosts (a domain of 8) every group spans 8 hosts alike: rank order's first.
+  const auto dgx = derive_plan(dtsim::scenario::load_scenario(bench, {"hardware=../../hardware/dgx-h200.yaml"}));
+  EXPECT_EQ(dgx.placement.representative_pipeline(), 0);
+}
+
 }  // namespace
