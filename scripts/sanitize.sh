@@ -31,5 +31,6 @@ large_records='^golden\.scenarios\.validation\.(deepseek-v3-2048-h800|bridge-250
 # (a CI run of 2026-11-28, 902 tests). The same code paths run here on smaller plans: StepBound's tiny GPT, tiny MoE,
 # paired-chunk, tied-embedding and paired interleaved Mixtral tests and ZbVOrders.AnyPassTimesBuildAnOrder; the plain
 # build runs the large ones.
-heavy_properties='^StepBound\.NeverAboveTheSimulatedStep(OnDeepSeekV3PlansWithContextParallelism|WithPipelineHandOffsAcrossNodesOnEverySchedule|WithAllToAllsAcrossNodes|WithTheGradientsCollectives)$|^ZbVOrders\.EveryPlanOfThe(Gpt3Full|Llama3)SpaceBuilds$'
+# And the folded-against-unfolded check of Qwen3-235B on 512 GB200 (three every-device replays, 18 s in Release).
+heavy_properties='^FoldingMatrix\.ExpertGroupsAcrossNvlRacksReplayTheSlowestPipeline$|^StepBound\.NeverAboveTheSimulatedStep(OnDeepSeekV3PlansWithContextParallelism|WithPipelineHandOffsAcrossNodesOnEverySchedule|WithAllToAllsAcrossNodes|WithTheGradientsCollectives)$|^ZbVOrders\.EveryPlanOfThe(Gpt3Full|Llama3)SpaceBuilds$'
 ctest --test-dir build-asan --output-on-failure -j"$(nproc)" -E "^validation\.|$forking_sweeps|$large_records|$heavy_properties"
