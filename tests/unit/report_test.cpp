@@ -85,20 +85,27 @@ TEST(Report, MarkdownAndSelfContainedHtml)
   fs::remove_all(dir.parent_path());
 }
 
+// The Markdown report of one results file of tests/unit/data/plot, written into `dir` without gnuplot (the text is
+// what is checked).
+std::string markdown_report(const fs::path& dir, const std::string& csv)
+{
+  ReportOptions o;
+  o.csv = source_path("tests/unit/data/plot/" + csv);
+  o.out_dir = dir.string();
+  o.command = "dtsim report " + csv;
+  setenv("DTSIM_GNUPLOT", "/nonexistent/gnuplot", 1);
+  std::ostringstream log;
+  write_report(o, log);
+  unsetenv("DTSIM_GNUPLOT");
+  return read_whole_file(dir / "report.md");
+}
+
 // A run that never finishes (its failures come faster than it recovers) says "never" in the days column and why in
 // the note, not an empty cell (tests/unit/data/plot/time-to-train.csv: device MTBF 1 h, 10000 h, 86300 h).
 TEST(Report, DaysToTrainOfARunThatNeverFinishes)
 {
   const fs::path dir = fresh_dir("days");
-  ReportOptions o;
-  o.csv = source_path("tests/unit/data/plot/time-to-train.csv");
-  o.out_dir = dir.string();
-  o.command = "dtsim report time-to-train.csv";
-  setenv("DTSIM_GNUPLOT", "/nonexistent/gnuplot", 1);  // the table is what is checked
-  std::ostringstream log;
-  write_report(o, log);
-  unsetenv("DTSIM_GNUPLOT");
-  const std::string md = read_whole_file(dir / "report.md");
+  const std::string md = markdown_report(dir, "time-to-train.csv");
   EXPECT_NE(md.find("| days to train | note |"), std::string::npos) << md;
   EXPECT_NE(md.find("| 1 h | ok | 6.866 | 298.3 | 39.6% | 24.9 | never | the run never finishes: the job fails "
                     "every 220 ms on average"),
@@ -113,15 +120,7 @@ TEST(Report, DaysToTrainOfARunThatNeverFinishes)
 TEST(Report, WithoutScenarioFilesEveryScenarioIsNamed)
 {
   const fs::path dir = fresh_dir("two");
-  ReportOptions o;
-  o.csv = source_path("tests/unit/data/plot/two-scenarios.csv");
-  o.out_dir = dir.string();
-  o.command = "dtsim report two-scenarios.csv";
-  setenv("DTSIM_GNUPLOT", "/nonexistent/gnuplot", 1);  // the text is what is checked
-  std::ostringstream log;
-  write_report(o, log);
-  unsetenv("DTSIM_GNUPLOT");
-  const std::string md = read_whole_file(dir / "report.md");
+  const std::string md = markdown_report(dir, "two-scenarios.csv");
   EXPECT_NE(md.find("the results name the scenarios 'tiny GPT on 16 A100' and 'tiny MoE on 16 A100'."),
             std::string::npos)
       << md;
