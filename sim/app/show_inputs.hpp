@@ -8,7 +8,8 @@
 namespace dtsim::app {
 
 /// Loads the stack file at `path` and prints its record (stack/stack_record.hpp) as JSON (`format` "json") or as one
-/// "key.path  value" line per key ("table"), "(default)" after a value the file leaves to its default. A bad file
+/// "key.path  value" line per key ("table": a quantity in a unit files write, "192 GiB", from the keys'
+/// declarations), "(default)" after a value the file leaves to its default. A bad file
 /// throws ConfigError (exit 2) with every problem found.
 void show_stack(std::ostream& out, const std::string& path, const std::string& format);
 

@@ -377,12 +377,12 @@ int main(int argc, char** argv)
   std::string input_file, input_format = "table";
   auto* stack_cmd = app.add_subcommand("stack", "Print a software stack file as dtsim resolves it: every key, the "
                                                 "file's value or the default it leaves to (marked \"(default)\"), "
-                                                "in SI units");
+                                                "quantities with units (JSON: SI units)");
   stack_cmd->add_option("file", input_file, "Stack YAML file (hardware/stacks/*.yaml)")->required();
   stack_cmd->add_option("--format", input_format, "Output format")->check(CLI::IsMember({"table", "json"}));
   auto* hw_cmd = app.add_subcommand("hardware", "Print a hardware file as dtsim resolves it: every key, the file's "
                                                 "value or the default it leaves to (marked \"(default)\"), "
-                                                "in SI units");
+                                                "quantities with units (JSON: SI units)");
   hw_cmd->add_option("file", input_file, "Hardware YAML file (hardware/*.yaml)")->required();
   hw_cmd->add_option("--format", input_format, "Output format")->check(CLI::IsMember({"table", "json"}));
   dtsim::app::BenchOptions bo;

@@ -90,16 +90,16 @@ QuantityParse parse_quantity(const std::string& raw, Dimension d)
   return {number * it->second, ""};
 }
 
-std::string format_quantity(double v, Dimension d)
+std::string format_quantity(double v, Dimension d, int digits)
 {
   char buf[64];
   auto pick = [&](std::initializer_list<std::pair<double, const char*>> scales, const char* base) {
     for (auto [scale, name] : scales)
       if (std::fabs(v) >= scale) {
-        std::snprintf(buf, sizeof buf, "%.3g %s", v / scale, name);
+        std::snprintf(buf, sizeof buf, "%.*g %s", digits, v / scale, name);
         return std::string(buf);
       }
-    std::snprintf(buf, sizeof buf, "%.3g %s", v, base);
+    std::snprintf(buf, sizeof buf, "%.*g %s", digits, v, base);
     return std::string(buf);
   };
   switch (d) {
@@ -109,17 +109,24 @@ std::string format_quantity(double v, Dimension d)
       if (std::fabs(v) >= 60.0) {
         for (auto [scale, name] : {std::pair{86400.0, "d"}, std::pair{3600.0, "h"}, std::pair{60.0, "min"}})
           if (std::fabs(v) >= scale) {
-            std::snprintf(buf, sizeof buf, std::fabs(v / scale) >= 1000 ? "%.0f %s" : "%.3g %s", v / scale, name);
+            if (std::fabs(v / scale) >= 1000)
+              std::snprintf(buf, sizeof buf, "%.0f %s", v / scale, name);
+            else
+              std::snprintf(buf, sizeof buf, "%.*g %s", digits, v / scale, name);
             return buf;
           }
       }
+      // Seconds with three decimals in reports ("4.460 s"); with more digits asked for, those significant digits.
       if (std::fabs(v) >= 1.0 || v == 0.0) {
-        std::snprintf(buf, sizeof buf, "%.3f s", v);
+        if (digits > 3)
+          std::snprintf(buf, sizeof buf, "%.*g s", digits, v);
+        else
+          std::snprintf(buf, sizeof buf, "%.3f s", v);
         return buf;
       }
       if (std::fabs(v) >= 1e-6)
         return pick({{1e-3, "ms"}, {1e-6, "us"}}, "us");
-      std::snprintf(buf, sizeof buf, "%.3g ns", v * 1e9);
+      std::snprintf(buf, sizeof buf, "%.*g ns", digits, v * 1e9);
       return buf;
     case Dimension::Bytes:
       return pick({{1099511627776.0, "TiB"}, {1073741824.0, "GiB"}, {1048576.0, "MiB"}, {1024.0, "KiB"}}, "B");

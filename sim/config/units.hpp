@@ -21,7 +21,9 @@ struct QuantityParse {
 /// Count, whose scale is optional.
 QuantityParse parse_quantity(const std::string& text, Dimension d);
 
-/// Formats a value of the dimension with a readable unit (for tables and messages), e.g. "1.50 us", "80.0 GiB".
-std::string format_quantity(double value_si, Dimension d);
+/// Formats a value of the dimension with a readable unit (for tables and messages), e.g. "1.5 us", "80 GiB", to
+/// `digits` significant digits (3 in reports; more where a value must read back as the file gave it, as in
+/// `dtsim hardware FILE`).
+std::string format_quantity(double value_si, Dimension d, int digits = 3);
 
 }  // namespace dtsim::config

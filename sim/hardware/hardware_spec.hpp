@@ -58,6 +58,9 @@ struct DeviceSpec {
   /// The tensor cores take fp8 operands in every layout, not only TN (device.fp8_non_tn_gemm: Blackwell's
   /// compute capability 10.x): Transformer Engine's fp8 casts then write no transposed copy.
   bool fp8_non_tn_gemm = false;
+  /// The GPU runtime and its collective library (device.runtime): "cuda" (CUDA, NCCL) or "rocm" (HIP, RCCL).
+  /// Reports name the memory they take after it; the simulation is the same.
+  std::string runtime = "cuda";
 };
 
 /// One direction of a link: datasheet bandwidth per direction, one-way latency, and its goodput: the data rate that

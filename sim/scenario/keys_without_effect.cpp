@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "model/token_dispatcher.hpp"
 #include "scenario/scenario_rules.hpp"
 
 namespace dtsim::scenario {
@@ -54,6 +55,15 @@ std::vector<Diagnostic> keys_without_effect(const config::YamlFile& file, const 
     unread.push_back({"variability.seed",
                       "the seed draws device speeds and kernel jitter, and variability.device_spread and "
                       "variability.kernel_jitter are 0: nothing is drawn"});
+  // The graphed preprocessing moves the host copy of Megatron-Core's alltoall dispatcher (replay/moe_host_sync.hpp);
+  // the flex dispatcher (DeepEP, HybridEP) has no such wait to move (replay/step_program.cpp prices it under
+  // alltoall only).
+  if (s.parallel.moe_dispatcher != model::TokenDispatcher::AllToAll)
+    unread.push_back({"parallel.moe_preprocess_graphed",
+                      "the graphed preprocessing moves the host's wait for the dispatch splits of the alltoall "
+                      "dispatcher, and parallel.moe_dispatcher is " +
+                          model::token_dispatcher_names()[size_t(s.parallel.moe_dispatcher)] +
+                          ", whose flex dispatch has no such wait"});
   for (auto& k : scenario_rules(s).unread_keys(s))
     unread.push_back(std::move(k));
   std::vector<Diagnostic> warnings;

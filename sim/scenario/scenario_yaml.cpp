@@ -89,81 +89,91 @@ std::string str(int64_t v) { return std::to_string(v); }
 
 }  // namespace
 
-static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool hardware_ok)
+// The plan's sizes against the model: tp divides the heads, KV heads and widths, pp the layers, ep the experts.
+// They need no dp, so they run where dp cannot be derived as well, and every reason a plan cannot run is told at
+// once (tp 3 on Llama 3's 8 KV heads and 32 heads: both, and that dp cannot be derived).
+static void check_plan_against_model(const ScenarioSpec& s, Diagnostics& diag)
 {
   auto at = [&](const std::string& key) { return s.where.count(key) ? s.where.at(key) : Origin{s.file, 0, 0}; };
   const auto& m = s.model;
   const auto& p = s.parallel;
   const std::string model_ref = " of model " + m.file;
-  if (model_ok) {
-    if (m.heads % p.tp != 0)
+  if (m.heads % p.tp != 0)
+    diag.add(at("parallel.tp"), "parallel.tp",
+             "expected a divisor of num_attention_heads (" + str(m.heads) + ")" + model_ref + ", got " + str(p.tp));
+  // Grouped-query attention's KV heads are a reason of their own (Megatron-Core: num_query_groups % tp == 0); with
+  // as many as the heads, the heads' message says it.
+  if (m.kv_heads != m.heads && m.kv_heads % p.tp != 0)
+    diag.add(at("parallel.tp"), "parallel.tp",
+             "expected a divisor of num_key_value_heads (" + str(m.kv_heads) + ")" + model_ref + ", got " + str(p.tp));
+  if (m.hidden % p.tp != 0)
+    diag.add(at("parallel.tp"), "parallel.tp",
+             "expected a divisor of hidden_size (" + str(m.hidden) + ")" + model_ref + ", got " + str(p.tp));
+  if (m.ffn % p.tp != 0)
+    diag.add(at("parallel.tp"), "parallel.tp",
+             "expected a divisor of intermediate_size (" + str(m.ffn) + ")" + model_ref + ", got " + str(p.tp));
+  for (const auto& [width, key] : {std::pair{m.expert_width(), "moe_intermediate_size"},
+                                   std::pair{m.shared_ffn, "the shared experts' width"}})
+    if (m.experts > 0 && width > 0 && width != m.ffn && width % p.tp != 0)
       diag.add(at("parallel.tp"), "parallel.tp",
-               "expected a divisor of num_attention_heads (" + str(m.heads) + ")" + model_ref + ", got " + str(p.tp));
-    else if (m.kv_heads % p.tp != 0)
-      diag.add(at("parallel.tp"), "parallel.tp",
-               "expected a divisor of num_key_value_heads (" + str(m.kv_heads) + ")" + model_ref + ", got " + str(p.tp));
-    if (m.hidden % p.tp != 0)
-      diag.add(at("parallel.tp"), "parallel.tp",
-               "expected a divisor of hidden_size (" + str(m.hidden) + ")" + model_ref + ", got " + str(p.tp));
-    if (m.ffn % p.tp != 0)
-      diag.add(at("parallel.tp"), "parallel.tp",
-               "expected a divisor of intermediate_size (" + str(m.ffn) + ")" + model_ref + ", got " + str(p.tp));
-    for (const auto& [width, key] : {std::pair{m.expert_width(), "moe_intermediate_size"},
-                                     std::pair{m.shared_ffn, "the shared experts' width"}})
-      if (m.experts > 0 && width > 0 && width != m.ffn && width % p.tp != 0)
-        diag.add(at("parallel.tp"), "parallel.tp",
-                 std::string("expected a divisor of ") + key + " (" + str(width) + ")" + model_ref + ", got " +
-                     str(p.tp));
-    if (p.pp > m.layers) {
-      diag.add(at("parallel.pp"), "parallel.pp",
-               "expected at most num_hidden_layers (" + str(m.layers) + ")" + model_ref + ", got " + str(p.pp));
-    } else if (!p.stage_layers.empty()) {
-      int64_t sum = 0;
-      for (int64_t n : p.stage_layers)
-        sum += n;
-      if (int64_t(p.stage_layers.size()) != p.pp * p.vpp)
-        diag.add(at("parallel.stage_layers"), "parallel.stage_layers",
-                 "expected one entry per pipeline stage and model chunk (pp * vpp = " + str(p.pp * p.vpp) +
-                     "), got " + str(int64_t(p.stage_layers.size())));
-      else if (sum != m.layers)
-        diag.add(at("parallel.stage_layers"), "parallel.stage_layers",
-                 "expected entries summing to num_hidden_layers (" + str(m.layers) + ")" + model_ref + ", got " +
-                     str(sum));
-      // An empty chunk holds only the embedding (the first) or only the output head and loss (the last): Llama 3's
-      // balanced pipeline (Llama Team 2024, Sec. 3.3.2). A chunk between them would hold nothing.
-      for (size_t i = 1; i + 1 < p.stage_layers.size(); ++i)
-        if (p.stage_layers[i] == 0) {
-          const std::string key = "parallel.stage_layers[" + str(int64_t(i)) + "]";
-          diag.add(at("parallel.stage_layers"), key,
-                   "expected at least 1 layer in a chunk that holds neither the embedding (the first) nor the "
-                   "output head (the last), got 0");
-        }
-    } else if (m.layers % (p.pp * p.vpp) != 0)
-      diag.add(at(p.vpp > 1 ? "parallel.vpp" : "parallel.pp"), p.vpp > 1 ? "parallel.vpp" : "parallel.pp",
-               "expected pp * vpp to divide num_hidden_layers (" + str(m.layers) + ")" + model_ref + ", got " +
-                   str(p.pp) + " * " + str(p.vpp) + " = " + str(p.pp * p.vpp));
-    if (p.ep > 1 && m.experts == 0)
-      diag.add(at("parallel.ep"), "parallel.ep",
-               "expected 1 for a model without experts (num_local_experts" + model_ref + " is not set), got " +
-                   str(p.ep));
-    else if (m.experts > 0 && m.experts % p.ep != 0)
-      diag.add(at("parallel.ep"), "parallel.ep",
-               "expected a divisor of num_local_experts (" + str(m.experts) + ")" + model_ref + ", got " + str(p.ep));
-    if (m.experts > 0 && p.tp > 1 && !p.sp)
-      diag.add(at("parallel.sp"), "parallel.sp",
-               "expected true for a model with experts and tp > 1 (Megatron-Core's expert dispatch needs sequence "
-               "parallelism), got false");
-    if (s.training.expert_imbalance != 1.0 && m.experts == 0)
-      diag.add(at("training.expert_imbalance"), "training.expert_imbalance",
-               "applies to models with experts only; num_local_experts" + model_ref + " is not set");
-    if (s.training.expert_capacity_factor > 0 && m.experts == 0)
-      diag.add(at("training.expert_capacity_factor"), "training.expert_capacity_factor",
-               "applies to models with experts only; num_local_experts" + model_ref + " is not set");
-    if (s.training.seq_len > m.max_positions)
-      diag.add(at("training.seq_len"), "training.seq_len",
-               "expected at most max_position_embeddings (" + str(m.max_positions) + ")" + model_ref + ", got " +
-                   str(s.training.seq_len));
-  }
+               std::string("expected a divisor of ") + key + " (" + str(width) + ")" + model_ref + ", got " +
+                   str(p.tp));
+  if (p.pp > m.layers) {
+    diag.add(at("parallel.pp"), "parallel.pp",
+             "expected at most num_hidden_layers (" + str(m.layers) + ")" + model_ref + ", got " + str(p.pp));
+  } else if (!p.stage_layers.empty()) {
+    int64_t sum = 0;
+    for (int64_t n : p.stage_layers)
+      sum += n;
+    if (int64_t(p.stage_layers.size()) != p.pp * p.vpp)
+      diag.add(at("parallel.stage_layers"), "parallel.stage_layers",
+               "expected one entry per pipeline stage and model chunk (pp * vpp = " + str(p.pp * p.vpp) +
+                   "), got " + str(int64_t(p.stage_layers.size())));
+    else if (sum != m.layers)
+      diag.add(at("parallel.stage_layers"), "parallel.stage_layers",
+               "expected entries summing to num_hidden_layers (" + str(m.layers) + ")" + model_ref + ", got " +
+                   str(sum));
+    // An empty chunk holds only the embedding (the first) or only the output head and loss (the last): Llama 3's
+    // balanced pipeline (Llama Team 2024, Sec. 3.3.2). A chunk between them would hold nothing.
+    for (size_t i = 1; i + 1 < p.stage_layers.size(); ++i)
+      if (p.stage_layers[i] == 0) {
+        const std::string key = "parallel.stage_layers[" + str(int64_t(i)) + "]";
+        diag.add(at("parallel.stage_layers"), key,
+                 "expected at least 1 layer in a chunk that holds neither the embedding (the first) nor the "
+                 "output head (the last), got 0");
+      }
+  } else if (m.layers % (p.pp * p.vpp) != 0)
+    diag.add(at(p.vpp > 1 ? "parallel.vpp" : "parallel.pp"), p.vpp > 1 ? "parallel.vpp" : "parallel.pp",
+             "expected pp * vpp to divide num_hidden_layers (" + str(m.layers) + ")" + model_ref + ", got " +
+                 str(p.pp) + " * " + str(p.vpp) + " = " + str(p.pp * p.vpp));
+  if (p.ep > 1 && m.experts == 0)
+    diag.add(at("parallel.ep"), "parallel.ep",
+             "expected 1 for a model without experts (num_local_experts" + model_ref + " is not set), got " +
+                 str(p.ep));
+  else if (m.experts > 0 && m.experts % p.ep != 0)
+    diag.add(at("parallel.ep"), "parallel.ep",
+             "expected a divisor of num_local_experts (" + str(m.experts) + ")" + model_ref + ", got " + str(p.ep));
+  if (m.experts > 0 && p.tp > 1 && !p.sp)
+    diag.add(at("parallel.sp"), "parallel.sp",
+             "expected true for a model with experts and tp > 1 (Megatron-Core's expert dispatch needs sequence "
+             "parallelism), got false");
+  if (s.training.expert_imbalance != 1.0 && m.experts == 0)
+    diag.add(at("training.expert_imbalance"), "training.expert_imbalance",
+             "applies to models with experts only; num_local_experts" + model_ref + " is not set");
+  if (s.training.expert_capacity_factor > 0 && m.experts == 0)
+    diag.add(at("training.expert_capacity_factor"), "training.expert_capacity_factor",
+             "applies to models with experts only; num_local_experts" + model_ref + " is not set");
+  if (s.training.seq_len > m.max_positions)
+    diag.add(at("training.seq_len"), "training.seq_len",
+             "expected at most max_position_embeddings (" + str(m.max_positions) + ")" + model_ref + ", got " +
+                 str(s.training.seq_len));
+}
+
+// The plan's other checks, which need dp (the sizes against the model are check_plan_against_model's).
+static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool hardware_ok)
+{
+  auto at = [&](const std::string& key) { return s.where.count(key) ? s.where.at(key) : Origin{s.file, 0, 0}; };
+  const auto& p = s.parallel;
   const std::string& precision = s.training.precision;
   const bool low = precision == "fp8" || precision == "mxfp8" || precision == "nvfp4";
   if (s.training.fp8_params && !low)
@@ -356,6 +366,7 @@ void set_stack_factors(ScenarioSpec& s, const stack::Factors& f)
 Diagnostics check_plan(ScenarioSpec& s)
 {
   Diagnostics diag;
+  check_plan_against_model(s, diag);
   if (s.parallel.dp > 0)
     check_plan(s, diag, true, true);
   else
@@ -432,6 +443,7 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
     remember(par, k::kEpOverlap.name);
   par.finish();
   const bool sizes_ok = diag.items().size() == errors_before_values;
+  bool dp_underivable = false;  // the sizes parsed, but devices is no multiple of their product
   if (dp) {
     s.parallel.dp = *dp;
   } else if (!sizes_ok) {
@@ -440,6 +452,7 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
              tp_pp_cp && s.devices % *tp_pp_cp == 0) {
     s.parallel.dp = s.devices / *tp_pp_cp;
   } else {
+    dp_underivable = true;
     diag.add(root.where("devices"), "parallel.dp",
              "cannot derive dp: devices (" + str(s.devices) + ") is not a multiple of tp * pp" +
                  (s.parallel.cp > 1 ? " * cp" : "") + " = " + product_text(tp_pp_cp));
@@ -524,8 +537,9 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   s.fidelity = fid == "full" ? Fidelity::Full : Fidelity::Folded;
   sim.finish();
   root.finish();
-  // Cross-file checks only make sense on values that parsed: a wrong value must not cause follow-on errors.
-  const bool values_ok = diag.items().size() == errors_before_values;
+  // Cross-file checks only make sense on values that parsed: a wrong value must not cause follow-on errors. A dp
+  // that cannot be derived is no such value: the sizes' checks against the model run beside it.
+  const bool values_ok = diag.items().size() == errors_before_values + (dp_underivable ? 1 : 0);
 
   size_t before = diag.items().size();
   if (model_path)
@@ -585,6 +599,8 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   const stack::Factors factors = s.stack.factors;
   s.stack.factors = stack::Factors{};
   set_stack_factors(s, factors);
+  if (values_ok && model_ok)
+    check_plan_against_model(s, diag);
   if (values_ok && s.parallel.dp > 0)
     check_plan(s, diag, model_ok, hardware_ok);
   diag.throw_if_any();

@@ -75,4 +75,23 @@ TEST(KeysWithoutEffect, SeedWithoutVariability)
   EXPECT_TRUE(warnings_of("scenarios/examples/gpt3-175b-h100x512-variability.yaml", {}).empty());
 }
 
+// parallel.moe_preprocess_graphed moves the host wait of the alltoall dispatcher only (replay/step_program.cpp);
+// under the flex dispatcher (deepep, hybridep) it is named as having no effect, under alltoall it acts.
+TEST(KeysWithoutEffect, PreprocessGraphedUnderFlexDispatcher)
+{
+  const std::string flex = "scenarios/validation/bridge-2604-qwen3-30b-8-b200-mxfp8.yaml";
+  for (const char* dispatcher : {"deepep", "hybridep"}) {
+    const auto w = warnings_of(flex, {std::string("parallel.moe_dispatcher=") + dispatcher,
+                                      "parallel.moe_preprocess_graphed=true"});
+    ASSERT_EQ(w.size(), 1u) << dispatcher;
+    EXPECT_EQ(w[0].rfind("<command line> --set parallel.moe_preprocess_graphed=true parallel.moe_preprocess_graphed: "
+                         "'true' has no effect: ",
+                         0),
+              0u) << w[0];
+    EXPECT_NE(w[0].find(std::string("parallel.moe_dispatcher is ") + dispatcher), std::string::npos) << w[0];
+  }
+  // The shipped alltoall run graphs its preprocessing: the key acts, no warning.
+  EXPECT_TRUE(warnings_of("scenarios/validation/bridge-2511-qwen3-30b-8-b200-mxfp8.yaml", {}).empty());
+}
+
 }  // namespace

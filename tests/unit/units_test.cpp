@@ -172,6 +172,20 @@ TEST(FormatQuantity, RoundTripsThroughParse)
   EXPECT_EQ(format_quantity(1.5e-6, Dimension::Time), "1.5 us");
 }
 
+// With six digits asked for (`dtsim hardware FILE`), a hardware file's figures read back as written, in a unit a file
+// writes: MI300X's 163.4 TFLOP/s, not "163 TFLOP/s" nor 163400000000000.0.
+TEST(FormatQuantity, SixDigitsReadBackAsWritten)
+{
+  using dtsim::config::format_quantity;
+  EXPECT_EQ(format_quantity(163.4e12, Dimension::FlopRate, 6), "163.4 TFLOP/s");
+  EXPECT_EQ(format_quantity(206158430208.0, Dimension::Bytes, 6), "192 GiB");
+  EXPECT_EQ(format_quantity(5.3e12, Dimension::Bandwidth, 6), "5.3 TB/s");
+  EXPECT_EQ(format_quantity(2e-6, Dimension::Time, 6), "2 us");
+  EXPECT_EQ(format_quantity(12.5, Dimension::Time, 6), "12.5 s");
+  EXPECT_EQ(format_quantity(2770, Dimension::Time, 6), "46.1667 min");
+  EXPECT_EQ(format_quantity(163.4e12, Dimension::FlopRate), "163 TFLOP/s");  // three digits in reports, as before
+}
+
 // Durations read as durations past a minute: a checkpoint write of 2,770 s was printed "2.77e+03 s" (qa15).
 TEST(FormatQuantity, LongDurationsInMinutesHoursAndDays)
 {

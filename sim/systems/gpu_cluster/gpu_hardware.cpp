@@ -34,6 +34,12 @@ const Key kFp8NonTnGemm =
                  "the tensor cores take fp8 operands in every layout (compute capability 10.x and 13 on, Transformer "
                  "Engine's nvte_is_non_tn_fp8_gemm_supported): its fp8 casts write no transposed copy for the "
                  "weight-gradient and input-gradient GEMMs");
+// The runtime names what reports call the memory it takes beside the model (stack keys memory.cuda_context and
+// memory.nccl_buffers): CUDA's context and NCCL's buffers, or on AMD GPUs HIP's and RCCL's (ROCm's ports of both).
+const Key kRuntime = Key::choice("runtime", {"cuda", "rocm"}, kOptional, "",
+                                 "the vendor's GPU runtime and collective library: cuda (CUDA, NCCL) or rocm (HIP, "
+                                 "RCCL; AMD Instinct); reports name the memory they take after it")
+                         .defaults_to("cuda");
 const Key kEfficiency = Key::section("efficiency", kRequired, "what the device achieves of its peaks");
 const Key kGemm = Key::section("gemm", kRequired, "GEMM efficiency against shape (docs/calibration.md)");
 const Key kGemmFp8 = Key::section("gemm_fp8", kOptional,
@@ -207,6 +213,7 @@ DeviceSpec read_device(MapReader m)
   d.power_W = m.value(kPower);
   d.sm_count = int64_t(m.value(kSmCount));
   d.fp8_non_tn_gemm = m.boolean(kFp8NonTnGemm).value_or(false);
+  d.runtime = m.choice(kRuntime).value_or(kRuntime.default_choice);
   MapReader eff = m.map(kEfficiency);
   d.gemm = read_gemm(eff.map(kGemm));
   if (eff.has(kGemmFp8.name)) {
@@ -392,6 +399,7 @@ Json gpu_hardware_record(const HardwareSpec& hw)
   device["power"] = d.power_W;
   device["sm_count"] = d.sm_count;
   device["fp8_non_tn_gemm"] = d.fp8_non_tn_gemm;
+  device["runtime"] = d.runtime;
   Json eff;
   eff["memory"] = d.memory_efficiency;
   eff["kernel_min_time"] = d.kernel_min_s;
@@ -444,7 +452,7 @@ std::vector<config::KeyGroup> gpu_hardware_key_groups()
   const std::vector<const Key*> attention_rows = {&kForwardD64, &kForwardD128, &kForwardD128Causal, &kBackwardD64,
                                                   &kBackwardD128};
   namespace hk = hardware::keys;
-  return {{"device", {&kDeviceName, &kMemory, &kMemoryBandwidth, &kPower, &kSmCount, &kFp8NonTnGemm}},
+  return {{"device", {&kDeviceName, &kMemory, &kMemoryBandwidth, &kPower, &kSmCount, &kFp8NonTnGemm, &kRuntime}},
           {"device.peak_flops", hk::peak_flops_key_list()},
           {"device.efficiency", {&kMemoryEfficiency, &kKernelMinTime}},
           {"device.efficiency.gemm", gemm},

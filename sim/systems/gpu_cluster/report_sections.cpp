@@ -103,8 +103,9 @@ class GpuSections : public report::SystemSections {
                            std::to_string(pk.microbatches_in_flight) +
                            (pk.microbatches_in_flight == 1 ? " microbatch" : " microbatches") + " in flight)");
     if (pk.framework_bytes > 0)
-      row("CUDA context, NCCL", format_quantity(pk.framework_bytes, Dimension::Bytes) + " (" +
-                                    std::to_string(r.memory.communicators) + " communicators)");
+      row(r.scenario->hardware.device.runtime == "rocm" ? "HIP context, RCCL" : "CUDA context, NCCL",
+          format_quantity(pk.framework_bytes, Dimension::Bytes) + " (" + std::to_string(r.memory.communicators) +
+              (r.memory.communicators == 1 ? " communicator)" : " communicators)"));
     if (r.memory.allocator_reserve_bytes > 0)
       row("total / usable", format_quantity(pk.total_bytes(), Dimension::Bytes) + " / " +
                                 format_quantity(r.memory.usable_bytes(), Dimension::Bytes) + " (" +
