@@ -14,17 +14,15 @@
 #include "replay/step_program.hpp"
 #include "scenario/scenario_spec.hpp"
 #include "test_paths.hpp"
+#include "tiny_scenario.hpp"
 
 namespace {
+
+using dtsim::test::tiny_moe;
 
 using dtsim::replay::Step;
 
 const std::string kWait = "host waits for the MoE dispatch splits";
-
-dtsim::scenario::ScenarioSpec tiny_moe(std::vector<std::string> overrides = {})
-{
-  return dtsim::scenario::load_scenario(dtsim::test::source_path("scenarios/tiny-moe.yaml"), overrides);
-}
 
 dtsim::stack::StackSpec resuming(double seconds)
 {

@@ -10,19 +10,17 @@
 #include "scenario/scenario_spec.hpp"
 #include "run_json.hpp"
 #include "test_paths.hpp"
+#include "tiny_scenario.hpp"
 
 using dtsim::parallel::derive_plan;
 
 namespace {
 
+using dtsim::test::tiny_moe;
+
 using dtsim::replay::Step;
 using dtsim::test::rel_diff;
 using dtsim::test::source_path;
-
-dtsim::scenario::ScenarioSpec tiny_moe(std::vector<std::string> overrides = {})
-{
-  return dtsim::scenario::load_scenario(source_path("scenarios/tiny-moe.yaml"), overrides);
-}
 
 // Bytes of each expert all-to-all in layer 1's forward on stage 0, chunk 0.
 std::vector<double> layer1_forward_all_to_all_bytes(const dtsim::scenario::ScenarioSpec& s)

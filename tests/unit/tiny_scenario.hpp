@@ -1,5 +1,5 @@
 #pragma once
-/// scenarios/tiny.yaml, the unit tests' small GPT, with overrides.
+/// scenarios/tiny.yaml and tiny-moe.yaml, the unit tests' small GPT and small mixture of experts, with overrides.
 #include <string>
 #include <vector>
 
@@ -12,6 +12,12 @@ namespace dtsim::test {
 inline scenario::ScenarioSpec tiny_scenario(std::vector<std::string> overrides)
 {
   return scenario::load_scenario(source_path("scenarios/tiny.yaml"), overrides);
+}
+
+/// scenarios/tiny-moe.yaml with these `--set` overrides.
+inline scenario::ScenarioSpec tiny_moe(std::vector<std::string> overrides = {})
+{
+  return scenario::load_scenario(source_path("scenarios/tiny-moe.yaml"), overrides);
 }
 
 }  // namespace dtsim::test
