@@ -37,27 +37,6 @@ MembersByNode members_by_domain(const std::vector<int64_t>& group, const paralle
   return by_node;
 }
 
-// The members per domain alone, domains in ascending order, the same way.
-std::vector<int64_t> count_by_domain(const std::vector<int64_t>& group, const parallel::Placement& placement)
-{
-  std::vector<int64_t> counts;
-  int64_t last = -1;
-  for (int64_t d : group) {
-    const int64_t domain = placement.domain_of(d);
-    if (domain < last) {
-      counts.clear();
-      for (const auto& members : members_by_domain(group, placement))
-        counts.push_back(int64_t(members.size()));
-      return counts;
-    }
-    if (domain != last)
-      counts.push_back(0);
-    ++counts.back();
-    last = domain;
-  }
-  return counts;
-}
-
 // `nodes` domains, each holding the same number of members where `uniform`, the fewest `fewest`.
 GroupShape shape_of(int64_t ranks, int64_t nodes, bool uniform, int64_t fewest, const Fabric& f)
 {
@@ -94,7 +73,7 @@ GroupShape shape_of(int64_t ranks, const std::vector<int64_t>& per_node, const F
 
 GroupShape group_shape(const std::vector<int64_t>& group, const parallel::Placement& placement, const Fabric& f)
 {
-  return shape_of(int64_t(group.size()), count_by_domain(group, placement), f);
+  return shape_of(int64_t(group.size()), placement.members_per_domain(group), f);
 }
 
 GroupShape every_device_shape(const parallel::Placement& placement, const Fabric& f)

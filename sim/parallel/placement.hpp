@@ -3,8 +3,9 @@
 /// parallel, then pipeline (megatron/core/parallel_state.py, RankGenerator, order "tp-cp-ep-dp-pp"), rank r on the
 /// job's device r, filling every device of each scale-up (NVLink) domain in turn. A tensor-parallel group shares a
 /// domain where tp divides the domain's devices; where it does not (tp 16 on a 72-GPU NVL72 rack) the group that
-/// reaches a domain's end straddles two, and NCCL lays its rings over the NICs between them (tp_groups_straddling). A domain is a host on DGX-style hardware and several hosts on an NVL72 rack (hardware::ScaleUpSpec); what
-/// sits in one domain talks over NVLink, what does not through the NICs of its hosts (platform/fabric_layout.hpp).
+/// reaches a domain's end straddles two, and NCCL lays its rings over the NICs between them (tp_groups_straddling).
+/// A domain is a host on DGX-style hardware and several hosts on an NVL72 rack (hardware::ScaleUpSpec); what sits in
+/// one domain talks over NVLink, what does not through the NICs of its hosts (platform/fabric_layout.hpp).
 /// A job sharing a cluster with other jobs (replay/shared_fabric.hpp) sits on some of its domains: its domain i is
 /// the cluster's domain nodes[i], and domain numbers (domain_of) are the cluster's.
 #include <cstddef>
@@ -55,6 +56,8 @@ class Placement {
   std::vector<double> pipeline_crossing(int64_t pipeline, const CrossingGroups& groups) const;
   /// The pipeline (data-parallel index in rank order) that coordinate dp 0 names.
   int64_t representative_pipeline() const { return first_dp_; }
+  /// How many of the group's members sit in each domain it spans, domains in ascending order.
+  std::vector<int64_t> members_per_domain(const std::vector<int64_t>& group) const;
   /// The cluster's scale-up domain the device sits in.
   int64_t domain_of(int64_t device) const
   {
