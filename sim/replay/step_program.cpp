@@ -283,9 +283,17 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
       t.moe() && s.parallel.moe_dispatcher == model::TokenDispatcher::AllToAll && !plan.comm.pairs
           ? moe_dispatch_sync_seconds(layer.forward, cm, s.parallel.moe_preprocess_graphed)
           : 0.0;
-  auto sync_label = [](int64_t l) { return "host waits for the MoE dispatch splits, layer " + std::to_string(l); };
 
   TimedPasses timed(cm);
+  // A layer's forward, or its recomputation, with that wait before its first expert all-to-all.
+  auto append_layer_forward = [&](std::vector<Step>& out, int64_t index, const std::vector<model::Segment>& forward,
+                                  const std::string& label, bool recompute) {
+    const size_t start = out.size();
+    append(out, forward, timed, label, recompute);
+    if (!t.dense_layer(index))
+      insert_moe_dispatch_sync(out, start, moe_sync,
+                               "host waits for the MoE dispatch splits, layer " + std::to_string(index), recompute);
+  };
   StepProgram prog;
   prog.forward.assign(size_t(p), std::vector<std::vector<Step>>(size_t(v)));
   prog.backward.assign(size_t(p), std::vector<std::vector<Step>>(size_t(v)));
@@ -320,10 +328,7 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
         stage_layer_dense += u.dense;
         param_gather(fw, u.dense, layer_elem, fw_zero, "layer " + std::to_string(layer0 + l));
         param_gather(fw, u.gathered, layer_elem, fw_zero, "layer " + std::to_string(layer0 + l), true);
-        const size_t layer_start = fw.size();
-        append(fw, u.program.forward, timed, "forward layer " + std::to_string(layer0 + l), false);
-        if (!t.dense_layer(layer0 + l))
-          insert_moe_dispatch_sync(fw, layer_start, moe_sync, sync_label(layer0 + l), false);
+        append_layer_forward(fw, layer0 + l, u.program.forward, "forward layer " + std::to_string(layer0 + l), false);
       }
       if (last) {
         param_gather(fw, head_params, elem, fw_zero, "head");
@@ -342,12 +347,8 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
         back.mirror(false, [&](std::vector<Step>& out) {
           param_gather(out, u.dense, layer_elem, bw_zero, name);
           param_gather(out, u.gathered, layer_elem, bw_zero, name, true);
-          if (l < plan.chunk_recomputed_layers[size_t(vs)]) {  // Megatron-LM's block method: the chunk's first layers
-            const size_t layer_start = out.size();
-            append(out, u.program.forward, timed, "recompute " + name, true);
-            if (!t.dense_layer(layer0 + l))
-              insert_moe_dispatch_sync(out, layer_start, moe_sync, sync_label(layer0 + l), true);
-          }
+          if (l < plan.chunk_recomputed_layers[size_t(vs)])  // Megatron-LM's block method: the chunk's first layers
+            append_layer_forward(out, layer0 + l, u.program.forward, "recompute " + name, true);
           else if (s.training.recompute == Recompute::Selective && !u.program.selective_recompute.empty()) {
             // under fused attention selective recomputation re-runs nothing (model/transformer.cpp): no empty kernel,
             // so that its step program is `none`'s, as the search's replay key assumes (app/search_replay_key.cpp)
