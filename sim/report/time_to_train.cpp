@@ -55,10 +55,10 @@ TimeToTrain time_to_train(const scenario::ScenarioSpec& s, double step_s, double
   // after E = E[min(X, x)] + P(X < x) E' in expectation, E' being the retry's R + x of failure-free time,
   // M (e^{(R + x)/M} - 1); that is E = (1 - e^{-x/M}) M e^{(R + x)/M} = M e^{R/M} (e^{x/M} - 1), Daly's exact
   // expectation (J. T. Daly, "A higher order estimate of the optimum checkpoint interval for restart dumps", Future
-  // Generation Computer Systems 22(3):303-312, 2006, its complete model's expected wall time). Synchronous checkpoints: x = tau + write. Asynchronous ones
-  // stall nothing (x = tau) but a segment is safe only once its checkpoint is written, a write later: a failure
-  // then also loses the write's time, and a retry needs R + tau + write of failure-free time, which gives
-  // E = M e^{(R + write)/M} (e^{tau/M} - 1).
+  // Generation Computer Systems 22(3):303-312, 2006, its complete model's expected wall time). Synchronous
+  // checkpoints: x = tau + write. Asynchronous ones stall nothing (x = tau) but a segment is safe only once its
+  // checkpoint is written, a write later: a failure then also loses the write's time, and a retry needs
+  // R + tau + write of failure-free time, which gives E = M e^{(R + write)/M} (e^{tau/M} - 1).
   const double tau = t.checkpoint_interval_s, write = t.checkpoint_write_s, M = t.mtbf_s;
   const double segment_s = t.checkpoint_async ? tau : tau + write;
   const double retry_extra_s = t.restart_s + (t.checkpoint_async ? write : 0);

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "app/simulate.hpp"
 #include "core/child_process.hpp"
@@ -13,6 +14,7 @@
 #include "report/trace_writer.hpp"
 #include "scenario/scenario_spec.hpp"
 #include "test_paths.hpp"
+#include "tiny_scenario.hpp"
 
 namespace {
 
@@ -100,17 +102,22 @@ TEST(RunRecord, TheTableIsWrittenFromTheRecordAlone)
   EXPECT_NE(changed.str().find("time to train                3.0 days"), std::string::npos) << changed.str();
 }
 
+// The run table of tiny GPT with these overrides (one simulate() call).
+std::string tiny_table(const std::vector<std::string>& overrides)
+{
+  const auto s = dtsim::test::tiny_scenario(overrides);
+  std::ostringstream table;
+  dtsim::report::write_table(table, dtsim::report::make_record(dtsim::app::simulate(s, false)));
+  return table.str();
+}
+
 // The table's words and units as a reader takes them: tokens counted as parameters are ("1B", not "1 B", which
 // reads as a byte), one microbatch in flight in the singular, the checkpoint's size in decimal units beside its
 // storage bandwidth (tiny GPT's 3,552,768 parameters x 14 bytes: 49.7 MB), its kind and interval in words, the
 // energy in MJ as `dtsim compare` gives it. Tiny GPT on 16 A100 with a global batch of 8: one microbatch per pipeline.
 TEST(RunRecord, TheTableSaysWhatItCounts)
 {
-  auto s = dtsim::scenario::load_scenario(dtsim::test::source_path("scenarios/tiny.yaml"),
-                                          {"training.tokens=1e9", "training.global_batch=8"});
-  std::ostringstream table;
-  dtsim::report::write_table(table, dtsim::report::make_record(dtsim::app::simulate(s, false)));
-  const std::string t = table.str();
+  const std::string t = tiny_table({"training.tokens=1e9", "training.global_batch=8"});
   EXPECT_NE(t.find("Time to train 1B tokens ("), std::string::npos) << t;
   EXPECT_NE(t.find("(1 microbatch in flight)"), std::string::npos) << t;
   EXPECT_NE(t.find(", 49.7 MB in "), std::string::npos) << t;
@@ -125,11 +132,7 @@ TEST(RunRecord, TheTableSaysWhatItCounts)
 // and a run that never finishes says so once (it read "never: the run never finishes: ...").
 TEST(RunRecord, TheTableCountsOneStepAndSaysNeverOnce)
 {
-  auto s = dtsim::scenario::load_scenario(dtsim::test::source_path("scenarios/tiny.yaml"),
-                                          {"training.tokens=100", "resilience.device_mtbf=1 s"});
-  std::ostringstream table;
-  dtsim::report::write_table(table, dtsim::report::make_record(dtsim::app::simulate(s, false)));
-  const std::string t = table.str();
+  const std::string t = tiny_table({"training.tokens=100", "resilience.device_mtbf=1 s"});
   EXPECT_NE(t.find("Time to train 100 tokens (1 step)\n"), std::string::npos) << t;
   EXPECT_NE(t.find("  time to train                the run never finishes: the job fails every"), std::string::npos)
       << t;
