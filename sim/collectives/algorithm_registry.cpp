@@ -126,7 +126,7 @@ Prediction predict(const AlgorithmDef& a, Protocol p, Kind kind, double bytes, c
   }
   r.latency_s = (cost.latency_us + by_size.latency_us) * kUs;
   r.tuner_time_s = r.latency_s + link_s;
-  r.latency_s += a.run_latency_us(p, kind, g, bytes, cost.latency_us) * kUs;
+  r.latency_s += a.run_latency_us(p, kind, g, bytes, cost.latency_us, link_s / kUs) * kUs;
   r.time_s = r.latency_s + link_s;
   return r;
 }

@@ -113,11 +113,14 @@ struct AlgorithmDef {
   SizeEffect (*size_effect)(Protocol p, Kind kind, const GroupShape& g, double bytes) =
       [](Protocol, Kind, const GroupShape&, double) { return SizeEffect{}; };
   /// What the run costs beyond NCCL's latency, microseconds, for a tensor of `bytes` (none by default): the ring's
-  /// Simple steps, paid again on every loop of its chunks (algorithms/ring.cpp). `tuner_latency_us` is the latency
-  /// `cost` gave for the same protocol, kind and group. NCCL's tuner does not see this, so it does not take part in
-  /// the choice (Prediction::tuner_time_s); it is part of the time the collective takes.
-  double (*run_latency_us)(Protocol p, Kind kind, const GroupShape& g, double bytes, double tuner_latency_us) =
-      [](Protocol, Kind, const GroupShape&, double, double) { return 0.0; };
+  /// Simple steps, paid again on every loop of its chunks, and its LL128 chunks as releases before 2.20 cut them
+  /// (algorithms/ring.cpp). `tuner_latency_us` is the latency `cost` gave for the same protocol, kind and group,
+  /// `tuner_bandwidth_us` the bandwidth term predict() gave (bytes over the bandwidth, caps included). NCCL's tuner
+  /// does not see this, so it does not take part in the choice (Prediction::tuner_time_s); it is part of the time
+  /// the collective takes.
+  double (*run_latency_us)(Protocol p, Kind kind, const GroupShape& g, double bytes, double tuner_latency_us,
+                           double tuner_bandwidth_us) =
+      [](Protocol, Kind, const GroupShape&, double, double, double) { return 0.0; };
   /// Appends to `flows` the flows that load every link as the algorithm does: `nvlink_bytes` over the busiest
   /// NVLink and `nic_bytes` over the busiest NIC, each way. `group` is in ring order.
   void (*lay_flows)(const std::vector<int64_t>& group, const MembersByNode& by_node, const GroupShape& g,

@@ -115,4 +115,36 @@ TEST(RingProtocolRelease, Ll128OneGpuPerNodeDiscountedBefore223)
   EXPECT_NEAR(link_s(0), volume / (0.92 * 48.5 * kGBps), 1e-9);
 }
 
+// The all-reduce ring's LL128 chunks before v2.20.3-1 (device/all_reduce.h runRing at v2.19.4-1): rounded up to
+// 19,200 B (640 threads x 60 B / 2) and laid chunk by chunk across the 24 kernel channels, so below one pass of
+// 38,400 B the run's 14 hops each carry a whole rounded chunk at a 24th of the bus bandwidth (0.92 x 240 GB/s on
+// A100). 4 MiB: 4,194,304 B over 24 x 8 chunks is 21,845 B, rounded to 38,400; NCCL's tuner 73.8 us, the run
+// 40.6 us + 14 x 38,400 B / 9.2 GB/s = 99.0 us. From v2.22.3-1 a chunk is the share itself (aligned to 16 B) and
+// the run is the tuner's time (2.20.3-2.21.x round to 9,600 B: not modelled, no stack or curve names them); 8 MiB
+// (57,600 B chunks, two passes that overlap from hop to hop) keeps the tuner's time too, as do all-gather and
+// reduce-scatter, and a stack that names no release.
+TEST(RingProtocolRelease, Ll128AllReduceChunksRoundedBefore2203)
+{
+  const auto& ring = *find_algorithm("ring");
+  auto run = [&](Kind kind, double bytes, int nccl) {
+    return predict(ring, Protocol::LL128, kind, bytes, node_at_release(2, 240, nccl));
+  };
+  const double per_channel_Bps = 0.92 * 240 * kGBps / 24;
+  const auto before = run(Kind::AllReduce, 4 * MiB, kNccl2194);
+  EXPECT_NEAR(before.tuner_time_s, 73.8 * kUs, 0.05 * kUs);
+  EXPECT_NEAR(before.time_s, (14.0 + 14 * 1.9) * kUs + 14 * 38400.0 / per_channel_Bps, 1e-9);
+  EXPECT_NEAR(before.time_s, 99.0 * kUs, 0.05 * kUs);
+  const auto after = run(Kind::AllReduce, 4 * MiB, kNccl2223);
+  EXPECT_NEAR(after.time_s, after.tuner_time_s, 1e-12);
+  EXPECT_NEAR(after.time_s, before.tuner_time_s, 1e-12);
+  const auto two_passes = run(Kind::AllReduce, 8 * MiB, kNccl2194);
+  EXPECT_NEAR(two_passes.time_s, two_passes.tuner_time_s, 1e-12);
+  for (Kind kind : {Kind::AllGather, Kind::ReduceScatter}) {
+    const auto p = run(kind, 4 * MiB, kNccl2194);
+    EXPECT_NEAR(p.time_s, p.tuner_time_s, 1e-12);
+  }
+  const auto unpublished = run(Kind::AllReduce, 4 * MiB, 0);
+  EXPECT_NEAR(unpublished.time_s, unpublished.tuner_time_s, 1e-12);
+}
+
 }  // namespace

@@ -90,7 +90,7 @@ double chunk_bytes(double bytes, int64_t nodes, double streams)
 // latency. Measured, 4 x 8 H100 under NCCL 2.24.3 (reference A.3.a): from 4 to 64 MiB the all-reduce takes 160-170
 // us beyond its bytes at the tuner's bandwidth, the tuner's latency 81 us; the fill gives 43 us from 4 to 8 MiB (32
 // KiB chunks) and 86 us above (64 KiB); below 4 MiB a stream holds less than a chunk (2 MiB: 16 KiB, 22 us).
-double nvls_tree_run_latency_us(Protocol, Kind, const GroupShape& g, double bytes, double)
+double nvls_tree_run_latency_us(Protocol, Kind, const GroupShape& g, double bytes, double, double)
 {
   const int64_t N = std::max<int64_t>(1, g.nodes);
   if (N < 2 || g.nic_Bps <= 0 || bytes <= 0)

@@ -96,18 +96,66 @@ constexpr double kSimpleChunkBytes = 2.0 * 1048576.0;
 // also 14, with one member per node), not the NVLink step's 3.4 us the tuner charges the steps within a node.
 // Measured, 4 x 8 H100 (A.3.a): the time beyond the NICs' is 13-18 us per step per loop from 128 MiB to 8 GiB.
 // The extra is the run's latency less the tuner's (never below it: the tuner's x 1.4 across nodes stays).
-double ring_run_latency_us(Protocol p, Kind kind, const GroupShape& g, double bytes, double tuner_latency_us)
+double simple_loops_us(Kind kind, const GroupShape& g, double bytes, double tuner_latency_us)
 {
   const int channels = ring_kernel_channels(g);
-  if (p != Protocol::Simple || channels == 0 || bytes <= 0)
+  if (channels == 0 || bytes <= 0)
     return 0;
-  const size_t pi = size_t(p);
+  const size_t pi = size_t(Protocol::Simple);
   const int64_t n = g.ranks, k = g.per_node();
   const int64_t steps = kind == Kind::AllReduce ? 2 * (n - 1) : n - 1;
   const double loops = std::ceil(bytes / (double(channels) * double(n) * kSimpleChunkBytes));
   const double step_us = g.nodes > 1 ? (k > 1 ? kRingNetStepUs[pi] : kTreeNetStepUs[pi]) : kRingNvlinkStepUs[pi];
   const double run_us = kRingBaseLatencyUs[pi] + loops * double(steps) * step_us;
   return std::max(0.0, run_us - tuner_latency_us);  // ring_cost's latency, which predict() has just computed
+}
+
+// The all-reduce ring's LL128 chunks as the releases before 2.20.3 cut them (NVIDIA/nccl v2.19.4-1, and the same from
+// v2.5.6-1, src/device/all_reduce.h runRing): a step's chunk is the tensor's share per channel and member rounded up to
+// a multiple of minChunkSize, nthreads x 60 B / 2 = 19,200 B (NCCL_LL128_MAX_NTHREADS 640, ProtoLL128::calcBytePerGrain
+// 60 B), and the chunks are laid chunk by chunk across the channels ("(chunk*nChannels + bid)*realChunkSize"), so below
+// a loop only the first of each channel's n chunks hold data, each a whole rounded chunk. From v2.22.3-1 a chunk is the
+// channel's share per member aligned to 16 B (all_reduce.h: "alignUp(divUp(remCount, nranks), 16/sizeof(T))");
+// v2.20.3-1 to v2.21.x round it to 9,600 B (enqueue.cc computeCollAlignCount, NCCL_LL128_ALIGNMENT_PER_WARP 480 x 20
+// warps), which no stack or curve names and dtsim does not model. A chunk of up to 38,400 B is one pass of
+// prims_ll128.h GenericOp (20 warps x 1,920 B, every warp one slice), in which every warp takes its whole slice in
+// before it sends it on, so the chunk crosses the ring's 2(n - 1) hops one after the other, each at the channel's share
+// of the bus bandwidth: the steps carry channels x n rounded chunks where the tuner counts the tensor. Larger chunks
+// take several passes, which overlap from hop to hop, and the tuner's time holds. Channels: the kernels', fewer while
+// the tensor is under channels x 640 threads x 8 B (NCCL_LL128_THREAD_THRESHOLD, enqueue.cc topoGetAlgoInfo). Measured,
+// 8 x A100 (A.2.a, NCCL <= 2.19.4): 4 MiB in 101.5 us, NCCL's tuner 73.8 us, this 99.0 us; the Azure log of the same
+// node type (A.2.b, NCCL 2.18.5) 102.7 us. All-gather and reduce-scatter lay the rounded chunks channel by channel
+// instead (all_gather.h: "bid*realChunkSize"), leaving whole channels idle; not modelled.
+constexpr int kLl128BalancedChunksNccl = 22003;
+constexpr double kLl128Threads = 640;
+constexpr double kLl128MinChunkBytes = kLl128Threads * 60.0 / 2.0;
+constexpr double kLl128PassBytes = kLl128Threads * 60.0;
+constexpr double kLl128ThreadThresholdBytes = 8;
+
+double ll128_rounded_chunks_us(Kind kind, const GroupShape& g, double bytes, double tuner_bandwidth_us)
+{
+  if (kind != Kind::AllReduce || !g.nccl_named_before(kLl128BalancedChunksNccl) || bytes <= 0)
+    return 0;
+  const int kernel_channels = ring_kernel_channels(g);
+  if (kernel_channels == 0)
+    return 0;
+  const double channels = std::clamp(std::floor(bytes / (kLl128Threads * kLl128ThreadThresholdBytes)), 1.0,
+                                     double(kernel_channels));
+  const double per_chunk = channels * double(g.ranks);
+  const double chunk = std::ceil(bytes / (per_chunk * kLl128MinChunkBytes)) * kLl128MinChunkBytes;
+  if (chunk > kLl128PassBytes)
+    return 0;
+  return std::max(0.0, tuner_bandwidth_us * (per_chunk * chunk / bytes - 1.0));
+}
+
+double ring_run_latency_us(Protocol p, Kind kind, const GroupShape& g, double bytes, double tuner_latency_us,
+                           double tuner_bandwidth_us)
+{
+  if (p == Protocol::Simple)
+    return simple_loops_us(kind, g, bytes, tuner_latency_us);
+  if (p == Protocol::LL128)
+    return ll128_rounded_chunks_us(kind, g, bytes, tuner_bandwidth_us);
+  return 0;
 }
 
 void ring_lay_flows(const std::vector<int64_t>& group, const MembersByNode& by_node, const GroupShape& g,
