@@ -96,15 +96,18 @@ double ComputeModel::seconds(const model::Op& op) const
 
 double ComputeModel::run_seconds(const std::vector<model::Op>& ops) const
 {
-  double gpu = 0, share = 0;
+  double gpu = 0, share = 0, expert_gemms = 0;
   for (const auto& op : ops) {
     gpu += seconds(op);
     share += op.layer_share;
+    expert_gemms += op.expert_gemms;
   }
   const auto& h = stack_.host;
-  // CUDA graphs replay the run from one graph launch: no per-kernel launch, no per-layer framework time.
-  const double host = stack_.cuda_graphs ? (ops.empty() ? 0.0 : h.launch_s)
-                                         : double(ops.size()) * h.launch_s + share * h.per_layer_s;
+  // CUDA graphs replay the run from one graph launch: no per-kernel launch, no per-layer framework time. The expert
+  // GEMMs a grouped linear layer issues one by one are host time either way (no graph holds dropless experts).
+  const double host = (stack_.cuda_graphs ? (ops.empty() ? 0.0 : h.launch_s)
+                                          : double(ops.size()) * h.launch_s + share * h.per_layer_s) +
+                      expert_gemms * h.expert_gemm_s;
   return std::max(gpu, host);
 }
 

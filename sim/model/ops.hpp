@@ -28,6 +28,9 @@ struct Op {
   bool causal = false;  ///< causal masking: the kernel does half of the counted FLOPs
   /// This kernel's share of the stack's per-layer host time (a layer pass's kernels share 1 between them; 0 elsewhere).
   double layer_share = 0;
+  /// Expert GEMMs this op stands for that the host issues one launch each (a grouped linear layer's local experts,
+  /// run as one batched GEMM on the device side): each costs the stack's `host.expert_gemm`. 0: one launch.
+  double expert_gemms = 0;
   double flops() const { return kind == Kind::Gemm ? 2.0 * batch * m * n * k : 0.0; }
 };
 

@@ -820,21 +820,35 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
   } else {
     enter_tp();
   }
+  // The local experts' linear layers, one batched GEMM each on the device side. Megatron-Core runs them through
+  // Transformer Engine's GroupedLinear (TEGroupedMLP, megatron/core/transformer/moe/experts.py, with
+  // moe_grouped_gemm), whose GEMMs (general_grouped_gemm -> nvte_multi_tensor_gemm) are a host loop of one cuBLASLt
+  // call per expert over the compute streams (multi_stream_cublas_gemm, common/gemm/cublaslt_gemm.cu, TE v2.9 and
+  // v2.14.1; the CUTLASS grouped GEMM is taken only on Hopper with NVTE_USE_CUTLASS_GROUPED_GEMM): forward, input
+  // gradient and weight gradient each issue local_experts launches (Op::expert_gemms, priced by the stack's
+  // host.expert_gemm).
+  auto experts_linear = [&](const std::string& name, double n, double kk) {
+    linear(name, local_experts, per_expert, n, kk);
+    Item& gemms = items.back();
+    gemms.fwd.expert_gemms = local_experts;
+    for (Op& o : gemms.bwd)
+      o.expert_gemms = local_experts;
+  };
   if (gated()) {
     if (x)
-      linear("fc1_gate_up", local_experts, per_expert, 2 * fn, h);
+      experts_linear("fc1_gate_up", 2 * fn, h);
     else
       layernorm_linear("fc1_gate_up", T, 2 * fn);
     items.push_back(mem_item("silu_mul", 3 * e * Tx * fn, 5 * e * Tx * fn));
   } else {
     if (x)
-      linear("fc1", local_experts, per_expert, fn, h);
+      experts_linear("fc1", fn, h);
     else
       layernorm_linear("fc1", T, fn);
     items.push_back(mem_item("bias_gelu", 2 * e * Tx * fn, 3 * e * Tx * fn));
   }
   if (x)
-    linear("fc2", local_experts, per_expert, h, fn);
+    experts_linear("fc2", h, fn);
   else  // a block-scaled output gradient is quantized on the rank's own rows, then gathered
     linear("fc2", 1, T, h, fn, T, Tn);
   if (x) {

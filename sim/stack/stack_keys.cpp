@@ -73,6 +73,12 @@ const Key kSyncResume =
                   "the GPU idles for it where the host waits on the GPU with nothing queued behind (Megatron-Core's "
                   "`alltoall` token dispatcher, once per MoE layer forward; docs/parallelism.md)")
         .defaults_to(0);
+const Key kExpertGemm =
+    Key::quantity("expert_gemm", Dimension::Time, limits::kLatency, kOptional, "",
+                  "host time per expert GEMM a grouped linear layer issues one by one (Transformer Engine's "
+                  "GroupedLinear as a loop of cuBLASLt calls); charged under CUDA graphs too, since dropless experts "
+                  "are never captured; a run of kernels takes at least its launches (docs/parallelism.md)")
+        .defaults_to(0);
 
 const Key kMemory = Key::section("memory", kOptional, "what the framework holds beside the model");
 const Key kCudaContext = Key::quantity("cuda_context", Dimension::Bytes, limits::kReserved, kOptional, "",
@@ -206,7 +212,7 @@ std::vector<config::KeyGroup> groups()
   return {{"", {&kName, &kFramework, &kVersion, &kNccl, &kDescription}},
           {"kernels", {&kAttention, &kFp8Recipe, &kCrossEntropy, &kCudaGraphs, &kLossAllReduce, &kContextParallel,
                        &kTpOverlapKernels}},
-          {"host", {&kLaunch, &kPerLayer, &kPerMicrobatch, &kSyncResume}},
+          {"host", {&kLaunch, &kPerLayer, &kPerMicrobatch, &kSyncResume, &kExpertGemm}},
           {"memory", {&kCudaContext, &kNcclBuffers, &kFragmentation, &kFp32Gradients, &kOptimizerState, &kFp8Saves16bit,
                       &kPipelineKeepsStageOutputs, &kPipelineRecvBuffers, &kPipelineKeepsLogits, &kPipelineKeepsInputGrads, &kFsdpLayerBuffers, &kTpSavesGatheredInputs, &kLossBytesPerLogit, &kLossParallelBytesPerLogit, &kFinalNormBytesPerElement}},
           {"overlap", {&kTpOverlap, &kDpOverlap, &kPpOverlap, &kPpOverlapBySchedule, &kParamGatherOverlap, &kTpAsyncAllreduce}},

@@ -12,7 +12,7 @@ using config::Key;
 extern const Key kName, kFramework, kVersion, kNccl, kDescription;
 extern const Key kKernels, kAttention, kFp8Recipe, kCrossEntropy, kCudaGraphs, kLossAllReduce, kContextParallel,
     kTpOverlapKernels;
-extern const Key kHost, kLaunch, kPerLayer, kPerMicrobatch, kSyncResume;
+extern const Key kHost, kLaunch, kPerLayer, kPerMicrobatch, kSyncResume, kExpertGemm;
 extern const Key kMemory, kCudaContext, kNcclBuffers, kFragmentation, kFp32Gradients, kOptimizerState, kFp8Saves16bit,
     kPipelineKeepsStageOutputs, kPipelineRecvBuffers, kPipelineKeepsLogits, kPipelineKeepsInputGrads, kFsdpLayerBuffers, kTpSavesGatheredInputs, kLossBytesPerLogit, kLossParallelBytesPerLogit, kFinalNormBytesPerElement;
 extern const Key kOverlap, kTpOverlap, kDpOverlap, kPpOverlap, kPpOverlapBySchedule, kParamGatherOverlap,

@@ -32,7 +32,8 @@ nlohmann::ordered_json stack_record(const StackSpec& st)
   r["host"] = {{"launch", st.host.launch_s},
                {"per_layer", st.host.per_layer_s},
                {"per_microbatch", st.host.per_microbatch_s},
-               {"sync_resume", st.host.sync_resume_s}};
+               {"sync_resume", st.host.sync_resume_s},
+               {"expert_gemm", st.host.expert_gemm_s}};
   const FrameworkMemory& m = st.memory;
   r["memory"] = {{"cuda_context", m.cuda_context_bytes},
                  {"nccl_buffers", m.nccl_buffer_bytes},

@@ -36,6 +36,10 @@ struct HostOverheads {
   /// dispatches one eager operator): the GPU idles for it after any point where the host waits on the GPU with
   /// nothing queued behind (Megatron-Core's alltoall token dispatcher, once per MoE layer forward).
   double sync_resume_s = 0;
+  /// Host time per expert GEMM that a grouped linear layer issues one by one (Transformer Engine's GroupedLinear on
+  /// a device without a single-launch grouped GEMM: a loop of cuBLASLt calls, model::Op::expert_gemms). Dropless
+  /// MoE's per-expert shapes change every microbatch, so no CUDA graph holds these: it is charged with graphs too.
+  double expert_gemm_s = 0;
 };
 
 /// Memory a framework holds beyond model states and activations.

@@ -55,6 +55,7 @@ StackSpec load_stack(const std::string& path, Diagnostics& diag)
   st.host.per_layer_s = host.value(k::kPerLayer);
   st.host.per_microbatch_s = host.value(k::kPerMicrobatch);
   st.host.sync_resume_s = host.value(k::kSyncResume);
+  st.host.expert_gemm_s = host.value(k::kExpertGemm);
   host.finish();
 
   MapReader mem = root.map(k::kMemory);
