@@ -1,5 +1,6 @@
 #include "app/shared_fabric.hpp"
 
+#include <algorithm>
 #include <iterator>
 #include <map>
 #include <optional>
@@ -47,10 +48,27 @@ std::string cluster_difference(const hardware::HardwareSpec& a, const hardware::
   return "";
 }
 
+// The hardware as its file describes it: a job's `placement.segment` makes its scale-up domains the segment's size
+// (scenario/job_segment.hpp), which is a choice of the job, not a difference of the cluster.
+hardware::HardwareSpec as_described(const ScenarioSpec& s)
+{
+  hardware::HardwareSpec hw = s.hardware;
+  if (s.placement.segment > 0)
+    hw.scale_up.nodes = int(s.placement.domain_nodes);
+  return hw;
+}
+
+// "16 nodes (placement.segment)" or "18 nodes (the whole domain)": the domains a job is laid out on.
+std::string job_domain(const ScenarioSpec& s)
+{
+  return std::to_string(s.hardware.scale_up.nodes) + " nodes (" +
+         (s.placement.segment > 0 ? "placement.segment" : "the whole domain") + ")";
+}
+
 struct Jobs {
   std::vector<ScenarioSpec> specs;
-  std::vector<parallel::Placement> placements;  ///< on the cluster's nodes
-  int64_t cluster_nodes = 0;
+  std::vector<parallel::Placement> placements;  ///< on the cluster's domains
+  int64_t cluster_nodes = 0;  ///< scale-up domains of the cluster (nodes on DGX-style hardware)
 };
 
 // Loads and checks the jobs and lays them out on the cluster.
@@ -74,11 +92,20 @@ Jobs load_jobs(const SharedFabricOptions& o)
     }
     if (&s == &first || !systems::system_kind(first).why_no_shared_fabric(first).empty())
       continue;
-    const std::string why = cluster_difference(first.hardware, s.hardware);
-    if (!why.empty())
+    const std::string why = cluster_difference(as_described(first), as_described(s));
+    if (!why.empty()) {
       diag.add(at, "hardware", "expected the cluster of " + first.file + " (" + first.hardware.file +
                                    "): jobs on a shared fabric run on one cluster, got " + s.hardware.file +
                                    ", whose " + why);
+      continue;
+    }
+    // The cluster is laid out in domains of one size, each job on whole domains of its own: every job must hold
+    // the same part of each NVLink domain.
+    if (s.hardware.scale_up.nodes != first.hardware.scale_up.nodes)
+      diag.add(s.where.count("placement.segment") ? s.where.at("placement.segment") : at, "placement.segment",
+               "expected domains of " + job_domain(first) + " as " + first.file +
+                   " holds: jobs on a shared fabric are laid out on scale-up domains of one size, got " +
+                   job_domain(s) + "; give every job the same placement.segment");
   }
   diag.throw_if_any();
   // Each job on whole scale-up domains of its own (nodes, or racks of nodes): consecutive (packed) or dealt in turn
@@ -109,6 +136,20 @@ Jobs load_jobs(const SharedFabricOptions& o)
   for (size_t j = 0; j < nodes.size(); ++j)
     jobs.placements[j].place_on(nodes[j], next);
   return jobs;
+}
+
+// The cluster's nodes (hosts) the job's devices are on: those of each of its domains that it fills, in order.
+std::vector<int64_t> nodes_of(const hardware::HardwareSpec& hw, const parallel::Placement& placement)
+{
+  std::vector<int64_t> nodes;
+  const int64_t per_node = std::max(1, hw.node.devices);
+  for (int64_t k = 0; k < placement.domains(); ++k) {
+    const int64_t first_device = k * placement.devices_per_domain();
+    const int64_t devices = std::min(placement.devices_per_domain(), placement.devices() - first_device);
+    for (int64_t n = 0; n < (devices + per_node - 1) / per_node; ++n)
+      nodes.push_back(placement.domain_of(first_device) * hw.scale_up.nodes + n);
+  }
+  return nodes;
 }
 
 // A plan that does not fit: which job, and why (exit 3).
@@ -189,7 +230,8 @@ int validate_shared_fabric(std::ostream& out, std::ostream& err, const SharedFab
     return code;
   for (size_t j = 0; j < jobs.specs.size(); ++j)
     out << jobs.specs[j].file << ": ok (" << systems::system_kind(jobs.specs[j]).summary(jobs.specs[j]) << ")\n";
-  out << jobs.specs.size() << " jobs on " << jobs.cluster_nodes << " nodes, placement " << o.placement << ": ok\n";
+  out << jobs.specs.size() << " jobs on " << jobs.cluster_nodes * jobs.specs.front().hardware.scale_up.nodes
+      << " nodes, placement " << o.placement << ": ok\n";
   return 0;
 }
 
@@ -235,8 +277,7 @@ int run_shared_fabric(std::ostream& out, std::ostream& err, const SharedFabricOp
     job.spec = &jobs.specs[j];
     job.sections = &systems::system_kind(jobs.specs[j]).sections();
     job.summary = systems::system_kind(jobs.specs[j]).summary(jobs.specs[j]);
-    for (int64_t k = 0; k < jobs.placements[j].domains(); ++k)
-      job.nodes.push_back(jobs.placements[j].domain_of(k * jobs.placements[j].devices_per_domain()));
+    job.nodes = nodes_of(jobs.specs[j].hardware, jobs.placements[j]);
     const auto& alone = *results[j];
     job.alone = take(alone, 2);
     job.alone_s = alone.at(2 + kBreakdownTermCount);

@@ -93,29 +93,30 @@ QuantityParse parse_quantity(const std::string& raw, Dimension d)
 std::string format_quantity(double v, Dimension d, int digits)
 {
   char buf[64];
-  auto pick = [&](std::initializer_list<std::pair<double, const char*>> scales, const char* base) {
-    for (auto [scale, name] : scales)
+  // In the largest of `scales` the value reaches (else in `base`), to `digits` significant digits; with
+  // `whole_past_1000`, 1,000 or more of the unit in whole units ("1389 d", not "1.39e+03 d").
+  auto pick = [&](std::initializer_list<std::pair<double, const char*>> scales, const char* base,
+                  bool whole_past_1000 = false) {
+    double in_unit = v;
+    const char* name = base;
+    for (auto [scale, unit] : scales)
       if (std::fabs(v) >= scale) {
-        std::snprintf(buf, sizeof buf, "%.*g %s", digits, v / scale, name);
-        return std::string(buf);
+        in_unit = v / scale;
+        name = unit;
+        break;
       }
-    std::snprintf(buf, sizeof buf, "%.*g %s", digits, v, base);
+    if (whole_past_1000 && std::fabs(in_unit) >= 1000)
+      std::snprintf(buf, sizeof buf, "%.0f %s", in_unit, name);
+    else
+      std::snprintf(buf, sizeof buf, "%.*g %s", digits, in_unit, name);
     return std::string(buf);
   };
   switch (d) {
     case Dimension::Time:
       // Durations past a minute in minutes, hours and days, as people say them ("46.2 min", not "2.77e+03 s");
-      // three digits, no exponent below 1,000 days.
-      if (std::fabs(v) >= 60.0) {
-        for (auto [scale, name] : {std::pair{86400.0, "d"}, std::pair{3600.0, "h"}, std::pair{60.0, "min"}})
-          if (std::fabs(v) >= scale) {
-            if (std::fabs(v / scale) >= 1000)
-              std::snprintf(buf, sizeof buf, "%.0f %s", v / scale, name);
-            else
-              std::snprintf(buf, sizeof buf, "%.*g %s", digits, v / scale, name);
-            return buf;
-          }
-      }
+      // three digits, no exponent past 1,000 days.
+      if (std::fabs(v) >= 60.0)
+        return pick({{86400.0, "d"}, {3600.0, "h"}, {60.0, "min"}}, "min", true);
       // Seconds with three decimals in reports ("4.460 s"); with more digits asked for, those significant digits.
       if (std::fabs(v) >= 1.0 || v == 0.0) {
         if (digits > 3)

@@ -16,7 +16,7 @@ struct SharedJobReport {
   const scenario::ScenarioSpec* spec = nullptr;
   const SystemSections* sections = nullptr;  ///< its kind's (a GPU cluster's: jobs share a switch fabric)
   std::string summary;          ///< model, devices and plan in words
-  std::vector<int64_t> nodes;   ///< cluster nodes the job runs on
+  std::vector<int64_t> nodes;   ///< cluster nodes (hosts) the job runs on
   int64_t leaves = 0;           ///< leaf switches its NICs are on
   int64_t leaves_shared = 0;    ///< of which other jobs have NICs on too
   double alone_s = 0;           ///< one step with the fabric to itself (on the same nodes)
@@ -29,7 +29,7 @@ struct SharedJobReport {
 
 struct SharedFabricReport {
   std::string placement;        ///< packed or spread
-  int64_t cluster_nodes = 0;
+  int64_t cluster_nodes = 0;  ///< scale-up domains of the cluster (nodes on DGX-style hardware)
   int64_t min_steps = 0;
   std::vector<double> start_s;  ///< when each job's first step started (all 0 unless staggered)
   std::vector<SharedJobReport> jobs;

@@ -18,6 +18,7 @@ void take_segment(ScenarioSpec& s, int64_t segment, const Origin& where, Diagnos
     return;
   }
   s.placement.segment = segment;
+  s.where["placement.segment"] = where;
   s.placement.domain_nodes = domain_nodes;
   s.hardware.scale_up.nodes = static_cast<int>(segment);
 }

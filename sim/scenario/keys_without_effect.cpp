@@ -4,6 +4,7 @@
 
 #include "model/token_dispatcher.hpp"
 #include "scenario/scenario_rules.hpp"
+#include "scenario/schedule_registry.hpp"
 
 namespace dtsim::scenario {
 
@@ -35,6 +36,23 @@ std::string value_text(const YAML::Node& n)
   return out.c_str();
 }
 
+// Why parallel.moe_preprocess_graphed changes nothing in `s` (the first reason found), or "" where it acts.
+std::string preprocess_graphed_without_effect(const ScenarioSpec& s)
+{
+  if (!s.model.moe())
+    return "the model has no experts: no dispatcher";
+  if (s.parallel.moe_dispatcher != model::TokenDispatcher::AllToAll)
+    return "parallel.moe_dispatcher is " + model::token_dispatcher_names()[size_t(s.parallel.moe_dispatcher)] +
+           ", whose flex dispatch has no such wait";
+  if (s.parallel.pairs_units(schedule_def(s.schedule).pairs_by_default))
+    return "the paired schedule (parallel.ep_overlap) queues the other unit's kernels behind that wait, which is "
+           "not priced";
+  if (s.stack.host.sync_resume_s <= 0)
+    return "the stack's host.sync_resume is 0 (" + (s.stack.file.empty() ? std::string("no stack") : s.stack.file) +
+           "): the GPU does not idle at that wait";
+  return "";
+}
+
 }  // namespace
 
 std::vector<Diagnostic> keys_without_effect(const config::YamlFile& file, const ScenarioSpec& s)
@@ -55,15 +73,13 @@ std::vector<Diagnostic> keys_without_effect(const config::YamlFile& file, const 
     unread.push_back({"variability.seed",
                       "the seed draws device speeds and kernel jitter, and variability.device_spread and "
                       "variability.kernel_jitter are 0: nothing is drawn"});
-  // The graphed preprocessing moves the host copy of Megatron-Core's alltoall dispatcher (replay/moe_host_sync.hpp);
-  // the flex dispatcher (DeepEP, HybridEP) has no such wait to move (replay/step_program.cpp prices it under
-  // alltoall only).
-  if (s.parallel.moe_dispatcher != model::TokenDispatcher::AllToAll)
+  // The graphed preprocessing moves the host wait of Megatron-Core's alltoall dispatcher (replay/moe_host_sync.hpp),
+  // which replay/step_program.cpp prices only in MoE layers, under that dispatcher, outside the paired schedules,
+  // and where the stack's host.sync_resume is not 0.
+  if (const std::string why = preprocess_graphed_without_effect(s); !why.empty())
     unread.push_back({"parallel.moe_preprocess_graphed",
                       "the graphed preprocessing moves the host's wait for the dispatch splits of the alltoall "
-                      "dispatcher, and parallel.moe_dispatcher is " +
-                          model::token_dispatcher_names()[size_t(s.parallel.moe_dispatcher)] +
-                          ", whose flex dispatch has no such wait"});
+                      "dispatcher, and " + why});
   for (auto& k : scenario_rules(s).unread_keys(s))
     unread.push_back(std::move(k));
   std::vector<Diagnostic> warnings;

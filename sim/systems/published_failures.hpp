@@ -10,12 +10,14 @@ namespace dtsim::systems::published_failures {
 // software) are counted per host.
 inline constexpr double kSnapshotS = 54 * 86400.0;
 inline constexpr double kGpus = 16384, kHosts = 2048;
+/// GPUs per host of that job: what one host's figures below were measured on.
+inline constexpr double kGpusPerHost = kGpus / kHosts;
 inline constexpr double kGpuFailures = 0.587 * 419, kHostFailures = 419 - kGpuFailures;
 /// Each GPU: 16,384 x 54 days / 246 = 3,597 days (86,300 h).
 inline constexpr double kGpuMtbfS = kGpus * kSnapshotS / kGpuFailures;
-/// Each host, for what fails outside its GPUs: 2,048 x 54 days / 173 = 639 days (15,300 h).
+/// Each host of 8 GPUs, for what fails outside its GPUs: 2,048 x 54 days / 173 = 639 days (15,300 h).
 inline constexpr double kHostMtbfS = kHosts * kSnapshotS / kHostFailures;
-/// The same report's Tectonic storage sustains 2 TB/s for that cluster: 0.98 GB/s per host of the 2,048.
+/// The same report's Tectonic storage sustains 2 TB/s for that cluster: 0.98 GB/s per host of 8 GPUs.
 inline constexpr double kCheckpointBandwidthPerHost = 2e12 / kHosts;
 /// From a failure to training again (detection, rescheduling on spare hosts, communicator set-up, reading the
 /// checkpoint). Assumed: 10 minutes; the report gives no figure.

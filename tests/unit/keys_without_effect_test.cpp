@@ -94,4 +94,36 @@ TEST(KeysWithoutEffect, PreprocessGraphedUnderFlexDispatcher)
   EXPECT_TRUE(warnings_of("scenarios/validation/bridge-2511-qwen3-30b-8-b200-mxfp8.yaml", {}).empty());
 }
 
+// parallel.moe_preprocess_graphed acts only where replay/step_program.cpp prices the alltoall dispatcher's host
+// wait: in a model with experts, outside the paired schedules (parallel.ep_overlap), under a stack whose
+// host.sync_resume is not 0. Elsewhere it is named as having no effect, with the first reason that holds.
+TEST(KeysWithoutEffect, PreprocessGraphedWhereNoWaitIsPriced)
+{
+  const std::string deepseek = "scenarios/validation/deepseek-v3-2048-h800.yaml";  // dualpipe: pairs by default
+  struct Case {
+    std::string scenario;
+    std::vector<std::string> sets;
+    std::string why;
+  };
+  const Case cases[] = {
+      {"scenarios/tiny.yaml", {}, "the model has no experts"},
+      {deepseek, {"parallel.moe_dispatcher=alltoall"}, "the paired schedule (parallel.ep_overlap)"},
+      {deepseek, {"parallel.moe_dispatcher=alltoall", "parallel.ep_overlap=false"},
+       "hardware/stacks/nemo-2407-h100.yaml): the GPU does not idle"},
+      {"scenarios/tiny-moe.yaml", {}, "hardware/stacks/megatron-lm-2022.yaml): the GPU does not idle"},
+      {"scenarios/validation/bridge-2511-qwen3-30b-8-b200-mxfp8.yaml", {"stack=none"},
+       "the stack's host.sync_resume is 0 (no stack)"},
+  };
+  for (const auto& c : cases) {
+    auto sets = c.sets;
+    sets.push_back("parallel.moe_preprocess_graphed=true");
+    const auto w = warnings_of(c.scenario, sets);
+    ASSERT_EQ(w.size(), 1u) << c.scenario << " " << c.why;
+    EXPECT_NE(w[0].find("parallel.moe_preprocess_graphed: 'true' has no effect: "), std::string::npos) << w[0];
+    EXPECT_NE(w[0].find(c.why), std::string::npos) << w[0];
+  }
+  // With its stack (host.sync_resume 20 us), the alltoall run without pairs acts: no warning.
+  EXPECT_TRUE(warnings_of("scenarios/validation/bridge-2511-qwen3-30b-8-b200-mxfp8.yaml", {}).empty());
+}
+
 }  // namespace

@@ -43,6 +43,16 @@ using dtsim::test::read_whole_file;
 
 bool have_gnuplot() { return access("/usr/bin/gnuplot", X_OK) == 0; }
 
+/// The charts drawn through gnuplot: skipped where it is not installed.
+class PlotChart : public ::testing::Test {
+ protected:
+  void SetUp() override
+  {
+    if (!have_gnuplot())
+      GTEST_SKIP() << "/usr/bin/gnuplot is not installed (Debian: gnuplot-nox)";
+  }
+};
+
 /// Runs `dtsim plot` on a sample and checks that it made a non-empty SVG and PNG; returns the log.
 std::string render(const std::string& csv, const std::string& kind, const std::string& name, std::string* script = nullptr)
 {
@@ -136,10 +146,8 @@ TEST(PlotUnits, XValuesWithUnitsBecomeNumbersInTheUnitAsWritten)
   EXPECT_FALSE(numeric_axis({"1f1b", "interleaved"}));
 }
 
-TEST(Plot, ScalingChart)
+TEST_F(PlotChart, ScalingChart)
 {
-  if (!have_gnuplot())
-    GTEST_SKIP() << "/usr/bin/gnuplot is not installed (Debian: gnuplot-nox)";
   std::string script;
   std::string log = render("scaling.csv", "auto", "scaling", &script);
   EXPECT_NE(log.find("kind scaling"), std::string::npos) << log;
@@ -152,10 +160,8 @@ TEST(Plot, ScalingChart)
   EXPECT_NE(script.find("DGX H100, 8 x NDR 400 Gb/s per node"), std::string::npos);  // a series per hardware
 }
 
-TEST(Plot, WhatIfChart)
+TEST_F(PlotChart, WhatIfChart)
 {
-  if (!have_gnuplot())
-    GTEST_SKIP() << "/usr/bin/gnuplot is not installed (Debian: gnuplot-nox)";
   std::string script;
   std::string log = render("whatif-nic.csv", "auto", "whatif", &script);
   EXPECT_NE(log.find("kind whatif"), std::string::npos) << log;
@@ -163,10 +169,8 @@ TEST(Plot, WhatIfChart)
   EXPECT_NE(script.find("exposed DP comm changes most"), std::string::npos);
 }
 
-TEST(Plot, BreakdownChart)
+TEST_F(PlotChart, BreakdownChart)
 {
-  if (!have_gnuplot())
-    GTEST_SKIP() << "/usr/bin/gnuplot is not installed (Debian: gnuplot-nox)";
   std::string script;
   std::string log = render("breakdown-tp.csv", "breakdown", "breakdown", &script);
   EXPECT_NE(log.find("status error"), std::string::npos) << log;  // the tp=16 row
@@ -179,10 +183,8 @@ TEST(Plot, BreakdownChart)
 
 // Grouped bars (hand-made sample, realistic numbers): one group per model, one bar per hardware, tokens/s spanning
 // 473k / 7.37k = 64x, so a log axis, and values written as "473k".
-TEST(Plot, BarsChart)
+TEST_F(PlotChart, BarsChart)
 {
-  if (!have_gnuplot())
-    GTEST_SKIP() << "/usr/bin/gnuplot is not installed (Debian: gnuplot-nox)";
   std::string script;
   std::string log = render("bars.csv", "bars", "bars", &script);
   EXPECT_NE(log.find("status does-not-fit"), std::string::npos) << log;
@@ -196,10 +198,8 @@ TEST(Plot, BarsChart)
 // Bars of a sweep of one scenario (hand-made sample, --vary parallel.pp=1,2,4 --vary training.precision=bf16,fp8): the
 // model and the hardware are the same in every row, so the bars follow what the sweep varies: pp along x (the
 // outermost --vary), one bar per precision, every row drawn.
-TEST(Plot, BarsFollowTheVariedInputs)
+TEST_F(PlotChart, BarsFollowTheVariedInputs)
 {
-  if (!have_gnuplot())
-    GTEST_SKIP() << "/usr/bin/gnuplot is not installed (Debian: gnuplot-nox)";
   std::string script;
   std::string log = render("bars-varied.csv", "bars", "bars-varied", &script);
   EXPECT_EQ(log.find("only the first is drawn"), std::string::npos) << log;
@@ -220,20 +220,16 @@ TEST(Plot, BarsFollowTheVariedInputs)
 
 // Weak scaling (hand-made sample): the global batch moves with the devices, so it is part of the x axis and makes
 // one series, not one series per point.
-TEST(Plot, InputMovingWithXIsNoSeries)
+TEST_F(PlotChart, InputMovingWithXIsNoSeries)
 {
-  if (!have_gnuplot())
-    GTEST_SKIP() << "/usr/bin/gnuplot is not installed (Debian: gnuplot-nox)";
   std::string script;
   render("weak.csv", "auto", "weak", &script);
   EXPECT_NE(script.find("title \"simulated\""), std::string::npos) << script;
   EXPECT_EQ(script.find("global_batch="), std::string::npos) << script;
 }
 
-TEST(Plot, MemoryChart)
+TEST_F(PlotChart, MemoryChart)
 {
-  if (!have_gnuplot())
-    GTEST_SKIP() << "/usr/bin/gnuplot is not installed (Debian: gnuplot-nox)";
   std::string script;
   render("breakdown-tp.csv", "memory", "memory", &script);
   EXPECT_NE(script.find("memory per device (GiB)"), std::string::npos);

@@ -203,4 +203,31 @@ TEST(ScaleUpDomain, ExpertGroupsAcrossRacksPickTheSlowestPipeline)
   EXPECT_EQ(dgx.placement.representative_pipeline(), 0);
 }
 
+// Context-parallel rings across NVL72 racks: the tiny GPT on 224 GB200 (tests/unit/data/tiny-gb200.yaml: racks of
+// 72), tp 1, pp 2, cp 16, dp 7: a ring is 16 consecutive devices, a stage 112. Only two rings straddle a rack's end,
+// 8 + 8 each: pipeline 64's on stage 0 (devices 64-79, racks 0 | 1) and pipeline 96's on stage 1 (devices 208-223,
+// racks 2 | 3). They tie at their worst stage (a straddling ring runs at its NIC hop's pace: share 1); the later
+// stage decides (96).
+TEST(ScaleUpDomain, ContextParallelRingsAcrossRacksTieOnTheLaterStage)
+{
+  const auto s = dtsim::scenario::load_scenario(
+      dtsim::test::source_path("tests/unit/data/tiny-gb200.yaml"),
+      {"devices=224", "parallel.tp=1", "parallel.pp=2", "parallel.cp=16", "parallel.dp=7", "training.global_batch=56"});
+  const auto plan = derive_plan(s);
+  const dtsim::parallel::CrossingGroups g{16, 1, false};
+  EXPECT_EQ(plan.placement.crossing_align(g), 16);
+  for (int64_t r = 0; r < 112; r += 16) {
+    const std::vector<double> expected = r == 64 ? std::vector<double>{1, 0}
+                                         : r == 96 ? std::vector<double>{0, 1}
+                                                   : std::vector<double>{0, 0};
+    EXPECT_EQ(plan.placement.pipeline_crossing(r, g), expected) << "pipeline " << r;
+  }
+  EXPECT_EQ(plan.placement.representative_pipeline(), 96);
+  const auto full = derive_plan(dtsim::scenario::load_scenario(
+      dtsim::test::source_path("tests/unit/data/tiny-gb200.yaml"),
+      {"devices=224", "parallel.tp=1", "parallel.pp=2", "parallel.cp=16", "parallel.dp=7", "training.global_batch=56",
+       "simulation.fidelity=full"}));
+  EXPECT_EQ(full.placement.representative_pipeline(), 0);
+}
+
 }  // namespace

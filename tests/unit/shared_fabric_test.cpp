@@ -191,6 +191,40 @@ TEST(SharedFabric, JobsOfDifferentLengthsEachCountTheirContendedSteps)
   }
 }
 
+// placement.segment (Slurm's --segment) on a shared fabric: each job is laid out on domains of its segment, as
+// `dtsim run` lays it out alone. Two tiny GPTs of 16 GB200 with segment 2 take two 2-tray domains each (nodes 0-3 and
+// 4-7 of a cluster of 8 trays); each steps alone as `dtsim run` of it, its pipeline crossing the NICs between its two
+// segments where the whole rack would hold it on NVLink. Jobs holding different parts of the domains are refused.
+TEST(SharedFabric, EachJobHoldsItsSegmentOfTheDomains)
+{
+  NEEDS_BINARY();
+  const std::string segmented = "'" + source_path("tests/unit/data/tiny-gb200-segment2.yaml") + "'";
+  const std::string whole = "'" + source_path("tests/unit/data/tiny-gb200.yaml") + "'";
+  const auto r = shared(segmented + " " + segmented, "");
+  EXPECT_EQ(r.at("cluster_nodes").get<int>(), 8);
+  ASSERT_EQ(r.at("jobs").size(), 2u);
+  EXPECT_EQ(r.at("jobs")[0].at("nodes"), nlohmann::json({0, 1, 2, 3}));
+  EXPECT_EQ(r.at("jobs")[1].at("nodes"), nlohmann::json({4, 5, 6, 7}));
+  auto step_of = [](const std::string& scenario) {
+    auto run = run_capture("'" + dtsim_binary() + "' run " + scenario + " --format json");
+    EXPECT_EQ(run.rc, 0) << scenario;
+    return run.rc == 0 ? nlohmann::json::parse(run.out).at("step_time_s").get<double>() : 0.0;
+  };
+  const double alone_segmented = step_of(segmented), alone_whole = step_of(whole);
+  for (const auto& job : r.at("jobs"))
+    EXPECT_LT(rel_diff(alone(job), alone_segmented), 1e-12);
+  EXPECT_GT(rel_diff(alone_segmented, alone_whole), 0.01);  // the segment changes the placement
+  // Whole racks: 18 trays per domain, each job on 4 trays of a rack of its own.
+  const auto racks = shared(whole + " " + whole, "");
+  EXPECT_EQ(racks.at("cluster_nodes").get<int>(), 36);
+  EXPECT_EQ(racks.at("jobs")[1].at("nodes"), nlohmann::json({18, 19, 20, 21}));
+  EXPECT_LT(rel_diff(alone(racks.at("jobs")[0]), alone_whole), 1e-12);
+  auto mixed = run_capture("'" + dtsim_binary() + "' run " + segmented + " " + whole + " --shared-fabric 2>&1");
+  EXPECT_EQ(mixed.rc, 2);
+  EXPECT_NE(mixed.out.find("placement.segment: expected domains of 2 nodes (placement.segment)"), std::string::npos)
+      << mixed.out;
+}
+
 TEST(SharedFabric, InputsThatCannotShareAFabricAreRefused)
 {
   NEEDS_BINARY();

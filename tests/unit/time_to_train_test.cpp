@@ -5,9 +5,11 @@
 #include <cmath>
 #include <random>
 
+#include "hardware/hardware_yaml.hpp"
 #include "model/transformer.hpp"
 #include "parallel/memory.hpp"
 #include "report/time_to_train.hpp"
+#include "systems/gpu_cluster/failure_assumptions.hpp"
 #include "test_paths.hpp"
 
 namespace {
@@ -212,6 +214,43 @@ TEST(TimeToTrain, TheCheckpointHoldsWhatTheOptimizerHolds)
     const auto memory = dtsim::parallel::estimate_memory(s, dtsim::parallel::derive_plan(s), tr);
     const auto& stage = memory.stages.at(0);
     EXPECT_DOUBLE_EQ((stage.weights_bytes + stage.optimizer_bytes) / stage.params, t.checkpoint_bytes / 1e9);
+  }
+}
+
+// The host figures were measured on the Llama 3 job's hosts of 8 H100: a host of another size takes them per GPU
+// (systems/gpu_cluster/failure_assumptions.cpp). 144 GPUs on DGX H100 (18 hosts of 8), GB200 and GB300 NVL72 (36
+// trays of 4 each) fail as often per GPU and write their checkpoints at the same bandwidth per GPU; only the trays
+// say that they take the figures per GPU, an assumption.
+TEST(TimeToTrain, HostFiguresAreTakenPerGpuOnHostsOfAnySize)
+{
+  struct Case {
+    const char* hardware;
+    int64_t hosts;
+  };
+  const double hour = 3600;
+  const double gpu_mtbf_h = 16384 * 54 * 24 / (0.587 * 419);        // 86,300 h: Llama 3's GPU failures
+  const double host_mtbf_h = 2048 * 54 * 24 / (419 - 0.587 * 419);  // 15,300 h per host of 8 GPUs
+  const double failures_per_gpu_hour = 1 / gpu_mtbf_h + 1 / (8 * host_mtbf_h);
+  for (const Case c : {Case{"hardware/dgx-h100.yaml", 18}, Case{"hardware/gb200-nvl72.yaml", 36},
+                       Case{"hardware/gb300-nvl72.yaml", 36}}) {
+    SCOPED_TRACE(c.hardware);
+    dtsim::Diagnostics diag;
+    auto s = run_of(1e12);
+    s.hardware = dtsim::hardware::load_hardware(dtsim::test::source_path(c.hardware), diag);
+    diag.throw_if_any();
+    s.devices = 144;
+    const auto f = dtsim::systems::gpu_failure_assumptions(s);
+    EXPECT_EQ(f.hosts, c.hosts);
+    const double per_gpu_hour = (144 / f.device_mtbf_s + double(f.hosts) / f.host_mtbf_s) * hour / 144;
+    EXPECT_NEAR(per_gpu_hour, failures_per_gpu_hour, 1e-9 * failures_per_gpu_hour);
+    EXPECT_NEAR(f.checkpoint_bandwidth_per_host * double(f.hosts), 144 * 2e12 / 16384, 1);
+    const bool trays = c.hosts == 36;
+    EXPECT_EQ(f.basis.find("taken per GPU (assumed): host MTBF 30,700 h and 0.488 GB/s per host of 4") !=
+                  std::string::npos,
+              trays)
+        << f.basis;
+    const auto t = time_to_train(s, 1.0, 1e9, f);
+    EXPECT_NEAR(t.mtbf_s, hour / (144 * failures_per_gpu_hour), 1e-6);
   }
 }
 

@@ -197,6 +197,22 @@ TEST(FormatQuantity, LongDurationsInMinutesHoursAndDays)
   EXPECT_EQ(format_quantity(59.5, Dimension::Time), "59.500 s");
 }
 
+// One scale-picking rule for every dimension; durations alone print 1,000 or more of their unit in whole units.
+// The cases where that differs from the other dimensions, byte for byte as printed before the rule was shared.
+TEST(FormatQuantity, WholeUnitsPastAThousandForDurationsOnly)
+{
+  using dtsim::config::format_quantity;
+  EXPECT_EQ(format_quantity(1000 * 86400.0, Dimension::Time), "1000 d");
+  EXPECT_EQ(format_quantity(-1.2e8, Dimension::Time), "-1389 d");
+  EXPECT_EQ(format_quantity(1.2e8, Dimension::Time, 6), "1389 d");  // whole units whatever the digits
+  EXPECT_EQ(format_quantity(999.4 * 86400, Dimension::Time), "999 d");
+  EXPECT_EQ(format_quantity(999.6 * 86400, Dimension::Time), "1e+03 d");  // below 1,000 days: three digits
+  EXPECT_EQ(format_quantity(59.99 * 60, Dimension::Time), "60 min");
+  EXPECT_EQ(format_quantity(1389e15, Dimension::Count), "1.39e+03 P");  // other dimensions keep the exponent
+  EXPECT_EQ(format_quantity(2048.0 * 1099511627776.0, Dimension::Bytes), "2.05e+03 TiB");
+  EXPECT_EQ(format_quantity(0.5, Dimension::Power), "0.5 W");  // below every scale: the base unit
+}
+
 // Below a microsecond the value must be scaled to nanoseconds: 42e-9 s is "42 ns", not "4.2e-08 ns".
 TEST(FormatQuantity, NanosecondsAreScaled)
 {
