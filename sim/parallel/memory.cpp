@@ -334,6 +334,15 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
     }
     // Gradients accumulated unsharded until the last microbatch (parallel.defer_gradient_sync) are held whole.
     sm.gradients_bytes = (s.parallel.defer_gradient_sync ? sm.params : sharded(2)) * plan.precision.gradient_bytes;
+    // FSDP2's sharded gradients (stack memory.fsdp_gradient_pool): foreach_reduce allocates each reduce-scatter
+    // output, of which the sharded gradients are views, under the reduce-scatter stream; the optimizer's zero_grad
+    // frees them into that stream's pool, which the caching allocator keeps reserved for the next step's
+    // reduce-scatters and never hands to the default stream (a block serves only its own stream). Reduced every
+    // step, they are counted above already; with the reduction deferred to the last microbatch, their pool is
+    // reserved beside the unsharded gradients at the backward's peak.
+    const bool gradient_pool = zero >= 3 && s.parallel.defer_gradient_sync && s.stack.memory.fsdp_gradient_pool;
+    if (gradient_pool)
+      sm.gradients_bytes += sharded(2) * plan.precision.gradient_bytes;
     // FSDP2's buffers of one layer (stack memory.fsdp_layer_buffers; torch/distributed/_composable/fsdp at torch
     // 1963fc8). foreach_all_gather allocates the flat all-gather output under the all-gather copy-in stream; freed
     // after the copy-out, its block stays in that stream's pool of the caching allocator (a block serves only
@@ -346,6 +355,13 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
     if (zero >= 3 && s.stack.memory.fsdp_layer_buffers) {
       const double layer = t.layer_params_per_rank(tp, plan.groups.ep, false, plan.groups.expert_tp);
       sm.weights_bytes += layer * gathered_layer_bytes;
+      // Forward's implicit prefetch keeps the previous layer's flat output (comm_ctx.all_gather_state) until the
+      // next layer's copy-out, which runs after that layer's all-gather has allocated its own output
+      // (FSDPParamGroup.pre_forward: unshard, then wait_for_unshard): two outputs in the pool. Resharding after
+      // forward, the two gathered layers counted above are those two (the layer computed is resharded before the
+      // next one's gather: one layer unsharded beside two flat outputs); held gathered, a second output besides.
+      if (!s.parallel.reshard_after_forward)
+        sm.weights_bytes += layer * gathered_layer_bytes;
       sm.gradients_bytes += layer * plan.precision.weight_bytes;
       if (!s.parallel.defer_gradient_sync)
         sm.gradients_bytes += layer * plan.precision.gradient_bytes;
@@ -400,9 +416,13 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
       kept_input_grads = peak.kept_after_backward_bytes;
       // Held: the unsharded gradients of the chunks in their backward passes, and the sharded ones (zero >= 2) of
       // the chunks already reduce-scattered.
+      // With the reduce-scatter stream's pool (gradient_pool), every chunk's sharded gradients are reserved
+      // throughout, counted above.
       double held = 0;
       for (size_t c = 0; c < size_t(v); ++c)
-        held += peak.chunk_holds[c] ? chunk_params[c] : peak.chunk_reduced[c] ? chunk_params[c] / d : 0.0;
+        held += peak.chunk_holds[c]                              ? chunk_params[c]
+                : peak.chunk_reduced[c] && !gradient_pool ? chunk_params[c] / d
+                                                                 : 0.0;
       sm.gradients_bytes += (held - sm.params) * gradient_bytes;
     } else {
       kept_input_grads = act_chunks / double(v) * std::max(0.0, double(mb * v - in_flight)) * input_grad;

@@ -139,10 +139,18 @@ const Key kPipelineKeepsInputGrads =
 const Key kFsdpLayerBuffers =
     Key::boolean("fsdp_layer_buffers", kOptional, "false",
                  "true (FSDP2, parallel.zero 3): besides the gathered weights, one layer's flat all-gather output "
-                 "cached in the all-gather copy-in stream's pool of the caching allocator, one layer's 16-bit "
+                 "cached in the all-gather copy-in stream's pool of the caching allocator (two when the layers stay "
+                 "gathered after forward, parallel.reshard_after_forward false: forward's implicit prefetch "
+                 "allocates the next output before it frees the previous), one layer's 16-bit "
                  "unsharded gradients as autograd produces them and, when gradients are reduced every step, the "
                  "previous layer's reduce-scatter input in the reduce dtype (held until the next layer's "
                  "post-backward); false: none counted");
+const Key kFsdpGradientPool =
+    Key::boolean("fsdp_gradient_pool", kOptional, "false",
+                 "true (FSDP2, parallel.zero 3): the sharded gradients, which FSDP2 allocates in its reduce-scatter "
+                 "stream, stay reserved in that stream's pool of the caching allocator after the optimizer step "
+                 "frees them, so the stage's sharded gradients count at its peak also when their reduction waits for "
+                 "the last microbatch (parallel.defer_gradient_sync); false: counted only while allocated");
 
 const Key kTpSavesGatheredInputs =
     Key::boolean("tp_saves_gathered_inputs", kOptional, "false",
@@ -214,7 +222,7 @@ std::vector<config::KeyGroup> groups()
                        &kTpOverlapKernels}},
           {"host", {&kLaunch, &kPerLayer, &kPerMicrobatch, &kSyncResume, &kExpertGemm}},
           {"memory", {&kCudaContext, &kNcclBuffers, &kFragmentation, &kFp32Gradients, &kOptimizerState, &kFp8Saves16bit,
-                      &kPipelineKeepsStageOutputs, &kPipelineRecvBuffers, &kPipelineKeepsLogits, &kPipelineKeepsInputGrads, &kFsdpLayerBuffers, &kTpSavesGatheredInputs, &kLossBytesPerLogit, &kLossParallelBytesPerLogit, &kFinalNormBytesPerElement}},
+                      &kPipelineKeepsStageOutputs, &kPipelineRecvBuffers, &kPipelineKeepsLogits, &kPipelineKeepsInputGrads, &kFsdpLayerBuffers, &kFsdpGradientPool, &kTpSavesGatheredInputs, &kLossBytesPerLogit, &kLossParallelBytesPerLogit, &kFinalNormBytesPerElement}},
           {"overlap", {&kTpOverlap, &kDpOverlap, &kPpOverlap, &kPpOverlapBySchedule, &kParamGatherOverlap, &kTpAsyncAllreduce}},
           {"factors", {&kCompute, &kMemoryFactor, &kCommunication, &kStepOverhead}},
           {"calibration", {&kCalibrationRuns, &kHeldoutErrors}}};

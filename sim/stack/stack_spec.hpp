@@ -71,6 +71,9 @@ struct FrameworkMemory {
   /// FSDP2's per-layer buffers beside the gathered weights: a flat all-gather output cached in its own stream's pool,
   /// the layer's 16-bit unsharded gradients, the previous layer's reduce-scatter input.
   bool fsdp_layer_buffers = false;
+  /// FSDP2's sharded gradients stay reserved in its reduce-scatter stream's pool between steps: counted at the peak
+  /// also when their reduction waits for the last microbatch.
+  bool fsdp_gradient_pool = false;
   /// Under sequence parallelism a column-parallel linear saves its input as gathered, whole on every tp rank (torch's
   /// DTensor tensor parallelism), rather than the rank's rows gathered again in backward (Megatron-LM).
   bool tp_saves_gathered_inputs = false;

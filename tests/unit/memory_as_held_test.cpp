@@ -4,7 +4,8 @@
 // torch.distributed.pipelining keeps until their backward (stack memory.pipeline_keeps_stage_outputs), its receive
 // buffers kept per microbatch (memory.pipeline_recv_buffers), the logits its last stage keeps to the step's end
 // (memory.pipeline_keeps_logits), the received inputs' gradients it keeps to the next step
-// (memory.pipeline_keeps_input_grads), FSDP2's per-layer buffers (memory.fsdp_layer_buffers), its gradients held
+// (memory.pipeline_keeps_input_grads), FSDP2's per-layer buffers (memory.fsdp_layer_buffers), its sharded gradients'
+// reduce-scatter pool (memory.fsdp_gradient_pool), its gradients held
 // chunk by chunk when their reduction waits for each chunk's last backward, and the inputs torch's tensor parallelism
 // saves gathered (memory.tp_saves_gathered_inputs), the eager final norm's saved tensors held with the loss
 // (memory.final_norm_bytes_per_element), and the buffers of PyTorch's context parallelism in a layer's attention
@@ -213,6 +214,14 @@ TEST(MemoryAsHeld, Fsdp2HoldsOneLayersBuffers)
   const auto c = estimate_memory(plain, derive_plan(plain), t);
   const auto d = estimate_memory(fsdp2, derive_plan(fsdp2), t);
   EXPECT_NEAR(d.stages[1].gradients_bytes - c.stages[1].gradients_bytes, 2.0 * layer, 2.0 * layer * 1e-3);
+  // Held gathered (no resharding after forward), forward's implicit prefetch allocates the next layer's flat output
+  // while the previous one's is still referenced: two outputs in the pool, not one.
+  plain.parallel.reshard_after_forward = fsdp2.parallel.reshard_after_forward = true;
+  auto held_plain = plain, held_fsdp2 = fsdp2;
+  held_plain.parallel.reshard_after_forward = held_fsdp2.parallel.reshard_after_forward = false;
+  const auto e = estimate_memory(held_plain, derive_plan(held_plain), t);
+  const auto f = estimate_memory(held_fsdp2, derive_plan(held_fsdp2), t);
+  EXPECT_NEAR(f.stages[1].weights_bytes - e.stages[1].weights_bytes, 2.0 * 2.0 * layer, 4.0 * layer * 1e-3);
   // Without ZeRO-3 there is no FSDP2 gather.
   auto zero1 = fsdp2;
   zero1.parallel.zero = 1;
@@ -220,6 +229,47 @@ TEST(MemoryAsHeld, Fsdp2HoldsOneLayersBuffers)
   zero1_plain.stack.memory.fsdp_layer_buffers = false;
   EXPECT_DOUBLE_EQ(estimate_memory(zero1, derive_plan(zero1), t).stages[1].total_bytes(),
                    estimate_memory(zero1_plain, derive_plan(zero1_plain), t).stages[1].total_bytes());
+}
+
+// FSDP2's sharded gradients live in its reduce-scatter stream's pool, reserved from one step to the next: with the
+// reduction deferred to the last microbatch (torch pipelining), the stage's sharded fp32 gradients are reserved beside
+// the unsharded ones at the peak; reduced every step, they are counted already and nothing moves.
+TEST(MemoryAsHeld, Fsdp2GradientPoolKeepsTheShardedGradientsReserved)
+{
+  auto plain = gpt3_175b_at_precision("bf16");
+  plain.parallel.zero = 3;
+  plain.parallel.dp = 2;
+  plain.devices = 128;
+  plain.parallel.reshard_after_forward = false;
+  plain.parallel.defer_gradient_sync = true;
+  plain.stack.memory.fp32_gradients = true;
+  auto pool = plain;
+  pool.stack.memory.fsdp_gradient_pool = true;
+  dtsim::model::Transformer t(plain.model);
+  const auto plan = derive_plan(plain);
+  const auto a = estimate_memory(plain, plan, t);
+  const auto b = estimate_memory(pool, derive_plan(pool), t);
+  for (size_t st = 0; st < a.stages.size(); ++st) {
+    const double params = stage_params(t, plan, int64_t(st));
+    EXPECT_NEAR(b.stages[st].gradients_bytes - a.stages[st].gradients_bytes, params / 2.0 * 4.0, params * 1e-9);
+    EXPECT_DOUBLE_EQ(b.stages[st].weights_bytes, a.stages[st].weights_bytes);
+    EXPECT_DOUBLE_EQ(b.stages[st].activations_bytes, a.stages[st].activations_bytes);
+  }
+  // Interleaved, two chunks per stage: every chunk's sharded gradients are reserved throughout, beside the unsharded
+  // gradients of the chunk in its backward passes (stage 1 holds layers only: half its parameters unsharded).
+  auto interleaved = pool;
+  interleaved.parallel.vpp = 2;
+  interleaved.schedule = "interleaved-1f1b";
+  interleaved.training.recompute = Recompute::Full;
+  const auto plan2 = derive_plan(interleaved);
+  const double params1 = stage_params(t, plan2, 1);
+  EXPECT_NEAR(estimate_memory(interleaved, plan2, t).stages[1].gradients_bytes,
+              (params1 / 2.0 + params1 / 2.0) * 4.0, params1 * 1e-9);
+  // Reduced every step: the sharded gradients are counted already.
+  auto every_step = plain, every_step_pool = pool;
+  every_step.parallel.defer_gradient_sync = every_step_pool.parallel.defer_gradient_sync = false;
+  EXPECT_DOUBLE_EQ(estimate_memory(every_step, derive_plan(every_step), t).stages[1].total_bytes(),
+                   estimate_memory(every_step_pool, derive_plan(every_step_pool), t).stages[1].total_bytes());
 }
 
 // Weights gathered in fp8 (training.fp8_params under fp8; torchao's float8 all-gather, torchtitan's
@@ -243,12 +293,12 @@ TEST(MemoryAsHeld, Fp8AllGatherHoldsTheGatheredLayersInFp8)
   const auto a = estimate_memory(bf16_gather, plan, t);
   const auto b = estimate_memory(fp8_gather, derive_plan(fp8_gather), t);
   const double layer = t.layer_params_per_rank(8, 1, false, 1);
-  // Stage 1 holds layers only: its whole stage gathered, and one layer's all-gather buffer.
+  // Stage 1 holds layers only: its whole stage gathered, and two layers' all-gather buffers (forward's prefetch).
   const double stage1 = stage_params(t, plan, 1);
-  EXPECT_NEAR(a.stages[1].weights_bytes - b.stages[1].weights_bytes, stage1 + layer, 1e-9 * stage1);
+  EXPECT_NEAR(a.stages[1].weights_bytes - b.stages[1].weights_bytes, stage1 + 2.0 * layer, 1e-9 * stage1);
   // Stage 0 holds as many layers and the word embeddings besides, gathered in 16-bit: the same saving.
   ASSERT_GT(stage_params(t, plan, 0), stage1);
-  EXPECT_NEAR(a.stages[0].weights_bytes - b.stages[0].weights_bytes, stage1 + layer, 1e-9 * stage1);
+  EXPECT_NEAR(a.stages[0].weights_bytes - b.stages[0].weights_bytes, stage1 + 2.0 * layer, 1e-9 * stage1);
   for (size_t st = 0; st < a.stages.size(); ++st) {
     EXPECT_DOUBLE_EQ(b.stages[st].gradients_bytes, a.stages[st].gradients_bytes);
     EXPECT_DOUBLE_EQ(b.stages[st].optimizer_bytes, a.stages[st].optimizer_bytes);
