@@ -1,5 +1,6 @@
 #pragma once
-/// Time of one kernel on one device: GEMMs at a shape-dependent fraction of peak, never faster than their
+/// Time of one kernel on one device: GEMMs at a shape-dependent fraction of peak (small outputs split over k, as
+/// libraries run them: docs/calibration.md, "Small outputs: padding and split-K"), never faster than their
 /// memory traffic allows; fused attention at its kernel's published throughput; memory-bound kernels at the achieved
 /// fraction of memory bandwidth; no kernel shorter than the device's minimum kernel time. A run of kernels is never
 /// shorter than the host takes to launch them (the stack's host overheads).
