@@ -8,6 +8,28 @@
 
 namespace dtsim::kernels {
 
+namespace {
+
+// Split-K (ComputeModel::gemm_seconds): the shallowest slice of k one unit of a split reduction gets. CUTLASS's
+// stream-K scheduler gives each unit at least min_iters_per_sk_unit_ = 8 k-tiles (NVIDIA/cutlass,
+// include/cutlass/gemm/kernel/tile_scheduler_params.h @ 0046e36, PersistentTileSchedulerSm90StreamKParams), and its
+// Hopper 16-bit GEMMs step k by 64 elements (the 128x128x64 CTA tile of its sm90 kernels): 512.
+constexpr double kMinSliceDepth = 8 * 64;
+// The slices' partial sums are kept in the fp32 accumulator type: each slice writes its share, the reduction reads
+// it back (CUTLASS's GemmSplitKParallel writes a workspace that ReduceSplitK sums; cuBLASLt's
+// CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE keeps partials in the compute type and reduces them in a separate step).
+constexpr double kPartialSumBytes = 4;
+
+// A* = half_area * (p - 1)^(1/p): the output area at which a curve with area_exponent p > 1 gives the least compute
+// time per output element (area / efficiency); 0 for p <= 1, whose time per element falls all the way.
+double best_area(const hardware::GemmEfficiency& g)
+{
+  return g.area_exponent > 1 && g.half_area > 0 ? g.half_area * std::pow(g.area_exponent - 1, 1.0 / g.area_exponent)
+                                                : 0.0;
+}
+
+}  // namespace
+
 ComputeModel::ComputeModel(const hardware::DeviceSpec& device, const std::string& precision, const stack::StackSpec& stack)
     : device_(device), stack_(stack)
 {
@@ -80,18 +102,42 @@ double ComputeModel::seconds(const model::Op& op) const
   if (op.kind == model::Op::Kind::Gemm) {
     // Low-precision linear GEMMs follow their precision's curve (linear_gemm_); the others the bf16 one.
     const auto& g = op.linear && low_precision_ ? linear_gemm_ : device_.gemm;
-    // With area_exponent p > 1 the fitted curve makes a GEMM's compute time grow again as its output shrinks below
-    // A* = half_area * (p - 1)^(1/p) (where area / efficiency is smallest). A GEMM is never slower than the same
-    // GEMM padded to A* output elements, so smaller outputs take the padded GEMM's time (a router's 8 columns, say).
-    const double area = op.batch * op.m * op.n;
-    double padded = area;
-    if (g.area_exponent > 1 && g.half_area > 0)
-      padded = std::max(area, g.half_area * std::pow(g.area_exponent - 1, 1.0 / g.area_exponent));
-    const double eff = curve_efficiency(g, padded, op.k);
-    const double peak = peak_flops(op);
-    t = std::max(t, op.flops() * (padded / area) / (peak * eff * stack_.factors.compute));
+    t = std::max(t, gemm_seconds(g, peak_flops(op), op));
   }
   return t;
+}
+
+double ComputeModel::padded_gemm_seconds(const hardware::GemmEfficiency& g, double peak, double flops, double area,
+                                         double k) const
+{
+  // With area_exponent p > 1 the fitted curve makes a GEMM's compute time grow again as its output shrinks below A*.
+  // A GEMM is never slower than the same GEMM padded to A* output elements (tiles that compute nothing).
+  const double padded = std::max(area, best_area(g));
+  const double eff = curve_efficiency(g, padded, k);
+  return flops * (padded / area) / (peak * eff * stack_.factors.compute);
+}
+
+double ComputeModel::gemm_seconds(const hardware::GemmEfficiency& g, double peak, const model::Op& op) const
+{
+  const double area = op.batch * op.m * op.n;
+  double best = padded_gemm_seconds(g, peak, op.flops(), area, op.k);
+  // Below A* libraries split k rather than leave the device idle (cuBLASLt's split-K algorithms, CUTLASS's split-K
+  // and stream-K, hipBLASLt's GlobalSplitU): s slices of depth k / s each compute a partial output, run as one GEMM
+  // of s x area outputs, then a reduction sums the fp32 partials. They split only as far as fills the device once
+  // (s x area <= A*, as CUTLASS's stream-K units fill at most one wave and its split count is capped at the SM
+  // count), with slices no shallower than kMinSliceDepth; the best such split is taken if it beats the padded GEMM.
+  // Above A* the fitted curve stands as measured: the libraries' own choices are in its points.
+  const double a_star = best_area(g);
+  if (area <= 0 || area >= a_star)
+    return best;
+  double slices = std::min(std::floor(a_star / area), std::floor(op.k / kMinSliceDepth));
+  if (device_.sm_count > 0)
+    slices = std::min(slices, double(device_.sm_count));
+  for (double s = 2; s <= slices; ++s) {
+    const double reduction = memory_seconds(2 * kPartialSumBytes * s * area);
+    best = std::min(best, padded_gemm_seconds(g, peak, op.flops(), s * area, op.k / s) + reduction);
+  }
+  return best;
 }
 
 double ComputeModel::run_seconds(const std::vector<model::Op>& ops) const

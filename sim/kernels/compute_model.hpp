@@ -1,5 +1,6 @@
 #pragma once
-/// Time of one kernel on one device: GEMMs at a shape-dependent fraction of peak, never faster than their
+/// Time of one kernel on one device: GEMMs at a shape-dependent fraction of peak (small outputs split over k, as
+/// libraries run them: docs/calibration.md, "Small outputs: padding and split-K"), never faster than their
 /// memory traffic allows; fused attention at its kernel's published throughput; memory-bound kernels at the achieved
 /// fraction of memory bandwidth; no kernel shorter than the device's minimum kernel time. A run of kernels is never
 /// shorter than the host takes to launch them (the stack's host overheads).
@@ -43,6 +44,13 @@ class ComputeModel {
 
  private:
   double curve_efficiency(const hardware::GemmEfficiency& g, double area, double k) const;
+  /// Compute time of a GEMM of `flops` with `area` output elements and depth `k` on curve `g` at `peak` FLOP/s,
+  /// priced as the same GEMM padded to the curve's best area A* when its output is smaller.
+  double padded_gemm_seconds(const hardware::GemmEfficiency& g, double peak, double flops, double area,
+                             double k) const;
+  /// Compute time of GEMM `op` on curve `g` at `peak`: the padded GEMM, or below A* its k split into slices and
+  /// their partial sums reduced, whichever is shorter.
+  double gemm_seconds(const hardware::GemmEfficiency& g, double peak, const model::Op& op) const;
   hardware::DeviceSpec device_;
   stack::StackSpec stack_;
   double peak_;
