@@ -7,19 +7,14 @@
 
 #include "hardware/hardware_yaml.hpp"
 #include "kernels/compute_model.hpp"
+#include "shipped_device.hpp"
 #include "test_paths.hpp"
 
 namespace {
 
 using dtsim::test::source_path;
 
-dtsim::hardware::DeviceSpec device_of(const std::string& file)
-{
-  dtsim::Diagnostics diag;
-  auto hw = dtsim::hardware::load_hardware(source_path(file), diag);
-  EXPECT_TRUE(diag.empty()) << file;
-  return hw.device;
-}
+using dtsim::test::device_of;
 
 // A 16-bit GEMM (m x k)(k x n) with its operands and result as its memory traffic (model/transformer.cpp, gemm).
 dtsim::model::Op gemm(double m, double n, double k)

@@ -12,6 +12,7 @@
 #include "parallel/plan.hpp"
 #include "replay/step_program.hpp"
 #include "scenario/scenario_spec.hpp"
+#include "shipped_device.hpp"
 #include "test_paths.hpp"
 #include "tiny_scenario.hpp"
 
@@ -23,13 +24,7 @@ using dtsim::test::rel_diff;
 using dtsim::test::source_path;
 
 // The devices as their hardware files describe them: the attention figures are the files'.
-dtsim::hardware::DeviceSpec device_of(const std::string& file)
-{
-  dtsim::Diagnostics diag;
-  auto hw = dtsim::hardware::load_hardware(source_path(file), diag);
-  EXPECT_TRUE(diag.empty()) << file;
-  return hw.device;
-}
+using dtsim::test::device_of;
 const dtsim::hardware::DeviceSpec& h100_device()
 {
   static const auto d = device_of("hardware/dgx-h100.yaml");
