@@ -51,6 +51,20 @@ ScenarioSpec gpt3_175b_at_precision(const std::string& precision)
   return s;
 }
 
+// The same model under FSDP2 (zero 3 over dp 2) as torch pipelining runs it: layers stay gathered after forward and
+// the fp32 gradients are reduced once, after the last microbatch.
+ScenarioSpec fsdp2_pipelined_gpt3_175b()
+{
+  auto s = gpt3_175b_at_precision("bf16");
+  s.parallel.zero = 3;
+  s.parallel.dp = 2;
+  s.devices = 128;
+  s.parallel.reshard_after_forward = false;
+  s.parallel.defer_gradient_sync = true;
+  s.stack.memory.fp32_gradients = true;
+  return s;
+}
+
 TEST(MemoryAsHeld, OptimizerStateBytesFollowTheFramework)
 {
   EXPECT_EQ(dtsim::stack::optimizer_state_bytes(OptimizerState::Fp32, false), 12);
@@ -236,13 +250,7 @@ TEST(MemoryAsHeld, Fsdp2HoldsOneLayersBuffers)
 // the unsharded ones at the peak; reduced every step, they are counted already and nothing moves.
 TEST(MemoryAsHeld, Fsdp2GradientPoolKeepsTheShardedGradientsReserved)
 {
-  auto plain = gpt3_175b_at_precision("bf16");
-  plain.parallel.zero = 3;
-  plain.parallel.dp = 2;
-  plain.devices = 128;
-  plain.parallel.reshard_after_forward = false;
-  plain.parallel.defer_gradient_sync = true;
-  plain.stack.memory.fp32_gradients = true;
+  auto plain = fsdp2_pipelined_gpt3_175b();
   auto pool = plain;
   pool.stack.memory.fsdp_gradient_pool = true;
   dtsim::model::Transformer t(plain.model);
@@ -438,15 +446,9 @@ TEST(MemoryAsHeld, DeferredGradientPeakWalksTheOrder)
 // gradients do not exist yet when the later chunk's begin: the peak holds one chunk's unsharded gradients of two.
 TEST(MemoryAsHeld, Fsdp2DeferredGradientsAreHeldChunkByChunk)
 {
-  auto s = gpt3_175b_at_precision("bf16");
-  s.parallel.zero = 3;
-  s.parallel.dp = 2;
-  s.devices = 128;
-  s.parallel.reshard_after_forward = false;
-  s.parallel.defer_gradient_sync = true;
+  auto s = fsdp2_pipelined_gpt3_175b();
   s.parallel.vpp = 2;
   s.schedule = "interleaved-1f1b";
-  s.stack.memory.fp32_gradients = true;
   s.training.recompute = Recompute::Full;
   dtsim::model::Transformer t(s.model);
   const auto plan = derive_plan(s);
