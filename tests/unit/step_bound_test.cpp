@@ -21,10 +21,13 @@
 #include "systems/gpu_cluster/gpu_step.hpp"
 #include "systems/gpu_cluster/step_bound.hpp"
 #include "systems/system_kinds.hpp"
+#include "property_sample.hpp"
 #include "test_paths.hpp"
 
 namespace {
 
+using dtsim::test::sampled_at_least;
+using dtsim::test::sampled_stride;
 using dtsim::test::source_path;
 
 // Simulates every `stride`-th plan (each in its own child process) and checks bound <= step time; returns the plans
@@ -66,9 +69,9 @@ std::vector<dtsim::scenario::ScenarioSpec> full_space(const std::string& scenari
 
 TEST(StepBound, NeverAboveTheSimulatedStepOnEveryPlanOfTinyGpt)
 {
-  // Every fifth of its 1,596 plans, so that the test takes seconds.
+  // Every fifth of its 1,596 plans, so that the test takes seconds (every twentieth under the sanitizers).
   double tightest = 0;
-  EXPECT_GT(check_bounds(full_space("scenarios/tiny.yaml"), tightest, 5), 100u);
+  EXPECT_GT(check_bounds(full_space("scenarios/tiny.yaml"), tightest, sampled_stride(5)), sampled_at_least(100));
   EXPECT_GT(tightest, 0.5);  // a bound that says something on some plan
 }
 
@@ -78,7 +81,8 @@ TEST(StepBound, NeverAboveTheSimulatedStepWithContextParallelism)
   auto dims = dtsim::parallel::PlanDimensions::wide(base);
   dims.cp = {2, 4};
   double tightest = 0;
-  EXPECT_GT(check_bounds(dtsim::parallel::enumerate_plans(base, dims).fitting, tightest, 4), 10u);
+  EXPECT_GT(check_bounds(dtsim::parallel::enumerate_plans(base, dims).fitting, tightest, sampled_stride(4)),
+            sampled_at_least(10));
 }
 
 // Context parallelism with the overlaps of the full space (tp_overlap's groups count their TP collectives in the
@@ -94,8 +98,10 @@ TEST(StepBound, NeverAboveTheSimulatedStepWithContextParallelismAndOverlaps)
       (p.parallel.tp_overlap ? overlapped : plans).push_back(std::move(p));
     SCOPED_TRACE(scenario);
     double tightest = 0;
-    EXPECT_GT(check_bounds(overlapped, tightest, std::max<size_t>(1, overlapped.size() / 30)), 10u);
-    EXPECT_GT(check_bounds(plans, tightest, std::max<size_t>(1, plans.size() / 30)), 10u);
+    EXPECT_GT(check_bounds(overlapped, tightest, sampled_stride(std::max<size_t>(1, overlapped.size() / 30))),
+              sampled_at_least(10));
+    EXPECT_GT(check_bounds(plans, tightest, sampled_stride(std::max<size_t>(1, plans.size() / 30))),
+              sampled_at_least(10));
   }
 }
 
@@ -151,7 +157,7 @@ TEST(StepBound, NeverAboveTheSimulatedStepOnDeepSeekV3PlansWithContextParallelis
 TEST(StepBound, NeverAboveTheSimulatedStepWithExperts)
 {
   double tightest = 0;
-  EXPECT_GT(check_bounds(full_space("scenarios/tiny-moe.yaml"), tightest, 40), 50u);
+  EXPECT_GT(check_bounds(full_space("scenarios/tiny-moe.yaml"), tightest, sampled_stride(40)), sampled_at_least(50));
 }
 
 // ep_overlap pairs a forward and a backward chunk (DualPipe, interleaved 1F1B's steady state): the plans of the space
@@ -164,7 +170,7 @@ TEST(StepBound, NeverAboveTheSimulatedStepWithPairedChunks)
     if (p.parallel.ep > 1 && p.parallel.pairs_units(dtsim::scenario::schedule_def(p.schedule).pairs_by_default))
       plans.push_back(std::move(p));
   double tightest = 0;
-  EXPECT_GT(check_bounds(plans, tightest, 20), 10u);
+  EXPECT_GT(check_bounds(plans, tightest, sampled_stride(20)), sampled_at_least(10));
 }
 
 // Expert all-to-alls that cross the NICs (Mixtral 8x7B on 64 H100: ep 8 over the tp 8 ranks' nodes, or over dp),
