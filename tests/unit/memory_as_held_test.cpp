@@ -5,8 +5,8 @@
 // buffers kept per microbatch (memory.pipeline_recv_buffers), the logits its last stage keeps to the step's end
 // (memory.pipeline_keeps_logits), the received inputs' gradients it keeps to the next step
 // (memory.pipeline_keeps_input_grads), every stage's outputs it keeps past their backward
-// (memory.pipeline_keeps_outputs_to_step_end), FSDP2's per-layer buffers (memory.fsdp_layer_buffers), its sharded gradients'
-// reduce-scatter pool (memory.fsdp_gradient_pool), its gradients held
+// (memory.pipeline_keeps_outputs_to_step_end), FSDP2's per-layer buffers (memory.fsdp_layer_buffers), its sharded
+// gradients' reduce-scatter pool (memory.fsdp_gradient_pool), its gradients held
 // chunk by chunk when their reduction waits for each chunk's last backward, and the inputs torch's tensor parallelism
 // saves gathered (memory.tp_saves_gathered_inputs), the eager final norm's saved tensors held with the loss
 // (memory.final_norm_bytes_per_element), and the buffers of PyTorch's context parallelism in a layer's attention
