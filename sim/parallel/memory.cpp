@@ -267,6 +267,12 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
   // from there without resetting it; only clear_runtime_states, when the next step begins, sets .grad to None
   // (pytorch/pytorch#164329, 2025-10-01, added the reset after the read).
   const double input_grad = s.stack.memory.pipeline_keeps_input_grads && pp > 1 ? recomputed : 0.0;
+  // Each microbatch's stage output kept past its backward to the next step on every stage (stack
+  // memory.pipeline_keeps_outputs_to_step_end): before pytorch/pytorch#153383 (2025-05-13) stage.py's
+  // forward_one_chunk appended every stage's output to output_chunks, not the last stage's alone, and only
+  // clear_runtime_states, when the next step begins, empties it; the backward frees the output's graph, not its data.
+  // fwd_cache holds the same tensor until the backward (stage_output above): this counts it once the backward has run.
+  const double kept_output = s.stack.memory.pipeline_keeps_outputs_to_step_end && pp > 1 ? recomputed : 0.0;
   // The loss's peak (per logit on this rank): its buffers are freed before the last layer's backward begins, so
   // they and a recomputed layer are never held together.
   const double logits = double(plan.tokens_per_rank) * double(m.vocab) / double(tp) *
@@ -386,7 +392,7 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
     // at the peak: the stage's last forward has run by then (1F1B's and interleaved 1F1B's steady state, or the
     // loss's stage at its last microbatch), so every chunk-microbatch not in flight is done.
     const double act_chunks = double(v) - (plan.holds_embedding(st) ? 1.0 : 0.0);
-    double kept_input_grads = 0;
+    double kept_after_backward = 0;
     // FSDP2 with gradient reduction deferred to each chunk's last backward, over several chunks: the gradients of a
     // chunk exist from its first weight-gradient pass to its last (parallel/deferred_gradients.hpp). The stage's
     // peak is the moment of its order that holds the most activations and gradients together; under interleaved
@@ -405,15 +411,18 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
       std::vector<double> chunk_gradients;
       for (double p : chunk_params)
         chunk_gradients.push_back(p * gradient_bytes);
-      // Every chunk's backwards keep its input's gradient but the embedding's chunk (chunk 0 of its stage).
-      std::vector<double> chunk_kept(size_t(v), input_grad);
+      // Every chunk's backwards keep its input's gradient but the embedding's chunk (chunk 0 of its stage), and its
+      // output but the loss's chunk (the last of its stage).
+      std::vector<double> chunk_kept(size_t(v), input_grad + kept_output);
       if (plan.holds_embedding(st))
-        chunk_kept.front() = 0.0;
+        chunk_kept.front() -= input_grad;
+      if (plan.holds_head(st))
+        chunk_kept.back() -= kept_output;
       const auto order = plan.schedule->stage_orders(pp, v, mb).at(size_t(st));
       const auto peak =
           deferred_gradient_peak(order, v, per_chunk + output_chunks * stage_output, chunk_gradients, chunk_kept);
       in_flight = peak.in_flight;
-      kept_input_grads = peak.kept_after_backward_bytes;
+      kept_after_backward = peak.kept_after_backward_bytes;
       // Held: the unsharded gradients of the chunks in their backward passes, and the sharded ones (zero >= 2) of
       // the chunks already reduce-scattered.
       // With the reduce-scatter stream's pool (gradient_pool), every chunk's sharded gradients are reserved
@@ -425,7 +434,8 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
                                                                  : 0.0;
       sm.gradients_bytes += (held - sm.params) * gradient_bytes;
     } else {
-      kept_input_grads = act_chunks / double(v) * std::max(0.0, double(mb * v - in_flight)) * input_grad;
+      kept_after_backward = std::max(0.0, double(mb * v - in_flight)) *
+                            (act_chunks / double(v) * input_grad + output_chunks * kept_output);
     }
     sm.microbatches_in_flight = in_flight;
     // Receive buffers, per microbatch of each chunk: gradients for every chunk but the loss's, activations for every
@@ -443,7 +453,7 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
       head_peak =
           std::max(working + kept_logit_bytes, logits + head_input + final_norm) + double(mb - 1) * kept_logit_bytes;
     sm.activations_bytes = double(in_flight) * (per_chunk + output_chunks * stage_output) + recv_buffers * recv_buffer +
-                           kept_input_grads + (plan.holds_head(st) ? head_peak : working);
+                           kept_after_backward + (plan.holds_head(st) ? head_peak : working);
     r.stages.push_back(sm);
   }
   for (size_t i = 0; i < r.stages.size(); ++i)

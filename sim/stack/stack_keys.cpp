@@ -136,6 +136,13 @@ const Key kPipelineKeepsInputGrads =
                  "sequence-sharded layer input per backward run, on every chunk but the model's first) until the "
                  "next step begins (torch.distributed.pipelining before 2025-10: autograd accumulates it into the "
                  "receive buffer's .grad, reset only by clear_runtime_states); false: freed once sent");
+const Key kPipelineKeepsOutputsToStepEnd =
+    Key::boolean("pipeline_keeps_outputs_to_step_end", kOptional, "false",
+                 "true: every pipeline stage keeps each microbatch's output (one sequence-sharded layer input per "
+                 "forward run, on every chunk but the one that computes the loss) until the next step begins, not "
+                 "only until its backward (torch.distributed.pipelining before 2025-05: forward_one_chunk appended "
+                 "every stage's output to output_chunks, emptied only by clear_runtime_states; pytorch/pytorch#153383 "
+                 "kept it on the last stage alone); false: an output is freed after its backward");
 const Key kFsdpLayerBuffers =
     Key::boolean("fsdp_layer_buffers", kOptional, "false",
                  "true (FSDP2, parallel.zero 3): besides the gathered weights, one layer's flat all-gather output "
@@ -222,7 +229,7 @@ std::vector<config::KeyGroup> groups()
                        &kTpOverlapKernels}},
           {"host", {&kLaunch, &kPerLayer, &kPerMicrobatch, &kSyncResume, &kExpertGemm}},
           {"memory", {&kCudaContext, &kNcclBuffers, &kFragmentation, &kFp32Gradients, &kOptimizerState, &kFp8Saves16bit,
-                      &kPipelineKeepsStageOutputs, &kPipelineRecvBuffers, &kPipelineKeepsLogits, &kPipelineKeepsInputGrads, &kFsdpLayerBuffers, &kFsdpGradientPool, &kTpSavesGatheredInputs, &kLossBytesPerLogit, &kLossParallelBytesPerLogit, &kFinalNormBytesPerElement}},
+                      &kPipelineKeepsStageOutputs, &kPipelineRecvBuffers, &kPipelineKeepsLogits, &kPipelineKeepsInputGrads, &kPipelineKeepsOutputsToStepEnd, &kFsdpLayerBuffers, &kFsdpGradientPool, &kTpSavesGatheredInputs, &kLossBytesPerLogit, &kLossParallelBytesPerLogit, &kFinalNormBytesPerElement}},
           {"overlap", {&kTpOverlap, &kDpOverlap, &kPpOverlap, &kPpOverlapBySchedule, &kParamGatherOverlap, &kTpAsyncAllreduce}},
           {"factors", {&kCompute, &kMemoryFactor, &kCommunication, &kStepOverhead}},
           {"calibration", {&kCalibrationRuns, &kHeldoutErrors}}};

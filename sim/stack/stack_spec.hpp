@@ -68,6 +68,9 @@ struct FrameworkMemory {
   /// step begins (torch.distributed.pipelining before 2025-10: autograd writes it to the receive buffer's .grad, which
   /// only clear_runtime_states resets), rather than freeing it once sent.
   bool pipeline_keeps_input_grads = false;
+  /// Every pipeline stage keeps each microbatch's output until the next step begins (torch.distributed.pipelining
+  /// before 2025-05: output_chunks on every stage), not only until its backward.
+  bool pipeline_keeps_outputs_to_step_end = false;
   /// FSDP2's per-layer buffers beside the gathered weights: a flat all-gather output cached in its own stream's pool,
   /// the layer's 16-bit unsharded gradients, the previous layer's reduce-scatter input.
   bool fsdp_layer_buffers = false;

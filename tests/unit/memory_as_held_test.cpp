@@ -4,8 +4,9 @@
 // torch.distributed.pipelining keeps until their backward (stack memory.pipeline_keeps_stage_outputs), its receive
 // buffers kept per microbatch (memory.pipeline_recv_buffers), the logits its last stage keeps to the step's end
 // (memory.pipeline_keeps_logits), the received inputs' gradients it keeps to the next step
-// (memory.pipeline_keeps_input_grads), FSDP2's per-layer buffers (memory.fsdp_layer_buffers), its sharded gradients'
-// reduce-scatter pool (memory.fsdp_gradient_pool), its gradients held
+// (memory.pipeline_keeps_input_grads), every stage's outputs it keeps past their backward
+// (memory.pipeline_keeps_outputs_to_step_end), FSDP2's per-layer buffers (memory.fsdp_layer_buffers), its sharded
+// gradients' reduce-scatter pool (memory.fsdp_gradient_pool), its gradients held
 // chunk by chunk when their reduction waits for each chunk's last backward, and the inputs torch's tensor parallelism
 // saves gathered (memory.tp_saves_gathered_inputs), the eager final norm's saved tensors held with the loss
 // (memory.final_norm_bytes_per_element), and the buffers of PyTorch's context parallelism in a layer's attention
@@ -199,6 +200,37 @@ TEST(MemoryAsHeld, PipeliningKeepsInputGradientsToTheNextStep)
   one_stage.devices = 8;
   auto one_stage_plain = one_stage;
   one_stage_plain.stack.memory.pipeline_keeps_input_grads = false;
+  EXPECT_DOUBLE_EQ(estimate_memory(one_stage, derive_plan(one_stage), t).stages[0].activations_bytes,
+                   estimate_memory(one_stage_plain, derive_plan(one_stage_plain), t).stages[0].activations_bytes);
+}
+
+// torch.distributed.pipelining before 2025-05 (pytorch/pytorch#153383) appends every stage's output to output_chunks
+// and empties it only when the next step begins: past its backward each microbatch's output (a sequence-sharded layer
+// input) stays, on every stage but the loss's (its output is the logits), one per microbatch not in flight at the peak.
+TEST(MemoryAsHeld, PipeliningKeepsStageOutputsToTheNextStep)
+{
+  auto plain = gpt3_175b_at_precision("bf16");
+  auto torch_pp = plain;
+  torch_pp.stack.memory.pipeline_keeps_outputs_to_step_end = true;
+  dtsim::model::Transformer t(plain.model);
+  const auto a = estimate_memory(plain, derive_plan(plain), t);
+  const auto b = estimate_memory(torch_pp, derive_plan(torch_pp), t);
+  const double output = 2048.0 * 1.0 * 12288.0 / 8.0 * 2.0;  // seq * micro_batch * hidden / tp, bf16
+  const size_t last = a.stages.size() - 1;
+  double kept_somewhere = 0;
+  for (size_t st = 0; st < last; ++st) {
+    const double done = 8.0 - double(a.stages[st].microbatches_in_flight);
+    EXPECT_DOUBLE_EQ(b.stages[st].activations_bytes - a.stages[st].activations_bytes, done * output) << "stage " << st;
+    kept_somewhere += done;
+  }
+  EXPECT_GT(kept_somewhere, 0.0);  // 1F1B: the later stages have finished microbatches at their peak
+  EXPECT_DOUBLE_EQ(b.stages[last].activations_bytes, a.stages[last].activations_bytes);
+  // Without pipeline parallelism there is no stage output.
+  auto one_stage = torch_pp;
+  one_stage.parallel.pp = 1;
+  one_stage.devices = 8;
+  auto one_stage_plain = one_stage;
+  one_stage_plain.stack.memory.pipeline_keeps_outputs_to_step_end = false;
   EXPECT_DOUBLE_EQ(estimate_memory(one_stage, derive_plan(one_stage), t).stages[0].activations_bytes,
                    estimate_memory(one_stage_plain, derive_plan(one_stage_plain), t).stages[0].activations_bytes);
 }
