@@ -193,8 +193,10 @@ struct BackwardBuilder {
   {
     const size_t before = whole.size();
     add(whole);
-    if (split())
-      (to_weight ? weight : input)->insert((to_weight ? weight : input)->end(), whole.begin() + long(before), whole.end());
+    if (split()) {
+      std::vector<Step>& part = to_weight ? *weight : *input;
+      part.insert(part.end(), whole.begin() + long(before), whole.end());
+    }
   }
   void pass(const std::vector<model::Segment>& segs, const std::string& label)
   {
