@@ -403,7 +403,8 @@ int calibrate(std::ostream& out, std::ostream& err, const CalibrateOptions& o)
   before.insert(before.end(), checks_before.begin(), checks_before.end());
   const Fit fit = fit_factors(ev, all_runs, idx, base_factors, names, fitted_before);
   const std::vector<double> after_checks =
-      check_idx.empty() ? std::vector<double>{} : ev.step_times(check_idx, std::vector<Factors>(check_idx.size(), fit.factors));
+      check_idx.empty() ? std::vector<double>{}
+                        : ev.step_times(check_idx, std::vector<Factors>(check_idx.size(), fit.factors));
   for (size_t i = 0; i < everything.size(); ++i)
     if (std::isnan(before[i]))
       throw_config_error(all_runs[i].where, "scenario",

@@ -55,7 +55,8 @@ std::vector<CalibrationRun> read_calibration_runs(const std::string& path, const
     const std::string& sc = row[size_t(col_scenario)];
     if (sc.empty())
       throw_config_error(run.where, "scenario", "expected a scenario path, got an empty field");
-    run.scenario = (std::filesystem::path(sc).is_absolute() ? std::filesystem::path(sc) : dir / sc).lexically_normal().string();
+    run.scenario =
+        (std::filesystem::path(sc).is_absolute() ? std::filesystem::path(sc) : dir / sc).lexically_normal().string();
     const std::string& m = row[size_t(col_measured)];
     char* end = nullptr;
     run.measured_s = std::strtod(m.c_str(), &end);

@@ -352,10 +352,10 @@ int compare(std::ostream& out, const CompareOptions& o)
             << j["micro_batch_reason"].get<std::string>() << ")\n";
   }
   if (o.burden)
-    out << "\nPlans looked at on a GPU cluster: tensor parallel among the divisors of the node size, pipeline among the "
-           "divisors of the layer count,\ndata parallel the rest; micro batch 1, 2, 4; selective or full recomputation; "
-           "1F1B, interleaved with 2 chunks,\nand with a pipeline zb-h1, zb-h2, zb-v (2 chunks) and (even pp) DualPipe.\n"
-           "A wafer-scale system has its execution modes only "
+    out << "\nPlans looked at on a GPU cluster: tensor parallel among the divisors of the node size, pipeline among "
+           "the divisors of the layer count,\ndata parallel the rest; micro batch 1, 2, 4; selective or full "
+           "recomputation; 1F1B, interleaved with 2 chunks,\nand with a pipeline zb-h1, zb-h2, zb-v (2 chunks) and "
+           "(even pp) DualPipe.\nA wafer-scale system has its execution modes only "
            "(weight streaming, layer pipelined).\n";
   out << "\nIn short:\n";
   for (const auto& sentence : sentences)

@@ -628,7 +628,8 @@ Script scaling_chart(const SeriesTable& t, const Resolved& r, std::ostream& log)
     const std::string block = "g" + std::to_string(g), ls = std::to_string(g % 10 + 1);
     s.blocks += datablock(block, rows);
     plot_top += (plot_top.empty() ? "plot " : ", \\\n     ") + std::string("$") + block +
-                " using 1:2 with linespoints ls " + ls + " title " + gq(gs[g].first.empty() ? "simulated" : gs[g].first);
+                " using 1:2 with linespoints ls " + ls + " title " +
+                gq(gs[g].first.empty() ? "simulated" : gs[g].first);
     if (ideal) {
       plot_top += ", \\\n     $" + block + " using 1:3 with lines ls " + ls + " dt (10,6) lw 1.5 notitle";
       plot_bottom += (plot_bottom.empty() ? "plot 100 with lines lc rgb '#777777' dt (10,6) lw 1.5 notitle" : "") +
@@ -641,7 +642,8 @@ Script scaling_chart(const SeriesTable& t, const Resolved& r, std::ostream& log)
   }
   if (ideal)
     plot_top += ", \\\n     NaN with lines lc rgb '#555555' dt (10,6) lw 1.5 title " +
-                gq(m.total_rate ? "ideal linear scaling from the smallest point" : "ideal: flat from the smallest point");
+                gq(m.total_rate ? "ideal linear scaling from the smallest point"
+                                : "ideal: flat from the smallest point");
 
   std::vector<double> at(xs.begin(), xs.end());
   std::vector<std::string> empty(at.size()), numbers;
@@ -692,7 +694,8 @@ Script scaling_chart(const SeriesTable& t, const Resolved& r, std::ostream& log)
     b += "set ylabel 'parallel efficiency (%)'\nset xlabel " + gq(xlabel) + "\n";
     const double eff_lo = std::max(0.0, std::floor((effmin - 5) / 10) * 10);
     const double eff_hi = std::ceil((effmax + 5) / 10) * 10;
-    b += "set yrange [" + num(eff_lo) + ":" + num(eff_hi) + "]\nset ytics " + num(eff_hi - eff_lo > 50 ? 20 : 10) + "\n";
+    b += "set yrange [" + num(eff_lo) + ":" + num(eff_hi) + "]\nset ytics " + num(eff_hi - eff_lo > 50 ? 20 : 10) +
+         "\n";
     b += xtics(at, numbers);
     b += "unset key\n";
     b += plot_bottom + labels_bottom + "\n";
@@ -1311,7 +1314,8 @@ void skip_rows_without_y(SeriesTable& t, const PlotOptions& o, std::ostream& log
         << (why.empty() ? "" : " (" + why + ")") << "\n";
   }
   if (kept.empty())
-    refuse(o.csv, 0, "--y", "column '" + t.csv.columns[size_t(y)] + "' is empty in every simulated row: nothing to plot");
+    refuse(o.csv, 0, "--y",
+           "column '" + t.csv.columns[size_t(y)] + "' is empty in every simulated row: nothing to plot");
   t.ok = kept;
 }
 
@@ -1479,10 +1483,12 @@ int plot(const PlotOptions& o, std::ostream& log)
   const std::string W = std::to_string(script.width), H = std::to_string(script.height);
   gp += "do for [out_i = 1:2] {\n";
   gp += "if (out_i == 1) {\n";
-  gp += "  set terminal svg size " + W + "," + H + " dynamic noenhanced font 'Sans,11' fontscale 1.3 linewidth 1.2 background rgb 'white'\n";
+  gp += "  set terminal svg size " + W + "," + H +
+        " dynamic noenhanced font 'Sans,11' fontscale 1.3 linewidth 1.2 background rgb 'white'\n";
   gp += "  set output " + gq(name + ".svg") + "\n";
   gp += "} else {\n";
-  gp += "  set terminal pngcairo size " + W + "," + H + " noenhanced font 'Sans,11' linewidth 1.2 background rgb 'white'\n";
+  gp += "  set terminal pngcairo size " + W + "," + H +
+        " noenhanced font 'Sans,11' linewidth 1.2 background rgb 'white'\n";
   gp += "  set output " + gq(name + ".png") + "\n";
   gp += "}\n";
   gp += script.body;

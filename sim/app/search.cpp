@@ -175,7 +175,8 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
     }
     std::vector<std::function<Bytes()>> work;
     for (size_t i : batch)
-      work.push_back([&plans, i]() { return report::record_to_cbor(report::make_record(simulate(plans.at(i), false))); });
+      work.push_back(
+          [&plans, i]() { return report::record_to_cbor(report::make_record(simulate(plans.at(i), false))); });
     const size_t handled = next - batch.size();
     auto got = run_across_ranks(work, o.jobs, [&](size_t done) { progress.update(handled + done); });
     progress.update(next);
@@ -330,15 +331,17 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
   }
   if (ranked.empty()) {
     out << (none_ranked_code == 3 ? "\nNo plan fits.\n"
-                                  : "\nNo plan divides " + std::to_string(base.devices) + " devices and the global batch " +
-                                        std::to_string(base.training.global_batch) + ": nothing to simulate.\n");
+                                  : "\nNo plan divides " + std::to_string(base.devices) +
+                                        " devices and the global batch " + std::to_string(base.training.global_batch) +
+                                        ": nothing to simulate.\n");
     return none_ranked_code;
   }
   out << "\n  rank  step (s)  samples/s    MFU  memory/device  plan\n";
   auto print_row = [&](size_t i) {
     const auto& r = ranked[i];
-    std::snprintf(line, sizeof line, "  %4s  %#8.4g  %9.2f  %4.1f%%  %9.1f GiB  %s\n", rank_text(i).c_str(), r.step, r.samples,
-                  100 * r.mfu, r.peak_mem / 1073741824.0, parallel::describe_plan(plans.plan_only(r.index)).c_str());
+    std::snprintf(line, sizeof line, "  %4s  %#8.4g  %9.2f  %4.1f%%  %9.1f GiB  %s\n", rank_text(i).c_str(), r.step,
+                  r.samples, 100 * r.mfu, r.peak_mem / 1073741824.0,
+                  parallel::describe_plan(plans.plan_only(r.index)).c_str());
     out << line;
   };
   for (size_t i = 0; i < ranked.size() && int(i) < o.top; ++i)
@@ -348,14 +351,14 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
     print_row(ranked.size() - 1);
   }
   if (!own_plan_carried) {
-    out << "\n  this scenario's plan: " << written_plan << " on " << scenario_devices << " devices, which cannot run on "
-        << base.devices << " devices\n";
+    out << "\n  this scenario's plan: " << written_plan << " on " << scenario_devices
+        << " devices, which cannot run on " << base.devices << " devices\n";
     return 0;
   }
   out << "\n  this scenario's plan: " << parallel::describe_plan(base);
   if (own >= 0) {
-    std::snprintf(line, sizeof line, ", rank %s of %zu, %.2fx the best step time\n", rank_text(size_t(own)).c_str(), fitting,
-                  ranked[size_t(own)].step / ranked.front().step);
+    std::snprintf(line, sizeof line, ", rank %s of %zu, %.2fx the best step time\n", rank_text(size_t(own)).c_str(),
+                  fitting, ranked[size_t(own)].step / ranked.front().step);
     out << line;
   } else {
     out << " (not among the plans searched, or it does not fit)\n";

@@ -46,8 +46,8 @@ std::string plan_fields(const scenario::ScenarioSpec& s, bool with_pp_overlap)
                     int64_t(with_pp_overlap && p.pp_overlap), int64_t(p.tp_async_allreduce),
                     int64_t(p.ep_overlap.has_value()), int64_t(p.ep_overlap.value_or(false)), int64_t(p.tp_overlap),
                     int64_t(p.zero), int64_t(p.param_gather_overlap), int64_t(p.reshard_after_forward),
-                    int64_t(p.defer_gradient_sync), p.ep, p.expert_tp, int64_t(p.moe_dispatcher), int64_t(p.moe_preprocess_graphed),
-                    int64_t(p.stage_layers.size())})
+                    int64_t(p.defer_gradient_sync), p.ep, p.expert_tp, int64_t(p.moe_dispatcher),
+                    int64_t(p.moe_preprocess_graphed), int64_t(p.stage_layers.size())})
     put(k, v);
   put(k, p.dp_bucket_bytes);
   for (int64_t v : p.stage_layers)
@@ -60,8 +60,8 @@ std::string plan_fields(const scenario::ScenarioSpec& s, bool with_pp_overlap)
       t.recompute == scenario::Recompute::Selective && t.flash_attention ? scenario::Recompute::None : t.recompute;
   for (int64_t v : {t.global_batch, t.micro_batch, t.seq_len, int64_t(t.micro_batch_auto), int64_t(replayed),
                     t.recompute_layers, int64_t(t.op_checkpoint), int64_t(t.grad_accumulation_fusion),
-                    int64_t(t.flash_attention), int64_t(t.fp8_recipe), int64_t(t.fp8_norm_amax), int64_t(t.cross_entropy),
-                    int64_t(t.optimizer_state), int64_t(t.fp8_params), s.microbatches})
+                    int64_t(t.flash_attention), int64_t(t.fp8_recipe), int64_t(t.fp8_norm_amax),
+                    int64_t(t.cross_entropy), int64_t(t.optimizer_state), int64_t(t.fp8_params), s.microbatches})
     put(k, v);
   for (double v : {t.expert_imbalance, t.expert_capacity_factor, t.tokens})
     put(k, v);

@@ -1,7 +1,7 @@
 #pragma once
-/// `dtsim stack FILE` and `dtsim hardware FILE`: an input file as dtsim's loader resolved it, every key with the value the simulation uses
-/// (the file's, or the default of a key it leaves out), so that a reader sees what a file means and the golden
-/// records (tests/golden/stacks/, tests/golden/hardware/) pin every shipped file key by key.
+/// `dtsim stack FILE` and `dtsim hardware FILE`: an input file as dtsim's loader resolved it, every key with the value
+/// the simulation uses (the file's, or the default of a key it leaves out), so that a reader sees what a file means and
+/// the golden records (tests/golden/stacks/, tests/golden/hardware/) pin every shipped file key by key.
 #include <iosfwd>
 #include <string>
 

@@ -413,8 +413,8 @@ int write_report(const ReportOptions& o, std::ostream& log)
     md += "### " + in.name + "\n\n" + in.summary.markdown() + "\n";
     html += "<h3>" + html_escape(in.name) + "</h3>\n" + in.summary.html();
     for (const auto& f : in.files) {
-      md += "`" + f.path + "` (" + f.label + "):\n\n```yaml\n" + f.text + (f.text.empty() || f.text.back() == '\n' ? "" : "\n") +
-            "```\n\n";
+      md += "`" + f.path + "` (" + f.label + "):\n\n```yaml\n" + f.text +
+            (f.text.empty() || f.text.back() == '\n' ? "" : "\n") + "```\n\n";
       html += "<details><summary>" + html_escape(f.label + ": " + f.path) + "</summary><pre>" + html_escape(f.text) +
               "</pre></details>\n";
     }

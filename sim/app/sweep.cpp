@@ -625,8 +625,9 @@ int run_as_root(const SweepOptions& o, const std::vector<Axis>& axes, uint64_t t
     row["point"] = index;
     row["vary"] = vary_of(index, axes);
     row["status"] = "error";
-    row["reason"] = wrote_nothing[index] ? "the simulation process could not write its row in " + points_dir.string()
-                                         : "the simulation process ended without a result (a crash or an internal error)";
+    row["reason"] = wrote_nothing[index]
+                        ? "the simulation process could not write its row in " + points_dir.string()
+                        : "the simulation process ended without a result (a crash or an internal error)";
     rows[index] = dump_line(row);
     journal << rows[index] << '\n';
     journal.flush();
@@ -676,7 +677,8 @@ int run_as_root(const SweepOptions& o, const std::vector<Axis>& axes, uint64_t t
     const double wall = std::chrono::duration<double>(Clock::now() - start).count();
     char b[64];
     std::snprintf(b, sizeof b, "%.1f s", wall);
-    log << "sweep: ran " << done << " point" << (done == 1 ? "" : "s") << " in " << b << "; " << rows.size() << " rows (";
+    log << "sweep: ran " << done << " point" << (done == 1 ? "" : "s") << " in " << b << "; " << rows.size()
+        << " rows (";
     bool first = true;
     for (const auto& [status, n] : statuses) {
       log << (first ? "" : ", ") << n << " " << status;

@@ -285,7 +285,8 @@ int main(int argc, char** argv)
   auto* cmp_cmd = app.add_subcommand("compare", "Put scenarios side by side: time, throughput, FLOP/s, memory, power, "
                                                 "energy and the partitioning burden");
   cmp_cmd->add_option("scenarios", co.scenarios, "Scenario YAML files")->required();
-  cmp_cmd->add_option("--set", co.sets, "Override a key of every scenario, e.g. --set training.seq_len=4096 (repeatable)");
+  cmp_cmd->add_option("--set", co.sets,
+                      "Override a key of every scenario, e.g. --set training.seq_len=4096 (repeatable)");
   std::vector<std::string> cmp_unsets, sweep_unsets, search_unsets, bench_unsets;
   add_unset(cmp_cmd, cmp_unsets);
   cmp_cmd->add_option("--format", co.format, "Output format")->check(CLI::IsMember({"table", "json"}));
@@ -295,8 +296,9 @@ int main(int argc, char** argv)
   cmp_cmd->add_option("--jobs", co.jobs, "Simulations run at once (processes)")->check(count_from_1_to(kMaxJobs));
   dtsim::app::SweepOptions wo;
   wo.jobs = co.jobs;
-  auto* sweep_cmd = app.add_subcommand("sweep", "Simulate every point of the cartesian product of varied scenario keys; "
-                                                "one row per point in PREFIX.csv and PREFIX.jsonl, resumable");
+  auto* sweep_cmd = app.add_subcommand("sweep",
+                                       "Simulate every point of the cartesian product of varied scenario keys; "
+                                       "one row per point in PREFIX.csv and PREFIX.jsonl, resumable");
   std::vector<std::string> sweep_files;
   sweep_cmd->add_option("scenario", sweep_files, "Scenario YAML file(s); several make an outer axis 'scenario'")
       ->required();
@@ -396,8 +398,9 @@ int main(int argc, char** argv)
   add_unset(bench_cmd, bench_unsets);
   bench_cmd->add_option("--repeat", bo.repeat, "Runs of each case")->check(count_from_1_to(kMaxTop));
   bench_cmd->add_option("--jobs", bo.jobs, "Processes of the sweep and search cases")->check(count_from_1_to(kMaxJobs));
-  bench_cmd->add_option("--root", bo.root, "Directory holding scenarios/ (default: the current directory, else the "
-                                           "repository above the program's folder, else the source tree it was built from)");
+  bench_cmd->add_option("--root", bo.root,
+                        "Directory holding scenarios/ (default: the current directory, else the repository above the "
+                        "program's folder, else the source tree it was built from)");
   bench_cmd->add_option("--format", bo.format, "Output format")->check(CLI::IsMember({"table", "json"}));
   bench_cmd->add_flag("--list", bo.list, "List the cases and run nothing");
   if (const std::string why = unknown_subcommand(app, argc, argv); !why.empty()) {

@@ -259,7 +259,8 @@ int main(int argc, char** argv)
     else if (k == "--csv")
       csv_path = argv[i + 1];
     else {
-      std::cerr << "dtsim_validation: unknown option '" << k << "' (expected --row-bound, --mean-bound, --drift-bound, --drift-series or --csv)\n";
+      std::cerr << "dtsim_validation: unknown option '" << k
+                << "' (expected --row-bound, --mean-bound, --drift-bound, --drift-series or --csv)\n";
       return 2;
     }
   }
@@ -309,7 +310,10 @@ int main(int argc, char** argv)
     const Measured m = simulate_in_child(r.scenario, by_memory);
     r.step_s = m.step_s;
     const bool by_time = r.metric == "step_time_s";
-    r.simulated = by_time ? r.step_s : by_reserved ? m.reserved_gib : by_memory ? m.peak_gib : r.metric == "mfu" ? m.mfu : m.tflops;
+    r.simulated = by_time ? r.step_s
+                  : by_reserved ? m.reserved_gib
+                  : by_memory ? m.peak_gib
+                  : r.metric == "mfu" ? m.mfu : m.tflops;
     double err = by_time ? r.published / r.simulated - 1 : (r.simulated - r.published) / r.published;
     r.error = err;
     bool row_ok = std::isfinite(err) && std::fabs(err) <= row_bound;

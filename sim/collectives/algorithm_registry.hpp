@@ -9,8 +9,8 @@
 /// `baseLatencies`, `hwLatencies`, `llMaxBws`, `nvlsEfficiency`, `treeCorrectionFactor` and the "model refinements"
 /// of ncclTopoTuneModel; NVLS's channels and chunks), but one fitted on a published curve (NVLS's wait per chunk,
 /// algorithms/nvls.cpp), and where NCCL's releases differ in what dtsim models the entry reads the stack's release
-/// (GroupShape::nccl_version: PAT, the NVLS tree); see docs/calibration.md, "Collectives". Times are in seconds, sizes in bytes, bandwidths in
-/// bytes/s.
+/// (GroupShape::nccl_version: PAT, the NVLS tree); see docs/calibration.md, "Collectives". Times are in seconds, sizes
+/// in bytes, bandwidths in bytes/s.
 #include <array>
 #include <cstdint>
 #include <string>
@@ -127,11 +127,11 @@ struct AlgorithmDef {
                     double nvlink_bytes, double nic_bytes, std::vector<Flow>& flows) = nullptr;
   /// Optional (null: not known), for a group whose every member is alone in its node, listed in ascending order
   /// (`members`: node k holds members[k], so every flow crosses nodes): the flows lay_flows lays that touch node
-  /// `node`'s member, in lay_flows' order. Where an entry sets it, every flow lay_flows lays on such a group has the same bytes, and a
-  /// member sends as many flows as it receives, `member_flows(node, g)`; `first_busiest_node(g)` is the first node
-  /// whose member sends the most. A folded replay takes the busiest member's flows from these without laying every
-  /// member's (a data-parallel group of a thousand; parallel/collective.hpp, plan_busiest_member). Checked against
-  /// lay_flows node by node (tests/unit/member_flows_test.cpp).
+  /// `node`'s member, in lay_flows' order. Where an entry sets it, every flow lay_flows lays on such a group has the
+  /// same bytes, and a member sends as many flows as it receives, `member_flows(node, g)`; `first_busiest_node(g)` is
+  /// the first node whose member sends the most. A folded replay takes the busiest member's flows from these without
+  /// laying every member's (a data-parallel group of a thousand; parallel/collective.hpp, plan_busiest_member). Checked
+  /// against lay_flows node by node (tests/unit/member_flows_test.cpp).
   void (*lay_member_flows)(const LoneMembers& members, const GroupShape& g, double nvlink_bytes, double nic_bytes,
                            int64_t node, std::vector<Flow>& flows) = nullptr;
   int64_t (*member_flows)(int64_t node, const GroupShape& g) = nullptr;

@@ -343,7 +343,10 @@ std::optional<double> MapReader::number(const Key& k)
   return number(k.name, of_type(k, KeyType::Number).required(), k.lo, k.hi);
 }
 
-std::optional<std::string> MapReader::string(const Key& k) { return string(k.name, of_type(k, KeyType::String).required()); }
+std::optional<std::string> MapReader::string(const Key& k)
+{
+  return string(k.name, of_type(k, KeyType::String).required());
+}
 
 std::optional<std::string> MapReader::choice(const Key& k)
 {
@@ -363,7 +366,10 @@ std::optional<std::vector<double>> MapReader::number_list(const Key& k)
   return number_list(k.name, of_type(k, KeyType::NumberList).required(), k.lo, k.hi);
 }
 
-std::optional<bool> MapReader::boolean(const Key& k) { return boolean(k.name, of_type(k, KeyType::Boolean).required()); }
+std::optional<bool> MapReader::boolean(const Key& k)
+{
+  return boolean(k.name, of_type(k, KeyType::Boolean).required());
+}
 
 MapReader MapReader::map(const Key& k) { return map(k.name, of_type(k, KeyType::Section).required()); }
 

@@ -128,7 +128,8 @@ std::optional<std::pair<Origin, std::string>> json_error(const std::string& path
     std::string why = e.what();
     if (const size_t colon = why.find("syntax error"); colon != std::string::npos)
       why = why.substr(colon);
-    return std::make_pair(Origin{path, line_of(text, at), column}, "malformed JSON (a .json file is read as strict JSON): " + why);
+    return std::make_pair(Origin{path, line_of(text, at), column},
+                          "malformed JSON (a .json file is read as strict JSON): " + why);
   }
 }
 

@@ -51,8 +51,9 @@ class YamlFile {
   std::string unset_override(const std::string& dotted_key);
 
   /// Applies every "KEY=VALUE" of `sets` with set_override and every unset entry with unset_override, in order; each
-  /// error is recorded in `diag` at "<command line> --set PREFIX KEY=VALUE" (or "--unset PREFIX KEY"). `prefix` is how the user named this file's keys ("hardware." for the
-  /// hardware file a scenario names, "" for the scenario itself), so that messages quote the --set as written.
+  /// error is recorded in `diag` at "<command line> --set PREFIX KEY=VALUE" (or "--unset PREFIX KEY"). `prefix` is how
+  /// the user named this file's keys ("hardware." for the hardware file a scenario names, "" for the scenario itself),
+  /// so that messages quote the --set as written.
   void apply_overrides(const std::vector<std::string>& sets, const std::string& prefix, Diagnostics& diag);
 
  private:

@@ -30,7 +30,8 @@ double best_area(const hardware::GemmEfficiency& g)
 
 }  // namespace
 
-ComputeModel::ComputeModel(const hardware::DeviceSpec& device, const std::string& precision, const stack::StackSpec& stack)
+ComputeModel::ComputeModel(const hardware::DeviceSpec& device, const std::string& precision,
+                           const stack::StackSpec& stack)
     : device_(device), stack_(stack)
 {
   auto it = device.peak_flops.find(precision);

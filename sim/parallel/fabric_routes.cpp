@@ -69,7 +69,8 @@ int FabricRoutes::switches_spanned(const StridedGroup& group, const Placement& p
   const bool same_place = group.stride > 0 && group.stride % placement.devices_per_domain() == 0;
   if (!same_place || (rails_ && nics_per_domain_ % nics_per_node_ != 0))
     return switches_spanned(group.list(), placement);
-  const int64_t first = leaf_of_nic(nic_of(group.first, placement)), last = leaf_of_nic(nic_of(group.last(), placement));
+  const int64_t first = leaf_of_nic(nic_of(group.first, placement));
+  const int64_t last = leaf_of_nic(nic_of(group.last(), placement));
   if (levels_ == 1 || first == last)
     return 1;
   return levels_ >= 3 && pod_of_leaf(first) != pod_of_leaf(last) ? 5 : 3;

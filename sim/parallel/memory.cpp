@@ -106,7 +106,8 @@ double context_parallel_attention_bytes(const model::ModelSpec& m, const model::
   // PyTorch's experimental context parallelism (stack kernels.context_parallel: torch-allgather;
   // torch/distributed/tensor/experimental/_attention.py, _templated_ring_attention_backward, read at pytorch/pytorch
   // 0123248a; the stack's notes record the same loop in a late-2024 copy; torch 1963fc8 itself was not available.
-  // torchtitan 9dec370 runs it with rotate method "allgather", its default in config_manager.py). During one layer's attention backward the rank holds, beside the layer's saved tensors:
+  // torchtitan 9dec370 runs it with rotate method "allgather", its default in config_manager.py). During one layer's
+  // attention backward the rank holds, beside the layer's saved tensors:
   // - the K, V of every rank of the cp group, all-gathered once by _AllGatherRotater and kept for the whole loop
   //   (16-bit; torchtitan repeats K, V to every query head before SDPA: model.py, repeat_kv);
   // - grad_query accumulated in fp32 (_ContextParallelOptions.convert_to_f32, true);
@@ -381,11 +382,13 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
     double stage_layer = per_layer;
     if (const int64_t dense = plan.stage_dense_layers(st, m); dense > 0) {
       const double n = double(plan.stage_layers(st));
-      const double dense_layer = layer_activation_bytes(m, plan.shape, s.training.recompute == Recompute::Selective, true);
+      const double dense_layer =
+          layer_activation_bytes(m, plan.shape, s.training.recompute == Recompute::Selective, true);
       stage_layer = (double(dense) * dense_layer + (n - double(dense)) * per_layer) / n;
     }
-    const double per_chunk = op ? layers_per_chunk * op_layer
-                                : recomputed_per_chunk * recomputed + (layers_per_chunk - recomputed_per_chunk) * stage_layer;
+    const double per_chunk =
+        op ? layers_per_chunk * op_layer
+           : recomputed_per_chunk * recomputed + (layers_per_chunk - recomputed_per_chunk) * stage_layer;
     // Kept stage outputs: one per chunk-microbatch in flight, but none for the chunk that computes the loss.
     const double output_chunks = plan.holds_head(st) ? double(v - 1) / double(v) : 1.0;
     // Chunks that receive their input (every chunk but the embedding's), and the microbatches whose backward has run

@@ -33,10 +33,10 @@ struct PlanDimensions {
   bool expert_options = false;
   /// Precisions to try; empty: the scenario's own.
   std::vector<std::string> precisions;
-  /// The dimensions of `dtsim search`: micro batch 1..8, chunks 1..4 (and the scenario's own), every recomputation (full recomputation of
-  /// the fewest layers per chunk that fit), GPipe, sp on and off, ZeRO 0 and 1, for models with experts every
-  /// power-of-two ep up to the expert count, for sequences of 8K tokens cp 1, 2 and of 16K or more cp 1, 2, 4
-  /// (always including the scenario's own values).
+  /// The dimensions of `dtsim search`: micro batch 1..8, chunks 1..4 (and the scenario's own), every recomputation
+  /// (full recomputation of the fewest layers per chunk that fit), GPipe, sp on and off, ZeRO 0 and 1, for models with
+  /// experts every power-of-two ep up to the expert count, for sequences of 8K tokens cp 1, 2 and of 16K or more cp 1,
+  /// 2, 4 (always including the scenario's own values).
   static PlanDimensions wide(const scenario::ScenarioSpec& base);
   /// `dtsim search --full-space`: wide, plus ZeRO 2 and 3 on plans without pipeline parallelism, every overlap
   /// option off and on, fp8 beside bf16 on devices with an fp8 peak, cp 2 from sequences of 4K tokens on, and for

@@ -1,9 +1,9 @@
 #pragma once
 /// Where each device of a GPU cluster sits in the network, computed from the hardware description alone (no SimGrid):
-/// its scale-up domain, the NIC of its host it sends through across domains, that NIC's leaf switch and pod, and which links other devices'
-/// traffic can load at the same time. The replay asks it which flows fold (replay/driver.cpp) before any platform
-/// exists; ClusterPlatform builds its zones, hosts and links from it. For a job that shares the cluster with others
-/// (the placement's place_on), domains, NICs and leaves are the cluster's.
+/// its scale-up domain, the NIC of its host it sends through across domains, that NIC's leaf switch and pod, and which
+/// links other devices' traffic can load at the same time. The replay asks it which flows fold (replay/driver.cpp)
+/// before any platform exists; ClusterPlatform builds its zones, hosts and links from it. For a job that shares the
+/// cluster with others (the placement's place_on), domains, NICs and leaves are the cluster's.
 #include <cstdint>
 #include <vector>
 

@@ -7,8 +7,9 @@ namespace dtsim::replay {
 Driver::Driver(Activities& acts, const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan,
                const StepProgram& prog, const parallel::PipelineSchedule& sched, bool trace, const ClusterSlot* slot,
                int64_t sample)
-    : acts_(acts), model_(s.model), plan_(plan), prog_(prog), sched_(sched), placement_(slot ? slot->placement : plan.placement),
-      fabric_(collectives::fabric_of(s)), full_(s.fidelity == scenario::Fidelity::Full),
+    : acts_(acts), model_(s.model), plan_(plan), prog_(prog), sched_(sched),
+      placement_(slot ? slot->placement : plan.placement), fabric_(collectives::fabric_of(s)),
+      full_(s.fidelity == scenario::Fidelity::Full),
       folding_(plan, placement_, s.hardware, fabric_, full_), groups_(plan, placement_, fabric_, folding_, full_),
       comm_(acts, placement_, folding_),
       costs_(groups_, s.hardware, !full_ && folding_.nvlink_exclusive_to_tp(prog.embedding_sync_bytes > 0)),

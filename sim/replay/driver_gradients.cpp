@@ -103,8 +103,8 @@ void Driver::sync_embedding(size_t di)
   double launch = Activities::now();
   std::vector<int64_t> pair{placement_.device({0, d.coord.dp, d.coord.tp}),
                             placement_.device({plan_.groups.pp - 1, d.coord.dp, d.coord.tp})};
-  auto phases = std::make_shared<std::vector<collectives::Phase>>(
-      collectives::plan_collective(collectives::Kind::AllReduce, prog_.embedding_sync_bytes, pair, placement_, fabric_));
+  auto phases = std::make_shared<std::vector<collectives::Phase>>(collectives::plan_collective(
+      collectives::Kind::AllReduce, prog_.embedding_sync_bytes, pair, placement_, fabric_));
   folding_.add_shared_copies(*phases, 1, true);  // folded: the pairs of the other TP ranks and replicas
   static const std::string label = "embedding gradient all-reduce";
   comm_.run_phases(phases, 0, [this, inst, launch]() {

@@ -101,7 +101,8 @@ void Driver::run_merged(size_t di, int lane, double t0)
       if (st.kind == Step::Kind::GradReady)
         continue;
       size_t group_end = 0;
-      if (overlap_group_at(*ln.steps, k, group_end) && merges_group(di, *ln.steps, k, group_end)) {  // its compute step, then what of its collectives shows after
+      // its compute step, then what of its collectives shows after
+      if (overlap_group_at(*ln.steps, k, group_end) && merges_group(di, *ln.steps, k, group_end)) {
         size_t compute = k;
         for (size_t i = k; i < group_end; ++i)
           if ((*ln.steps)[i].kind == Step::Kind::Compute)

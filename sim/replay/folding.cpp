@@ -101,7 +101,9 @@ bool Folding::check_copies_alike(const std::vector<collectives::Flow>& flows, in
   std::sort(wrap_at.begin(), wrap_at.end());
   wrap_at.erase(std::unique(wrap_at.begin(), wrap_at.end()), wrap_at.end());
   const int64_t per_domain = placement().devices_per_domain(), wraps = int64_t(wrap_at.size()) + 1;
-  auto wrapped = [&](int64_t sd) { return int64_t(std::upper_bound(wrap_at.begin(), wrap_at.end(), sd) - wrap_at.begin()); };
+  auto wrapped = [&](int64_t sd) {
+    return int64_t(std::upper_bound(wrap_at.begin(), wrap_at.end(), sd) - wrap_at.begin());
+  };
   std::vector<char> compared(movable ? size_t(tp * per_domain * wraps) : 0, 0);  // by (st, sd * tp % domain, wraps)
   auto seen = [&](int64_t sd, int64_t st) {
     if (!movable)
@@ -241,15 +243,16 @@ std::string Folding::asymmetry(const std::set<std::pair<int64_t, int64_t>>& pipe
   for (const auto& [a, b] : pipeline_pairs) {
     const int64_t src = placement().device({a, 0, 0}), dst = placement().device({b, 0, 0});
     if (!copies_alike({{src, dst, 1.0}}, 1, true))
-      return "folding may be approximate: the ranks of stage " + std::to_string(a) + " send their activations to stage " +
-             std::to_string(b) + " over routes that differ from rank to rank (within a node or across, or more " +
+      return "folding may be approximate: the ranks of stage " + std::to_string(a) +
+             " send their activations to stage " + std::to_string(b) +
+             " over routes that differ from rank to rank (within a node or across, or more " +
              "transfers on a shared NIC or oversubscribed uplink)" + exact;
   }
   if (p.pp > 1 && embedding_sync) {
     const int64_t a = placement().device({0, 0, 0}), b = placement().device({p.pp - 1, 0, 0});
     if (!copies_alike({{a, b, 1.0}, {b, a, 1.0}}, 1, true))
-      return "folding may be approximate: the embedding all-reduce of the first and last stage takes routes that differ "
-             "from rank to rank" + exact;
+      return "folding may be approximate: the embedding all-reduce of the first and last stage takes routes that "
+             "differ from rank to rank" + exact;
   }
   for (int64_t st = 0; st < p.pp; ++st) {
     auto ring_flows = [&](const std::vector<int64_t>& g) {
@@ -258,8 +261,9 @@ std::string Folding::asymmetry(const std::set<std::pair<int64_t, int64_t>>& pipe
         out.push_back({g[i], g[(i + 1) % g.size()], 1.0});
       return out;
     };
-    for (const auto& [experts, size, what] : {std::tuple<bool, int64_t, const char*>{true, p.ep, "expert-parallel all-to-all"},
-                                              std::tuple<bool, int64_t, const char*>{false, p.cp, "context-parallel ring"}}) {
+    using Group = std::tuple<bool, int64_t, const char*>;  // experts, size, what
+    for (const auto& [experts, size, what] :
+         {Group{true, p.ep, "expert-parallel all-to-all"}, Group{false, p.cp, "context-parallel ring"}}) {
       if (size <= 1)
         continue;
       std::vector<collectives::Flow> flows;

@@ -56,7 +56,10 @@ class GroupCollectives {
   bool full_;
   /// The folded data-parallel group of a device: (stage, dp, tp, expert); dp counts for expert groups only.
   using GroupKey = std::tuple<int64_t, int64_t, int64_t, bool>;
-  static GroupKey key_of_group(const parallel::Coord& c, bool expert) { return {c.stage, expert ? c.dp : 0, c.tp, expert}; }
+  static GroupKey key_of_group(const parallel::Coord& c, bool expert)
+  {
+    return {c.stage, expert ? c.dp : 0, c.tp, expert};
+  }
   std::map<GroupKey, collectives::GroupLayout> layouts_;  ///< folded data-parallel groups, laid out
   std::map<std::tuple<int64_t, int64_t, int, double>, Phases> tp_plans_;  ///< (stage, dp, kind, bytes)
   /// (stage, group or -1, kind, bytes, expert)

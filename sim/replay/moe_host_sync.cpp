@@ -7,9 +7,8 @@ namespace dtsim::replay {
 double moe_dispatch_sync_seconds(const std::vector<model::Segment>& forward, const kernels::ComputeModel& cm,
                                  bool preprocess_graphed)
 {
+  // Where the stack gives no resume time the caller prices no wait (scenario::moe_dispatch_wait); 0 comes out anyway.
   const double resume = cm.sync_resume_seconds();
-  if (resume <= 0)
-    return 0.0;
   if (preprocess_graphed)
     return resume;
   // The permutation is queued before the host waits: its kernels run while the copy lands and the host dispatches.

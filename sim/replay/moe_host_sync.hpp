@@ -22,7 +22,8 @@ namespace dtsim::replay {
 
 /// Seconds the GPU idles at the dispatcher's wait in one MoE layer forward: host.sync_resume, less the token
 /// permutation's kernels (ops named "dispatch_permute" before the layer's first expert all-to-all) unless the
-/// preprocessing is graphed; never below 0. 0 without a stack's sync_resume.
+/// preprocessing is graphed; never below 0. 0 without a stack's sync_resume. Where the replay prices it at all:
+/// scenario/moe_dispatch_wait.hpp.
 double moe_dispatch_sync_seconds(const std::vector<model::Segment>& forward, const kernels::ComputeModel& cm,
                                  bool preprocess_graphed);
 

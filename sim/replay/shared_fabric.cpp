@@ -13,7 +13,8 @@ namespace dtsim::replay {
 double SharedJobResult::mean_step_s() const
 {
   return contended_s.empty() ? 0.0
-                             : std::accumulate(contended_s.begin(), contended_s.end(), 0.0) / double(contended_s.size());
+                             : std::accumulate(contended_s.begin(), contended_s.end(), 0.0) /
+                                   double(contended_s.size());
 }
 
 namespace {

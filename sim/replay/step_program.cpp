@@ -8,6 +8,7 @@
 #include "parallel/memory.hpp"
 #include "replay/moe_host_sync.hpp"
 #include "scenario/layer_partition.hpp"
+#include "scenario/moe_dispatch_wait.hpp"
 
 namespace dtsim::replay {
 
@@ -192,8 +193,10 @@ struct BackwardBuilder {
   {
     const size_t before = whole.size();
     add(whole);
-    if (split())
-      (to_weight ? weight : input)->insert((to_weight ? weight : input)->end(), whole.begin() + long(before), whole.end());
+    if (split()) {
+      std::vector<Step>& part = to_weight ? *weight : *input;
+      part.insert(part.end(), whole.begin() + long(before), whole.end());
+    }
   }
   void pass(const std::vector<model::Segment>& segs, const std::string& label)
   {
@@ -277,12 +280,10 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
   const int bw_zero = plan.comm.reshard_after_forward ? zero : 0;
 
   // Megatron-Core's alltoall dispatcher waits on the host for its splits once per MoE layer forward (recomputed
-  // ones included); under the paired schedules (parallel.ep_overlap) the other unit's kernels are queued behind
-  // that wait, which is not priced (replay/moe_host_sync.hpp).
-  const double moe_sync =
-      t.moe() && s.parallel.moe_dispatcher == model::TokenDispatcher::AllToAll && !plan.comm.pairs
-          ? moe_dispatch_sync_seconds(layer.forward, cm, s.parallel.moe_preprocess_graphed)
-          : 0.0;
+  // ones included), where scenario/moe_dispatch_wait.hpp says it is priced (replay/moe_host_sync.hpp).
+  const double moe_sync = scenario::moe_dispatch_wait(s) == scenario::MoeDispatchWait::Priced
+                              ? moe_dispatch_sync_seconds(layer.forward, cm, s.parallel.moe_preprocess_graphed)
+                              : 0.0;
 
   TimedPasses timed(cm);
   // A layer's forward, or its recomputation, with that wait before its first expert all-to-all.

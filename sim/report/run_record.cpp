@@ -65,7 +65,8 @@ std::vector<TableRow> rows_of(const std::function<void(const Row&)>& give)
 }
 
 // What the table prints beside the document's figures. The breakdown's terms are those the document holds (the
-// tensor-parallel term where the kind has one, the expert and context terms where those groups exist, the stack's overhead where it has one), in the table's order.
+// tensor-parallel term where the kind has one, the expert and context terms where those groups exist, the stack's
+// overhead where it has one), in the table's order.
 RunTable table_of(const RunReport& r, const json& document)
 {
   const auto& s = *r.scenario;

@@ -72,8 +72,8 @@ void print_shared_table(std::ostream& out, const SharedFabricReport& r)
                                                           : " (nodes dealt to the jobs in turn)"));
   const bool staggered = std::any_of(r.start_s.begin(), r.start_s.end(), [](double t) { return t > 0; });
   row("shared steps", "every job runs steps back to back until all have run " + std::to_string(r.min_steps) +
-                          "; shared = mean of a job's steps that " + (staggered ? "started once all had started and " : "") +
-                          "ended while all ran");
+                          "; shared = mean of a job's steps that " +
+                          (staggered ? "started once all had started and " : "") + "ended while all ran");
   if (staggered) {
     std::string starts;
     for (double t : r.start_s)

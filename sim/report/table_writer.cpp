@@ -138,7 +138,8 @@ void write_table(std::ostream& out, const RunRecord& record)
     const json& v = doc.at("variability");
     row("  sampled steps", format_number("mean of %.0f", v.at("samples").get<double>()) + ", p5 " +
                                secs(spread.at("p5")) + " / p50 " + secs(spread.at("p50")) + " / p95 " +
-                               secs(spread.at("p95")) + " s" + format_number(" (seed %.0f)", v.at("seed").get<double>()));
+                               secs(spread.at("p95")) + " s" +
+                               format_number(" (seed %.0f)", v.at("seed").get<double>()));
   }
   if (doc.contains("trace_sample")) {
     const json& traced = doc.at("trace_sample");

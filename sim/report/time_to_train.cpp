@@ -22,7 +22,8 @@ TimeToTrain time_to_train(const scenario::ScenarioSpec& s, double step_s, double
   // Failures: every device and host fails independently at a constant rate, and any failure stops the job.
   const double device_mtbf = r.device_mtbf_s > 0 ? r.device_mtbf_s : f.device_mtbf_s;
   const double host_mtbf = r.host_mtbf_s > 0 ? r.host_mtbf_s : f.host_mtbf_s;
-  const double rate = double(s.devices) / device_mtbf + (f.hosts > 0 && host_mtbf > 0 ? double(f.hosts) / host_mtbf : 0);
+  const double rate =
+      double(s.devices) / device_mtbf + (f.hosts > 0 && host_mtbf > 0 ? double(f.hosts) / host_mtbf : 0);
   t.mtbf_s = 1 / rate;
 
   // A checkpoint holds the weights and the optimizer's states as the optimizer holds them (training.optimizer_state:

@@ -63,9 +63,11 @@ void write_trace(std::ostream& out, const RunRecord& record)
   }
   json events = json::array();
   for (const auto& [d, n] : lanes_of) {
-    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", d}, {"args", {{"name", record.trace.processes.at(d)}}}});
+    events.push_back(
+        {{"name", "process_name"}, {"ph", "M"}, {"pid", d}, {"args", {{"name", record.trace.processes.at(d)}}}});
     for (int t = 0; t < 4; ++t)
-      events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", d}, {"tid", t}, {"args", {{"name", tracks[size_t(t)]}}}});
+      events.push_back(
+          {{"name", "thread_name"}, {"ph", "M"}, {"pid", d}, {"tid", t}, {"args", {{"name", tracks[size_t(t)]}}}});
     for (int t = 0; t < 4; ++t)
       for (int l = 1; l < n[size_t(t)]; ++l)
         events.push_back({{"name", "thread_name"},

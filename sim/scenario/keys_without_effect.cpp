@@ -3,8 +3,8 @@
 #include <sstream>
 
 #include "model/token_dispatcher.hpp"
+#include "scenario/moe_dispatch_wait.hpp"
 #include "scenario/scenario_rules.hpp"
-#include "scenario/schedule_registry.hpp"
 
 namespace dtsim::scenario {
 
@@ -39,17 +39,21 @@ std::string value_text(const YAML::Node& n)
 // Why parallel.moe_preprocess_graphed changes nothing in `s` (the first reason found), or "" where it acts.
 std::string preprocess_graphed_without_effect(const ScenarioSpec& s)
 {
-  if (!s.model.moe())
+  switch (moe_dispatch_wait(s)) {
+  case MoeDispatchWait::Priced:
+    return "";
+  case MoeDispatchWait::NoExperts:
     return "the model has no experts: no dispatcher";
-  if (s.parallel.moe_dispatcher != model::TokenDispatcher::AllToAll)
+  case MoeDispatchWait::FlexDispatcher:
     return "parallel.moe_dispatcher is " + model::token_dispatcher_names()[size_t(s.parallel.moe_dispatcher)] +
            ", whose flex dispatch has no such wait";
-  if (s.parallel.pairs_units(schedule_def(s.schedule).pairs_by_default))
+  case MoeDispatchWait::PairedUnits:
     return "the paired schedule (parallel.ep_overlap) queues the other unit's kernels behind that wait, which is "
            "not priced";
-  if (s.stack.host.sync_resume_s <= 0)
+  case MoeDispatchWait::NoSyncResume:
     return "the stack's host.sync_resume is 0 (" + (s.stack.file.empty() ? std::string("no stack") : s.stack.file) +
            "): the GPU does not idle at that wait";
+  }
   return "";
 }
 
@@ -74,8 +78,7 @@ std::vector<Diagnostic> keys_without_effect(const config::YamlFile& file, const 
                       "the seed draws device speeds and kernel jitter, and variability.device_spread and "
                       "variability.kernel_jitter are 0: nothing is drawn"});
   // The graphed preprocessing moves the host wait of Megatron-Core's alltoall dispatcher (replay/moe_host_sync.hpp),
-  // which replay/step_program.cpp prices only in MoE layers, under that dispatcher, outside the paired schedules,
-  // and where the stack's host.sync_resume is not 0.
+  // which the replay prices only where scenario/moe_dispatch_wait.hpp says so.
   if (const std::string why = preprocess_graphed_without_effect(s); !why.empty())
     unread.push_back({"parallel.moe_preprocess_graphed",
                       "the graphed preprocessing moves the host's wait for the dispatch splits of the alltoall "

@@ -262,11 +262,12 @@ const Key kFp8Params =
                  "fp8, mxfp8 and nvfp4 only: the linear layers' weights are held in the low precision alone, "
                  "without their 16-bit copy (Megatron-LM's `--fp8-param-gather`, NeMo's `fp8_params`, "
                  "Megatron-Bridge's `fp8_param_gather`, Transformer Engine's quantized model init); the fp32 master "
-                 "copy stays in the optimizer. Under fp8 the data-parallel gathers move the layers' weights in fp8, one "
-                 "byte each (Megatron-Core's uint8 parameter buffer; torchao's float8 all-gather under FSDP2, "
-                 "torchtitan's `enable_fsdp_float8_all_gather`), and ZeRO-3 holds them gathered in fp8; mxfp8 weights are gathered in 16-bit and cast "
-                 "after the gather (reuse_grad_buf_for_mxfp8_param_ag); nvfp4 weights (Megatron-Core's `fp4_param`, "
-                 "Megatron-Bridge's `fp4_param_gather`) are gathered as their packed data, half a byte each");
+                 "copy stays in the optimizer. Under fp8 the data-parallel gathers move the layers' weights in fp8, "
+                 "one byte each (Megatron-Core's uint8 parameter buffer; torchao's float8 all-gather under FSDP2, "
+                 "torchtitan's `enable_fsdp_float8_all_gather`), and ZeRO-3 holds them gathered in fp8; mxfp8 weights "
+                 "are gathered in 16-bit and cast after the gather (reuse_grad_buf_for_mxfp8_param_ag); nvfp4 weights "
+                 "(Megatron-Core's `fp4_param`, Megatron-Bridge's `fp4_param_gather`) are gathered as their packed "
+                 "data, half a byte each");
 const Key kFp8NormAmax =
     Key::boolean("fp8_norm_amax", kOptional, "false",
                  "fp8 with `fp8_recipe: current` only: the norm in front of QKV and fc1 takes the amax of its output "
@@ -349,13 +350,15 @@ std::vector<config::KeyGroup> groups()
   return {{"", {&kName, &kDescription, &kModel, &kHardware, &kStack, &kDevices}},
           {"parallel",
            {&kTp, &kPp, &kDp, &kVpp, &kSp, &kDpOverlap, &kDpBucket, &kPpOverlap, &kExpertTp, &kEpOverlap,
-            &kParamGatherOverlap, &kReshardAfterForward, &kDeferGradientSync, &kStageLayers, &kTpAsyncAllreduce, &kTpOverlap, &kEp, &kMoeDispatcher, &kMoePreprocessGraphed, &kCp, &kZero}},
+            &kParamGatherOverlap, &kReshardAfterForward, &kDeferGradientSync, &kStageLayers, &kTpAsyncAllreduce,
+            &kTpOverlap, &kEp, &kMoeDispatcher, &kMoePreprocessGraphed, &kCp, &kZero}},
           {"", {&kSchedule}},
           {"training",
            {&kGlobalBatch, &kMicroBatch, &kSeqLen, &kExpertImbalance, &kExpertCapacityFactor, &kFlashAttention,
-            &kPrecision, &kRecompute, &kRecomputeLayers, &kSavedActivations, &kFp8Recipe, &kCrossEntropy, &kOptimizerState, &kFp8Params, &kFp8NormAmax,
-            &kGradAccumulationFusion, &kTokens}},
-          {"resilience", {&kCheckpointInterval, &kCheckpoint, &kCheckpointBandwidth, &kRestart, &kDeviceMtbf, &kHostMtbf}},
+            &kPrecision, &kRecompute, &kRecomputeLayers, &kSavedActivations, &kFp8Recipe, &kCrossEntropy,
+            &kOptimizerState, &kFp8Params, &kFp8NormAmax, &kGradAccumulationFusion, &kTokens}},
+          {"resilience",
+           {&kCheckpointInterval, &kCheckpoint, &kCheckpointBandwidth, &kRestart, &kDeviceMtbf, &kHostMtbf}},
           {"placement", {&kSegment}},
           {"simulation", {&kFidelity}},
           {"variability", {&kDeviceSpread, &kKernelJitter, &kSamples, &kSeed}},

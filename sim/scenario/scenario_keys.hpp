@@ -11,11 +11,13 @@ using config::Key;
 
 extern const Key kName, kDescription, kModel, kHardware, kStack, kDevices;
 extern const Key kParallel, kTp, kPp, kVpp, kDp, kSp, kDpOverlap, kDpBucket, kPpOverlap, kExpertTp, kEpOverlap;
-extern const Key kParamGatherOverlap, kReshardAfterForward, kDeferGradientSync, kStageLayers, kTpAsyncAllreduce, kTpOverlap, kEp, kCp, kZero;
+extern const Key kParamGatherOverlap, kReshardAfterForward, kDeferGradientSync, kStageLayers, kTpAsyncAllreduce,
+    kTpOverlap, kEp, kCp, kZero;
 extern const Key kMoeDispatcher, kMoePreprocessGraphed;
 extern const Key kSchedule;
 extern const Key kTraining, kGlobalBatch, kMicroBatch, kSeqLen, kExpertImbalance, kExpertCapacityFactor;
-extern const Key kFlashAttention, kPrecision, kRecompute, kRecomputeLayers, kSavedActivations, kFp8Recipe, kCrossEntropy, kOptimizerState, kFp8Params, kFp8NormAmax;
+extern const Key kFlashAttention, kPrecision, kRecompute, kRecomputeLayers, kSavedActivations, kFp8Recipe,
+    kCrossEntropy, kOptimizerState, kFp8Params, kFp8NormAmax;
 extern const Key kGradAccumulationFusion, kTokens;
 extern const Key kResilience, kCheckpointInterval, kCheckpoint, kCheckpointBandwidth, kRestart, kDeviceMtbf, kHostMtbf;
 extern const Key kPlacement, kSegment;

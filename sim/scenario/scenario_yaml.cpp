@@ -322,8 +322,8 @@ static void check_plan(ScenarioSpec& s, Diagnostics& diag, bool model_ok, bool h
     else if (s.microbatches % 2 != 0 || s.microbatches < 2 * p.pp)
       diag.add(at("training.global_batch"), "training.global_batch",
                "expected an even microbatch count per pipeline of at least 2 pp = " + str(2 * p.pp) +
-                   " for schedule " + sched.name + " (half enter at each end), got global_batch / (micro_batch * dp) = " +
-                   str(s.microbatches));
+                   " for schedule " + sched.name +
+                   " (half enter at each end), got global_batch / (micro_batch * dp) = " + str(s.microbatches));
   }
   if (p.ep_overlap.value_or(false) && !sched.pairs_units)
     diag.add(at("parallel.ep_overlap"), "parallel.ep_overlap",
@@ -436,8 +436,9 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   s.parallel.ep_overlap = par.boolean(k::kEpOverlap);
   s.parallel.cp = int64_t(par.value(k::kCp));
   for (const config::Key* key : {&k::kTp, &k::kPp, &k::kVpp, &k::kDp, &k::kSp, &k::kZero, &k::kStageLayers,
-                                 &k::kTpOverlap, &k::kEp, &k::kMoeDispatcher, &k::kMoePreprocessGraphed, &k::kCp, &k::kParamGatherOverlap, &k::kExpertTp,
-                                 &k::kReshardAfterForward, &k::kDeferGradientSync})
+                                 &k::kTpOverlap, &k::kEp, &k::kMoeDispatcher, &k::kMoePreprocessGraphed, &k::kCp,
+                                 &k::kParamGatherOverlap, &k::kExpertTp, &k::kReshardAfterForward,
+                                 &k::kDeferGradientSync})
     remember(par, key->name);
   if (par.has(k::kEpOverlap.name))  // check_plan refuses it given true where nothing pairs
     remember(par, k::kEpOverlap.name);
@@ -490,9 +491,9 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   s.training.tokens = tr.quantity(k::kTokens).value_or(0);
   const bool tokens_given = tr.has(k::kTokens.name);
   for (const config::Key* key : {&k::kGlobalBatch, &k::kMicroBatch, &k::kSeqLen, &k::kPrecision, &k::kRecompute,
-                                 &k::kRecomputeLayers, &k::kSavedActivations, &k::kExpertImbalance, &k::kExpertCapacityFactor,
-                                 &k::kFlashAttention, &k::kFp8Recipe, &k::kCrossEntropy, &k::kOptimizerState,
-                                 &k::kFp8Params, &k::kFp8NormAmax})
+                                 &k::kRecomputeLayers, &k::kSavedActivations, &k::kExpertImbalance,
+                                 &k::kExpertCapacityFactor, &k::kFlashAttention, &k::kFp8Recipe, &k::kCrossEntropy,
+                                 &k::kOptimizerState, &k::kFp8Params, &k::kFp8NormAmax})
     remember(tr, key->name);
   tr.finish();
 
@@ -558,14 +559,16 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
     take_segment(s, *segment, segment_where, diag);
     hardware_ok = diag.items().size() == before;
   }
-  // The stack: the scenario's own ("none": no stack at all), else the hardware's default. A path given with --set is taken relative to the
-  // current directory (where `dtsim calibrate --out` wrote it); one written in a file, relative to that file.
+  // The stack: the scenario's own ("none": no stack at all), else the hardware's default. A path given with --set is
+  // taken relative to the current directory (where `dtsim calibrate --out` wrote it); one written in a file, relative
+  // to that file.
   before = diag.items().size();
   if (stack_path && *stack_path == "none") {
     // No stack, not even the hardware's default: the modelled physics without any correction.
   } else if (stack_path) {
-    const std::string p = file.from_command_line("stack") ? std::filesystem::path(*stack_path).lexically_normal().string()
-                                                          : file.resolve(*stack_path);
+    const std::string p = file.from_command_line("stack")
+                              ? std::filesystem::path(*stack_path).lexically_normal().string()
+                              : file.resolve(*stack_path);
     s.stack = load_referenced<stack::StackSpec>(p, root.where("stack"), "stack", stack::load_stack, diag);
   } else if (hardware_ok && !s.hardware.default_stack.empty()) {
     s.stack = load_referenced<stack::StackSpec>(s.hardware.default_stack, root.where("hardware"),

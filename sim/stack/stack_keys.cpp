@@ -229,8 +229,12 @@ std::vector<config::KeyGroup> groups()
                        &kTpOverlapKernels}},
           {"host", {&kLaunch, &kPerLayer, &kPerMicrobatch, &kSyncResume, &kExpertGemm}},
           {"memory", {&kCudaContext, &kNcclBuffers, &kFragmentation, &kFp32Gradients, &kOptimizerState, &kFp8Saves16bit,
-                      &kPipelineKeepsStageOutputs, &kPipelineRecvBuffers, &kPipelineKeepsLogits, &kPipelineKeepsInputGrads, &kPipelineKeepsOutputsToStepEnd, &kFsdpLayerBuffers, &kFsdpGradientPool, &kTpSavesGatheredInputs, &kLossBytesPerLogit, &kLossParallelBytesPerLogit, &kFinalNormBytesPerElement}},
-          {"overlap", {&kTpOverlap, &kDpOverlap, &kPpOverlap, &kPpOverlapBySchedule, &kParamGatherOverlap, &kTpAsyncAllreduce}},
+                      &kPipelineKeepsStageOutputs, &kPipelineRecvBuffers, &kPipelineKeepsLogits,
+                      &kPipelineKeepsInputGrads, &kPipelineKeepsOutputsToStepEnd, &kFsdpLayerBuffers,
+                      &kFsdpGradientPool, &kTpSavesGatheredInputs, &kLossBytesPerLogit, &kLossParallelBytesPerLogit,
+                      &kFinalNormBytesPerElement}},
+          {"overlap",
+           {&kTpOverlap, &kDpOverlap, &kPpOverlap, &kPpOverlapBySchedule, &kParamGatherOverlap, &kTpAsyncAllreduce}},
           {"factors", {&kCompute, &kMemoryFactor, &kCommunication, &kStepOverhead}},
           {"calibration", {&kCalibrationRuns, &kHeldoutErrors}}};
 }

@@ -14,7 +14,9 @@ extern const Key kKernels, kAttention, kFp8Recipe, kCrossEntropy, kCudaGraphs, k
     kTpOverlapKernels;
 extern const Key kHost, kLaunch, kPerLayer, kPerMicrobatch, kSyncResume, kExpertGemm;
 extern const Key kMemory, kCudaContext, kNcclBuffers, kFragmentation, kFp32Gradients, kOptimizerState, kFp8Saves16bit,
-    kPipelineKeepsStageOutputs, kPipelineRecvBuffers, kPipelineKeepsLogits, kPipelineKeepsInputGrads, kPipelineKeepsOutputsToStepEnd, kFsdpLayerBuffers, kFsdpGradientPool, kTpSavesGatheredInputs, kLossBytesPerLogit, kLossParallelBytesPerLogit, kFinalNormBytesPerElement;
+    kPipelineKeepsStageOutputs, kPipelineRecvBuffers, kPipelineKeepsLogits, kPipelineKeepsInputGrads,
+    kPipelineKeepsOutputsToStepEnd, kFsdpLayerBuffers, kFsdpGradientPool, kTpSavesGatheredInputs, kLossBytesPerLogit,
+    kLossParallelBytesPerLogit, kFinalNormBytesPerElement;
 extern const Key kOverlap, kTpOverlap, kDpOverlap, kPpOverlap, kPpOverlapBySchedule, kParamGatherOverlap,
     kTpAsyncAllreduce;
 extern const Key kFactors, kCompute, kMemoryFactor, kCommunication, kStepOverhead;

@@ -54,7 +54,8 @@ TEST(DtsimBench, PlanThatDoesNotFitFails)
 {
   if (dtsim_binary().empty())
     GTEST_SKIP() << "DTSIM_BINARY is not set or not an executable";
-  auto r = run_capture("'" + dtsim_binary() + "' bench --repeat 1 --scenario '" + source_path("scenarios/default.yaml") +
+  auto r = run_capture("'" + dtsim_binary() + "' bench --repeat 1 --scenario '" +
+                       source_path("scenarios/default.yaml") +
                        "' --set devices=8 --set parallel.pp=1 --set parallel.dp=1 2>&1");
   EXPECT_EQ(r.rc, 1);
   EXPECT_NE(r.out.find("does not fit in memory"), std::string::npos) << r.out;

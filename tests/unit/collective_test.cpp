@@ -309,7 +309,8 @@ TEST(Registry, ListsEveryFileOfTheCatalog)
     EXPECT_EQ(&algorithm(a.name), &a);
     EXPECT_NE(std::string(a.summary), "") << a.name;
     EXPECT_NE(std::string(a.applies), "") << a.name;
-    EXPECT_TRUE(a.applicable && a.bandwidth_fraction && a.bus_cap_Bps && a.cost && a.ll_capped_s && a.lay_flows) << a.name;
+    EXPECT_TRUE(a.applicable && a.bandwidth_fraction && a.bus_cap_Bps && a.cost && a.ll_capped_s && a.lay_flows)
+        << a.name;
   }
   EXPECT_EQ(registered, files);
   EXPECT_EQ(dtsim::collectives::find_algorithm("rign"), nullptr);
@@ -425,7 +426,10 @@ TEST(TensorParallelTiming, RingLL128MatchesClosedForm)
 {
   check_exposed_tp(forced("ring", "ll128"), expected_exposed_tp("ll128"));
 }
-TEST(TensorParallelTiming, RingLLMatchesClosedForm) { check_exposed_tp(forced("ring", "ll"), expected_exposed_tp("ll")); }
+TEST(TensorParallelTiming, RingLLMatchesClosedForm)
+{
+  check_exposed_tp(forced("ring", "ll"), expected_exposed_tp("ll"));
+}
 // What a microbatch's TP collectives, each c seconds on the tp8 node, show by hand: whole, or, beside the compute
 // step after them (w seconds, giving up 16 of the A100's 108 SMs while the collective runs), c - w / (1 - 16/108)
 // where the collective is the longer.
@@ -484,7 +488,8 @@ TEST(TensorParallelTiming, AsyncAllReduceBesideWeightGradient)
 TEST(TensorParallelTiming, TreeMatchesClosedForm)
 {
   const double t = (8.4 + 2 * 7 * 4.0) * kUs + 2 * kTensorBytes / (0.92 * 0.5 * 240e9);
-  check_exposed_tp(forced("tree", "simple", {"simulation.fidelity=full"}), kMicrobatches * kAllReducesPerMicrobatch * t);
+  check_exposed_tp(forced("tree", "simple", {"simulation.fidelity=full"}),
+                   kMicrobatches * kAllReducesPerMicrobatch * t);
 }
 TEST(TensorParallelTiming, TreeFoldedMatchesClosedForm)
 {
@@ -515,7 +520,8 @@ constexpr double kGradBytes = 2 * kTinyParams;
 TEST(DataParallelTiming, FlatRingInOneNode)
 {
   static_assert(kTinyParams == 3552768.0, "tiny-gpt.yaml states 3,552,768 parameters");
-  auto s = dtsim::scenario::load_scenario(source_path("tests/unit/data/dp8.yaml"), forced("ring", "simple", {"stack=none"}));
+  auto s = dtsim::scenario::load_scenario(source_path("tests/unit/data/dp8.yaml"),
+                                          forced("ring", "simple", {"stack=none"}));
   auto r = dtsim::app::simulate(s, false);
   ASSERT_TRUE(r.simulated);
   const double expected = hand_all_reduce("simple", kGradBytes);
@@ -550,7 +556,8 @@ TEST(DataParallelTiming, RingAcrossTwoNodes)
 // NCCL's treeCorrectionFactor for Simple (tuning.cc at 5067397c), by floor(log2(bytes / 64)).
 double tree_simple_correction(double bytes)
 {
-  constexpr double row[23] = {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9};
+  constexpr double row[23] = {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5,
+                              .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9};
   const int column = int(std::floor(std::log2(bytes / 64)));
   return column < 23 ? row[column] : 1.0;
 }
@@ -559,7 +566,8 @@ TEST(DataParallelTiming, TreeAcrossTwoNodes)
 {
   // NCCL caps the tree at 8 channels x perChMaxTreeBw 23.6 GB/s (Ampere, 2 nodes), below the chain's 0.92 x 240
   check_two_nodes("tree", (8.4 + 2 * (7 * 4.0 + 1 * 14.0)) * kUs +
-                              2 * kGradBytes / (tree_simple_correction(kGradBytes) * std::min(0.92 * 240e9, 8 * 23.6e9)));
+                              2 * kGradBytes /
+                                  (tree_simple_correction(kGradBytes) * std::min(0.92 * 240e9, 8 * 23.6e9)));
 }
 
 // tp 8 x dp 2 on two nodes: eight data-parallel groups {r, 8 + r}, one member per node, each a two-rank ring on

@@ -74,8 +74,8 @@ TEST(CompareVerdict, WaitingForSlowerDevicesCanDecide)
   // Equal work; b's devices vary (a larger cluster waits longer for its slowest): 0.5 s of waiting decides it.
   auto v = verdict({side("a", {2, 0.1, 0, 0.4, 0, 0, 0.1}), side("b", {2, 0.1, 0, 0.4, 0, 0, 0.6})});
   ASSERT_EQ(v.size(), 2u);
-  EXPECT_EQ(v[1], "b takes 1.19 times as long (3.100 s); the term that decides it is waiting for slower devices: 0.600 s "
-                  "against 0.100 s (100% of the difference).");
+  EXPECT_EQ(v[1], "b takes 1.19 times as long (3.100 s); the term that decides it is waiting for slower devices: "
+                  "0.600 s against 0.100 s (100% of the difference).");
 }
 
 TEST(CompareVerdict, SmallGapsReadAsPercentages)

@@ -156,7 +156,8 @@ TEST_P(ConfigErrorsTest, MessageMatchesExpected)
   } catch (const std::exception& e) {
     FAIL() << yaml.generic_string() << ": expected dtsim::ConfigError, got another exception: " << e.what();
   }
-  ASSERT_TRUE(threw_config_error) << yaml.generic_string() << ": expected load_scenario to throw dtsim::ConfigError, it succeeded";
+  ASSERT_TRUE(threw_config_error) << yaml.generic_string()
+                                  << ": expected load_scenario to throw dtsim::ConfigError, it succeeded";
 
   if (update_golden()) {
     std::ofstream(expected_file, std::ios::binary) << with_placeholders(actual) << "\n";

@@ -98,7 +98,9 @@ TEST(DataParallelQueue, ExpertCollectivesGoOverTheExpertDataParallelGroup)
   for (const auto& d : done) {
     const auto& op = d.op;
     std::printf("[dp queue] %s %.0f bytes over the %s group: %d flows within a node, %d across\n",
-                op.what == DpOp::What::Gradients ? "gradients" : op.what == DpOp::What::ParamGather ? "gather" : "refresh",
+                op.what == DpOp::What::Gradients     ? "gradients"
+                : op.what == DpOp::What::ParamGather ? "gather"
+                                                     : "refresh",
                 op.bytes, op.expert ? "expert-dp" : "dp", d.within_node, d.across_nodes);
     // An expert group holds one rank of each node: its flows all cross. The dense group has four ranks on each.
     EXPECT_GT(d.across_nodes, 0);

@@ -98,7 +98,8 @@ TEST(ExplainSummary, SaysHowManyLayersAreRecomputed)
 
   // DeepSeek-V3's report run under DualPipe: two chunks of stage 0 (its own layers and a copy of the last stage's),
   // each recomputing its first 2 (scenarios/validation/deepseek-v3-2048-h800.yaml: recompute_layers 2).
-  const std::string dualpipe = summary_line(explain_text("scenarios/validation/deepseek-v3-2048-h800.yaml", {}), "  recompute");
+  const std::string dualpipe =
+      summary_line(explain_text("scenarios/validation/deepseek-v3-2048-h800.yaml", {}), "  recompute");
   EXPECT_NE(dualpipe.find("full: 4 of the "), std::string::npos) << dualpipe;
   EXPECT_NE(dualpipe.find("the first 2 of each of its 2 chunks by training.recompute_layers"), std::string::npos)
       << dualpipe;

@@ -27,7 +27,10 @@ std::vector<std::string> op_names(const std::vector<dtsim::model::Segment>& segs
   return names;
 }
 
-bool has(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+bool has(const std::vector<std::string>& v, const std::string& x)
+{
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
 
 TEST(FlashAttention, KernelsOfOneLayer)
 {

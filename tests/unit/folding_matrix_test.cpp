@@ -103,7 +103,8 @@ std::vector<MatrixCase> other_cases()
       // zb-v: transfers down and back up the stages, the last stage's hand-off kept on the device.
       {"zb_v_fattree_os4", "scenarios/tiny.yaml",
        fabric(8, "fat-tree", 4) + " --set devices=64 --set parallel.dp=16 --set parallel.pp=2 --set parallel.vpp=2"
-                                  " --set parallel.pp_overlap=true --set schedule=zb-v --set training.global_batch=256"},
+                                  " --set parallel.pp_overlap=true --set schedule=zb-v"
+                                  " --set training.global_batch=256"},
   };
 }
 
@@ -145,7 +146,8 @@ TEST(FoldingMatrix, StageEndingInsideANodeIsReportedApproximate)
     GTEST_SKIP() << "DTSIM_BINARY is not set or not an executable";
   for (int nics : {8, 1}) {
     MatrixCase c{"dp3", "scenarios/tiny.yaml",
-                 fabric(nics, "rail-optimized", 1) + " --set devices=24 --set parallel.dp=3 --set training.global_batch=48"};
+                 fabric(nics, "rail-optimized", 1) +
+                     " --set devices=24 --set parallel.dp=3 --set training.global_batch=48"};
     auto folded = run(c, "");
     EXPECT_FALSE(folded.at("simulation").at("folding_exact").get<bool>()) << nics << " NICs";
     const std::string note = folded.at("simulation").value("folding_note", std::string());
@@ -162,8 +164,8 @@ TEST(FoldingMatrix, StageEndingInsideANodeIsReportedApproximate)
 // replayed), tp 2, experts whole on every TP rank. Some pipelines' expert groups send more of their all-to-all over
 // the NICs than others; the folded replay must replay the slowest (Placement::represent_slowest_pipeline). It
 // cannot be exact: the every-device replay's data-parallel collectives wait, bucket by bucket, for whichever pipeline
-// is last there, so folded stays a little below full. Measured (2026-11-28, wt-fold15): folded / full - 1 = -1.1%, -1.9%
-// and -1.1%; replaying rank order's first pipeline, as before, gave -18.0%, -26.0% and -28.8%.
+// is last there, so folded stays a little below full. Measured (2026-11-28, wt-fold15): folded / full - 1 = -1.1%,
+// -1.9% and -1.1%; replaying rank order's first pipeline, as before, gave -18.0%, -26.0% and -28.8%.
 TEST(FoldingMatrix, ExpertGroupsAcrossNvlRacksReplayTheSlowestPipeline)
 {
   if (dtsim_binary().empty())

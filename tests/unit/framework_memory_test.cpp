@@ -54,7 +54,8 @@ double megatron_first_stage_params(const ScenarioSpec& s)
   const auto& m = s.model;
   const double L = double(m.layers), h = double(m.hidden), f = double(m.ffn);
   const double groups = double(m.kv_heads), heads = double(m.heads);
-  const double layers = 10.0 * L * h * h * ((1.0 + f / h) / 5.0 + groups / (5.0 * heads) + 2.0 / (5.0 * h) + 1.0 / (5.0 * L * h));
+  const double layers =
+      10.0 * L * h * h * ((1.0 + f / h) / 5.0 + groups / (5.0 * heads) + 2.0 / (5.0 * h) + 1.0 / (5.0 * L * h));
   return (layers / double(s.parallel.pp) + h * double(m.vocab)) / double(s.parallel.tp);
 }
 

@@ -67,8 +67,10 @@ TEST(KeysWithoutEffect, SeedWithoutVariability)
 {
   const auto w = warnings_of("scenarios/tiny.yaml", {"variability.seed=2"});
   ASSERT_EQ(w.size(), 1u);
-  EXPECT_EQ(w[0].rfind("<command line> --set variability.seed=2 variability.seed: '2' has no effect: the seed draws", 0),
-            0u) << w[0];
+  EXPECT_EQ(
+      w[0].rfind("<command line> --set variability.seed=2 variability.seed: '2' has no effect: the seed draws", 0),
+      0u)
+      << w[0];
   EXPECT_EQ(warnings_of("tests/unit/data/wafer/small-cs2.yaml", {"variability.seed=2"}).size(), 1u);
   EXPECT_TRUE(
       warnings_of("scenarios/tiny.yaml", {"variability.seed=2", "variability.device_spread=0.01"}).empty());

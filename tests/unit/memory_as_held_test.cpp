@@ -368,7 +368,9 @@ TEST(MemoryAsHeld, TorchTensorParallelSavesGatheredInputs)
   torch_tp.stack.memory.tp_saves_gathered_inputs = true;
   dtsim::model::Transformer t(plain.model);
   // Stage 1 (layers only) recomputes one layer whole during its backward: two inputs of 2 bytes whole, not / 8.
-  auto stage1 = [&](const ScenarioSpec& s) { return estimate_memory(s, derive_plan(s), t).stages[1].activations_bytes; };
+  auto stage1 = [&](const ScenarioSpec& s) {
+    return estimate_memory(s, derive_plan(s), t).stages[1].activations_bytes;
+  };
   EXPECT_NEAR(stage1(torch_tp) - stage1(plain), (2.0 * 2.0 - 2.0 * 2.0 / 8.0) * sbh, 1e-9 * sbh);
   // torchao float8 (16-bit inputs saved where no gather casts them): the gathered inputs are its 1-byte ones.
   auto plain_fp8 = plain, torch_fp8 = torch_tp;
@@ -395,7 +397,8 @@ TEST(MemoryAsHeld, TorchTensorParallelSavesGatheredInputs)
 // (6 bytes per element of its sequence-sharded input) with the loss's buffers, on the head's stage alone.
 TEST(MemoryAsHeld, EagerFinalNormIsHeldWithTheLoss)
 {
-  auto plain = gpt3_175b_at_precision("bf16");  // selective recomputation: no layer recomputed whole, the loss's moment is the peak
+  // selective recomputation: no layer recomputed whole, the loss's moment is the peak
+  auto plain = gpt3_175b_at_precision("bf16");
   auto eager_norm = plain;
   eager_norm.stack.memory.final_norm_bytes_per_element = 6;
   dtsim::model::Transformer t(plain.model);

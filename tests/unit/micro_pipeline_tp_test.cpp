@@ -51,7 +51,8 @@ double bytes_of(const std::vector<Segment>& pass, const std::string& suffix)
   double b = 0;
   for (const auto& seg : pass)
     for (const Op& op : seg.ops)
-      if (op.name.size() >= suffix.size() && op.name.compare(op.name.size() - suffix.size(), suffix.size(), suffix) == 0)
+      if (op.name.size() >= suffix.size() &&
+          op.name.compare(op.name.size() - suffix.size(), suffix.size(), suffix) == 0)
         b += op.bytes;
   return b;
 }
@@ -166,8 +167,9 @@ nlohmann::json run_micro_pipeline(const std::string& extra)
 {
   return dtsim::test::run_json("scenarios/tiny.yaml",
                                " --set devices=8 --set parallel.tp=8 --set parallel.pp=1 --set parallel.dp=1 "
-                               "--set parallel.sp=true --set model=../models/llama3-8b.yaml --set training.seq_len=4096 "
-                               "--set training.global_batch=4 --set training.micro_batch=1" + extra);
+                               "--set parallel.sp=true --set model=../models/llama3-8b.yaml "
+                               "--set training.seq_len=4096 --set training.global_batch=4 "
+                               "--set training.micro_batch=1" + extra);
 }
 
 // On one stage, no data parallelism: the micro-pipeline hides less than userbuffers' model (its copies, its

@@ -56,7 +56,8 @@ struct Curve {
   int64_t nodes;
   Kind kind;
   const char* algorithm;  ///< "" for NCCL's choice
-  int nccl;               ///< the NCCL release the log states, as NCCL_VERSION_CODE; 0 where it states none (A.2.a: above)
+  /// the NCCL release the log states, as NCCL_VERSION_CODE; 0 where it states none (A.2.a: above)
+  int nccl;
   std::vector<CurvePoint> points;
 };
 
@@ -134,8 +135,9 @@ TEST(NcclCurves, H100NodeAllGather)
 {
   check({"8 x H100, all-gather (A.1.c, together-nccl-tests)", "hardware/dgx-h100.yaml", 1, Kind::AllGather, "", 22602,
          {{1 * MiB, 22.88, true}, {2 * MiB, 44.93, true}, {4 * MiB, 87.85, true}, {8 * MiB, 154.65}, {16 * MiB, 207.54},
-          {32 * MiB, 233.64, true}, {64 * MiB, 277.79, true}, {128 * MiB, 302.10, true}, {256 * MiB, 320.47, true}, {512 * MiB, 335.36},
-          {1024 * MiB, 344.57}, {2048 * MiB, 350.92}, {4096 * MiB, 355.04}, {8192 * MiB, 359.02}}});
+          {32 * MiB, 233.64, true}, {64 * MiB, 277.79, true}, {128 * MiB, 302.10, true}, {256 * MiB, 320.47, true},
+          {512 * MiB, 335.36}, {1024 * MiB, 344.57}, {2048 * MiB, 350.92}, {4096 * MiB, 355.04},
+          {8192 * MiB, 359.02}}});
 }
 
 TEST(NcclCurves, H100NodeReduceScatter)
@@ -156,9 +158,10 @@ TEST(NcclCurves, A100NodeAllReduce)
 {
   check({"8 x A100, all-reduce (A.2.a, stas00/ml-engineering)", "hardware/dgx-a100-80gb.yaml", 1, Kind::AllReduce,
          "", 21904,
-         {{1 * MiB, 18.00, true}, {2 * MiB, 36.18, true}, {4 * MiB, 72.33}, {8 * MiB, 109.93, true}, {16 * MiB, 106.16, true},
-          {32 * MiB, 138.49, true}, {64 * MiB, 171.54, true}, {128 * MiB, 176.92, true}, {256 * MiB, 194.07, true}, {512 * MiB, 222.72},
-          {1024 * MiB, 229.04}, {2048 * MiB, 231.41}, {4096 * MiB, 233.88}, {8192 * MiB, 234.61},
+         {{1 * MiB, 18.00, true}, {2 * MiB, 36.18, true}, {4 * MiB, 72.33}, {8 * MiB, 109.93, true},
+          {16 * MiB, 106.16, true}, {32 * MiB, 138.49, true}, {64 * MiB, 171.54, true}, {128 * MiB, 176.92, true},
+          {256 * MiB, 194.07, true}, {512 * MiB, 222.72}, {1024 * MiB, 229.04}, {2048 * MiB, 231.41},
+          {4096 * MiB, 233.88}, {8192 * MiB, 234.61},
           {16384 * MiB, 234.89}}});
 }
 
@@ -176,9 +179,10 @@ TEST(NcclCurves, H100FourNodesAllGather)
 {
   check({"4 x 8 H100, all-gather (A.3.a, ZiyanIshani/vpbenchmarking)", "hardware/dgx-h100.yaml", 4,
          Kind::AllGather, "", 22403,
-         {{1 * MiB, 9.27, true}, {2 * MiB, 18.34, true}, {4 * MiB, 21.03, true}, {8 * MiB, 39.20, true}, {16 * MiB, 69.74, true},
-          {32 * MiB, 105.21, true}, {64 * MiB, 166.39, true}, {128 * MiB, 173.43}, {256 * MiB, 235.32}, {512 * MiB, 286.20},
-          {1024 * MiB, 320.55}, {2048 * MiB, 322.43}, {4096 * MiB, 323.76}, {8192 * MiB, 323.53}}});
+         {{1 * MiB, 9.27, true}, {2 * MiB, 18.34, true}, {4 * MiB, 21.03, true}, {8 * MiB, 39.20, true},
+          {16 * MiB, 69.74, true}, {32 * MiB, 105.21, true}, {64 * MiB, 166.39, true}, {128 * MiB, 173.43},
+          {256 * MiB, 235.32}, {512 * MiB, 286.20}, {1024 * MiB, 320.55}, {2048 * MiB, 322.43}, {4096 * MiB, 323.76},
+          {8192 * MiB, 323.53}}});
 }
 
 }  // namespace

@@ -49,7 +49,8 @@ TEST(OpCheckpoint, SavesLessThanTheLayersItLeavesWhole)
 TEST(OpCheckpoint, UnderTensorParallelKeepsTheReduceScatteredOutputs)
 {
   const auto s = dtsim::scenario::load_scenario(
-      source_path(kSacRow), {"parallel.tp=8", "parallel.dp=1", "parallel.zero=0", "parallel.sp=true", "training.global_batch=2"});
+      source_path(kSacRow),
+      {"parallel.tp=8", "parallel.dp=1", "parallel.zero=0", "parallel.sp=true", "training.global_batch=2"});
   const auto plan = dtsim::parallel::derive_plan(s);
   const double per_token = 4096.0 / 8 + 4096.0 / 8 + 1024.0 / 8 + 4096.0 / 8 + 64.0 / 8 + 14336.0 / 8 + 4096.0 +
                            2.0 * 4096.0 / 8;

@@ -46,7 +46,8 @@ TEST(PlanSpace, PruningCountsOfASmallCaseByHand)
   ASSERT_EQ(space.pruned.size(), 2u);
   EXPECT_EQ(space.pruned.at("pipeline stages x chunks do not divide the layers"), 24);
   EXPECT_EQ(space.pruned.at(
-                "global batch does not divide into microbatches (or interleaving needs a multiple of pp, DualPipe 2 pp)"),
+                "global batch does not divide into microbatches (or interleaving needs a multiple of pp, "
+                "DualPipe 2 pp)"),
             16);
   // zb-v is searched by default, with two chunks only: (1,2), (2,2) and (4,2), 6 plans each.
   int64_t zb_v = 0;

@@ -54,7 +54,8 @@ class PlotChart : public ::testing::Test {
 };
 
 /// Runs `dtsim plot` on a sample and checks that it made a non-empty SVG and PNG; returns the log.
-std::string render(const std::string& csv, const std::string& kind, const std::string& name, std::string* script = nullptr)
+std::string render(const std::string& csv, const std::string& kind, const std::string& name,
+                   std::string* script = nullptr)
 {
   PlotOptions o;
   o.csv = data(csv);

@@ -153,7 +153,8 @@ TEST(RunRecord, TheSpreadHasTheStepsPrecision)
   char expected[64];
   std::snprintf(expected, sizeof expected, "step time                    %.6f s\n", step);
   EXPECT_NE(t.find(expected), std::string::npos) << t;
-  std::snprintf(expected, sizeof expected, " / p95 %.6f s (seed", record.document.at("step_time_spread_s").at("p95").get<double>());
+  std::snprintf(expected, sizeof expected, " / p95 %.6f s (seed",
+                record.document.at("step_time_spread_s").at("p95").get<double>());
   EXPECT_NE(t.find(expected), std::string::npos) << t;
   EXPECT_EQ(t.find("traced step"), std::string::npos) << t;  // no trace asked for
 }

@@ -285,8 +285,9 @@ dtsim::replay::StepProgram split_compute_only_program(int64_t p)
 // its idle time is the whole step's less its work.
 void check_zero_bubble(const std::string& schedule, double extra)
 {
-  auto spec = dtsim::scenario::load_scenario(source_path("tests/unit/data/pipeline.yaml"),
-                                             {"schedule=" + schedule, "training.global_batch=16", "parallel.pp_overlap=true"});
+  auto spec =
+      dtsim::scenario::load_scenario(source_path("tests/unit/data/pipeline.yaml"),
+                                     {"schedule=" + schedule, "training.global_batch=16", "parallel.pp_overlap=true"});
   const int64_t p = spec.parallel.pp, m = spec.microbatches;
   auto prog = split_compute_only_program(p);
   auto sched = build_schedule(spec.schedule, p, 1, m);
@@ -419,7 +420,8 @@ void check_dualpipe(bool paired)
   else
     EXPECT_LT(r.step_time_s - work, bound - 1e-4);
   EXPECT_LT(r.step_time_s - work, one_f_one_b);
-  std::printf("[bubble] dualpipe %s p=%lld m=%lld: step %.9g s, over the work %.6g s; README bound %.6g s, 1F1B %.6g s\n",
+  std::printf("[bubble] dualpipe %s p=%lld m=%lld: step %.9g s, over the work %.6g s; README bound %.6g s, "
+              "1F1B %.6g s\n",
               paired ? "paired" : "apart", (long long)p, (long long)m, r.step_time_s, r.step_time_s - work, bound,
               one_f_one_b);
 }
@@ -445,8 +447,8 @@ void check_send_timing(const std::vector<std::string>& overrides, double expecte
   ASSERT_EQ(spec.microbatches, 1);
   auto prog = compute_only_program(p, 1);
   prog.send_bytes = kSendBytes;
-  auto r = dtsim::replay::run_replay(spec, dtsim::parallel::derive_plan(spec), prog, build_schedule(spec.schedule, p, 1, 1),
-                                     false);
+  auto r = dtsim::replay::run_replay(spec, dtsim::parallel::derive_plan(spec), prog,
+                                     build_schedule(spec.schedule, p, 1, 1), false);
   // One microbatch goes forward through p stages and back: p * (tf + tb) of compute and 2 (p - 1) transfers.
   const double expected = double(p) * (kTf + kTb) + expected_comm;
   std::printf("[p2p] p=%lld: step %.9g s, expected %.9g s\n", (long long)p, r.step_time_s, expected);

@@ -141,7 +141,8 @@ TEST(SharedFabric, UnevenSharingFoldedAgreesWithEveryDevice)
   }
   const std::string jobs = "'" + big + "' '" + source_path("scenarios/tiny.yaml") + "'";
   const std::string fat_tree = " --placement spread --set hardware.network.topology.type=fat-tree"
-                               " --set hardware.network.topology.levels=2 --set hardware.network.topology.switch_radix=32"
+                               " --set hardware.network.topology.levels=2"
+                               " --set hardware.network.topology.switch_radix=32"
                                " --set hardware.network.topology.oversubscription=4"
                                // both jobs' steps bound by what they send (their TP all-reduces after the GEMMs)
                                " --set parallel.tp_async_allreduce=false";

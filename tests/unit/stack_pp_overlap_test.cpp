@@ -26,11 +26,14 @@ const std::vector<std::string> kInterleavedTwoChunks = {"schedule=interleaved-1f
 
 TEST(StackPpOverlap, TheScheduleEntryDecidesUnlessTheScenarioSays)
 {
-  EXPECT_TRUE(load_pipeline_under_stack("stack-pp-by-schedule.yaml", {"schedule=gpipe"}).parallel.pp_overlap);  // overlap.pp_overlap
-  EXPECT_FALSE(load_pipeline_under_stack("stack-pp-by-schedule.yaml", kInterleavedTwoChunks).parallel.pp_overlap);       // its entry
+  // overlap.pp_overlap
+  EXPECT_TRUE(load_pipeline_under_stack("stack-pp-by-schedule.yaml", {"schedule=gpipe"}).parallel.pp_overlap);
+  // its entry
+  EXPECT_FALSE(load_pipeline_under_stack("stack-pp-by-schedule.yaml", kInterleavedTwoChunks).parallel.pp_overlap);
   auto own = kInterleavedTwoChunks;
   own.push_back("parallel.pp_overlap=true");
-  EXPECT_TRUE(load_pipeline_under_stack("stack-pp-by-schedule.yaml", own).parallel.pp_overlap);  // the scenario's own setting
+  // the scenario's own setting
+  EXPECT_TRUE(load_pipeline_under_stack("stack-pp-by-schedule.yaml", own).parallel.pp_overlap);
 }
 
 // Both errors at once, each naming the stack file, the key, what was expected and what was found.

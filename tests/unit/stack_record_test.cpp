@@ -17,7 +17,8 @@ TEST(StackRecord, ListsEveryDeclaredKey)
       if (k == &dtsim::stack::keys::kDescription)  // free text, not read
         continue;
       const std::string path = group.path.empty() ? k->name : group.path + "." + k->name;
-      const auto pointer = nlohmann::ordered_json::json_pointer("/" + (group.path.empty() ? "" : group.path + "/") + k->name);
+      const auto pointer =
+          nlohmann::ordered_json::json_pointer("/" + (group.path.empty() ? "" : group.path + "/") + k->name);
       EXPECT_TRUE(record.contains(pointer)) << path << " is declared but stack_record does not print it";
     }
   // The collectives a stack may force: the hardware file's keys, read from stacks too.

@@ -49,7 +49,8 @@ size_t check_bounds(std::vector<dtsim::scenario::ScenarioSpec> every, double& ti
     if (!steps[i] || (*steps[i])[0] <= 0)
       continue;
     const double step = (*steps[i])[0];
-    const double bound = dtsim::systems::system_kind(plans[i]).lower_bound_step_s(plans[i], dtsim::parallel::derive_plan(plans[i]));
+    const double bound =
+        dtsim::systems::system_kind(plans[i]).lower_bound_step_s(plans[i], dtsim::parallel::derive_plan(plans[i]));
     SCOPED_TRACE(dtsim::parallel::describe_plan(plans[i]));
     EXPECT_GT(bound, 0.0);
     // A sum of the same kernel times in another order may differ in its last bits.
@@ -144,8 +145,8 @@ TEST(StepBound, NeverAboveTheSimulatedStepOnDeepSeekV3PlansWithContextParallelis
   std::vector<dtsim::scenario::ScenarioSpec> plans;
   for (auto& p : full_space("scenarios/examples/deepseek-v3-h800x2048.yaml")) {
     const std::string name = dtsim::parallel::describe_plan(p);
-    if (name.find("tp 8 pp 8 dp 16 vpp 4 sp cp 2 ep 64 etp 1") == 0 && name.find(" mb 1 none interleaved") != std::string::npos &&
-        p.parallel.zero == 0)
+    if (name.find("tp 8 pp 8 dp 16 vpp 4 sp cp 2 ep 64 etp 1") == 0 &&
+        name.find(" mb 1 none interleaved") != std::string::npos && p.parallel.zero == 0)
       plans.push_back(std::move(p));
   }
   ASSERT_EQ(plans.size(), 8u);  // ep_overlap, tp_overlap and pp_overlap each off and on
@@ -165,8 +166,8 @@ TEST(StepBound, NeverAboveTheSimulatedStepWithExperts)
 TEST(StepBound, NeverAboveTheSimulatedStepWithPairedChunks)
 {
   std::vector<dtsim::scenario::ScenarioSpec> plans;
-  for (auto& p : full_space("scenarios/tiny-moe.yaml", {"parallel.pp=2", "schedule=dualpipe", "parallel.pp_overlap=true",
-                                                         "parallel.ep_overlap=true"}))
+  for (auto& p : full_space("scenarios/tiny-moe.yaml", {"parallel.pp=2", "schedule=dualpipe",
+                                                         "parallel.pp_overlap=true", "parallel.ep_overlap=true"}))
     if (p.parallel.ep > 1 && p.parallel.pairs_units(dtsim::scenario::schedule_def(p.schedule).pairs_by_default))
       plans.push_back(std::move(p));
   double tightest = 0;

@@ -1,7 +1,8 @@
 // A data-parallel group laid out from its stride, unlisted (parallel/strided_group.hpp; collectives::group_layout and
 // FabricRoutes::switches_spanned of a StridedGroup): each against what it replaces, the group listed member by member,
 // on fat trees and rail-optimized fabrics of one to three levels, small switches (so that groups span leaves and
-// pods), several NICs per node and an NVL72 rack, under tp smaller than and equal to a domain (tiny's 8 heads bound tp).
+// pods), several NICs per node and an NVL72 rack, under tp smaller than and equal to a domain (tiny's 8 heads
+// bound tp).
 #include <gtest/gtest.h>
 
 #include <cstdint>

@@ -136,7 +136,8 @@ TEST(SweepRefusal, EmptyContradictoryUnknownKeyBeforeRunning)
   expect_refused(o, "--vary parallel.tp=4", "parallel.tp: varied twice (also by --vary parallel.tp=1,2)");
 
   o.vary = {"parallel={tp: 2}", "parallel.tp=1,2"};
-  expect_refused(o, "--vary parallel.tp=1,2", "varied together with parallel (--vary parallel={tp: 2}), which contains it");
+  expect_refused(o, "--vary parallel.tp=1,2",
+                 "varied together with parallel (--vary parallel={tp: 2}), which contains it");
   o.vary = {"devices=8,16", "parallel.dp=8,16"};
   expect_refused(o, "--vary parallel.dp=8,16", "parallel.dp is determined by devices / (tp x pp)");
 
@@ -193,7 +194,9 @@ TEST(Sweep, WhatIfOnAHardwareQuantityMovesTheDataParallelPart)
   EXPECT_GT(slow["breakdown"]["exposed_dp_comm_s"].get<double>(), fast["breakdown"]["exposed_dp_comm_s"].get<double>());
   // the same kernels; summed in another event order (the links differ), so equal to the last bits only
   // (to rounding: kernels beside an all-reduce are summed in the order their pieces end)
-  EXPECT_LT(dtsim::test::rel_diff(slow["breakdown"]["compute_s"].get<double>(), fast["breakdown"]["compute_s"].get<double>()), 1e-12);
+  EXPECT_LT(dtsim::test::rel_diff(slow["breakdown"]["compute_s"].get<double>(),
+                                  fast["breakdown"]["compute_s"].get<double>()),
+            1e-12);
   EXPECT_EQ(slow["model"], "tiny-gpt");
   EXPECT_EQ(slow["hardware"], fast["hardware"]);
   fs::remove_all(dir);

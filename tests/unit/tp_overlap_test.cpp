@@ -97,7 +97,8 @@ TEST(TpOverlap, FoldedAndFullFidelityAgree)
   if (dtsim::test::dtsim_binary().empty())
     GTEST_SKIP() << "DTSIM_BINARY is not set or not an executable";
   for (const std::string& plan :
-       {std::string(""), std::string(" --set devices=32 --set parallel.tp=8 --set parallel.pp=2 --set parallel.dp=2")}) {
+       {std::string(""),
+        std::string(" --set devices=32 --set parallel.tp=8 --set parallel.pp=2 --set parallel.dp=2")}) {
     const std::string o = plan + " --set parallel.tp_overlap=true";
     auto folded = run_tiny_tp_overlap(o), full = run_tiny_tp_overlap(o + " --set simulation.fidelity=full");
     const double a = folded.at("step_time_s").get<double>(), b = full.at("step_time_s").get<double>();

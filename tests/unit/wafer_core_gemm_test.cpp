@@ -191,5 +191,8 @@ void expect_published(const std::string& scenario, double measured, double toler
 
 TEST(CoreGemmPublished, Gpt2SmallOneCs2) { expect_published("scenarios/wafer/gpt2-small-cs2.yaml", 494.5, 0.215, 112); }
 TEST(CoreGemmPublished, GptJ6bTwoCs2) { expect_published("scenarios/wafer/gpt-j-6b-2x-cs2.yaml", 43.67, 0.01, 60); }
-TEST(CoreGemmPublished, BertLargeOneCs2) { expect_published("scenarios/wafer/bert-large-cs2.yaml", 4047.95, 0.01, 1024); }
+TEST(CoreGemmPublished, BertLargeOneCs2)
+{
+  expect_published("scenarios/wafer/bert-large-cs2.yaml", 4047.95, 0.01, 1024);
+}
 TEST(CoreGemmPublished, GptJ6bOneCs3) { expect_published("scenarios/wafer/gpt-j-6b-cs3.yaml", 44.75, 0.01, 120); }

@@ -138,7 +138,8 @@ TEST(WaferHardware, Cs2FileInSiUnits)
   const auto& h = s.hardware;
   ASSERT_EQ(h.kind, "cerebras-wafer");
   EXPECT_DOUBLE_EQ(h.peak_flops("fp16"), 7.5e15);
-  EXPECT_DOUBLE_EQ(dtsim::systems::wafer_hardware(h).wafer.gemm_max_efficiency, 0.1677);  // the test copy: shape-independent GEMMs
+  // the test copy: shape-independent GEMMs
+  EXPECT_DOUBLE_EQ(dtsim::systems::wafer_hardware(h).wafer.gemm_max_efficiency, 0.1677);
   EXPECT_DOUBLE_EQ(dtsim::systems::wafer_hardware(h).wafer.gemm_half_length, 0.0);
   EXPECT_DOUBLE_EQ(dtsim::systems::wafer_hardware(h).wafer.sram_bytes, 40e9);
   EXPECT_DOUBLE_EQ(dtsim::systems::wafer_hardware(h).wafer.sram_bw_Bps, 20e15);
@@ -181,7 +182,8 @@ TEST(WaferProgram, SmallGptUnitsByHand)
   EXPECT_EQ(p.passes, 1);
   EXPECT_EQ(p.pass_batch, int64_t(kMicroBatch));
 
-  const double rate = s.hardware.peak_flops("fp16") * dtsim::systems::wafer_hardware(s.hardware).wafer.gemm_max_efficiency;
+  const double rate =
+      s.hardware.peak_flops("fp16") * dtsim::systems::wafer_hardware(s.hardware).wafer.gemm_max_efficiency;
   const double sram = dtsim::systems::wafer_hardware(s.hardware).wafer.sram_bw_Bps;
   const double flops = layer_fwd_flops(kMicroBatch);
   const double gemm_f = flops / rate, mem_f = layer_fwd_mem_bytes(kMicroBatch) / sram,
@@ -506,8 +508,8 @@ TEST(WaferFit, BinaryExitsThreeWhenTheModelDoesNotFit)
   CommandResult lp = run_dtsim(kNeox, {"wafer.mode=layer-pipelined"}, true);
   EXPECT_EQ(lp.rc, 3) << lp.out;
   EXPECT_NE(lp.out.find("SRAM"), std::string::npos);
-  CommandResult big = run_dtsim(kNeox, {"model=" + source_path("models/megatron/megatron-1t.yaml"), "wafer.mode=weight-streaming"},
-                      true);
+  CommandResult big = run_dtsim(
+      kNeox, {"model=" + source_path("models/megatron/megatron-1t.yaml"), "wafer.mode=weight-streaming"}, true);
   EXPECT_EQ(big.rc, 3) << big.out;
   EXPECT_NE(big.out.find("MemoryX needs"), std::string::npos) << big.out;
   EXPECT_GT(16 * 1.008e12, 12e12);

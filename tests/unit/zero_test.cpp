@@ -146,7 +146,8 @@ TEST(ZeroTraffic, Stages1And2AllGatherUpdatedParametersAfterTheOptimizer)
     EXPECT_DOUBLE_EQ(p.param_allgather_bytes[1], 2 * kLayerPerRank);
     EXPECT_DOUBLE_EQ(p.param_allgather_bytes[0], 2 * (kLayerPerRank + kEmbeddingPerRank));
     // Each rank updates half the parameters: 56 B each (kOptimizerBytesPerParam) over memory bandwidth.
-    EXPECT_DOUBLE_EQ(p.optimizer_seconds[1], cm.memory_seconds(dtsim::replay::kOptimizerBytesPerParam * (kLayerPerRank / 2)));
+    EXPECT_DOUBLE_EQ(p.optimizer_seconds[1],
+                     cm.memory_seconds(dtsim::replay::kOptimizerBytesPerParam * (kLayerPerRank / 2)));
     EXPECT_TRUE(gathers(p.forward[1][0]).empty());
   }
   EXPECT_TRUE(p0.param_allgather_bytes[1] == 0.0);
@@ -189,8 +190,8 @@ nlohmann::json run_tiny_zero(const std::string& extra) { return dtsim::test::run
 // ZeRO-1's reduce-scatter of the gradients plus its all-gather of the updated 16-bit parameters (as many bytes as
 // the 16-bit gradients) take the all-reduce's bandwidth time; only NCCL's latencies differ (one all-reduce: base +
 // 2 network steps, x 1.4 across nodes; a reduce-scatter and an all-gather: two bases + 1 step each), a few percent
-// here. The optimizer works on half the parameters. (With 16-bit gradients, hence no stack: fp32 main gradients are reduced in 4 bytes
-// and the parameters gathered in 2.)
+// here. The optimizer works on half the parameters. (With 16-bit gradients, hence no stack: fp32 main gradients are
+// reduced in 4 bytes and the parameters gathered in 2.)
 TEST(ZeroEndToEnd, Zero1CommunicatesExactlyAsMuchAsDataParallel)
 {
   if (dtsim::test::dtsim_binary().empty())

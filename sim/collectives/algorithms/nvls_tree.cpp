@@ -33,7 +33,10 @@ bool nvls_tree_applicable(Protocol p, Kind kind, const GroupShape& g)
 }
 
 // The in-switch part's share of the NVLinks: nvlsEfficiency from 2.28.3; before, the bus to algorithm ratio 5/6.
-double nvls_tree_fraction(Protocol, Kind, const GroupShape& g) { return remodelled(g) ? nvls_efficiency(g) : 5.0 / 6.0; }
+double nvls_tree_fraction(Protocol, Kind, const GroupShape& g)
+{
+  return remodelled(g) ? nvls_efficiency(g) : 5.0 / 6.0;
+}
 
 // tuning.cc from 2.28.3: at most perChMaxNVLSTreeBws per channel; its graph has one head per member of a node, each
 // with its NIC, as many channels as the ring's. Before 2.28.3 no such cap.

@@ -68,7 +68,8 @@ std::vector<std::vector<StageUnit>> zb_v_timed_orders(int64_t p, int64_t, int64_
     for (int64_t i = 0; i < p; ++i) {
       const StageState& c = stages[size_t(i)];
       if (c.weights_done < 2 * m &&
-          (s < 0 || std::make_pair(c.free_at, c.turn) < std::make_pair(stages[size_t(s)].free_at, stages[size_t(s)].turn)))
+          (s < 0 ||
+           std::make_pair(c.free_at, c.turn) < std::make_pair(stages[size_t(s)].free_at, stages[size_t(s)].turn)))
         s = i;
     }
     StageState& st = stages[size_t(s)];

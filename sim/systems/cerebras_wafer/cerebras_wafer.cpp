@@ -276,7 +276,8 @@ class CerebrasWafer : public SystemKind {
 
   void input_rows(const scenario::ScenarioSpec& s, const InputRow& row) const override
   {
-    row("hardware", s.hardware.name + " (" + std::to_string(s.devices) + " x " + wafer_hardware(s.hardware).wafer.name + ")");
+    row("hardware",
+        s.hardware.name + " (" + std::to_string(s.devices) + " x " + wafer_hardware(s.hardware).wafer.name + ")");
   }
 
   // No plan search on a wafer (why_no_plan_search), so no bound to prune it with.

@@ -89,7 +89,8 @@ WaferPlatform::WaferPlatform(const hardware::HardwareSpec& hw, int64_t systems)
   for (size_t i = 0; i < switches.size(); ++i) {
     auto& n = switches[i];
     const bool under_memoryx = switch_parent[i].second < 0;
-    double bw = under_memoryx ? systems::wafer_hardware(hw).memoryx.bandwidth_Bps : systems::wafer_hardware(hw).swarmx.port_bw_Bps;
+    double bw = under_memoryx ? systems::wafer_hardware(hw).memoryx.bandwidth_Bps
+                              : systems::wafer_hardware(hw).swarmx.port_bw_Bps;
     n.up = root->create_host("swarmx" + std::to_string(i) + "-up", speed)->seal();
     n.edge = root->create_split_duplex_link("swarmx" + std::to_string(i) + "-edge", bw)
                  ->set_latency(systems::wafer_hardware(hw).swarmx.latency_per_level_s)
@@ -153,9 +154,11 @@ WaferPlatform::WaferPlatform(const hardware::HardwareSpec& hw, int64_t systems)
     z->seal();
     sg4::Host* p = parent[size_t(s)] < 0 ? memoryx_ : switches[size_t(parent[size_t(s)])].down;
     // One system talks to MemoryX directly; several through SwarmX ports.
-    double leaf_bw = parent[size_t(s)] < 0 ? systems::wafer_hardware(hw).memoryx.bandwidth_Bps : systems::wafer_hardware(hw).swarmx.port_bw_Bps;
+    double leaf_bw = parent[size_t(s)] < 0 ? systems::wafer_hardware(hw).memoryx.bandwidth_Bps
+                                           : systems::wafer_hardware(hw).swarmx.port_bw_Bps;
     auto* leaf = top->create_split_duplex_link(sys + "-leaf", leaf_bw)
-                     ->set_latency(parent[size_t(s)] < 0 ? w.io_latency_s : systems::wafer_hardware(hw).swarmx.latency_per_level_s)
+                     ->set_latency(parent[size_t(s)] < 0 ? w.io_latency_s
+                                                         : systems::wafer_hardware(hw).swarmx.latency_per_level_s)
                      ->seal();
     ++links_;
     top->add_route(z->get_netpoint(), nullptr, gw->get_netpoint(), nullptr, {{leaf, Dir::UP}}, true);

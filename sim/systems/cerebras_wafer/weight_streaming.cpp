@@ -316,7 +316,9 @@ void WeightStreaming::stream_gradients(size_t si, size_t k)
       }
       const WaferUnit& u = p_.units[size_t(w.unit)];
       const double t1 = Activities::now();
-      acts_.exec(pf_.memoryx(), u.params * p_.optimizer_bytes_per_param / systems::wafer_hardware(s_.hardware).memoryx.update_bandwidth_Bps,
+      acts_.exec(pf_.memoryx(),
+                 u.params * p_.optimizer_bytes_per_param /
+                     systems::wafer_hardware(s_.hardware).memoryx.update_bandwidth_Bps,
                  [this, t1]() {
                    static const std::string label = "optimizer (MemoryX)";
                    trace_.add(-1, 0, label, t1, Activities::now());

@@ -12,9 +12,7 @@ namespace {
 /// Hours to three significant figures with thousands separated, as the basis prints them: "30,700 h".
 std::string hours(double s)
 {
-  std::string digits = std::to_string(int64_t(std::stod(format_number("%.3g", s / 3600))));
-  for (int i = int(digits.size()) - 3; i > 0; i -= 3) digits.insert(size_t(i), ",");
-  return digits + " h";
+  return format_thousands(int64_t(std::stod(format_number("%.3g", s / 3600)))) + " h";
 }
 
 }  // namespace

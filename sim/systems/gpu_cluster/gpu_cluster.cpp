@@ -47,9 +47,10 @@ class GpuCluster : public SystemKind {
     return "GPUs in nodes on a switched fabric. `node.nvlink` and `network.nic` are links with the same keys; a NIC's "
            "latency is end to end across the fabric. A node is its own NVLink domain unless a `scale_up` section "
            "says how many nodes share one (a GB200 NVL72 rack: `scale_up.nodes: 18` of `node.devices: 4`); the "
-           "domain's NVLink (`nvlink`, `nvswitch_generation`, `nvls`, `topology`) is then given there and not in `node`. Devices "
-           "of one domain talk over NVLink, NCCL's NVLS included; others through their node's NICs. A domain without a "
-           "switch (`topology: full-mesh`, AMD's xGMI) gives `nvlink` as the link between each pair of its devices.";
+           "domain's NVLink (`nvlink`, `nvswitch_generation`, `nvls`, `topology`) is then given there and not in "
+           "`node`. Devices of one domain talk over NVLink, NCCL's NVLS included; others through their node's NICs. "
+           "A domain without a switch (`topology: full-mesh`, AMD's xGMI) gives `nvlink` as the link between each "
+           "pair of its devices.";
   }
 
   void check_plan(const scenario::ScenarioSpec& s, const scenario::KeyOrigin& at, Diagnostics& diag) const override

@@ -333,8 +333,8 @@ double step_time_lower_bound(const scenario::ScenarioSpec& s, const parallel::De
         continue;
       }
       for (const GradPoint& p : sums[u]->grads)  // each bucket as the unit's backward completes it
-        add(start[u] + (second_lane[u] ? p.kernels_before : p.lane_before), buckets[size_t(x.chunk)][size_t(p.grad_index)],
-            chunk.is_expert(size_t(p.grad_index)));
+        add(start[u] + (second_lane[u] ? p.kernels_before : p.lane_before),
+            buckets[size_t(x.chunk)][size_t(p.grad_index)], chunk.is_expert(size_t(p.grad_index)));
     }
     return gradients_done_lower_bound(std::move(ops));
   };
