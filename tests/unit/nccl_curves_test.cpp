@@ -12,20 +12,19 @@
 // within 10% with the LL128 chunks its release rounds, collectives/algorithms/ring.cpp), and 1-4 MiB single-process
 // (-g 8) runs carry a ~35-42 us floor (all-gather and reduce-scatter at 4 MiB since LL's cap converts to time with
 // their own n - 1 steps, as NCCL's tuner does); across 4 H100 nodes the all-reduce's NVLS tree at 2 MiB and the
-// all-gather's ring LL128 (1-64 MiB). The all-reduce's tree LL128 at 1 MiB is within 10% with its pipeline's fill,
-// the first pass crossing every hop (collectives/algorithms/tree.cpp). The Simple ring across the 4 nodes (all-reduce from
-// 256 MiB, all-gather from 128 MiB) is within 4% since each of its steps pays the network's step latency on every
-// loop of its chunks (collectives/algorithms/ring.cpp); the NVLS tree (all-reduce 4-128 MiB) within 7% as NCCL
-// 2.24.3, the log's release, models it, with its pipeline's fill (algorithms/nvls_tree.cpp). Each curve runs with
-// the NCCL release its log states (`nccl`; where it states none, 0, or the release its date bounds where every
-// release it may have run prices the model alike: A.2.a). The NIC count is the system's own
-// description: "3.2 Tbps InfiniBand" per node (ZiyanIshani/vpbenchmarking README, system table) with "400 Gbps per
-// port" (AI @ Georgia Tech's project page for the same benchmark, aigt.framer.website/sponsor-projects), 8 ports;
-// the summary's "3 active ports per node" cannot carry the measured all-gather (3 x 48.5 GB/s < 324 GB/s).
-// `NcclCurves.*` asserts that every other point is within 10% and that every declared miss still misses
-// (so that a change that brings one within the bound must say so here). ctest's validation.nccl_curves runs the
-// strict form, every point held to 10% (DTSIM_NCCL_CURVES_STRICT=1), and is expected to fail until the misses are
-// fixed (tests/CMakeLists.txt).
+// all-gather's ring LL128 (1-64 MiB). The all-reduce's tree LL128 at 1 MiB is within 10% with its pipeline's fill, the
+// first pass crossing every hop (collectives/algorithms/tree.cpp). The Simple ring across the 4 nodes (all-reduce from
+// 256 MiB, all-gather from 128 MiB) is within 4% since each of its steps pays the network's step latency on every loop
+// of its chunks (collectives/algorithms/ring.cpp); the NVLS tree (all-reduce 4-128 MiB) within 7% as NCCL 2.24.3, the
+// log's release, models it, with its pipeline's fill (algorithms/nvls_tree.cpp). Each curve runs with the NCCL release
+// its log states (`nccl`; where it states none, 0, or the release its date bounds where every release it may have run
+// prices the model alike: A.2.a). The NIC count is the system's own description: "3.2 Tbps InfiniBand" per node
+// (ZiyanIshani/vpbenchmarking README, system table) with "400 Gbps per port" (AI @ Georgia Tech's project page for the
+// same benchmark, aigt.framer.website/sponsor-projects), 8 ports; the summary's "3 active ports per node" cannot carry
+// the measured all-gather (3 x 48.5 GB/s < 324 GB/s). `NcclCurves.*` asserts that every other point is within 10% and
+// that every declared miss still misses (so that a change that brings one within the bound must say so here). ctest's
+// validation.nccl_curves runs the strict form, every point held to 10% (DTSIM_NCCL_CURVES_STRICT=1), and is expected to
+// fail until the misses are fixed (tests/CMakeLists.txt).
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -18,8 +18,8 @@ inline size_t property_sample_stride()
   char* end = nullptr;
   const long n = std::strtol(text, &end, 10);
   if (end == text || *end != '\0' || n < 1 || n > 1000)
-    throw std::invalid_argument(std::string("DTSIM_PROPERTY_SAMPLE_STRIDE: expected a whole number from 1 to 1000, found '") +
-                                text + "'");
+    throw std::invalid_argument(
+        std::string("DTSIM_PROPERTY_SAMPLE_STRIDE: expected a whole number from 1 to 1000, found '") + text + "'");
   return size_t(n);
 }
 
