@@ -276,13 +276,13 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
   // Backward gathers: ZeRO-3 gathers again what it resharded after the forward; without resharding nothing.
   const int bw_zero = plan.comm.reshard_after_forward ? zero : 0;
 
-  // Megatron-Core's alltoall dispatcher waits on the host for its splits once per MoE layer forward (recomputed
-  // ones included); under the paired schedules (parallel.ep_overlap) the other unit's kernels are queued behind
-  // that wait, which is not priced (replay/moe_host_sync.hpp).
-  const double moe_sync =
-      t.moe() && s.parallel.moe_dispatcher == model::TokenDispatcher::AllToAll && !plan.comm.pairs
-          ? moe_dispatch_sync_seconds(layer.forward, cm, s.parallel.moe_preprocess_graphed)
-          : 0.0;
+  // Every dispatcher Megatron-Core runs (alltoall, DeepEP, HybridEP) waits on the host for its token counts once
+  // per MoE layer forward (recomputed ones included); under the paired schedules (parallel.ep_overlap) the other
+  // unit's kernels are queued behind that wait, which is not priced (replay/moe_host_sync.hpp).
+  const double moe_sync = t.moe() && !plan.comm.pairs ? moe_dispatch_sync_seconds(layer.forward, cm,
+                                                                                   s.parallel.moe_dispatcher,
+                                                                                   s.parallel.moe_preprocess_graphed)
+                                                      : 0.0;
 
   TimedPasses timed(cm);
   // A layer's forward, or its recomputation, with that wait before its first expert all-to-all.

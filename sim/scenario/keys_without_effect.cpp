@@ -43,7 +43,7 @@ std::string preprocess_graphed_without_effect(const ScenarioSpec& s)
     return "the model has no experts: no dispatcher";
   if (s.parallel.moe_dispatcher != model::TokenDispatcher::AllToAll)
     return "parallel.moe_dispatcher is " + model::token_dispatcher_names()[size_t(s.parallel.moe_dispatcher)] +
-           ", whose flex dispatch has no such wait";
+           ", whose flex dispatch waits after its own preprocessing kernel, graphed or not";
   if (s.parallel.pairs_units(schedule_def(s.schedule).pairs_by_default))
     return "the paired schedule (parallel.ep_overlap) queues the other unit's kernels behind that wait, which is "
            "not priced";
@@ -74,8 +74,8 @@ std::vector<Diagnostic> keys_without_effect(const config::YamlFile& file, const 
                       "the seed draws device speeds and kernel jitter, and variability.device_spread and "
                       "variability.kernel_jitter are 0: nothing is drawn"});
   // The graphed preprocessing moves the host wait of Megatron-Core's alltoall dispatcher (replay/moe_host_sync.hpp),
-  // which replay/step_program.cpp prices only in MoE layers, under that dispatcher, outside the paired schedules,
-  // and where the stack's host.sync_resume is not 0.
+  // which replay/step_program.cpp prices only in MoE layers, outside the paired schedules, and where the stack's
+  // host.sync_resume is not 0; the flex dispatchers' wait follows their own kernel, graphed or not.
   if (const std::string why = preprocess_graphed_without_effect(s); !why.empty())
     unread.push_back({"parallel.moe_preprocess_graphed",
                       "the graphed preprocessing moves the host's wait for the dispatch splits of the alltoall "

@@ -1,6 +1,6 @@
-// Megatron-Core's `alltoall` token dispatcher waits on the host for its splits once per MoE layer forward
-// (replay/moe_host_sync.hpp): the GPU idles for the stack's host.sync_resume, less the token permutation queued
-// before the wait unless a CUDA graph covers the preprocessing. tiny-moe: 4 MoE layers, tp 2, ep 4 on 16 A100.
+// Megatron-Core's token dispatchers wait on the host for their token counts once per MoE layer forward
+// (replay/moe_host_sync.hpp): the GPU idles for the stack's host.sync_resume, under `alltoall` less the token
+// permutation queued before the wait unless a CUDA graph covers the preprocessing. tiny-moe: 4 MoE layers, tp 2, ep 4 on 16 A100.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -108,16 +108,34 @@ TEST(MoeHostSync, RecomputedForwardWaitsAgain)
   EXPECT_NEAR(w.seconds, 8 * 20e-6, 1e-15);
 }
 
-// The flex dispatchers (DeepEP, HybridEP) and a stack without sync_resume: no wait.
-TEST(MoeHostSync, NoWaitUnderFlexDispatchersOrWithoutTheStackTime)
+// The flex dispatchers (DeepEP, HybridEP) wait after their own preprocessing kernel: the whole host.sync_resume
+// once per MoE layer forward, just before the dispatch, graphed preprocessing or not (the permutation queued before
+// it does not hide it, unlike alltoall's); none in backward, where the forward's handle is reused.
+TEST(MoeHostSync, FlexDispatchersWaitTheWholeResumePerLayerForward)
 {
-  for (const char* d : {"deepep", "hybridep"}) {
-    const Waits w =
-        waits(tiny_moe({std::string("parallel.moe_dispatcher=") + d, "parallel.moe_preprocess_graphed=true"}),
-              resuming(20e-6));
-    EXPECT_EQ(w.forward + w.backward, 0) << d;
-  }
-  EXPECT_EQ(waits(tiny_moe({"parallel.moe_preprocess_graphed=true"}), resuming(0)).forward, 0);
+  const double resume = 1e-3;
+  ASSERT_GT(permute_seconds(tiny_moe(), resuming(resume)), 0);
+  for (const char* d : {"deepep", "hybridep"})
+    for (const char* graphed : {"false", "true"}) {
+      const Waits w = waits(tiny_moe({std::string("parallel.moe_dispatcher=") + d,
+                                      std::string("parallel.moe_preprocess_graphed=") + graphed}),
+                            resuming(resume));
+      EXPECT_EQ(w.forward, 4) << d << " graphed " << graphed;
+      EXPECT_EQ(w.backward, 0) << d;
+      EXPECT_NEAR(w.seconds, 4 * resume, 1e-15) << d << " graphed " << graphed;
+      EXPECT_TRUE(w.each_before_an_all_to_all) << d;
+    }
+}
+
+// A stack without sync_resume: no wait under any dispatcher.
+TEST(MoeHostSync, NoWaitWithoutTheStackTime)
+{
+  for (const char* d : {"alltoall", "deepep", "hybridep"})
+    EXPECT_EQ(waits(tiny_moe({std::string("parallel.moe_dispatcher=") + d, "parallel.moe_preprocess_graphed=true"}),
+                    resuming(0))
+                  .forward,
+              0)
+        << d;
 }
 
 }  // namespace
