@@ -21,8 +21,9 @@
 ///   all-gather and the metadata preprocessing kernel, `num_dispatched_tokens_tensor.cpu()` (use_host_meta, the
 ///   default), then the dispatch kernel. Megatron-Core passes no handle and, dropless, no num_permuted_tokens ("None
 ///   means no up-bound, will cause a CPU sync": _HybridEPManager, token_dispatcher.py at 0d8e0714, the 25.11
-///   Megatron-Bridge v0.2.0 submodule, and 2edffadb, v0.4.2's; the performance scripts set
-///   moe_expert_capacity_factor -1 and moe_pad_expert_input_to_capacity False). That second wait, inside the
+///   Megatron-Bridge v0.2.0 submodule, and 2edffadb, v0.4.2's; the performance scripts' force-balanced dropless
+///   runs, use_tokendrop False, set moe_expert_capacity_factor -1 and moe_pad_expert_input_to_capacity False:
+///   scripts/performance/utils/overrides.py at v0.4.2, helpers.py at v0.2.0). A second wait, inside the
 ///   runtime's dispatch_with_permute (fused_a2a.py: `non_blocking = num_permuted_tokens is not None`), is not
 ///   priced: its kernel order was not read.
 /// Neither waits in backward (the handle from the forward is reused). Under the paired schedules
