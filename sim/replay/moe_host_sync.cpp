@@ -5,11 +5,12 @@
 namespace dtsim::replay {
 
 double moe_dispatch_sync_seconds(const std::vector<model::Segment>& forward, const kernels::ComputeModel& cm,
-                                 bool preprocess_graphed)
+                                 model::TokenDispatcher dispatcher, bool preprocess_graphed)
 {
   // Where the stack gives no resume time the caller prices no wait (scenario::moe_dispatch_wait); 0 comes out anyway.
   const double resume = cm.sync_resume_seconds();
-  if (preprocess_graphed)
+  // The flex dispatchers wait after their own preprocessing kernel, the last thing queued: nothing hides it.
+  if (dispatcher != model::TokenDispatcher::AllToAll || preprocess_graphed)
     return resume;
   // The permutation is queued before the host waits: its kernels run while the copy lands and the host dispatches.
   double permute = 0;

@@ -279,10 +279,12 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
   // Backward gathers: ZeRO-3 gathers again what it resharded after the forward; without resharding nothing.
   const int bw_zero = plan.comm.reshard_after_forward ? zero : 0;
 
-  // Megatron-Core's alltoall dispatcher waits on the host for its splits once per MoE layer forward (recomputed
-  // ones included), where scenario/moe_dispatch_wait.hpp says it is priced (replay/moe_host_sync.hpp).
+  // Every dispatcher Megatron-Core runs (alltoall, DeepEP, HybridEP) waits on the host for its token counts once
+  // per MoE layer forward (recomputed ones included), where scenario/moe_dispatch_wait.hpp says it is priced
+  // (replay/moe_host_sync.hpp).
   const double moe_sync = scenario::moe_dispatch_wait(s) == scenario::MoeDispatchWait::Priced
-                              ? moe_dispatch_sync_seconds(layer.forward, cm, s.parallel.moe_preprocess_graphed)
+                              ? moe_dispatch_sync_seconds(layer.forward, cm, s.parallel.moe_dispatcher,
+                                                          s.parallel.moe_preprocess_graphed)
                               : 0.0;
 
   TimedPasses timed(cm);

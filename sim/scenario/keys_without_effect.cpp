@@ -39,14 +39,17 @@ std::string value_text(const YAML::Node& n)
 // Why parallel.moe_preprocess_graphed changes nothing in `s` (the first reason found), or "" where it acts.
 std::string preprocess_graphed_without_effect(const ScenarioSpec& s)
 {
-  switch (moe_dispatch_wait(s)) {
-  case MoeDispatchWait::Priced:
-    return "";
-  case MoeDispatchWait::NoExperts:
+  const MoeDispatchWait wait = moe_dispatch_wait(s);
+  if (wait == MoeDispatchWait::NoExperts)
     return "the model has no experts: no dispatcher";
-  case MoeDispatchWait::FlexDispatcher:
+  // The flex dispatchers' wait follows their own preprocessing kernel, graphed or not (replay/moe_host_sync.hpp).
+  if (s.parallel.moe_dispatcher != model::TokenDispatcher::AllToAll)
     return "parallel.moe_dispatcher is " + model::token_dispatcher_names()[size_t(s.parallel.moe_dispatcher)] +
-           ", whose flex dispatch has no such wait";
+           ", whose flex dispatch waits after its own preprocessing kernel, graphed or not";
+  switch (wait) {
+  case MoeDispatchWait::Priced:
+  case MoeDispatchWait::NoExperts:
+    return "";
   case MoeDispatchWait::PairedUnits:
     return "the paired schedule (parallel.ep_overlap) queues the other unit's kernels behind that wait, which is "
            "not priced";
@@ -78,7 +81,8 @@ std::vector<Diagnostic> keys_without_effect(const config::YamlFile& file, const 
                       "the seed draws device speeds and kernel jitter, and variability.device_spread and "
                       "variability.kernel_jitter are 0: nothing is drawn"});
   // The graphed preprocessing moves the host wait of Megatron-Core's alltoall dispatcher (replay/moe_host_sync.hpp),
-  // which the replay prices only where scenario/moe_dispatch_wait.hpp says so.
+  // which the replay prices only where scenario/moe_dispatch_wait.hpp says so; the flex dispatchers' wait follows
+  // their own kernel, graphed or not.
   if (const std::string why = preprocess_graphed_without_effect(s); !why.empty())
     unread.push_back({"parallel.moe_preprocess_graphed",
                       "the graphed preprocessing moves the host's wait for the dispatch splits of the alltoall "

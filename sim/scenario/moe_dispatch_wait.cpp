@@ -1,6 +1,5 @@
 #include "scenario/moe_dispatch_wait.hpp"
 
-#include "model/token_dispatcher.hpp"
 #include "scenario/schedule_registry.hpp"
 
 namespace dtsim::scenario {
@@ -9,8 +8,6 @@ MoeDispatchWait moe_dispatch_wait(const ScenarioSpec& s)
 {
   if (!s.model.moe())
     return MoeDispatchWait::NoExperts;
-  if (s.parallel.moe_dispatcher != model::TokenDispatcher::AllToAll)
-    return MoeDispatchWait::FlexDispatcher;
   // The plan's comm.pairs (parallel/plan.cpp) is this same choice.
   if (s.parallel.pairs_units(schedule_def(s.schedule).pairs_by_default))
     return MoeDispatchWait::PairedUnits;

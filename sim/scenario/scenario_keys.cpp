@@ -133,7 +133,10 @@ const Key kMoeDispatcher =
                 "on its own; `deepep` (DeepSeek's DeepEP, moe_flex_dispatcher_backend \"deepep\") and `hybridep` "
                 "(NVIDIA's HybridEP, \"hybridep\"), a token once per destination node between scale-up domains, "
                 "which cuts the bytes between them (0.45 of alltoall's with 8 experts per token over 4 nodes; "
-                "sim/model/node_limited_routing.hpp); the NVLink forwarding inside the node is not modelled")
+                "sim/model/node_limited_routing.hpp); the NVLink forwarding inside the node is not modelled; every "
+                "dispatcher waits on the host for its token counts once per MoE layer forward, the GPU idling for "
+                "the stack's `host.sync_resume` (the flex dispatchers whole, `alltoall` as "
+                "`parallel.moe_preprocess_graphed` says)")
         .defaults_to("alltoall");
 const Key kCp =
     Key::integer("cp", limits::kPlanSize, kOptional, "",

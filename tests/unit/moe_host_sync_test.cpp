@@ -1,6 +1,6 @@
-// Megatron-Core's `alltoall` token dispatcher waits on the host for its splits once per MoE layer forward
-// (replay/moe_host_sync.hpp): the GPU idles for the stack's host.sync_resume, less the token permutation queued
-// before the wait unless a CUDA graph covers the preprocessing. tiny-moe: 4 MoE layers, tp 2, ep 4 on 16 A100.
+// Megatron-Core's token dispatchers wait on the host for their token counts once per MoE layer forward
+// (replay/moe_host_sync.hpp): the GPU idles for the stack's host.sync_resume, under `alltoall` less the token
+// permutation queued before the wait unless a CUDA graph covers the preprocessing. tiny-moe: 4 MoE layers, tp 2, ep 4 on 16 A100.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -115,40 +115,66 @@ TEST(MoeHostSync, RecomputedForwardWaitsAgain)
   EXPECT_NEAR(w.seconds, 8 * 20e-6, 1e-15);
 }
 
-// The flex dispatchers (DeepEP, HybridEP) and a stack without sync_resume: no wait.
-TEST(MoeHostSync, NoWaitUnderFlexDispatchersOrWithoutTheStackTime)
+// The flex dispatchers (DeepEP, HybridEP) wait after their own preprocessing kernel: the whole host.sync_resume
+// once per MoE layer forward, just before the dispatch, graphed preprocessing or not (the permutation queued before
+// it does not hide it, unlike alltoall's); none in backward, where the forward's handle is reused.
+TEST(MoeHostSync, FlexDispatchersWaitTheWholeResumePerLayerForward)
 {
-  for (const char* d : {"deepep", "hybridep"}) {
-    const Waits w = waits(
-        resuming(tiny_moe({std::string("parallel.moe_dispatcher=") + d, "parallel.moe_preprocess_graphed=true"}),
-                 20e-6));
-    EXPECT_EQ(w.forward + w.backward, 0) << d;
-  }
-  EXPECT_EQ(waits(resuming(tiny_moe({"parallel.moe_preprocess_graphed=true"}), 0)).forward, 0);
+  const double resume = 1e-3;
+  ASSERT_GT(permute_seconds(resuming(tiny_moe(), resume)), 0);
+  for (const char* d : {"deepep", "hybridep"})
+    for (const char* graphed : {"false", "true"}) {
+      const Waits w = waits(resuming(tiny_moe({std::string("parallel.moe_dispatcher=") + d,
+                                               std::string("parallel.moe_preprocess_graphed=") + graphed}),
+                                     resume));
+      EXPECT_EQ(w.forward, 4) << d << " graphed " << graphed;
+      EXPECT_EQ(w.backward, 0) << d;
+      EXPECT_NEAR(w.seconds, 4 * resume, 1e-15) << d << " graphed " << graphed;
+      EXPECT_TRUE(w.each_before_an_all_to_all) << d;
+    }
 }
 
-// The warning that parallel.moe_preprocess_graphed has no effect and the wait the replay prices come from one
-// predicate (scenario/moe_dispatch_wait.hpp): where the warning fires no wait is priced, where it does not one is.
-// The shipped Qwen3-30B run on B200 (alltoall dispatcher, graphed preprocessing, host.sync_resume 20 us).
-TEST(MoeHostSync, WarningOfNoEffectWhereAndOnlyWhereNoWaitIsPriced)
+// A stack without sync_resume: no wait under any dispatcher.
+TEST(MoeHostSync, NoWaitWithoutTheStackTime)
 {
-  const std::string qwen = "scenarios/validation/bridge-2511-qwen3-30b-8-b200-mxfp8.yaml";
+  for (const char* d : {"alltoall", "deepep", "hybridep"})
+    EXPECT_EQ(
+        waits(resuming(tiny_moe({std::string("parallel.moe_dispatcher=") + d, "parallel.moe_preprocess_graphed=true"}),
+                       0))
+            .forward,
+        0)
+        << d;
+}
+
+// The warning that parallel.moe_preprocess_graphed has no effect and the wait the replay prices read one predicate
+// (scenario/moe_dispatch_wait.hpp). The shipped Qwen3-30B run on B200 (alltoall dispatcher, graphed preprocessing,
+// host.sync_resume 20 us): no warning, and graphing moves the wait; without a stack the warning fires and no wait is
+// priced; under DeepEP it fires and the wait is the same graphed or not.
+TEST(MoeHostSync, WarningOfNoEffectWhereAndOnlyWhereGraphingChangesNoWait)
+{
+  const std::string qwen = dtsim::test::source_path("scenarios/validation/bridge-2511-qwen3-30b-8-b200-mxfp8.yaml");
   auto graphed_warned = [](const dtsim::scenario::ScenarioSpec& s) {
     for (const auto& d : s.warnings)
       if (d.key_path == "parallel.moe_preprocess_graphed")
         return true;
     return false;
   };
-  const auto acting = dtsim::scenario::load_scenario(dtsim::test::source_path(qwen), {});
+  auto load = [&](std::vector<std::string> sets) { return dtsim::scenario::load_scenario(qwen, sets); };
+  const auto acting = load({});
   ASSERT_FALSE(graphed_warned(acting));
   const Waits priced = waits(acting);
   EXPECT_GT(priced.forward, 0);
-  EXPECT_GT(priced.seconds, 0);
-  for (const char* set : {"stack=none", "parallel.moe_dispatcher=deepep"}) {
-    const auto idle = dtsim::scenario::load_scenario(dtsim::test::source_path(qwen), {set});
-    EXPECT_TRUE(graphed_warned(idle)) << set;
-    EXPECT_EQ(waits(idle).forward, 0) << set;
-  }
+  EXPECT_NE(waits(load({"parallel.moe_preprocess_graphed=false"})).seconds, priced.seconds);
+
+  const auto unstacked = load({"stack=none"});
+  EXPECT_TRUE(graphed_warned(unstacked));
+  EXPECT_EQ(waits(unstacked).forward, 0);
+
+  const auto deepep = load({"parallel.moe_dispatcher=deepep"});
+  EXPECT_TRUE(graphed_warned(deepep));
+  EXPECT_GT(waits(deepep).forward, 0);
+  EXPECT_DOUBLE_EQ(waits(load({"parallel.moe_dispatcher=deepep", "parallel.moe_preprocess_graphed=false"})).seconds,
+                   waits(deepep).seconds);
 }
 
 }  // namespace
