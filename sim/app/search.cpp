@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <ostream>
 
+#include <sys/resource.h>
+
 #include <nlohmann/json.hpp>
 
 #include "app/load.hpp"
@@ -34,6 +36,19 @@ struct Ranked {
   size_t index = 0;
   double step = 0, samples = 0, mfu = 0, peak_mem = 0;
 };
+
+// User plus system CPU seconds of this process and of its reaped children (the bound workers and the simulations run
+// in forked children), for the log's split of a search's CPU by phase.
+double cpu_seconds()
+{
+  double total = 0;
+  for (int who : {RUSAGE_SELF, RUSAGE_CHILDREN}) {
+    rusage u{};
+    getrusage(who, &u);
+    total += double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+  }
+  return total;
+}
 
 bool same_plan(const scenario::ScenarioSpec& a, const scenario::ScenarioSpec& b)
 {
@@ -95,6 +110,7 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
   if (o.devices > 0 && o.devices != base.devices)
     own_plan_carried = move_to_devices(base, o.devices);
   const auto t0 = std::chrono::steady_clock::now();
+  const double cpu_start = cpu_seconds();
   auto space = parallel::enumerate_plans(base, o.narrow       ? parallel::PlanDimensions{}
                                               : o.full_space ? parallel::PlanDimensions::full(base)
                                                              : parallel::PlanDimensions::wide(base));
@@ -104,7 +120,9 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
   const bool quiet = o.quiet || !world.root();
   const size_t n = plans.size();
   // Plans whose replays read the same inputs (search_replay_key.hpp): one is simulated, the others take its step.
+  const double cpu_enumerated = cpu_seconds();
   const ReplayKeys keys(plans);
+  const double cpu_keyed = cpu_seconds();
   // Each plan's proven lower bound on its step time, and the order of simulation: the scenario's own plan first
   // (its rank is reported), then by bound, so that the k-th best step time falls early and prunes the rest. The
   // bounds are computed in child processes, --jobs at a time (search_bounds.hpp); every rank has the same bounds and
@@ -116,6 +134,7 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
   } else {
     bounds = plan_bounds(plans, keys, o.jobs);
   }
+  const double cpu_bounded = cpu_seconds();
   const std::vector<double>& bound = bounds.bound;
   const std::vector<char>& failed = bounds.failed;
   const std::map<std::string, int64_t>& failures = bounds.failures;
@@ -212,6 +231,15 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
     kth_best = kth;
   }
   progress.finish();
+  if (!quiet) {
+    char cpu[200];
+    std::snprintf(cpu, sizeof cpu,
+                  "search: CPU (user + system, this process and its children): enumeration %.1f s, replay keys %.1f s, "
+                  "bounds %.1f s, simulations %.1f s\n",
+                  cpu_enumerated - cpu_start, cpu_keyed - cpu_enumerated, cpu_bounded - cpu_keyed,
+                  cpu_seconds() - cpu_bounded);
+    log << cpu << std::flush;
+  }
   if (!world.root())
     return 0;
   std::vector<Ranked> ranked;

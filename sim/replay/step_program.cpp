@@ -42,7 +42,10 @@ Step compute_step(const std::vector<model::Op>& ops, const kernels::ComputeModel
 // runs; the steps carry no label (labelled() adds it). The same calls on the same ops give the same doubles.
 class TimedPasses {
  public:
-  explicit TimedPasses(const kernels::ComputeModel& cm) : cm_(cm) {}
+  TimedPasses(const kernels::ComputeModel& cm, bool labels) : cm_(cm), labels_(labels) {}
+
+  /// Whether the program's steps get their labels (StepLabels).
+  bool labels() const { return labels_; }
 
   /// Every segment of `segs` in its order: compute steps and collectives.
   const std::vector<Step>& whole(const std::vector<model::Segment>& segs)
@@ -114,35 +117,36 @@ class TimedPasses {
     return st;
   }
   const kernels::ComputeModel& cm_;
+  const bool labels_;
   std::map<std::pair<const void*, Part>, std::vector<Step>> memo_;
 };
 
-// `steps` (from TimedPasses) appended to `out` with their label: a compute step's is `label`, a collective's `label`
-// and the collective's name; `recompute` marks the compute steps.
-void append_labelled(std::vector<Step>& out, const std::vector<Step>& steps, const std::string& label, bool recompute)
+// `steps` (from TimedPasses) appended to `out` with their label (if `labels`): a compute step's is `label`, a
+// collective's `label` and the collective's name; `recompute` marks the compute steps.
+void append_labelled(std::vector<Step>& out, const std::vector<Step>& steps, const std::string& label, bool recompute,
+                     bool labels)
 {
   for (const Step& timed : steps) {
     out.push_back(timed);
     Step& st = out.back();
-    if (st.kind == Step::Kind::Compute) {
-      st.label = label;
+    if (st.kind == Step::Kind::Compute)
       st.recompute = recompute;
-    } else {
-      st.label = label + " " + model::to_string(st.collective);
-    }
+    if (!labels)
+      continue;
+    st.label = st.kind == Step::Kind::Compute ? label : label + " " + model::to_string(st.collective);
   }
 }
 
 void append(std::vector<Step>& out, const std::vector<model::Segment>& segs, TimedPasses& timed,
             const std::string& label, bool recompute)
 {
-  append_labelled(out, timed.whole(segs), label, recompute);
+  append_labelled(out, timed.whole(segs), label, recompute, timed.labels());
 }
 
 // A parameter group's gradients are ready. Without gradient-accumulation fusion, PyTorch's AccumulateGrad adds
 // each new gradient into the stored one (read both, write one) on every microbatch but the first.
 void grad_ready(std::vector<Step>& out, ChunkGradients& grads, double bytes, const kernels::ComputeModel& cm,
-                bool fused, bool expert = false)
+                bool fused, bool labels, bool expert = false)
 {
   if (bytes <= 0)
     return;
@@ -150,7 +154,8 @@ void grad_ready(std::vector<Step>& out, ChunkGradients& grads, double bytes, con
     Step acc;
     acc.kind = Step::Kind::Compute;
     acc.seconds = cm.memory_seconds(3 * bytes);
-    acc.label = "gradient accumulation";
+    if (labels)
+      acc.label = "gradient accumulation";
     acc.accumulation = true;
     out.push_back(std::move(acc));
   }
@@ -164,7 +169,7 @@ void grad_ready(std::vector<Step>& out, ChunkGradients& grads, double bytes, con
 
 // ZeRO-3: the parameters of the coming kernels (one layer, the embedding or the head) are gathered first; a layer's
 // experts, sharded over their own data-parallel group, in a gather of their own (none when that group is one rank).
-void param_gather(std::vector<Step>& out, double params, double elem, int zero, const std::string& label,
+void param_gather(std::vector<Step>& out, double params, double elem, int zero, const std::string& label, bool labels,
                   bool expert = false)
 {
   if (zero < 3 || params <= 0)
@@ -173,7 +178,8 @@ void param_gather(std::vector<Step>& out, double params, double elem, int zero, 
   st.kind = Step::Kind::ParamGather;
   st.bytes = params * elem;
   st.expert = expert;
-  st.label = std::string(expert ? "expert parameter all-gather " : "parameter all-gather ") + label;
+  if (labels)
+    st.label = std::string(expert ? "expert parameter all-gather " : "parameter all-gather ") + label;
   out.push_back(std::move(st));
 }
 
@@ -203,8 +209,9 @@ struct BackwardBuilder {
     append(whole, segs, timed, label, false);
     if (!split())
       return;
-    append_labelled(*input, timed.input(segs), label, false);
-    append_labelled(*weight, timed.weight(segs), "weight gradients " + label, false);
+    append_labelled(*input, timed.input(segs), label, false, timed.labels());
+    append_labelled(*weight, timed.weight(segs), timed.labels() ? "weight gradients " + label : std::string(), false,
+                    timed.labels());
   }
 };
 
@@ -228,8 +235,11 @@ const std::vector<Step>& unit_steps(const StepProgram& p, int64_t stage, int64_t
 }
 
 StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan,
-                               const model::Transformer& t, const kernels::ComputeModel& cm)
+                               const model::Transformer& t, const kernels::ComputeModel& cm, StepLabels step_labels)
 {
+  const bool labels = step_labels == StepLabels::Made;
+  // A label's text, made only where labels are (a search's lower bounds build thousands of programs without).
+  auto label_of = [labels](auto make) { return labels ? std::string(make()) : std::string(); };
   const auto& m = t.spec();
   const auto& g = plan.groups;
   const int64_t p = g.pp, v = g.vpp, tp = g.tp;
@@ -287,15 +297,17 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
                                                           s.parallel.moe_preprocess_graphed)
                               : 0.0;
 
-  TimedPasses timed(cm);
+  TimedPasses timed(cm, labels);
   // A layer's forward, or its recomputation, with that wait before its first expert all-to-all.
   auto append_layer_forward = [&](std::vector<Step>& out, int64_t index, const std::vector<model::Segment>& forward,
                                   const std::string& label, bool recompute) {
     const size_t start = out.size();
     append(out, forward, timed, label, recompute);
     if (!t.dense_layer(index))
-      insert_moe_dispatch_sync(out, start, moe_sync,
-                               "host waits for the MoE dispatch splits, layer " + std::to_string(index), recompute);
+      insert_moe_dispatch_sync(
+          out, start, moe_sync,
+          label_of([&] { return "host waits for the MoE dispatch splits, layer " + std::to_string(index); }),
+          recompute);
   };
   StepProgram prog;
   prog.forward.assign(size_t(p), std::vector<std::vector<Step>>(size_t(v)));
@@ -316,60 +328,66 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
       auto& bw = prog.backward[size_t(st)][size_t(c)];
       auto& grads = prog.gradients[size_t(st)][size_t(c)];
       if (cm.microbatch_host_seconds() > 0) {  // the stack's host time per microbatch, before each forward unit
-        fw.push_back(compute_step({}, cm, "host, per microbatch", false));
+        fw.push_back(compute_step({}, cm, label_of([] { return "host, per microbatch"; }), false));
         fw.back().seconds = cm.microbatch_host_seconds();
       }
       // Forward gathers: ZeRO-3 on every microbatch; with param_gather_overlap, ZeRO 1/2 on the first one only
       // (forward_first keeps them, forward drops them below).
       const int fw_zero = plan.comm.param_gather_overlap ? 3 : zero;
       if (first) {
-        param_gather(fw, emb_params, elem, fw_zero, "embedding");
+        param_gather(fw, emb_params, elem, fw_zero, "embedding", labels);
         append(fw, emb.forward, timed, "forward embedding", false);
       }
       for (int64_t l = 0; l < per_chunk; ++l) {
         const LayerUnit u = unit_of(layer0 + l);
         stage_layer_dense += u.dense;
-        param_gather(fw, u.dense, layer_elem, fw_zero, "layer " + std::to_string(layer0 + l));
-        param_gather(fw, u.gathered, layer_elem, fw_zero, "layer " + std::to_string(layer0 + l), true);
-        append_layer_forward(fw, layer0 + l, u.program.forward, "forward layer " + std::to_string(layer0 + l), false);
+        const std::string name = label_of([&] { return "layer " + std::to_string(layer0 + l); });
+        param_gather(fw, u.dense, layer_elem, fw_zero, name, labels);
+        param_gather(fw, u.gathered, layer_elem, fw_zero, name, labels, true);
+        append_layer_forward(fw, layer0 + l, u.program.forward, label_of([&] { return "forward " + name; }), false);
       }
       if (last) {
-        param_gather(fw, head_params, elem, fw_zero, "head");
+        param_gather(fw, head_params, elem, fw_zero, "head", labels);
         append(fw, head.forward, timed, "forward head", false);
       }
       BackwardBuilder back{bw, split ? &prog.backward_input[size_t(st)][size_t(c)] : nullptr,
                            split ? &prog.backward_weight[size_t(st)][size_t(c)] : nullptr, timed};
       if (last) {
-        back.mirror(false, [&](std::vector<Step>& out) { param_gather(out, head_params, elem, bw_zero, "head"); });
+        back.mirror(false,
+                    [&](std::vector<Step>& out) { param_gather(out, head_params, elem, bw_zero, "head", labels); });
         back.pass(head.backward, "backward head");
-        back.mirror(true, [&](std::vector<Step>& out) { grad_ready(out, grads, head_params * grad_elem, cm, fused); });
+        back.mirror(true,
+                    [&](std::vector<Step>& out) { grad_ready(out, grads, head_params * grad_elem, cm, fused, labels); });
       }
       for (int64_t l = per_chunk - 1; l >= 0; --l) {
-        std::string name = "layer " + std::to_string(layer0 + l);
+        const std::string name = label_of([&] { return "layer " + std::to_string(layer0 + l); });
         const LayerUnit u = unit_of(layer0 + l);
         back.mirror(false, [&](std::vector<Step>& out) {
-          param_gather(out, u.dense, layer_elem, bw_zero, name);
-          param_gather(out, u.gathered, layer_elem, bw_zero, name, true);
+          param_gather(out, u.dense, layer_elem, bw_zero, name, labels);
+          param_gather(out, u.gathered, layer_elem, bw_zero, name, labels, true);
           if (l < plan.chunk_recomputed_layers[size_t(vs)])  // Megatron-LM's block method: the chunk's first layers
-            append_layer_forward(out, layer0 + l, u.program.forward, "recompute " + name, true);
+            append_layer_forward(out, layer0 + l, u.program.forward, label_of([&] { return "recompute " + name; }),
+                                 true);
           else if (s.training.recompute == Recompute::Selective && !u.program.selective_recompute.empty()) {
             // under fused attention selective recomputation re-runs nothing (model/transformer.cpp): no empty kernel,
             // so that its step program is `none`'s, as the search's replay key assumes (app/search_replay_key.cpp)
             out.push_back(timed.run(u.program.selective_recompute));
-            out.back().label = "recompute attention " + name;
+            out.back().label = label_of([&] { return "recompute attention " + name; });
             out.back().recompute = true;
           }
         });
-        back.pass(u.program.backward, "backward " + name);
+        back.pass(u.program.backward, label_of([&] { return "backward " + name; }));
         back.mirror(true, [&](std::vector<Step>& out) {
-          grad_ready(out, grads, u.experts * grad_elem, cm, fused, true);
-          grad_ready(out, grads, u.dense * grad_elem, cm, fused);
+          grad_ready(out, grads, u.experts * grad_elem, cm, fused, labels, true);
+          grad_ready(out, grads, u.dense * grad_elem, cm, fused, labels);
         });
       }
       if (first) {
-        back.mirror(false, [&](std::vector<Step>& out) { param_gather(out, emb_params, elem, bw_zero, "embedding"); });
+        back.mirror(false,
+                    [&](std::vector<Step>& out) { param_gather(out, emb_params, elem, bw_zero, "embedding", labels); });
         back.pass(emb.backward, "backward embedding");
-        back.mirror(true, [&](std::vector<Step>& out) { grad_ready(out, grads, emb_params * grad_elem, cm, fused); });
+        back.mirror(true,
+                    [&](std::vector<Step>& out) { grad_ready(out, grads, emb_params * grad_elem, cm, fused, labels); });
       }
     }
     if (plan.comm.param_gather_overlap) {

@@ -104,8 +104,14 @@ scenario::PassTimes pass_times(const StepProgram& p);
 /// three of them back (16 + 12), copy fp32 main parameters to 16-bit parameters (4 + 2), zero the gradients (2).
 constexpr double kOptimizerBytesPerParam = 6 + 8 + 4 + 28 + 6 + 2;
 
+/// Whether a step program's steps get their labels (Step::label), which only traces read: a search's lower bounds,
+/// which build one program per plan and read none, skip them (GPT-3 175B's full-space bounds 17.3 -> 15.9 s of CPU;
+/// docs/performance.md). Every other field is the same either way.
+enum class StepLabels { Made, Skipped };
+
 /// `plan` is derive_plan(s).
 StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan,
-                               const model::Transformer& t, const kernels::ComputeModel& compute);
+                               const model::Transformer& t, const kernels::ComputeModel& compute,
+                               StepLabels labels = StepLabels::Made);
 
 }  // namespace dtsim::replay

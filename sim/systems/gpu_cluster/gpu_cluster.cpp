@@ -124,7 +124,7 @@ class GpuCluster : public SystemKind {
 
   double lower_bound_step_s(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan) const override
   {
-    return step_time_lower_bound(s, plan, prepare_gpu_step(s, plan));
+    return step_time_lower_bound(s, plan, prepare_gpu_step(s, plan, replay::StepLabels::Skipped));
   }
 
   std::string why_no_plan_search() const override { return ""; }

@@ -15,6 +15,8 @@ struct GpuStep {
   parallel::PipelineSchedule schedule;
 };
 
-GpuStep prepare_gpu_step(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan);
+/// `labels`: whether the program's steps are labelled (replay::StepLabels; a lower bound reads none).
+GpuStep prepare_gpu_step(const scenario::ScenarioSpec& s, const parallel::DerivedPlan& plan,
+                         replay::StepLabels labels = replay::StepLabels::Made);
 
 }  // namespace dtsim::systems
