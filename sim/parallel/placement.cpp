@@ -85,6 +85,24 @@ int64_t Placement::crossing_align(const CrossingGroups& groups) const
   return std::lcm(std::max<int64_t>(1, groups.cp), std::max<int64_t>(1, expert_block));
 }
 
+int64_t Placement::crossing_period(const CrossingGroups& groups) const
+{
+  // Shifting pipeline r by q data-parallel indices shifts each of its groups by q * tp devices when q is a multiple
+  // of crossing_align (its rank groups start at r, q later) and, for expert groups across TP ranks (which start at
+  // a multiple of ep in device order), when ep divides q * tp. Where moreover the domain's devices divide q * tp,
+  // every group moves by whole domains, and its members per domain, in domain order, stay as they were. That needs
+  // every candidate's groups inside its stage's ranks (align divides dp; an expert group across TP ranks of a size
+  // that neither divides nor is divided by tp may end past them and wrap): otherwise every candidate is compared.
+  const int64_t align = crossing_align(groups);
+  const bool across = groups.experts_across_tp && groups.ep > 1;
+  if (dp_ % align != 0 || (across && groups.ep % tp_ != 0 && tp_ % groups.ep != 0))
+    return dp_;
+  int64_t period = std::lcm(align, per_domain_ / std::gcd(tp_, per_domain_));
+  if (across)
+    period = std::lcm(period, groups.ep / std::gcd(tp_, groups.ep));
+  return period;
+}
+
 std::vector<double> Placement::pipeline_crossing(int64_t pipeline, const CrossingGroups& groups) const
 {
   // The groups in rank order (coordinate dp r names pipeline r), whichever pipeline represents the others.
@@ -123,7 +141,11 @@ void Placement::represent_slowest_pipeline(const CrossingGroups& groups)
   int64_t best = 0;
   std::vector<double> slowest = key(pipeline_crossing(0, groups));
   const int64_t align = crossing_align(groups);
-  for (int64_t r = align; r < dp_; r += align) {
+  // Candidates repeat: pipeline r + period crosses as pipeline r does (crossing_period), and a tie keeps the first,
+  // so the first period decides. On DGX-style hosts of 8 with tp 8 it holds one candidate, where dp / align
+  // candidates of pp stages each cost DeepSeek-V3's full-space search most of its enumeration time.
+  const int64_t last = std::min(dp_, crossing_period(groups));
+  for (int64_t r = align; r < last; r += align) {
     auto k = key(pipeline_crossing(r, groups));
     if (k > slowest) {
       slowest = std::move(k);

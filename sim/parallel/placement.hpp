@@ -49,6 +49,9 @@ class Placement {
   void represent_slowest_pipeline(const CrossingGroups& groups);
   /// Data-parallel indices between candidate representatives: whole context-parallel rings and expert groups.
   int64_t crossing_align(const CrossingGroups& groups) const;
+  /// Data-parallel indices after which the candidates' crossings repeat: pipeline_crossing(r + period) equals
+  /// pipeline_crossing(r) for every candidate r (a multiple of crossing_align); dp where they need not repeat.
+  int64_t crossing_period(const CrossingGroups& groups) const;
   /// How much the groups of `pipeline` (rank order) wait on the scale-out network, per stage: the sum over its
   /// groups (tp, cp, ep) of the share of its slowest member's peers outside that member's domain (a collective ends
   /// with its slowest member). An all-to-all member in a domain holding a of the group's n sends n - a of its n - 1

@@ -3,6 +3,8 @@
 // space follow the domain; the hosts keep their NICs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <numeric>
 #include <set>
 #include <string>
 #include <vector>
@@ -228,6 +230,65 @@ TEST(ScaleUpDomain, ContextParallelRingsAcrossRacksTieOnTheLaterStage)
       {"devices=224", "parallel.tp=1", "parallel.pp=2", "parallel.cp=16", "parallel.dp=7", "training.global_batch=56",
        "simulation.fidelity=full"}));
   EXPECT_EQ(full.placement.representative_pipeline(), 0);
+}
+
+// Placement::represent_slowest_pipeline as first written: every candidate pipeline compared, the first kept on a tie.
+int64_t slowest_pipeline_over_every_candidate(const dtsim::parallel::Placement& p,
+                                              const dtsim::parallel::CrossingGroups& g)
+{
+  auto key = [](std::vector<double> c) {
+    const double most = c.empty() ? 0.0 : *std::max_element(c.begin(), c.end());
+    std::reverse(c.begin(), c.end());
+    c.insert(c.begin(), most);
+    return c;
+  };
+  int64_t best = 0;
+  auto slowest = key(p.pipeline_crossing(0, g));
+  for (int64_t r = p.crossing_align(g); r < p.dp(); r += p.crossing_align(g))
+    if (auto k = key(p.pipeline_crossing(r, g)); k > slowest) {
+      slowest = std::move(k);
+      best = r;
+    }
+  return best;
+}
+
+// The representative's search stops after crossing_period candidates: past it the crossings repeat, so the choice
+// is the one every candidate gives. Checked on domains of 4, 8 (DGX hosts) and 72 (NVL72 racks) with tp, cp and
+// expert groups (within and across TP ranks) that meet domain ends at every offset.
+TEST(ScaleUpDomain, RepresentativeSearchWithinOnePeriodChoosesAsEveryCandidate)
+{
+  int64_t shapes = 0, not_first = 0, shortened = 0;
+  for (int64_t domain : {4, 8, 72})
+    for (int64_t tp : {1, 2, 4, 8, 16})
+      for (int64_t pp : {1, 3})
+        for (int64_t cp : {1, 2, 4})
+          for (int64_t ep : {1, 2, 6, 16})
+            for (bool across : {false, true}) {
+              if (across && tp == 1)
+                continue;
+              const dtsim::parallel::CrossingGroups g{cp, ep, across};
+              // Every dp, also those whose groups do not tile a stage (then every candidate is compared).
+              for (int64_t dp = 1; dp <= 40; ++dp) {
+                dtsim::parallel::Placement p(dp, tp, pp, domain);
+                const int64_t period = p.crossing_period(g);
+                for (int64_t r = 0; r + period < dp; r += p.crossing_align(g))
+                  ASSERT_EQ(p.pipeline_crossing(r + period, g), p.pipeline_crossing(r, g))
+                      << "domain " << domain << " tp " << tp << " pp " << pp << " cp " << cp << " ep " << ep
+                      << " dp " << dp << " pipeline " << r;
+                const int64_t expected = slowest_pipeline_over_every_candidate(p, g);
+                p.represent_slowest_pipeline(g);
+                ASSERT_EQ(p.representative_pipeline(), expected)
+                    << "domain " << domain << " tp " << tp << " pp " << pp << " cp " << cp << " ep " << ep
+                    << " dp " << dp;
+                ++shapes;
+                not_first += expected != 0 ? 1 : 0;
+                shortened += period < dp ? 1 : 0;
+              }
+            }
+  // The grid reaches both kinds of choice and cuts many searches short (measured: 25,920 shapes, 7,386 represented
+  // by another pipeline than 0, 6,378 searched within a shorter period than dp).
+  EXPECT_GT(not_first, 1000);
+  EXPECT_GT(shortened, shapes / 5);
 }
 
 }  // namespace
