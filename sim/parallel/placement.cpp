@@ -126,7 +126,7 @@ std::vector<double> Placement::pipeline_crossing(int64_t pipeline, const Crossin
   return out;
 }
 
-void Placement::represent_slowest_pipeline(const CrossingGroups& groups)
+int64_t Placement::slowest_pipeline(const CrossingGroups& groups, int64_t candidates_below) const
 {
   // The step waits for its slowest pipeline, and a pipeline in 1F1B runs at its slowest stage's pace: compare the
   // stage that crosses most first. On a tie the later stages decide, last first: the last stage (logits and loss)
@@ -141,18 +141,22 @@ void Placement::represent_slowest_pipeline(const CrossingGroups& groups)
   int64_t best = 0;
   std::vector<double> slowest = key(pipeline_crossing(0, groups));
   const int64_t align = crossing_align(groups);
-  // Candidates repeat: pipeline r + period crosses as pipeline r does (crossing_period), and a tie keeps the first,
-  // so the first period decides. On DGX-style hosts of 8 with tp 8 it holds one candidate, where dp / align
-  // candidates of pp stages each cost DeepSeek-V3's full-space search most of its enumeration time.
-  const int64_t last = std::min(dp_, crossing_period(groups));
-  for (int64_t r = align; r < last; r += align) {
+  for (int64_t r = align; r < std::min(dp_, candidates_below); r += align) {
     auto k = key(pipeline_crossing(r, groups));
     if (k > slowest) {
       slowest = std::move(k);
       best = r;
     }
   }
-  first_dp_ = best;
+  return best;
+}
+
+void Placement::represent_slowest_pipeline(const CrossingGroups& groups)
+{
+  // Candidates repeat: pipeline r + period crosses as pipeline r does (crossing_period), and a tie keeps the first,
+  // so the first period decides. On DGX-style hosts of 8 with tp 8 it holds one candidate, where dp / align
+  // candidates of pp stages each cost DeepSeek-V3's full-space search most of its enumeration time.
+  first_dp_ = slowest_pipeline(groups, crossing_period(groups));
 }
 
 std::string tp_straddling_note(const Placement& placement)

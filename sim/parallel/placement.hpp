@@ -47,6 +47,9 @@ class Placement {
   /// Megatron forms), the first of them on a tie (0 where no group crosses). The devices and groups are the same;
   /// only which of them dp 0 names changes.
   void represent_slowest_pipeline(const CrossingGroups& groups);
+  /// The slowest by `pipeline_crossing` of the candidates below `candidates_below` (multiples of crossing_align,
+  /// at most dp), the first on a tie: represent_slowest_pipeline's choice, which searches one crossing_period.
+  int64_t slowest_pipeline(const CrossingGroups& groups, int64_t candidates_below) const;
   /// Data-parallel indices between candidate representatives: whole context-parallel rings and expert groups.
   int64_t crossing_align(const CrossingGroups& groups) const;
   /// Data-parallel indices after which the candidates' crossings repeat: pipeline_crossing(r + period) equals

@@ -232,26 +232,6 @@ TEST(ScaleUpDomain, ContextParallelRingsAcrossRacksTieOnTheLaterStage)
   EXPECT_EQ(full.placement.representative_pipeline(), 0);
 }
 
-// Placement::represent_slowest_pipeline as first written: every candidate pipeline compared, the first kept on a tie.
-int64_t slowest_pipeline_over_every_candidate(const dtsim::parallel::Placement& p,
-                                              const dtsim::parallel::CrossingGroups& g)
-{
-  auto key = [](std::vector<double> c) {
-    const double most = c.empty() ? 0.0 : *std::max_element(c.begin(), c.end());
-    std::reverse(c.begin(), c.end());
-    c.insert(c.begin(), most);
-    return c;
-  };
-  int64_t best = 0;
-  auto slowest = key(p.pipeline_crossing(0, g));
-  for (int64_t r = p.crossing_align(g); r < p.dp(); r += p.crossing_align(g))
-    if (auto k = key(p.pipeline_crossing(r, g)); k > slowest) {
-      slowest = std::move(k);
-      best = r;
-    }
-  return best;
-}
-
 // The representative's search stops after crossing_period candidates: past it the crossings repeat, so the choice
 // is the one every candidate gives. Checked on domains of 4, 8 (DGX hosts) and 72 (NVL72 racks) with tp, cp and
 // expert groups (within and across TP ranks) that meet domain ends at every offset.
@@ -275,7 +255,7 @@ TEST(ScaleUpDomain, RepresentativeSearchWithinOnePeriodChoosesAsEveryCandidate)
                   ASSERT_EQ(p.pipeline_crossing(r + period, g), p.pipeline_crossing(r, g))
                       << "domain " << domain << " tp " << tp << " pp " << pp << " cp " << cp << " ep " << ep
                       << " dp " << dp << " pipeline " << r;
-                const int64_t expected = slowest_pipeline_over_every_candidate(p, g);
+                const int64_t expected = p.slowest_pipeline(g, dp);  // every candidate compared
                 p.represent_slowest_pipeline(g);
                 ASSERT_EQ(p.representative_pipeline(), expected)
                     << "domain " << domain << " tp " << tp << " pp " << pp << " cp " << cp << " ep " << ep
