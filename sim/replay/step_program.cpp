@@ -356,8 +356,9 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
         back.mirror(false,
                     [&](std::vector<Step>& out) { param_gather(out, head_params, elem, bw_zero, "head", labels); });
         back.pass(head.backward, "backward head");
-        back.mirror(true,
-                    [&](std::vector<Step>& out) { grad_ready(out, grads, head_params * grad_elem, cm, fused, labels); });
+        back.mirror(true, [&](std::vector<Step>& out) {
+          grad_ready(out, grads, head_params * grad_elem, cm, fused, labels);
+        });
       }
       for (int64_t l = per_chunk - 1; l >= 0; --l) {
         const std::string name = label_of([&] { return "layer " + std::to_string(layer0 + l); });

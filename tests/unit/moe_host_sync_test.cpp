@@ -1,6 +1,7 @@
 // Megatron-Core's token dispatchers wait on the host for their token counts once per MoE layer forward
 // (replay/moe_host_sync.hpp): the GPU idles for the stack's host.sync_resume, under `alltoall` less the token
-// permutation queued before the wait unless a CUDA graph covers the preprocessing. tiny-moe: 4 MoE layers, tp 2, ep 4 on 16 A100.
+// permutation queued before the wait unless a CUDA graph covers the preprocessing. tiny-moe: 4 MoE layers, tp 2, ep 4
+// on 16 A100.
 #include <gtest/gtest.h>
 
 #include <algorithm>
