@@ -92,6 +92,22 @@ std::vector<Case> cases()
         {"fc2_fprop", 4096, 12288, 12288, true},
         {"proj_dgrad", 4096, 3072, 12288, false},
         {"fc2_dgrad", 4096, 12288, 12288, false}}},
+      // DGX Cloud NeMo 25.04 on GB200 (docs/validation.md, section 7c): the fp8 B200 userbuffers configs
+      // (NeMo userbuffers.py, *_fp8_b200_*) ring-exchange the same six GEMMs.
+      {"dgxc-nemotron4-340b-tp8", 8,
+       {{"qkv_fprop", 4096, 2688, 18432, true},
+        {"fc1_fprop", 4096, 9216, 18432, true},
+        {"proj_fprop", 4096, 18432, 2304, true},
+        {"fc2_fprop", 4096, 18432, 9216, true},
+        {"proj_dgrad", 4096, 2304, 18432, false},
+        {"fc2_dgrad", 4096, 9216, 18432, false}}},
+      {"dgxc-llama31-405b-tp4-cp2", 4,
+       {{"qkv_fprop", 4096, 4608, 16384, true},
+        {"fc1_fprop", 4096, 26624, 16384, true},
+        {"proj_fprop", 4096, 16384, 4096, true},
+        {"fc2_fprop", 4096, 16384, 13312, true},
+        {"proj_dgrad", 4096, 4096, 16384, false},
+        {"fc2_dgrad", 4096, 13312, 16384, false}}},
   };
 }
 
