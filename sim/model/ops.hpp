@@ -56,6 +56,10 @@ struct Segment {
   /// A beside_next collective whose transfers are copies on the copy engines (PyTorch's symmetric-memory p2p
   /// copies): it takes no streaming multiprocessor from the kernels beside it.
   bool copy_engine = false;
+  /// A reduce-scatter pipelined with the GEMM that produces it in this many chunks of rows (Transformer Engine's
+  /// userbuffers `pipeline` method): each chunk is reduce-scattered once its GEMM chunk is done, so the last chunk's
+  /// share runs after the GEMM. 0: not pipelined.
+  int pipelined_chunks = 0;
   bool is_collective() const { return ops.empty(); }
 };
 

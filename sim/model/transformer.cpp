@@ -363,6 +363,28 @@ void push_column_parallel_allreduce(std::vector<Segment>& out, double bytes, int
   append_beside(out, TpCollective::AllReduce, bytes, {wgrad});
 }
 
+// Transformer Engine's userbuffers run a row-parallel layer's forward reduce-scatter with its GEMM as the `pipeline`
+// method (UbufCommOverlap::split_overlap_rs, transformer_engine/pytorch/csrc/comm_gemm_overlap.h, v1.8 lines
+// 382-531): the GEMM in num_splits chunks of rows, each chunk reduce-scattered once its GEMM chunk is done, the last
+// one after the whole GEMM. num_splits is 4 in Transformer Engine's defaults (module/base.py initialize_ub: v1.8
+// `num_splits=4 if method == "pipeline"`, 2.x get_default_config) and in every userbuffers configuration of
+// NeMo-Framework-Launcher 24.07 (launcher_scripts/conf/training/tp_overlap/*.yaml, proj_fprop and fc2_fprop).
+constexpr int kUserbuffersPipelineSplits = 4;
+
+// Marks the forward reduce-scatters right after a linear layer's GEMM (the attention projection, a dense fc2) as
+// pipelined with it. The experts' GEMMs (one launch per expert) are not userbuffers layers.
+void mark_pipelined_reduce_scatters(std::vector<Segment>& forward)
+{
+  for (size_t i = 1; i < forward.size(); ++i) {
+    const Segment& before = forward[i - 1];
+    if (forward[i].collective != TpCollective::ReduceScatter || before.is_collective())
+      continue;
+    const Op& last = before.ops.back();
+    if (last.kind == Op::Kind::Gemm && last.linear && last.expert_gemms == 0)
+      forward[i].pipelined_chunks = kUserbuffersPipelineSplits;
+  }
+}
+
 // Turns a forward item list into forward and backward segment lists. Backward runs the items in reverse order,
 // each kernel's backward kernels, and each conjugate operator's other direction. `dispatch_bytes`: the tokens an
 // expert all-to-all ('a') moves (sent and received by one rank, its own share included).
@@ -869,6 +891,8 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
   if (micro_pipeline) {
     fuse_micro_pipeline_tp(p.forward, sh.tp, true);
     fuse_micro_pipeline_tp(p.backward, sh.tp, false);
+  } else if (sh.tp_comm_overlap && sh.sp) {
+    mark_pipelined_reduce_scatters(p.forward);
   }
   // A layer pass's kernels share the stack's per-layer host time equally.
   for (auto* pass : {&p.forward, &p.backward}) {

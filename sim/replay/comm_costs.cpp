@@ -51,7 +51,7 @@ double CommCosts::closed_form_overlap(int64_t device, const std::vector<Step>& s
     compute_end = it->second.compute_end;
     return it->second.length;
   }
-  double remaining = 0, t = 0;
+  double remaining = 0, t = 0, drain = 0;
   compute_end = -1;
   for (size_t k = begin; k < end; ++k)
     if (steps[k].kind == Step::Kind::Compute)
@@ -62,6 +62,8 @@ double CommCosts::closed_form_overlap(int64_t device, const std::vector<Step>& s
       continue;
     const double c = merged_tp_time(device, st);
     const double share = overlap_sm_share(st);
+    if (st.pipelined_chunks > 0)
+      drain = c / st.pipelined_chunks;
     if (compute_end < 0 && remaining <= (1 - share) * c) {
       compute_end = t + remaining / (1 - share);
       remaining = 0;
@@ -72,7 +74,8 @@ double CommCosts::closed_form_overlap(int64_t device, const std::vector<Step>& s
   }
   if (compute_end < 0)
     compute_end = t + remaining;
-  it->second = {std::max(t, compute_end), compute_end};
+  // A reduce-scatter pipelined with its GEMM (Step::pipelined_chunks) sends its last chunk after the GEMM.
+  it->second = {std::max(t, compute_end + drain), compute_end};
   return it->second.length;
 }
 

@@ -93,6 +93,7 @@ void Driver::run_overlap_group(size_t di, int lane, size_t end, double t0)
   struct State {
     int pending = 2;
     double compute_end = 0;
+    double drain = 0;  // a pipelined reduce-scatter's last chunk, sent after the GEMM (Step::pipelined_chunks)
     bool gpu_released = false;
   };
   auto state = std::make_shared<State>();
@@ -102,9 +103,16 @@ void Driver::run_overlap_group(size_t di, int lane, size_t end, double t0)
   // A collective issued beside the kernels after it runs on the communication stream: in a pair, the other lane may
   // take the GPU once those kernels end (userbuffers overlap and context rings hold it to the group's end, as before).
   const bool beside = comms.size() == 1 && (*ln.steps)[comms[0]].beside_next;
-  auto finish = [this, di, lane, begin, end, compute, t0, state, ring]() {
+  auto close = [this, di, lane, begin, end, compute, t0, state, ring]() {
     finish_overlap_group(di, lane, begin, end, compute, t0, state->compute_end - t0,
                          Activities::now() - state->compute_end, ring, state->gpu_released);
+  };
+  auto finish = [this, state, close]() {
+    const double wait = state->compute_end + state->drain - Activities::now();
+    if (wait > 0)
+      acts_.delay(wait, close);
+    else
+      close();
   };
   exec_on(gpu_host(d.id), kernel_s(d, lane, compute), [this, di, state, finish, beside]() {
     state->compute_end = Activities::now();
@@ -131,8 +139,12 @@ void Driver::run_overlap_group(size_t di, int lane, size_t end, double t0)
       return;
     }
     auto kernels = acts_.occupy(gpu_host(devices_[di].id), costs_.overlap_sm_share(st));
-    overlapped_comm(di, lane, st, [this, self = weak.lock(), i, kernels]() {
+    const double start = Activities::now();
+    const int chunks = st.pipelined_chunks;
+    overlapped_comm(di, lane, st, [this, self = weak.lock(), i, kernels, state, start, chunks]() {
       acts_.release(kernels);
+      if (chunks > 0)
+        state->drain = (Activities::now() - start) / chunks;
       (*self)(i + 1);
     });
   };

@@ -114,6 +114,7 @@ class TimedPasses {
     st.beside_next = seg.beside_next;
     st.blocking = seg.blocking;
     st.copy_engine = seg.copy_engine;
+    st.pipelined_chunks = seg.pipelined_chunks;
     return st;
   }
   const kernels::ComputeModel& cm_;

@@ -38,6 +38,8 @@ struct Step {
   bool blocking = false;
   /// TpCollective run by the copy engines, taking no SMs from the kernels beside it (model::Segment::copy_engine).
   bool copy_engine = false;
+  /// TpCollective pipelined with the GEMM that produces it, in this many chunks (model::Segment::pipelined_chunks).
+  int pipelined_chunks = 0;
   std::string label;
 };
 

@@ -90,6 +90,37 @@ TEST(TpOverlap, ComputeGivesUpTheSmsOfTheCommunicationKernels)
   EXPECT_LT(rel_diff(on[3]["dur"].get<double>(), t + ag / 108.0 + rs0 * 16.0 / 108.0), 1e-9);
 }
 
+// Transformer Engine's userbuffers pipeline a row-parallel layer's forward reduce-scatter with its GEMM in 4 chunks
+// of rows (comm_gemm_overlap.h split_overlap_rs): the last chunk is reduce-scattered after the GEMM. wide-gpt's first
+// layer group [all-gather] qkv ... proj [reduce-scatter] outlasts its compute by a quarter of the reduce-scatter;
+// the embedding's reduce-scatter follows no linear layer and is not pipelined: its group is the collective's length.
+TEST(TpOverlap, PipelinedReduceScatterSendsItsLastChunkAfterTheGemm)
+{
+  if (dtsim::test::dtsim_binary().empty())
+    GTEST_SKIP() << "DTSIM_BINARY is not set or not an executable";
+  const std::string dir = ::testing::TempDir();
+  const std::string scenario = dtsim::test::source_path("tests/unit/data/tp_overlap/wide-tp8.yaml");
+  for (const char* o : {"off", "on"}) {
+    const std::string cmd = "'" + dtsim::test::dtsim_binary() + "' run '" + scenario + "' --trace '" + dir +
+                            "tp-drain-" + o + ".json'" +
+                            (std::string(o) == "on" ? " --set parallel.tp_overlap=true" : "");
+    ASSERT_EQ(dtsim::test::run_capture(cmd).rc, 0) << cmd;
+  }
+  auto comm_off = slices(dir + "tp-drain-off.json", 1);
+  auto compute_on = slices(dir + "tp-drain-on.json", 0), comm_on = slices(dir + "tp-drain-on.json", 1);
+  ASSERT_GE(comm_off.size(), 3u);
+  ASSERT_GE(comm_on.size(), 3u);
+  ASSERT_GE(compute_on.size(), 4u);
+  ASSERT_EQ(comm_off.at(2)["name"], "forward layer 0 reduce-scatter");
+  ASSERT_EQ(comm_on.at(0)["name"], "forward embedding reduce-scatter (overlapped)");
+  ASSERT_EQ(comm_on.at(2)["name"], "forward layer 0 reduce-scatter (overlapped)");
+  const double rs = comm_off[2]["dur"], embedding_rs = comm_off[0]["dur"];
+  EXPECT_LT(rel_diff(comm_on[0]["dur"].get<double>(), embedding_rs), 1e-9);
+  const double group = comm_on[2]["dur"], compute = compute_on[3]["dur"];
+  ASSERT_EQ(compute_on[3]["ts"].get<double>(), comm_on[2]["ts"].get<double>());
+  EXPECT_LT(rel_diff(group - compute, rs / 4), 1e-9);
+}
+
 // Folded and full fidelity agree with overlap on, with TP collectives as flows (tp 2: the NVLink links are shared
 // with pipeline traffic) and in closed form (tp 8 fills a node).
 TEST(TpOverlap, FoldedAndFullFidelityAgree)
