@@ -111,10 +111,13 @@ int search(std::ostream& out, std::ostream& log, const SearchOptions& o)
     own_plan_carried = move_to_devices(base, o.devices);
   const auto t0 = std::chrono::steady_clock::now();
   const double cpu_start = cpu_seconds();
-  auto space = parallel::enumerate_plans(base, o.narrow       ? parallel::PlanDimensions{}
-                                              : o.full_space ? parallel::PlanDimensions::full(base)
-                                                             : parallel::PlanDimensions::wide(base));
-  const SearchPlans plans(base, std::move(space.fitting));
+  SearchPlans plans(base);
+  const auto space = parallel::enumerate_plans(base,
+                                               o.narrow       ? parallel::PlanDimensions{}
+                                               : o.full_space ? parallel::PlanDimensions::full(base)
+                                                              : parallel::PlanDimensions::wide(base),
+                                               [&plans](const scenario::ScenarioSpec& plan) { plans.add(plan); });
+  release_free_memory();
   // Under mpirun the ranks share the plans; rank 0 alone prints.
   const MpiWorld world = mpi_world();
   const bool quiet = o.quiet || !world.root();

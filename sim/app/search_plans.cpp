@@ -26,21 +26,27 @@ void SearchPlans::set_plan(scenario::ScenarioSpec& s, const Fields& f)
   s.microbatches = f.microbatches;
 }
 
+SearchPlans::SearchPlans(const scenario::ScenarioSpec& base) : base_(base) {}
+
 SearchPlans::SearchPlans(const scenario::ScenarioSpec& base, std::vector<scenario::ScenarioSpec>&& plans) : base_(base)
 {
   fields_.reserve(plans.size());
-  for (scenario::ScenarioSpec& s : plans) {
-    // enumerate_plans copies the base and sets only these (check_plan sets the microbatches); a plan that differs
-    // elsewhere would be simulated as another plan.
-    if (s.devices != base_.devices || s.file != base_.file || s.model.name != base_.model.name ||
-        s.hardware.name != base_.hardware.name || s.stack.name != base_.stack.name ||
-        s.where.size() != base_.where.size())
-      throw InternalError("search: plan " + parallel::describe_plan(s) + " differs from the scenario it was made from "
-                          "outside its parallel plan, schedule and training options");
-    fields_.push_back({std::move(s.parallel), std::move(s.schedule), std::move(s.training), s.microbatches});
-  }
+  for (const scenario::ScenarioSpec& s : plans)
+    add(s);
   std::vector<scenario::ScenarioSpec>().swap(plans);
   release_free_memory();
+}
+
+void SearchPlans::add(const scenario::ScenarioSpec& s)
+{
+  // enumerate_plans copies the base and sets only these (check_plan sets the microbatches); a plan that differs
+  // elsewhere would be simulated as another plan.
+  if (s.devices != base_.devices || s.file != base_.file || s.model.name != base_.model.name ||
+      s.hardware.name != base_.hardware.name || s.stack.name != base_.stack.name ||
+      s.where.size() != base_.where.size())
+    throw InternalError("search: plan " + parallel::describe_plan(s) + " differs from the scenario it was made from "
+                        "outside its parallel plan, schedule and training options");
+  fields_.push_back({s.parallel, s.schedule, s.training, s.microbatches});
 }
 
 scenario::ScenarioSpec SearchPlans::at(size_t i) const

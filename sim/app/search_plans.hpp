@@ -18,9 +18,14 @@ void release_free_memory();
 
 class SearchPlans {
  public:
+  /// No plans yet: add() each one enumerate_plans hands over (its PlanVisitor form).
+  explicit SearchPlans(const scenario::ScenarioSpec& base);
   /// `plans` are enumerate_plans(base, ...).fitting; they are moved from and freed (their memory handed back to the
   /// system). Throws InternalError if a plan differs from `base` in a field this class does not keep.
   SearchPlans(const scenario::ScenarioSpec& base, std::vector<scenario::ScenarioSpec>&& plans);
+  /// Keeps plan `s` of base's space as the next plan. Throws InternalError if it differs from `base` in a field this
+  /// class does not keep.
+  void add(const scenario::ScenarioSpec& s);
 
   size_t size() const { return fields_.size(); }
   /// Plan `i` as enumerate_plans listed it, the same spec field by field.

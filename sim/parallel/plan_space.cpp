@@ -154,11 +154,27 @@ std::vector<std::string> searched_schedules(int64_t vpp, int64_t pp, bool also_o
 
 PlanSpace enumerate_plans(const scenario::ScenarioSpec& base, const PlanDimensions& dims)
 {
+  std::vector<scenario::ScenarioSpec> fitting;
+  PlanSpace space =
+      enumerate_plans(base, dims, [&fitting](const scenario::ScenarioSpec& plan) { fitting.push_back(plan); });
+  space.fitting = std::move(fitting);
+  return space;
+}
+
+PlanSpace enumerate_plans(const scenario::ScenarioSpec& base, const PlanDimensions& dims, const PlanVisitor& fits)
+{
   PlanSpace space;
   const model::Transformer t(base.model);
   const int64_t devices = base.devices, layers = base.model.layers;
-  auto consider = [&](scenario::ScenarioSpec s) {
+  // One spec for every candidate (a ScenarioSpec is about 11 KB of strings, vectors and maps: copying it per
+  // candidate was most of DeepSeek-V3's full-space enumeration). Each loop below writes every field it varies on
+  // every pass, taking the scenario's own value where it keeps it, so a candidate's fields are its loop values and
+  // the scenario's, whatever came before it; consider() resets what check_plan and partial recomputation set.
+  scenario::ScenarioSpec s = base;
+  auto consider = [&]() {
     ++space.candidates;
+    s.microbatches = base.microbatches;  // check_plan sets it on valid plans
+    s.training.recompute_layers = base.training.recompute_layers;
     Diagnostics diag = scenario::check_plan(s);
     if (!diag.empty()) {
       ++space.invalid;
@@ -175,16 +191,15 @@ PlanSpace enumerate_plans(const scenario::ScenarioSpec& base, const PlanDimensio
       // users set --recompute-num-layers. Memory only grows as fewer layers are recomputed, and recomputing more
       // only adds time, so the plan that recomputes every layer is not worth simulating when this one fits.
       const int64_t most = scenario::largest_chunk_layers(s);
-      for (int64_t n = 1; n < most; ++n) {
-        scenario::ScenarioSpec fewer = s;
-        fewer.training.recompute_layers = n;
-        if (estimate_memory(fewer, derive_plan(fewer), t).fits()) {
-          s = std::move(fewer);
-          break;
-        }
+      bool fewer_fit = false;
+      for (int64_t n = 1; n < most && !fewer_fit; ++n) {
+        s.training.recompute_layers = n;
+        fewer_fit = estimate_memory(s, derive_plan(s), t).fits();
       }
+      if (!fewer_fit)
+        s.training.recompute_layers = 0;
     }
-    space.fitting.push_back(std::move(s));
+    fits(s);
   };
   const std::vector<int> zeros = dims.zero.empty() ? std::vector<int>{base.parallel.zero} : dims.zero;
   const std::vector<int64_t> eps = dims.ep.empty() ? std::vector<int64_t>{base.parallel.ep} : dims.ep;
@@ -192,42 +207,44 @@ PlanSpace enumerate_plans(const scenario::ScenarioSpec& base, const PlanDimensio
   const std::vector<std::string> precisions =
       dims.precisions.empty() ? std::vector<std::string>{base.training.precision} : dims.precisions;
   // The overlap options a plan allows, each off (the frameworks' default) and on, when dims.overlaps; otherwise the
-  // scenario's own settings.
-  auto consider_overlaps = [&](const scenario::ScenarioSpec& plan) {
+  // scenario's own settings (pp_overlap as the shape set it: only this loop writes it after the shape).
+  auto consider_overlaps = [&]() {
+    auto& p = s.parallel;
     if (!dims.overlaps) {
-      consider(plan);
+      p.tp_overlap = base.parallel.tp_overlap;
+      p.param_gather_overlap = base.parallel.param_gather_overlap;
+      consider();
       return;
     }
-    const auto& p = plan.parallel;
     const bool tp_ok = p.sp && p.tp > 1, gather_ok = p.zero == 1 || p.zero == 2, p2p_ok = p.pp > 1;
-    const bool p2p_needed = scenario::schedule_def(plan.schedule).needs_async_p2p;
+    const bool p2p_needed = scenario::schedule_def(s.schedule).needs_async_p2p;
     for (bool tp : {false, true})
       for (bool gather : {false, true})
         for (bool p2p : {false, true}) {
           if ((tp && !tp_ok) || (gather && !gather_ok) || (p2p && !p2p_ok) || (!p2p && p2p_needed))
             continue;
-          scenario::ScenarioSpec s = plan;
-          s.parallel.tp_overlap = tp;
-          s.parallel.param_gather_overlap = gather;
-          s.parallel.pp_overlap = p2p;
-          consider(std::move(s));
+          p.tp_overlap = tp;
+          p.param_gather_overlap = gather;
+          p.pp_overlap = p2p;
+          consider();
         }
   };
   // A plan's framework options on top of its shape: ZeRO stage, expert-parallel size, precision, overlaps.
-  auto consider_options = [&](const scenario::ScenarioSpec& plan) {
+  auto consider_options = [&]() {
     for (int zero : zeros)
       for (int64_t ep : eps)
         for (const std::string& precision : precisions) {
           // DeepSpeed refuses ZeRO 2 and 3 with pipeline parallelism (its pipeline engine asserts stage < 2) and
           // FSDP has no pipeline: such plans are not ones a framework runs, unless the scenario itself asks for one.
-          if (zero >= 2 && plan.parallel.pp > 1 && zero != base.parallel.zero)
+          if (zero >= 2 && s.parallel.pp > 1 && zero != base.parallel.zero)
             continue;
-          scenario::ScenarioSpec s = plan;
           s.parallel.zero = zero;
           s.parallel.ep = ep;
           s.training.precision = precision;
           if (!dims.expert_options || ep == 1) {
-            consider_overlaps(s);
+            s.parallel.expert_tp = base.parallel.expert_tp;
+            s.parallel.ep_overlap = base.parallel.ep_overlap;
+            consider_overlaps();
             continue;
           }
           // Experts split over tp (expert_tp = tp) or whole on each rank (expert_tp 1); a forward and a backward chunk
@@ -235,10 +252,9 @@ PlanSpace enumerate_plans(const scenario::ScenarioSpec& base, const PlanDimensio
           const bool can_pair = scenario::schedule_def(s.schedule).pairs_units;
           for (int64_t etp : s.parallel.tp > 1 ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0})
             for (bool pair : can_pair ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
-              scenario::ScenarioSpec e = s;
-              e.parallel.expert_tp = etp;
-              e.parallel.ep_overlap = pair;
-              consider_overlaps(e);
+              s.parallel.expert_tp = etp;
+              s.parallel.ep_overlap = pair;
+              consider_overlaps();
             }
         }
   };
@@ -257,7 +273,6 @@ PlanSpace enumerate_plans(const scenario::ScenarioSpec& base, const PlanDimensio
                   continue;
                 const std::vector<std::string> schedules = searched_schedules(vpp, pp, dims.gpipe);
                 for (const std::string& sc : schedules) {
-                  scenario::ScenarioSpec s = base;
                   s.parallel.tp = tp;
                   s.parallel.pp = pp;
                   s.parallel.cp = cp;
@@ -266,16 +281,17 @@ PlanSpace enumerate_plans(const scenario::ScenarioSpec& base, const PlanDimensio
                   s.parallel.sp = sp;
                   s.schedule = sc;
                   // A split backward runs its W passes while its pipeline transfers are in flight (scenario check).
-                  if (scenario::schedule_def(sc).needs_async_p2p)
-                    s.parallel.pp_overlap = true;
+                  s.parallel.pp_overlap = scenario::schedule_def(sc).needs_async_p2p || base.parallel.pp_overlap;
                   // The scenario's own uneven split fits its own pipeline shape only; others split evenly where
                   // the layers divide, else unevenly.
                   if (pp != base.parallel.pp || vpp != base.parallel.vpp || base.parallel.stage_layers.empty())
                     s.parallel.stage_layers =
                         layers % (pp * vpp) == 0 ? std::vector<int64_t>{} : uneven_split(layers, pp * vpp);
+                  else
+                    s.parallel.stage_layers = base.parallel.stage_layers;
                   s.training.micro_batch = mb;
                   s.training.recompute = rc;
-                  consider_options(s);
+                  consider_options();
                 }
               }
             }

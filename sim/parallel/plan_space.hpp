@@ -4,6 +4,7 @@
 /// sequence parallelism, checked for divisibility and memory, with a count of each reason for pruning. This is
 /// what "partitioning" asks of a user; a wafer-scale system has one plan.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -59,6 +60,12 @@ struct PlanSpace {
 /// layer count that divide the devices, dp = devices / (tp * pp); then the dimensions above. Where pp * vpp does not
 /// divide the layers, the chunks split them unevenly, the ends (embedding, head) taking fewer (parallel.stage_layers).
 PlanSpace enumerate_plans(const scenario::ScenarioSpec& base, const PlanDimensions& dims = PlanDimensions{});
+
+/// Called with each plan that divides and fits, in enumerate_plans' order; the spec is valid during the call only.
+using PlanVisitor = std::function<void(const scenario::ScenarioSpec&)>;
+/// The same plans handed to `fits` one at a time instead of kept (`fitting` stays empty): a search keeps only what
+/// tells them apart (app::SearchPlans), not 94,544 specs of about 11 KB each (DeepSeek-V3's full space).
+PlanSpace enumerate_plans(const scenario::ScenarioSpec& base, const PlanDimensions& dims, const PlanVisitor& fits);
 
 /// How describe_plan writes the recomputation: bare in a column of many plans (`dtsim search`), labelled where a plan
 /// is read alone (`dtsim compare`'s plan cell).
