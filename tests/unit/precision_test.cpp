@@ -209,7 +209,8 @@ TEST(Precision, ScaleSwizzlesAndAlphaKernels)
 
 // A large linear GEMM runs at the precision's peak on its own curve (hardware/dgx-b200.yaml: gemm_mxfp8 max 0.67,
 // half_area 2965821, p 1.5, half_k 640 at 4500; gemm_nvfp4 max 0.65, half_area 8388608, p 1.5, half_k 192 at 9000;
-// bf16 gemm max 0.82, half_area 1662657, p 3, half_k 192 at 2250); the attention GEMMs at the bf16 peak.
+// bf16 gemm max 0.6995, the burst fit's 0.82 x 1237 / 1450 at sustained load, half_area 1662657, p 3, half_k 192 at
+// 2250); the attention GEMMs at the bf16 peak.
 TEST(Precision, GemmPeaksAndCurves)
 {
   auto s = tiny_on("dgx-b200.yaml", "bf16");
@@ -224,7 +225,7 @@ TEST(Precision, GemmPeaksAndCurves)
     return mx_ * std::pow(A, p) / (std::pow(A, p) + std::pow(ha, p)) * k / (k + hk);
   };
   const double flops = 2.0 * A * k;
-  EXPECT_LT(rel_diff(bf16.seconds(big), flops / (2250e12 * eff(0.82, 1662657, 3, 192))), 1e-12);
+  EXPECT_LT(rel_diff(bf16.seconds(big), flops / (2250e12 * eff(0.6995, 1662657, 3, 192))), 1e-12);
   EXPECT_LT(rel_diff(mx.seconds(big), flops / (4500e12 * eff(0.67, 2965821, 1.5, 640))), 1e-12);
   EXPECT_LT(rel_diff(nv.seconds(big), flops / (9000e12 * eff(0.65, 8388608, 1.5, 192))), 1e-12);
   dtsim::model::Op other = big;
