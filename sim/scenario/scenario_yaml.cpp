@@ -591,8 +591,8 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   s.parallel.dp_overlap = dp_overlap.value_or(ov.dp_overlap.value_or(true));
   s.parallel.pp_overlap = pp_overlap.value_or(stack_pp_overlap(s.stack, s.schedule, diag).value_or(false));
   s.parallel.tp_async_allreduce = tp_async_allreduce.value_or(ov.tp_async_allreduce.value_or(true));
-  s.parallel.ub_proj_fprop_sm_margin = ub_proj_margin.value_or(ov.ub_sm_margin);
-  s.parallel.ub_fc2_fprop_sm_margin = ub_fc2_margin.value_or(ov.ub_sm_margin);
+  s.parallel.ub_proj_fprop_sm_margin = ub_proj_margin.value_or(ov.ub_sm_margin.value_or(false));
+  s.parallel.ub_fc2_fprop_sm_margin = ub_fc2_margin.value_or(ov.ub_sm_margin.value_or(false));
   // Stack defaults that need other settings apply only where those hold: TP overlap needs sequence parallelism,
   // parameter-gather overlap needs ZeRO 1 or 2.
   s.parallel.tp_overlap =
