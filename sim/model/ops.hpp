@@ -41,6 +41,14 @@ struct Op {
 /// that are the identity in one direction (the f operator's forward, the g operator's backward).
 enum class TpCollective { None, AllReduce, ReduceScatter, AllGather, AllToAll, ContextGather, ContextGatherReduce };
 
+/// A userbuffers `pipeline` layer's settings (Transformer Engine's ub_cfg `num_sm`, `set_sm_margin`): its
+/// reduce-scatter's kernels take `sms` SMs; with `sm_margin` the GEMM runs on the device's other SMs for its whole
+/// length (UbufCommOverlap::_math_sms), else on all of them, giving `sms` up only while the reduce-scatter runs.
+struct UbPipelinedRs {
+  double sms = 0;
+  bool sm_margin = false;
+};
+
 /// Either a run of kernels, or a collective between runs of kernels.
 struct Segment {
   std::vector<Op> ops;                       ///< non-empty for a compute segment
@@ -60,6 +68,8 @@ struct Segment {
   /// userbuffers `pipeline` method): each chunk is reduce-scattered once its GEMM chunk is done, so the last chunk's
   /// share runs after the GEMM. 0: not pipelined.
   int pipelined_chunks = 0;
+  /// A pipelined reduce-scatter's userbuffers settings (0 SMs: not pipelined).
+  UbPipelinedRs ub{};
   bool is_collective() const { return ops.empty(); }
 };
 

@@ -373,15 +373,17 @@ constexpr int kUserbuffersPipelineSplits = 4;
 
 // Marks the forward reduce-scatters right after a linear layer's GEMM (the attention projection, a dense fc2) as
 // pipelined with it. The experts' GEMMs (one launch per expert) are not userbuffers layers.
-void mark_pipelined_reduce_scatters(std::vector<Segment>& forward)
+void mark_pipelined_reduce_scatters(std::vector<Segment>& forward, const UbPipelinedRs& proj, const UbPipelinedRs& fc2)
 {
   for (size_t i = 1; i < forward.size(); ++i) {
     const Segment& before = forward[i - 1];
     if (forward[i].collective != TpCollective::ReduceScatter || before.is_collective())
       continue;
     const Op& last = before.ops.back();
-    if (last.kind == Op::Kind::Gemm && last.linear && last.expert_gemms == 0)
+    if (last.kind == Op::Kind::Gemm && last.linear && last.expert_gemms == 0) {
       forward[i].pipelined_chunks = kUserbuffersPipelineSplits;
+      forward[i].ub = last.name == "proj" ? proj : fc2;  // the attention projection, or an MLP's second GEMM
+    }
   }
 }
 
@@ -892,7 +894,7 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
     fuse_micro_pipeline_tp(p.forward, sh.tp, true);
     fuse_micro_pipeline_tp(p.backward, sh.tp, false);
   } else if (sh.tp_comm_overlap && sh.sp) {
-    mark_pipelined_reduce_scatters(p.forward);
+    mark_pipelined_reduce_scatters(p.forward, sh.ub_proj_fprop, sh.ub_fc2_fprop);
   }
   // A layer pass's kernels share the stack's per-layer host time equally.
   for (auto* pass : {&p.forward, &p.backward}) {

@@ -56,6 +56,8 @@ double CommCosts::closed_form_overlap(int64_t device, const std::vector<Step>& s
   for (size_t k = begin; k < end; ++k)
     if (steps[k].kind == Step::Kind::Compute)
       remaining = steps[k].seconds;
+  for (size_t k = begin; k < end; ++k)
+    remaining += margin_extra_s(steps[k]);
   for (size_t k = begin; k < end; ++k) {
     const Step& st = steps[k];
     if (st.kind != Step::Kind::TpCollective)
@@ -85,8 +87,21 @@ double CommCosts::overlap_sm_share(const Step& st) const
     return 0;
   if (st.beside_next)
     return nccl_sm_share();
+  if (st.ub.sms > 0)  // under set_sm_margin the GEMM has already left them (margin_extra_s)
+    return st.ub.sm_margin ? 0.0 : sm_share(st.ub.sms);
   return sm_share(st.collective == model::TpCollective::ReduceScatter ? kOverlapReduceScatterSms
                                                                        : kOverlapAllGatherSms);
+}
+
+double CommCosts::margin_extra_s(const Step& st) const
+{
+  // UbufCommOverlap's constructor: _math_sms = set_sm_margin ? multiProcessorCount - num_comm_sm :
+  // multiProcessorCount, and split_overlap_rs runs every chunk GEMM on _math_sms (transformer_engine/pytorch/csrc/
+  // comm_gemm_overlap.h, v1.8). A compute-bound GEMM on a share s fewer SMs takes 1 / (1 - s) as long.
+  if (st.kind != Step::Kind::TpCollective || !st.ub.sm_margin || st.margin_gemm_s <= 0)
+    return 0;
+  const double share = sm_share(st.ub.sms);
+  return share < 1 ? st.margin_gemm_s * share / (1 - share) : 0.0;
 }
 
 double CommCosts::sm_share(double sms) const

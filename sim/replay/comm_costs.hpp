@@ -33,6 +33,9 @@ class CommCosts {
 
   /// Share of the GPU's SMs a collective's kernels hold while they run beside compute in an overlap group.
   double overlap_sm_share(const Step& st) const;
+  /// The time a pipelined reduce-scatter under set_sm_margin adds to the compute beside it: the GEMM before it runs
+  /// on sm_count - sms SMs for its whole length (0 without the margin or device.sm_count).
+  double margin_extra_s(const Step& st) const;
   /// Share of the GPU's SMs an NCCL collective's kernels hold from their launch to their end (0 without
   /// device.sm_count): the compute beside them runs on the rest.
   double nccl_sm_share() const;

@@ -114,7 +114,13 @@ void Driver::run_overlap_group(size_t di, int lane, size_t end, double t0)
     else
       close();
   };
-  exec_on(gpu_host(d.id), kernel_s(d, lane, compute), [this, di, state, finish, beside]() {
+  // Under set_sm_margin the GEMM before a pipelined reduce-scatter runs on fewer SMs for its whole length.
+  const Step& cs = (*ln.steps)[compute];
+  double margin = 0;
+  for (size_t k : comms)
+    margin += costs_.margin_extra_s((*ln.steps)[k]);
+  const double kernels_s = kernel_s(d, lane, compute) * (cs.seconds > 0 ? 1 + margin / cs.seconds : 1.0);
+  exec_on(gpu_host(d.id), kernels_s, [this, di, state, finish, beside]() {
     state->compute_end = Activities::now();
     if (--state->pending == 0) {
       finish();

@@ -52,8 +52,9 @@ class TimedPasses {
   {
     auto [it, added] = memo_.try_emplace({&segs, Part::Whole});
     if (added)
-      for (const auto& seg : segs)
-        it->second.push_back(seg.is_collective() ? collective_step(seg) : compute_step(seg.ops, cm_, "", false));
+      for (size_t i = 0; i < segs.size(); ++i)
+        it->second.push_back(segs[i].is_collective() ? collective_step(segs, i, cm_)
+                                                     : compute_step(segs[i].ops, cm_, "", false));
     return it->second;
   }
   /// A split backward's input part (B): each segment less its weight-gradient kernels, segments left empty dropped.
@@ -63,7 +64,7 @@ class TimedPasses {
     if (added)
       for (const auto& seg : segs) {
         if (seg.is_collective()) {
-          it->second.push_back(collective_step(seg));
+          it->second.push_back(collective_step(segs, size_t(&seg - segs.data()), cm_));
           continue;
         }
         std::vector<model::Op> inputs;
@@ -101,8 +102,11 @@ class TimedPasses {
 
  private:
   enum class Part { Whole, Input, Weight, Run };
-  static Step collective_step(const model::Segment& seg)
+  // Segment `i` of `segs`, a collective. A pipelined reduce-scatter under set_sm_margin carries the time of the GEMM
+  // before it, whose SMs it takes for that GEMM's whole length.
+  static Step collective_step(const std::vector<model::Segment>& segs, size_t i, const kernels::ComputeModel& cm)
   {
+    const model::Segment& seg = segs[i];
     Step st;
     const bool ring = seg.collective == model::TpCollective::ContextGather ||
                       seg.collective == model::TpCollective::ContextGatherReduce;
@@ -115,6 +119,9 @@ class TimedPasses {
     st.blocking = seg.blocking;
     st.copy_engine = seg.copy_engine;
     st.pipelined_chunks = seg.pipelined_chunks;
+    st.ub = seg.ub;
+    if (seg.ub.sm_margin && i > 0 && !segs[i - 1].is_collective())
+      st.margin_gemm_s = cm.seconds(segs[i - 1].ops.back());
     return st;
   }
   const kernels::ComputeModel& cm_;

@@ -40,6 +40,11 @@ struct Step {
   bool copy_engine = false;
   /// TpCollective pipelined with the GEMM that produces it, in this many chunks (model::Segment::pipelined_chunks).
   int pipelined_chunks = 0;
+  /// A pipelined TpCollective's userbuffers settings (model::UbPipelinedRs; 0 SMs: Transformer Engine's defaults).
+  model::UbPipelinedRs ub{};
+  /// With ub.sm_margin: the time of the GEMM before it (the last kernel of the compute step it overlaps) on all SMs,
+  /// which runs on the SMs the reduce-scatter leaves for its whole length.
+  double margin_gemm_s = 0;
   std::string label;
 };
 

@@ -107,6 +107,26 @@ const Key kTpOverlap =
                  "collectives are done. While a collective runs, the compute beside it gives up the SMs of its "
                  "kernels (Transformer Engine's defaults: 1 for an all-gather, 16 for a reduce-scatter, of "
                  "`device.sm_count`), which the hardware file must then give (docs/parallelism.md)");
+const Key kUbProjFpropSms =
+    Key::number("ub_proj_fprop_sms", 1, 1024, kOptional, "16",
+                "with `tp_overlap`: the SMs of the attention projection's pipelined forward reduce-scatter "
+                "(userbuffers `proj_fprop` `num_sm`; Transformer Engine's default 16, module/base.py initialize_ub)."
+                " A recipe with its own userbuffers configuration states it (docs/parallelism.md)")
+        .defaults_to(16);
+const Key kUbFc2FpropSms =
+    Key::number("ub_fc2_fprop_sms", 1, 1024, kOptional, "16",
+                "with `tp_overlap`: the same for a dense MLP's second GEMM (userbuffers `fc2_fprop` `num_sm`)")
+        .defaults_to(16);
+const Key kUbProjFpropSmMargin =
+    Key::boolean("ub_proj_fprop_sm_margin", kOptional, "the stack's `overlap.ub_sm_margin`, else false",
+                 "with `tp_overlap`: userbuffers `proj_fprop` `set_sm_margin`: every chunk GEMM of the attention "
+                 "projection runs on `device.sm_count` less `ub_proj_fprop_sms` SMs for its whole length "
+                 "(UbufCommOverlap's `_math_sms`, transformer_engine/pytorch/csrc/comm_gemm_overlap.h), the "
+                 "reduce-scatter on the SMs it leaves; false: the GEMM runs on every SM and gives the reduce-scatter"
+                 " its SMs only while it runs");
+const Key kUbFc2FpropSmMargin =
+    Key::boolean("ub_fc2_fprop_sm_margin", kOptional, "the stack's `overlap.ub_sm_margin`, else false",
+                 "with `tp_overlap`: the same for a dense MLP's second GEMM (userbuffers `fc2_fprop`)");
 const Key kEp =
     Key::integer("ep", limits::kPlanSize, kOptional, "",
                  "expert parallelism for models with `num_local_experts`: each layer's experts are split over ep "
@@ -354,7 +374,8 @@ std::vector<config::KeyGroup> groups()
           {"parallel",
            {&kTp, &kPp, &kDp, &kVpp, &kSp, &kDpOverlap, &kDpBucket, &kPpOverlap, &kExpertTp, &kEpOverlap,
             &kParamGatherOverlap, &kReshardAfterForward, &kDeferGradientSync, &kStageLayers, &kTpAsyncAllreduce,
-            &kTpOverlap, &kEp, &kMoeDispatcher, &kMoePreprocessGraphed, &kCp, &kZero}},
+            &kTpOverlap, &kUbProjFpropSms, &kUbFc2FpropSms, &kUbProjFpropSmMargin,
+            &kUbFc2FpropSmMargin, &kEp, &kMoeDispatcher, &kMoePreprocessGraphed, &kCp, &kZero}},
           {"", {&kSchedule}},
           {"training",
            {&kGlobalBatch, &kMicroBatch, &kSeqLen, &kExpertImbalance, &kExpertCapacityFactor, &kFlashAttention,

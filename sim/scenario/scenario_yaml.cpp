@@ -422,6 +422,9 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   const auto dp_overlap = par.boolean(k::kDpOverlap), pp_overlap = par.boolean(k::kPpOverlap);
   const auto tp_overlap = par.boolean(k::kTpOverlap);
   const auto tp_async_allreduce = par.boolean(k::kTpAsyncAllreduce);
+  s.parallel.ub_proj_fprop_sms = par.value(k::kUbProjFpropSms);
+  s.parallel.ub_fc2_fprop_sms = par.value(k::kUbFc2FpropSms);
+  const auto ub_proj_margin = par.boolean(k::kUbProjFpropSmMargin), ub_fc2_margin = par.boolean(k::kUbFc2FpropSmMargin);
   s.parallel.dp_bucket_bytes = par.value(k::kDpBucket);
   s.parallel.stage_layers = par.integer_list(k::kStageLayers).value_or(std::vector<int64_t>{});
   s.parallel.zero = int(par.value(k::kZero));
@@ -588,6 +591,8 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   s.parallel.dp_overlap = dp_overlap.value_or(ov.dp_overlap.value_or(true));
   s.parallel.pp_overlap = pp_overlap.value_or(stack_pp_overlap(s.stack, s.schedule, diag).value_or(false));
   s.parallel.tp_async_allreduce = tp_async_allreduce.value_or(ov.tp_async_allreduce.value_or(true));
+  s.parallel.ub_proj_fprop_sm_margin = ub_proj_margin.value_or(ov.ub_sm_margin.value_or(false));
+  s.parallel.ub_fc2_fprop_sm_margin = ub_fc2_margin.value_or(ov.ub_sm_margin.value_or(false));
   // Stack defaults that need other settings apply only where those hold: TP overlap needs sequence parallelism,
   // parameter-gather overlap needs ZeRO 1 or 2.
   s.parallel.tp_overlap =

@@ -190,6 +190,12 @@ const Key kFinalNormBytesPerElement =
 const Key kOverlap = Key::section("overlap", kOptional, "defaults of the scenario's `parallel.*` switches it does "
                                                         "not set");
 const Key kTpOverlap = Key::boolean("tp_overlap", kOptional, "the scenario's default", "`parallel.tp_overlap`");
+const Key kUbSmMargin =
+    Key::boolean("ub_sm_margin", kOptional, "false",
+                 "default of `parallel.ub_proj_fprop_sm_margin` and `parallel.ub_fc2_fprop_sm_margin`: the "
+                 "Transformer Engine version's default `set_sm_margin` for a `pipeline` userbuffers layer (1.8: "
+                 "`ub_cfg.get(\"set_sm_margin\", 0)` in module/base.py initialize_ub; 2.x: `not method == "
+                 "\"ring_exchange\"` in its default configuration)");
 const Key kDpOverlap = Key::boolean("dp_overlap", kOptional, "the scenario's default", "`parallel.dp_overlap`");
 const Key kPpOverlap = Key::boolean("pp_overlap", kOptional, "the scenario's default", "`parallel.pp_overlap`");
 const Key kPpOverlapBySchedule =
@@ -234,7 +240,8 @@ std::vector<config::KeyGroup> groups()
                       &kFsdpGradientPool, &kTpSavesGatheredInputs, &kLossBytesPerLogit, &kLossParallelBytesPerLogit,
                       &kFinalNormBytesPerElement}},
           {"overlap",
-           {&kTpOverlap, &kDpOverlap, &kPpOverlap, &kPpOverlapBySchedule, &kParamGatherOverlap, &kTpAsyncAllreduce}},
+           {&kTpOverlap, &kDpOverlap, &kPpOverlap, &kPpOverlapBySchedule, &kParamGatherOverlap, &kTpAsyncAllreduce,
+            &kUbSmMargin}},
           {"factors", {&kCompute, &kMemoryFactor, &kCommunication, &kStepOverhead}},
           {"calibration", {&kCalibrationRuns, &kHeldoutErrors}}};
 }

@@ -17,6 +17,7 @@ extern const Key kMemory, kCudaContext, kNcclBuffers, kFragmentation, kFp32Gradi
     kPipelineKeepsStageOutputs, kPipelineRecvBuffers, kPipelineKeepsLogits, kPipelineKeepsInputGrads,
     kPipelineKeepsOutputsToStepEnd, kFsdpLayerBuffers, kFsdpGradientPool, kTpSavesGatheredInputs, kLossBytesPerLogit,
     kLossParallelBytesPerLogit, kFinalNormBytesPerElement;
+extern const Key kUbSmMargin;
 extern const Key kOverlap, kTpOverlap, kDpOverlap, kPpOverlap, kPpOverlapBySchedule, kParamGatherOverlap,
     kTpAsyncAllreduce;
 extern const Key kFactors, kCompute, kMemoryFactor, kCommunication, kStepOverhead;

@@ -56,7 +56,8 @@ nlohmann::ordered_json stack_record(const StackSpec& st)
                   {"dp_overlap", optional_switch(st.overlap.dp_overlap)},
                   {"pp_overlap", optional_switch(st.overlap.pp_overlap)},
                   {"param_gather_overlap", optional_switch(st.overlap.param_gather_overlap)},
-                  {"tp_async_allreduce", optional_switch(st.overlap.tp_async_allreduce)}};
+                  {"tp_async_allreduce", optional_switch(st.overlap.tp_async_allreduce)},
+                  {"ub_sm_margin", optional_switch(st.overlap.ub_sm_margin)}};
   r["overlap"]["pp_overlap_by_schedule"] = nlohmann::ordered_json::object();
   for (const auto& e : st.overlap.pp_overlap_by_schedule)
     r["overlap"]["pp_overlap_by_schedule"][e.schedule] = e.pp_overlap;

@@ -92,6 +92,8 @@ struct FrameworkMemory {
 /// not set them.
 struct OverlapDefaults {
   std::optional<bool> tp_overlap, dp_overlap, pp_overlap, param_gather_overlap, tp_async_allreduce;
+  /// `overlap.ub_sm_margin`: the Transformer Engine version's default set_sm_margin of a `pipeline` userbuffers layer.
+  std::optional<bool> ub_sm_margin;
   /// `overlap.pp_overlap_by_schedule`: the default of `parallel.pp_overlap` for the named schedule, before
   /// `pp_overlap` (a framework whose schedules differ in how they wait for their pipeline transfers).
   struct SchedulePpOverlap {

@@ -81,6 +81,7 @@ StackSpec load_stack(const std::string& path, Diagnostics& diag)
 
   MapReader ov = root.map(k::kOverlap);
   st.overlap.tp_overlap = ov.boolean(k::kTpOverlap);
+  st.overlap.ub_sm_margin = ov.boolean(k::kUbSmMargin);
   st.overlap.dp_overlap = ov.boolean(k::kDpOverlap);
   st.overlap.pp_overlap = ov.boolean(k::kPpOverlap);
   // Keyed by schedule names, which live in a layer above this one: read as booleans here, the names checked by the

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -121,6 +122,50 @@ TEST(TpOverlap, PipelinedReduceScatterSendsItsLastChunkAfterTheGemm)
   EXPECT_LT(rel_diff(group - compute, rs / 4), 1e-9);
 }
 
+// Userbuffers' set_sm_margin (NeMo-Framework-Launcher 24.07's proj_fprop and fc2_fprop): every chunk GEMM of the
+// attention projection runs on sm_count - num_sm SMs for its whole length (comm_gemm_overlap.h, UbufCommOverlap's
+// _math_sms), the reduce-scatter on the SMs it leaves. wide-gpt's first layer group [all-gather] qkv ... proj
+// [reduce-scatter]: without the margin its kernels run T + AG/108 + RS num_sm/108 (the SMs given up only while the
+// reduce-scatter runs); with it T + AG/108 + G num_sm/(108 - num_sm), G the projection GEMM's time, so the excess
+// over T + AG/108 at 24 SMs is (24/84)/(16/92) times that at 16.
+TEST(TpOverlap, SmMarginSlowsTheWholeProjectionGemm)
+{
+  if (dtsim::test::dtsim_binary().empty())
+    GTEST_SKIP() << "DTSIM_BINARY is not set or not an executable";
+  const std::string dir = ::testing::TempDir();
+  const std::string scenario = dtsim::test::source_path("tests/unit/data/tp_overlap/wide-tp8.yaml");
+  const std::vector<std::pair<std::string, std::string>> runs = {
+      {"off", ""},
+      {"rs24", " --set parallel.tp_overlap=true --set parallel.ub_proj_fprop_sms=24"},
+      {"m16", " --set parallel.tp_overlap=true --set parallel.ub_proj_fprop_sm_margin=true"},
+      {"m24", " --set parallel.tp_overlap=true --set parallel.ub_proj_fprop_sm_margin=true"
+              " --set parallel.ub_proj_fprop_sms=24"}};
+  for (const auto& [name, set] : runs) {
+    const std::string cmd = "'" + dtsim::test::dtsim_binary() + "' run '" + scenario + "' --trace '" + dir +
+                            "tp-margin-" + name + ".json'" + set;
+    ASSERT_EQ(dtsim::test::run_capture(cmd).rc, 0) << cmd;
+  }
+  auto off = slices(dir + "tp-margin-off.json", 0), comm = slices(dir + "tp-margin-off.json", 1);
+  auto rs24 = slices(dir + "tp-margin-rs24.json", 0);
+  auto m16 = slices(dir + "tp-margin-m16.json", 0), m24 = slices(dir + "tp-margin-m24.json", 0);
+  ASSERT_GE(comm.size(), 3u);
+  for (const auto* v : {&off, &rs24, &m16, &m24})
+    ASSERT_GE(v->size(), 4u);
+  ASSERT_EQ(off[3]["name"], "forward layer 0");
+  ASSERT_EQ(comm.at(1)["name"], "forward layer 0 all-gather");
+  ASSERT_EQ(comm.at(2)["name"], "forward layer 0 reduce-scatter");
+  const double t = off[3]["dur"], ag = comm[1]["dur"], rs = comm[2]["dur"];
+  const double base = t + ag / 108.0;
+  EXPECT_LT(rel_diff(rs24[3]["dur"].get<double>(), base + rs * 24.0 / 108.0), 1e-9);
+  const double g16 = m16[3]["dur"].get<double>() - base, g24 = m24[3]["dur"].get<double>() - base;
+  std::printf("[tp overlap] sm margin: T %.6g us, RS %.6g us, excess at 16 SMs %.6g us, at 24 %.6g us\n", t, rs,
+              g16, g24);
+  ASSERT_GT(g16, 0.0);
+  EXPECT_LT(rel_diff(g24 / g16, (24.0 / 84.0) / (16.0 / 92.0)), 1e-6);
+  // The projection GEMM is one of the layer's kernels: it adds less than the whole compute step would.
+  EXPECT_LT(g24, t * 24.0 / 84.0);
+}
+
 // Folded and full fidelity agree with overlap on, with TP collectives as flows (tp 2: the NVLink links are shared
 // with pipeline traffic) and in closed form (tp 8 fills a node).
 TEST(TpOverlap, FoldedAndFullFidelityAgree)
@@ -130,11 +175,14 @@ TEST(TpOverlap, FoldedAndFullFidelityAgree)
   for (const std::string& plan :
        {std::string(""),
         std::string(" --set devices=32 --set parallel.tp=8 --set parallel.pp=2 --set parallel.dp=2")}) {
-    const std::string o = plan + " --set parallel.tp_overlap=true";
+    for (const std::string& margin : {std::string(""), std::string(" --set parallel.ub_fc2_fprop_sm_margin=true"
+                                                                    " --set parallel.ub_proj_fprop_sm_margin=true")}) {
+    const std::string o = plan + " --set parallel.tp_overlap=true" + margin;
     auto folded = run_tiny_tp_overlap(o), full = run_tiny_tp_overlap(o + " --set simulation.fidelity=full");
     const double a = folded.at("step_time_s").get<double>(), b = full.at("step_time_s").get<double>();
-    std::printf("[tp overlap]%s folded %.12g s, full %.12g s\n", plan.c_str(), a, b);
+    std::printf("[tp overlap]%s%s folded %.12g s, full %.12g s\n", plan.c_str(), margin.c_str(), a, b);
     EXPECT_LT(rel_diff(a, b), 0.01);
+    }
   }
 }
 
