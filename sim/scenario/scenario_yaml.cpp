@@ -441,7 +441,7 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   for (const config::Key* key : {&k::kTp, &k::kPp, &k::kVpp, &k::kDp, &k::kSp, &k::kZero, &k::kStageLayers,
                                  &k::kTpOverlap, &k::kEp, &k::kMoeDispatcher, &k::kMoePreprocessGraphed, &k::kCp,
                                  &k::kParamGatherOverlap, &k::kExpertTp, &k::kReshardAfterForward,
-                                 &k::kDeferGradientSync})
+                                 &k::kDeferGradientSync, &k::kUbProjFpropSms, &k::kUbFc2FpropSms})
     remember(par, key->name);
   if (par.has(k::kEpOverlap.name))  // check_plan refuses it given true where nothing pairs
     remember(par, k::kEpOverlap.name);

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "config/units.hpp"
+#include "core/format_number.hpp"
 #include "kernels/attention_kernel.hpp"
 #include "kernels/compute_model.hpp"
 #include "model/transformer.hpp"
@@ -82,6 +83,15 @@ class GpuCluster : public SystemKind {
       diag.add(at("parallel.tp_overlap"), "parallel.tp_overlap",
                "expected device.sm_count in " + s.hardware.file +
                    ": the overlapped communication kernels take streaming multiprocessors from the GEMMs beside them");
+    // A userbuffers reduce-scatter that took every SM would leave its GEMM none to run on.
+    const int64_t sms = s.hardware.device.sm_count;
+    for (const auto& [key, taken] : {std::pair{"parallel.ub_proj_fprop_sms", s.parallel.ub_proj_fprop_sms},
+                                     std::pair{"parallel.ub_fc2_fprop_sms", s.parallel.ub_fc2_fprop_sms}})
+      if (s.parallel.tp_overlap && sms > 0 && taken >= double(sms))
+        diag.add(at(key), key,
+                 "expected fewer SMs than the device's " + std::to_string(sms) + " (device.sm_count in " +
+                     s.hardware.file + "): the GEMM beside the reduce-scatter runs on the others, got " +
+                     format_number("%g", taken));
   }
 
   std::string why_no_stack(const scenario::ScenarioSpec&) const override { return ""; }
