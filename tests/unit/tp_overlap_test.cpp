@@ -57,6 +57,21 @@ std::vector<nlohmann::json> slices(const std::string& trace, int tid)
   return out;
 }
 
+// Runs tests/unit/data/tp_overlap/wide-tp8.yaml once per (name, --set arguments) and writes each run's Chrome trace
+// to the temporary directory as PREFIX-NAME.json; returns that directory.
+std::string write_wide_tp8_traces(const std::string& prefix,
+                                  const std::vector<std::pair<std::string, std::string>>& runs)
+{
+  const std::string dir = ::testing::TempDir();
+  const std::string scenario = dtsim::test::source_path("tests/unit/data/tp_overlap/wide-tp8.yaml");
+  for (const auto& [name, set] : runs) {
+    const std::string cmd = "'" + dtsim::test::dtsim_binary() + "' run '" + scenario + "' --trace '" + dir + prefix +
+                            "-" + name + ".json'" + set;
+    EXPECT_EQ(dtsim::test::run_capture(cmd).rc, 0) << cmd;
+  }
+  return dir;
+}
+
 // While an overlapped collective runs, the GEMMs beside it run on the SMs its kernels leave: Transformer Engine's
 // defaults give 1 SM to an all-gather and 16 to a reduce-scatter, of the A100's 108. wide-gpt's first forward group
 // is [all-gather R] qkv ... proj [reduce-scatter R], the two collectives one after the other and both shorter than
@@ -66,13 +81,8 @@ TEST(TpOverlap, ComputeGivesUpTheSmsOfTheCommunicationKernels)
 {
   if (dtsim::test::dtsim_binary().empty())
     GTEST_SKIP() << "DTSIM_BINARY is not set or not an executable";
-  const std::string dir = ::testing::TempDir();
-  const std::string scenario = dtsim::test::source_path("tests/unit/data/tp_overlap/wide-tp8.yaml");
-  for (const char* o : {"off", "on"}) {
-    const std::string cmd = "'" + dtsim::test::dtsim_binary() + "' run '" + scenario + "' --trace '" + dir +
-                            "tp-" + o + ".json'" + (std::string(o) == "on" ? " --set parallel.tp_overlap=true" : "");
-    ASSERT_EQ(dtsim::test::run_capture(cmd).rc, 0) << cmd;
-  }
+  const std::string dir = write_wide_tp8_traces("tp", {{"off", ""}, {"on", " --set parallel.tp_overlap=true"}});
+  ASSERT_FALSE(HasFailure());
   auto off = slices(dir + "tp-off.json", 0), on = slices(dir + "tp-on.json", 0);
   auto comm = slices(dir + "tp-off.json", 1);
   // Only the first slices are compared: in backward, without overlap, each column-parallel layer's collectives run
@@ -99,14 +109,9 @@ TEST(TpOverlap, PipelinedReduceScatterSendsItsLastChunkAfterTheGemm)
 {
   if (dtsim::test::dtsim_binary().empty())
     GTEST_SKIP() << "DTSIM_BINARY is not set or not an executable";
-  const std::string dir = ::testing::TempDir();
-  const std::string scenario = dtsim::test::source_path("tests/unit/data/tp_overlap/wide-tp8.yaml");
-  for (const char* o : {"off", "on"}) {
-    const std::string cmd = "'" + dtsim::test::dtsim_binary() + "' run '" + scenario + "' --trace '" + dir +
-                            "tp-drain-" + o + ".json'" +
-                            (std::string(o) == "on" ? " --set parallel.tp_overlap=true" : "");
-    ASSERT_EQ(dtsim::test::run_capture(cmd).rc, 0) << cmd;
-  }
+  const std::string dir =
+      write_wide_tp8_traces("tp-drain", {{"off", ""}, {"on", " --set parallel.tp_overlap=true"}});
+  ASSERT_FALSE(HasFailure());
   auto comm_off = slices(dir + "tp-drain-off.json", 1);
   auto compute_on = slices(dir + "tp-drain-on.json", 0), comm_on = slices(dir + "tp-drain-on.json", 1);
   ASSERT_GE(comm_off.size(), 3u);
@@ -132,19 +137,13 @@ TEST(TpOverlap, SmMarginSlowsTheWholeProjectionGemm)
 {
   if (dtsim::test::dtsim_binary().empty())
     GTEST_SKIP() << "DTSIM_BINARY is not set or not an executable";
-  const std::string dir = ::testing::TempDir();
-  const std::string scenario = dtsim::test::source_path("tests/unit/data/tp_overlap/wide-tp8.yaml");
-  const std::vector<std::pair<std::string, std::string>> runs = {
-      {"off", ""},
-      {"rs24", " --set parallel.tp_overlap=true --set parallel.ub_proj_fprop_sms=24"},
-      {"m16", " --set parallel.tp_overlap=true --set parallel.ub_proj_fprop_sm_margin=true"},
-      {"m24", " --set parallel.tp_overlap=true --set parallel.ub_proj_fprop_sm_margin=true"
-              " --set parallel.ub_proj_fprop_sms=24"}};
-  for (const auto& [name, set] : runs) {
-    const std::string cmd = "'" + dtsim::test::dtsim_binary() + "' run '" + scenario + "' --trace '" + dir +
-                            "tp-margin-" + name + ".json'" + set;
-    ASSERT_EQ(dtsim::test::run_capture(cmd).rc, 0) << cmd;
-  }
+  const std::string dir = write_wide_tp8_traces(
+      "tp-margin", {{"off", ""},
+                    {"rs24", " --set parallel.tp_overlap=true --set parallel.ub_proj_fprop_sms=24"},
+                    {"m16", " --set parallel.tp_overlap=true --set parallel.ub_proj_fprop_sm_margin=true"},
+                    {"m24", " --set parallel.tp_overlap=true --set parallel.ub_proj_fprop_sm_margin=true"
+                            " --set parallel.ub_proj_fprop_sms=24"}});
+  ASSERT_FALSE(HasFailure());
   auto off = slices(dir + "tp-margin-off.json", 0), comm = slices(dir + "tp-margin-off.json", 1);
   auto rs24 = slices(dir + "tp-margin-rs24.json", 0);
   auto m16 = slices(dir + "tp-margin-m16.json", 0), m24 = slices(dir + "tp-margin-m24.json", 0);
