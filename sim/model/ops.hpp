@@ -41,10 +41,13 @@ struct Op {
 /// that are the identity in one direction (the f operator's forward, the g operator's backward).
 enum class TpCollective { None, AllReduce, ReduceScatter, AllGather, AllToAll, ContextGather, ContextGatherReduce };
 
-/// A userbuffers `pipeline` layer's settings (Transformer Engine's ub_cfg `num_sm`, `set_sm_margin`): its
-/// reduce-scatter's kernels take `sms` SMs; with `sm_margin` the GEMM runs on the device's other SMs for its whole
-/// length (UbufCommOverlap::_math_sms), else on all of them, giving `sms` up only while the reduce-scatter runs.
+/// A userbuffers `pipeline` layer's reduce-scatter (Transformer Engine's ub_cfg `num_splits`, `num_sm`,
+/// `set_sm_margin`): pipelined with the GEMM that produces it in `chunks` chunks of rows, each reduce-scattered once
+/// its GEMM chunk is done, so the last chunk's share runs after the GEMM (0: not pipelined); its kernels take `sms`
+/// SMs; with `sm_margin` the GEMM runs on the device's other SMs for its whole length (UbufCommOverlap::_math_sms),
+/// else on all of them, giving `sms` up only while the reduce-scatter runs.
 struct UbPipelinedRs {
+  int chunks = 0;
   double sms = 0;
   bool sm_margin = false;
 };
@@ -64,11 +67,7 @@ struct Segment {
   /// A beside_next collective whose transfers are copies on the copy engines (PyTorch's symmetric-memory p2p
   /// copies): it takes no streaming multiprocessor from the kernels beside it.
   bool copy_engine = false;
-  /// A reduce-scatter pipelined with the GEMM that produces it in this many chunks of rows (Transformer Engine's
-  /// userbuffers `pipeline` method): each chunk is reduce-scattered once its GEMM chunk is done, so the last chunk's
-  /// share runs after the GEMM. 0: not pipelined.
-  int pipelined_chunks = 0;
-  /// A pipelined reduce-scatter's userbuffers settings (0 SMs: not pipelined).
+  /// A reduce-scatter pipelined with the GEMM that produces it (userbuffers' `pipeline` method; ub.chunks 0: not).
   UbPipelinedRs ub{};
   bool is_collective() const { return ops.empty(); }
 };

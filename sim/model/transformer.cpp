@@ -381,8 +381,8 @@ void mark_pipelined_reduce_scatters(std::vector<Segment>& forward, const UbPipel
       continue;
     const Op& last = before.ops.back();
     if (last.kind == Op::Kind::Gemm && last.linear && last.expert_gemms == 0) {
-      forward[i].pipelined_chunks = kUserbuffersPipelineSplits;
       forward[i].ub = last.name == "proj" ? proj : fc2;  // the attention projection, or an MLP's second GEMM
+      forward[i].ub.chunks = kUserbuffersPipelineSplits;
     }
   }
 }

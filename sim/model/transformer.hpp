@@ -75,7 +75,7 @@ struct Shape {
   /// see fuse_micro_pipeline_tp (model/micro_pipeline_tp.hpp).
   bool tp_micro_pipeline = false;
   /// With tp_comm_overlap: the userbuffers settings of the attention projection's and a dense fc2's pipelined
-  /// forward reduce-scatters (scenario `parallel.ub_*`): their SMs and set_sm_margin.
+  /// forward reduce-scatters (scenario `parallel.ub_*`): their SMs and set_sm_margin (the layer sets the chunks).
   UbPipelinedRs ub_proj_fprop{}, ub_fc2_fprop{};
   /// Without sequence parallelism, the column-parallel layers' input-gradient all-reduces run beside their
   /// weight-gradient GEMMs (parallel.tp_async_allreduce).

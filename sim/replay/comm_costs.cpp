@@ -64,8 +64,8 @@ double CommCosts::closed_form_overlap(int64_t device, const std::vector<Step>& s
       continue;
     const double c = merged_tp_time(device, st);
     const double share = overlap_sm_share(st);
-    if (st.pipelined_chunks > 0)
-      drain = c / st.pipelined_chunks;
+    if (st.ub.chunks > 0)
+      drain = c / st.ub.chunks;
     if (compute_end < 0 && remaining <= (1 - share) * c) {
       compute_end = t + remaining / (1 - share);
       remaining = 0;
@@ -76,7 +76,7 @@ double CommCosts::closed_form_overlap(int64_t device, const std::vector<Step>& s
   }
   if (compute_end < 0)
     compute_end = t + remaining;
-  // A reduce-scatter pipelined with its GEMM (Step::pipelined_chunks) sends its last chunk after the GEMM.
+  // A reduce-scatter pipelined with its GEMM (Step::ub.chunks) sends its last chunk after the GEMM.
   it->second = {std::max(t, compute_end + drain), compute_end};
   return it->second.length;
 }
@@ -87,7 +87,7 @@ double CommCosts::overlap_sm_share(const Step& st) const
     return 0;
   if (st.beside_next)
     return nccl_sm_share();
-  if (st.ub.sms > 0)  // under set_sm_margin the GEMM has already left them (margin_extra_s)
+  if (st.ub.chunks > 0)  // under set_sm_margin the GEMM has already left them (margin_extra_s)
     return st.ub.sm_margin ? 0.0 : sm_share(st.ub.sms);
   return sm_share(st.collective == model::TpCollective::ReduceScatter ? kOverlapReduceScatterSms
                                                                        : kOverlapAllGatherSms);

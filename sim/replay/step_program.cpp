@@ -118,7 +118,6 @@ class TimedPasses {
     st.beside_next = seg.beside_next;
     st.blocking = seg.blocking;
     st.copy_engine = seg.copy_engine;
-    st.pipelined_chunks = seg.pipelined_chunks;
     st.ub = seg.ub;
     if (seg.ub.sm_margin && i > 0 && !segs[i - 1].is_collective())
       st.margin_gemm_s = cm.seconds(segs[i - 1].ops.back());

@@ -38,9 +38,8 @@ struct Step {
   bool blocking = false;
   /// TpCollective run by the copy engines, taking no SMs from the kernels beside it (model::Segment::copy_engine).
   bool copy_engine = false;
-  /// TpCollective pipelined with the GEMM that produces it, in this many chunks (model::Segment::pipelined_chunks).
-  int pipelined_chunks = 0;
-  /// A pipelined TpCollective's userbuffers settings (model::UbPipelinedRs; 0 SMs: Transformer Engine's defaults).
+  /// TpCollective pipelined with the GEMM that produces it (model::Segment::ub; ub.chunks 0: not pipelined, its
+  /// SMs Transformer Engine's defaults).
   model::UbPipelinedRs ub{};
   /// With ub.sm_margin: the time of the GEMM before it (the last kernel of the compute step it overlaps) on all SMs,
   /// which runs on the SMs the reduce-scatter leaves for its whole length.

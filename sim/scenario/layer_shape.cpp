@@ -13,8 +13,10 @@ model::Shape layer_shape(const ScenarioSpec& s)
   shape.experts_whole = s.parallel.experts_whole();
   shape.tp_comm_overlap = s.parallel.tp_overlap;
   shape.tp_micro_pipeline = s.stack.tp_overlap_micro_pipeline;
-  shape.ub_proj_fprop = {s.parallel.ub_proj_fprop_sms, s.parallel.ub_proj_fprop_sm_margin};
-  shape.ub_fc2_fprop = {s.parallel.ub_fc2_fprop_sms, s.parallel.ub_fc2_fprop_sm_margin};
+  shape.ub_proj_fprop.sms = s.parallel.ub_proj_fprop_sms;
+  shape.ub_proj_fprop.sm_margin = s.parallel.ub_proj_fprop_sm_margin;
+  shape.ub_fc2_fprop.sms = s.parallel.ub_fc2_fprop_sms;
+  shape.ub_fc2_fprop.sm_margin = s.parallel.ub_fc2_fprop_sm_margin;
   shape.tp_async_allreduce = s.parallel.tp_async_allreduce;
   shape.fp8_current_scaling = s.training.fp8_recipe == stack::Fp8Recipe::Current;
   shape.fp8_norm_amax = shape.fp8_current_scaling && s.training.fp8_norm_amax;
