@@ -28,15 +28,6 @@ void SearchPlans::set_plan(scenario::ScenarioSpec& s, const Fields& f)
 
 SearchPlans::SearchPlans(const scenario::ScenarioSpec& base) : base_(base) {}
 
-SearchPlans::SearchPlans(const scenario::ScenarioSpec& base, std::vector<scenario::ScenarioSpec>&& plans) : base_(base)
-{
-  fields_.reserve(plans.size());
-  for (const scenario::ScenarioSpec& s : plans)
-    add(s);
-  std::vector<scenario::ScenarioSpec>().swap(plans);
-  release_free_memory();
-}
-
 void SearchPlans::add(const scenario::ScenarioSpec& s)
 {
   // enumerate_plans copies the base and sets only these (check_plan sets the microbatches); a plan that differs

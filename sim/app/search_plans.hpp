@@ -20,9 +20,6 @@ class SearchPlans {
  public:
   /// No plans yet: add() each one enumerate_plans hands over (its PlanVisitor form).
   explicit SearchPlans(const scenario::ScenarioSpec& base);
-  /// `plans` are enumerate_plans(base, ...).fitting; they are moved from and freed (their memory handed back to the
-  /// system). Throws InternalError if a plan differs from `base` in a field this class does not keep.
-  SearchPlans(const scenario::ScenarioSpec& base, std::vector<scenario::ScenarioSpec>&& plans);
   /// Keeps plan `s` of base's space as the next plan. Throws InternalError if it differs from `base` in a field this
   /// class does not keep.
   void add(const scenario::ScenarioSpec& s);

@@ -22,7 +22,9 @@ void expect_same_bounds_as_the_parent(const std::string& scenario)
     plans.push_back(every[i]);
   ASSERT_GT(plans.size(), 64u);  // more than one child's chunk
   // Held as the search holds them (app::SearchPlans), the bounds compared with those of the plans as enumerated.
-  const dtsim::app::SearchPlans compact(base, std::vector<dtsim::scenario::ScenarioSpec>(plans));
+  dtsim::app::SearchPlans compact(base);
+  for (const auto& p : plans)
+    compact.add(p);
   ASSERT_EQ(compact.size(), plans.size());
   const dtsim::app::PlanBounds got = dtsim::app::plan_bounds(compact, dtsim::app::ReplayKeys(compact), 2);
   ASSERT_EQ(got.bound.size(), plans.size());

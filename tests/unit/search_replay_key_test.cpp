@@ -38,7 +38,9 @@ void expect_shared_steps_as_run(const std::string& scenario, size_t& merged_sche
 {
   const auto base = dtsim::app::load_for_simulation(dtsim::test::source_path(scenario), {});
   const auto every = dtsim::parallel::enumerate_plans(base, dtsim::parallel::PlanDimensions::wide(base)).fitting;
-  const dtsim::app::SearchPlans plans(base, std::vector<ScenarioSpec>(every));
+  dtsim::app::SearchPlans plans(base);
+  for (const ScenarioSpec& p : every)
+    plans.add(p);
   const dtsim::app::ReplayKeys keys(plans);
   std::map<size_t, std::vector<size_t>> members;
   for (size_t i = 0; i < plans.size(); ++i)
