@@ -81,8 +81,9 @@ size_t perf18_check_every_plan(const ScenarioSpec& base, const PlanDimensions& d
   for (size_t i = 0; i < kept.fitting.size(); ++i) {
     const ScenarioSpec& got = kept.fitting[i];
     const std::string name = dtsim::parallel::describe_plan(got);
-    if (i < handed.size())
+    if (i < handed.size()) {
       EXPECT_EQ(handed[i], name);
+    }
     names.insert(name);
     const ScenarioSpec want = perf18_rebuilt_plan(base, got, dims);
     EXPECT_EQ(got.microbatches, want.microbatches) << name;
