@@ -25,7 +25,12 @@ docs/wafer.md ("Tried and rejected") reports on the candidates.
 --micro-batch-survey: each micro batch Cerebras ships (or its compiler logged) whose model dtsim describes, with
 its on-wafer SRAM as a fraction of the wafer's and what dtsim's rule (the largest divisor that fits) picks: the
 check of that rule in docs/wafer.md ("The compiler's choices").
-Usage: scripts/calibrate_wafer.py [--write | --candidates | --micro-batch-survey]   (--write puts the fitted values into the hardware files)
+--system-pairs: the models measured on both a CS-2 and a CS-3 (ESM-2 35M, DiT-2B), each step split into a part
+that does not change with the wafer (a fixed cost per step: host, input, streaming latency, kernel switches) and a
+part that scales with samples / peak (the kernels' work), from the two systems' steps; measured and simulated side by
+side: docs/wafer.md ("The CS-2 / CS-3 pairs").
+Usage: scripts/calibrate_wafer.py [--write | --candidates | --micro-batch-survey | --system-pairs]
+(--write puts the fitted values into the hardware files)
 """
 import json
 import os
@@ -328,11 +333,61 @@ def micro_batch_survey(tmp):
     return rows
 
 
+# The models measured on both systems: (label, CS-2 run, CS-3 run), each run (scenario, samples per system, measured
+# step s); the steps as in CHECK_RUNS (ESM-2 35M: releases 2.3.0 and 2.5.0; DiT-2B: 2.4.0 and 2.5.0). GPT-J 6B is
+# not a pair here: 60 samples per CS-2 and 120 per CS-3 are the same samples per peak, which cannot split a step.
+SYSTEM_PAIRS = [("ESM-2 35M", ("scenarios/validation/cerebras-esm2-35m-cs2.yaml", 2048, 2048 / 585.88),
+                 ("scenarios/validation/cerebras-esm2-35m-cs3.yaml", 2048, 2.09)),
+                ("DiT-2B", ("scenarios/validation/cerebras-dit-2b-cs2.yaml", 1100, 1100 / 405.45),
+                 ("scenarios/validation/cerebras-dit-2b-cs3.yaml", 1168, 1.333))]
+# How much faster a CS-3 works through a sample than a CS-2, measured per sample on the same shape (the steps of
+# CHECK_RUNS and CS2_RUNS): Llama (7B on a CS-2, b99, 4.8431 s; Llama 2 7B, one shape, on a CS-3, b1024, 32.02 s)
+# 1.56, GPT-J 6B (60 samples per CS-2 in 2.74788 s, 120 per CS-3 in 2.68156 s) 2.05, DiT-2B 2.16; 2: the peaks' ratio.
+CS3_SPEEDUPS = [(4.8431 / 99) / (32.02 / 1024), 2.0, (2.7130 / 1100) / (1.333 / 1168)]
+
+
+def step_s(scenario, hw_text, tmp):
+    path = os.path.join(tmp, "hw.yaml")
+    open(path, "w").write(hw_text)
+    out = subprocess.run([DTSIM, "run", os.path.join(ROOT, scenario), "--set", f"hardware={path}", "--format", "json"],
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)["step_time_s"]
+
+
+def split_pair(t2, n2, t3, n3, speedup):
+    """step = fixed + samples x per-sample work / speed on both systems (speed 1 on CS-2, speedup on CS-3):
+    (fixed part, part that scales with the wafer on CS-2)."""
+    work = (t2 - t3) / (n2 - n3 / speedup)
+    return t2 - n2 * work, n2 * work
+
+
+def system_pairs(cs2, cs3, tmp):
+    """Each pair's measured steps split into a fixed part and a part that scales with the wafer's speed, at each
+    measured CS-3 speed-up; against them, dtsim's kernel switches (wafer.kernel_switch, a fixed cost) and the rest
+    of its CS-2 step."""
+    print("CS-3 speed-ups per sample: " + ", ".join(f"{r:.2f}" for r in CS3_SPEEDUPS))
+    print("| model | measured CS-2 / CS-3 step | simulated | measured fixed part | simulated kernel switches (CS-2) "
+          "| measured part that scales (CS-2) | simulated rest (CS-2) |")
+    print("|---|--:|--:|--:|--:|--:|--:|")
+    for label, (s2, n2, m2), (s3, n3, m3) in SYSTEM_PAIRS:
+        t2, t3 = step_s(s2, cs2, tmp), step_s(s3, cs3, tmp)
+        switches = t2 - step_s(s2, re.sub(r"kernel_switch: [0-9.]+ ms", "kernel_switch: 0 ms", cs2), tmp)
+        splits = [split_pair(m2, n2, m3, n3, r) for r in CS3_SPEEDUPS]
+        fixed = " / ".join(f"{f:+.3f}" for f, _ in splits)
+        scaling = " / ".join(f"{c:.3f}" for _, c in splits)
+        print(f"| {label} | {m2:.3f} / {m3:.3f} s | {t2:.3f} / {t3:.3f} s | {fixed} s | {switches:.3f} s "
+              f"| {scaling} s | {t2 - switches:.3f} s |")
+
+
 def main():
     write = "--write" in sys.argv
     if "--micro-batch-survey" in sys.argv:
         with tempfile.TemporaryDirectory() as tmp:
             micro_batch_survey(tmp)
+        return
+    if "--system-pairs" in sys.argv:
+        with tempfile.TemporaryDirectory() as tmp:
+            system_pairs(open(CS2).read(), open(CS3).read(), tmp)
         return
     if "--candidates" in sys.argv:
         with tempfile.TemporaryDirectory() as tmp:
