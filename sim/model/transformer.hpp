@@ -41,6 +41,9 @@ struct Shape {
   double block_scale_bytes = 0;
   /// NVFP4: a kernel before each GEMM computes its alpha from the operands' per-tensor amaxes.
   bool per_gemm_scale_kernel = false;
+  /// NVFP4: a sequence-parallel gathered input (QKV's, a dense fc1's) is saved with both block-scaled copies
+  /// (parallel::Precision::saves_gathered_input_rowwise); memory only.
+  bool saves_gathered_input_rowwise = false;
   /// Transformer Engine's current (per-tensor) scaling: an amax pass over each tensor before its cast (delayed
   /// scaling takes the amax inside the cast kernel).
   bool fp8_current_scaling = false;

@@ -53,7 +53,7 @@ LayerBytes layer_bytes(const model::ModelSpec& m, const model::Shape& sh, bool s
   // element, not 2: the QKV and fc1 inputs (replicated), the projection input (attn_out) and the fc2 input (2f/h of
   // mlp). fp8: 1 byte. mxfp8 and nvfp4: the column-wise block-scaled copy the weight gradient reads, with its scales
   // (the row-wise one is dropped after the forward GEMM: the input gradient reads the weights and the output
-  // gradient only).
+  // gradient only; NVFP4's gathered inputs below are the exception).
   // torchao's Float8Linear saves the 16-bit inputs instead (stack memory.fp8_saves_16bit): nothing changes.
   const double q = sh.low_precision_saves_16bit ? 0.0 : sh.fp8 ? 1.0 : sh.block_scaled_bytes;
   if (q > 0) {
@@ -62,6 +62,11 @@ LayerBytes layer_bytes(const model::ModelSpec& m, const model::Shape& sh, bool s
     mlp -= routed * f / h * (2.0 - q);
     dispatched *= q / 2.0;
   }
+  // NVFP4 under sequence parallelism keeps the row-wise copy of each input Transformer Engine gathers (QKV's unless
+  // MLA gathers its latents instead, a dense fc1's; not the routed experts'): q more bytes per element of the rank's
+  // rows (parallel::Precision::saves_gathered_input_rowwise).
+  if (q > 0 && sh.saves_gathered_input_rowwise && sh.sp && sh.tp > 1 && !sh.tp_saves_gathered_inputs)
+    replicated += q * ((m.mla.enabled() ? 0.0 : 1.0) + (x ? 0.0 : 1.0));
   // torch's tensor parallelism (stack memory.tp_saves_gathered_inputs): PrepareModuleInput redistributes the
   // sequence-sharded norm outputs to Replicate before the QKV and fc1 linears, and autograd saves the gathered
   // tensors, whole on every rank (torchtitan's plan; torch/distributed/tensor/parallel/style.py); Megatron-LM saves

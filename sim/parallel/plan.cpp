@@ -109,6 +109,7 @@ DerivedPlan derive_plan(const scenario::ScenarioSpec& s)
   p.shape.columnwise_transposed = p.precision.columnwise_transposed;
   p.shape.block_scale_bytes = p.precision.block_scale_bytes;
   p.shape.per_gemm_scale_kernel = p.precision.per_gemm_scale_kernel;
+  p.shape.saves_gathered_input_rowwise = p.precision.saves_gathered_input_rowwise;
   p.shape.gradient_bytes = p.precision.gradient_bytes;
   p.tokens_per_microbatch = tr.micro_batch * tr.seq_len;
   p.tokens_per_rank = tr.micro_batch * (tr.seq_len / par.cp);  // cp divides seq_len (checked when loaded)

@@ -65,6 +65,12 @@ Precision precision_of(const std::string& name)
     // NVFP4BlockScaling's random Hadamard transforms of the inputs' and gradients' column-wise (wgrad) copies cost no
     // pass of their own in Transformer Engine 2.14 (the 26.04 containers'): model/transformer.cpp, block_cast.
     p.columnwise_transposed = true;
+    // Transformer Engine 2.14.1 (module/layernorm_linear.py, LayerNormLinear forward): the layernorm output is
+    // quantized on the rank's rows with both usages, and when it is all-gathered for backward (ln_out_needs_gather:
+    // column-parallel under sequence parallelism) update_usage(rowwise_usage=False) runs only for MXFP8 and
+    // Float8Blockwise tensors, so an NVFP4 input is saved with its row-wise copy as well as the column-wise one
+    // gathered for the weight gradient (NVFP4Quantizer keeps the base supports_only_rowwise_all_gather, False).
+    p.saves_gathered_input_rowwise = true;
   }
   return p;
 }

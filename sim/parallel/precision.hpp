@@ -40,6 +40,9 @@ struct Precision {
   double block_scale_bytes = 0;
   /// NVFP4: before each GEMM a one-thread kernel turns the two operands' per-tensor amaxes into the GEMM's alpha.
   bool per_gemm_scale_kernel = false;
+  /// NVFP4: an input gathered under sequence parallelism is saved for backward with its row-wise copy beside the
+  /// column-wise one the weight gradient reads (Transformer Engine drops the row-wise copy only for MXFP8).
+  bool saves_gathered_input_rowwise = false;
 
   /// Bytes per parameter of the model's weights and the optimizer's states, as the memory check holds them
   /// unsharded: what a checkpoint saves (report/time_to_train.cpp).

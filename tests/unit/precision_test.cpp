@@ -255,6 +255,29 @@ TEST(Precision, Memory)
   }
 }
 
+// Under sequence parallelism Transformer Engine 2.14.1 saves an NVFP4 input it gathers (QKV's, fc1's) with its
+// row-wise copy beside the column-wise one (layernorm_linear.py drops the row-wise copy only for MXFP8): per s*b*h,
+// tp 2 with sp, 2 inputs x q / tp more than the column-wise copies alone; MXFP8 keeps the column-wise copy only.
+TEST(Precision, Nvfp4SavesGatheredInputsRowWiseToo)
+{
+  EXPECT_TRUE(precision_of("nvfp4").saves_gathered_input_rowwise);
+  EXPECT_FALSE(precision_of("mxfp8").saves_gathered_input_rowwise);
+  const double sbh = 512.0 * 4 * 256;
+  for (const std::string name : {"mxfp8", "nvfp4"}) {
+    auto s = dtsim::scenario::load_scenario(
+        source_path("scenarios/tiny.yaml"),
+        {"hardware=../hardware/dgx-b200.yaml", "training.precision=" + name, "parallel.sp=true"});
+    auto shape = derive_plan(s).shape;
+    ASSERT_TRUE(shape.sp);
+    const double held = dtsim::parallel::layer_activation_bytes(s.model, shape, false);
+    shape.saves_gathered_input_rowwise = false;
+    const double column_wise_only = dtsim::parallel::layer_activation_bytes(s.model, shape, false);
+    const double q = precision_of(name).block_scaled_bytes;
+    const double more = name == "nvfp4" ? 2 * q / 2 * sbh : 0.0;
+    EXPECT_NEAR(held - column_wise_only, more, 1e-9 * held) << name;
+  }
+}
+
 // A device whose file gives no block-scaled peak refuses the precision, naming the key and the file.
 TEST(Precision, RefusedWithoutThePeak)
 {
