@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "parallel/deferred_gradients.hpp"
+#include "stack/optimizer_state.hpp"
 
 namespace dtsim::parallel {
 
@@ -305,6 +306,20 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
   const double kept_logit_bytes = s.stack.memory.pipeline_keeps_logits && pp > 1
                                       ? double(plan.tokens_per_rank) * double(m.vocab) / double(tp) * e
                                       : 0.0;
+  // The logits of every microbatch concatenated when the step ends (stack memory.pipeline_merges_outputs): before
+  // pytorch/pytorch#165822 (2025-10) PipelineScheduleSingle.step and PipelineScheduleMulti.step return
+  // _merge_outputs(output_chunks) on the stage that computes the loss, and merge_chunks (microbatch.py) torch.cats the
+  // chunks into a new tensor while output_chunks still holds them; torchtitan 9dec370's train.py discards it. The
+  // caching allocator without expandable segments serves a request only from a cached block at least as large,
+  // within one cudaMalloc'd segment, each segment made for one request (c10/cuda/CUDACachingAllocator.cpp): a request
+  // larger than every earlier one, here larger than the loss's fp32 copy of one microbatch's logits (4 bytes a logit),
+  // maps a new segment. In the first step Adam has not yet made its moments (torch.optim.AdamW's _init_group, at its
+  // first step(), after the merge), and reserved memory is never returned (torchtitan calls no empty_cache): the
+  // stage's reservation is at least its peak less the moments plus the merged logits.
+  const double logits_per_microbatch = double(plan.tokens_per_rank) * double(m.vocab) / double(tp);
+  const double merged_logit_bytes =
+      s.stack.memory.pipeline_merges_outputs && pp > 1 ? double(mb) * logits_per_microbatch * e : 0.0;
+  const bool merge_maps_a_segment = merged_logit_bytes > 4.0 * logits_per_microbatch;
   for (int64_t st = 0; st < pp; ++st) {
     StageMemory sm;
     sm.stage = st;
@@ -462,6 +477,10 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
           std::max(working + kept_logit_bytes, logits + head_input + final_norm) + double(mb - 1) * kept_logit_bytes;
     sm.activations_bytes = double(in_flight) * (per_chunk + output_chunks * stage_output) + recv_buffers * recv_buffer +
                            kept_after_backward + (plan.holds_head(st) ? head_peak : working);
+    if (plan.holds_head(st) && merge_maps_a_segment) {
+      const double moments = sharded(1) * stack::optimizer_moment_bytes(s.training.optimizer_state);
+      sm.activations_bytes += std::max(0.0, merged_logit_bytes - moments);
+    }
     r.stages.push_back(sm);
   }
   for (size_t i = 0; i < r.stages.size(); ++i)

@@ -31,4 +31,6 @@ double optimizer_state_bytes(OptimizerState s, bool fp32_weights)
   return fp32_weights ? 8 : 12;
 }
 
+double optimizer_moment_bytes(OptimizerState s) { return s == OptimizerState::Bf16 ? 4 : 8; }
+
 }  // namespace dtsim::stack

@@ -25,4 +25,8 @@ const char* to_string(OptimizerState s);
 /// no master copy exists: 8 bytes for fp32 momentum and variance, 4 for bf16.
 double optimizer_state_bytes(OptimizerState s, bool fp32_weights);
 
+/// Of those, momentum and variance: 8 bytes in fp32, 4 in bf16 (the master copy or its remainders excluded). Adam
+/// makes them at its first step (torch.optim.AdamW's _init_group fills an empty state with zeros_like).
+double optimizer_moment_bytes(OptimizerState s);
+
 }  // namespace dtsim::stack

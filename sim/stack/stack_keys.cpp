@@ -143,6 +143,14 @@ const Key kPipelineKeepsOutputsToStepEnd =
                  "only until its backward (torch.distributed.pipelining before 2025-05: forward_one_chunk appended "
                  "every stage's output to output_chunks, emptied only by clear_runtime_states; pytorch/pytorch#153383 "
                  "kept it on the last stage alone); false: an output is freed after its backward");
+const Key kPipelineMergesOutputs =
+    Key::boolean("pipeline_merges_outputs", kOptional, "false",
+                 "true: when a step ends, the pipeline stage that computes the loss concatenates every microbatch's "
+                 "logits into one new tensor while it still holds them (torch.distributed.pipelining's step() "
+                 "returns _merge_outputs(output_chunks), a torch.cat, before pytorch/pytorch#165822 made it "
+                 "optional), and the caching allocator without expandable segments maps it a segment of its own "
+                 "in the first step, before Adam has made its moments: the stage's reserved memory is at least its "
+                 "peak less the moments plus the merged logits; false: no merge counted");
 const Key kFsdpLayerBuffers =
     Key::boolean("fsdp_layer_buffers", kOptional, "false",
                  "true (FSDP2, parallel.zero 3): besides the gathered weights, one layer's flat all-gather output "
@@ -236,8 +244,8 @@ std::vector<config::KeyGroup> groups()
           {"host", {&kLaunch, &kPerLayer, &kPerMicrobatch, &kSyncResume, &kExpertGemm}},
           {"memory", {&kCudaContext, &kNcclBuffers, &kFragmentation, &kFp32Gradients, &kOptimizerState, &kFp8Saves16bit,
                       &kPipelineKeepsStageOutputs, &kPipelineRecvBuffers, &kPipelineKeepsLogits,
-                      &kPipelineKeepsInputGrads, &kPipelineKeepsOutputsToStepEnd, &kFsdpLayerBuffers,
-                      &kFsdpGradientPool, &kTpSavesGatheredInputs, &kLossBytesPerLogit, &kLossParallelBytesPerLogit,
+                      &kPipelineKeepsInputGrads, &kPipelineKeepsOutputsToStepEnd, &kPipelineMergesOutputs,
+                      &kFsdpLayerBuffers, &kFsdpGradientPool, &kTpSavesGatheredInputs, &kLossBytesPerLogit, &kLossParallelBytesPerLogit,
                       &kFinalNormBytesPerElement}},
           {"overlap",
            {&kTpOverlap, &kDpOverlap, &kPpOverlap, &kPpOverlapBySchedule, &kParamGatherOverlap, &kTpAsyncAllreduce,

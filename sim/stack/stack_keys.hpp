@@ -15,8 +15,8 @@ extern const Key kKernels, kAttention, kFp8Recipe, kCrossEntropy, kCudaGraphs, k
 extern const Key kHost, kLaunch, kPerLayer, kPerMicrobatch, kSyncResume, kExpertGemm;
 extern const Key kMemory, kCudaContext, kNcclBuffers, kFragmentation, kFp32Gradients, kOptimizerState, kFp8Saves16bit,
     kPipelineKeepsStageOutputs, kPipelineRecvBuffers, kPipelineKeepsLogits, kPipelineKeepsInputGrads,
-    kPipelineKeepsOutputsToStepEnd, kFsdpLayerBuffers, kFsdpGradientPool, kTpSavesGatheredInputs, kLossBytesPerLogit,
-    kLossParallelBytesPerLogit, kFinalNormBytesPerElement;
+    kPipelineKeepsOutputsToStepEnd, kPipelineMergesOutputs, kFsdpLayerBuffers, kFsdpGradientPool,
+    kTpSavesGatheredInputs, kLossBytesPerLogit, kLossParallelBytesPerLogit, kFinalNormBytesPerElement;
 extern const Key kUbSmMargin;
 extern const Key kOverlap, kTpOverlap, kDpOverlap, kPpOverlap, kPpOverlapBySchedule, kParamGatherOverlap,
     kTpAsyncAllreduce;

@@ -45,6 +45,7 @@ nlohmann::ordered_json stack_record(const StackSpec& st)
                  {"pipeline_keeps_logits", m.pipeline_keeps_logits},
                  {"pipeline_keeps_input_grads", m.pipeline_keeps_input_grads},
                  {"pipeline_keeps_outputs_to_step_end", m.pipeline_keeps_outputs_to_step_end},
+                 {"pipeline_merges_outputs", m.pipeline_merges_outputs},
                  {"pipeline_recv_buffers", m.pipeline_recv_buffers},
                  {"fsdp_layer_buffers", m.fsdp_layer_buffers},
                  {"fsdp_gradient_pool", m.fsdp_gradient_pool},

@@ -71,6 +71,9 @@ struct FrameworkMemory {
   /// Every pipeline stage keeps each microbatch's output until the next step begins (torch.distributed.pipelining
   /// before 2025-05: output_chunks on every stage), not only until its backward.
   bool pipeline_keeps_outputs_to_step_end = false;
+  /// The stage that computes the loss concatenates every microbatch's logits into one tensor when the step ends
+  /// (torch.distributed.pipelining's step() return value), reserved as a segment of its own in the first step.
+  bool pipeline_merges_outputs = false;
   /// FSDP2's per-layer buffers beside the gathered weights: a flat all-gather output cached in its own stream's pool,
   /// the layer's 16-bit unsharded gradients, the previous layer's reduce-scatter input.
   bool fsdp_layer_buffers = false;

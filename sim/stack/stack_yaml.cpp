@@ -69,6 +69,7 @@ StackSpec load_stack(const std::string& path, Diagnostics& diag)
   st.memory.pipeline_keeps_logits = mem.boolean(k::kPipelineKeepsLogits).value_or(false);
   st.memory.pipeline_keeps_input_grads = mem.boolean(k::kPipelineKeepsInputGrads).value_or(false);
   st.memory.pipeline_keeps_outputs_to_step_end = mem.boolean(k::kPipelineKeepsOutputsToStepEnd).value_or(false);
+  st.memory.pipeline_merges_outputs = mem.boolean(k::kPipelineMergesOutputs).value_or(false);
   st.memory.fsdp_layer_buffers = mem.boolean(k::kFsdpLayerBuffers).value_or(false);
   st.memory.fsdp_gradient_pool = mem.boolean(k::kFsdpGradientPool).value_or(false);
   st.memory.tp_saves_gathered_inputs = mem.boolean(k::kTpSavesGatheredInputs).value_or(false);

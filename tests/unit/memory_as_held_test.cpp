@@ -5,7 +5,8 @@
 // buffers kept per microbatch (memory.pipeline_recv_buffers), the logits its last stage keeps to the step's end
 // (memory.pipeline_keeps_logits), the received inputs' gradients it keeps to the next step
 // (memory.pipeline_keeps_input_grads), every stage's outputs it keeps past their backward
-// (memory.pipeline_keeps_outputs_to_step_end), FSDP2's per-layer buffers (memory.fsdp_layer_buffers), its sharded
+// (memory.pipeline_keeps_outputs_to_step_end), the logits it merges when the step ends
+// (memory.pipeline_merges_outputs), FSDP2's per-layer buffers (memory.fsdp_layer_buffers), its sharded
 // gradients' reduce-scatter pool (memory.fsdp_gradient_pool), its gradients held
 // chunk by chunk when their reduction waits for each chunk's last backward, and the inputs torch's tensor parallelism
 // saves gathered (memory.tp_saves_gathered_inputs), the eager final norm's saved tensors held with the loss
@@ -440,6 +441,48 @@ TEST(MemoryAsHeld, PipeliningLastStageKeepsEveryMicrobatchsLogits)
   one_stage_plain.stack.memory.pipeline_keeps_logits = false;
   EXPECT_DOUBLE_EQ(estimate_memory(one_stage, derive_plan(one_stage), t).stages[0].activations_bytes,
                    estimate_memory(one_stage_plain, derive_plan(one_stage_plain), t).stages[0].activations_bytes);
+}
+
+// torch.distributed.pipelining's step() concatenates the loss stage's logits of every microbatch when the step ends
+// (memory.pipeline_merges_outputs), one request larger than any before it: mapped in the first step, when Adam has
+// not yet made its moments, it raises the stage's reservation to its peak less the moments plus the merged logits.
+TEST(MemoryAsHeld, PipeliningMergedLogitsOutgrowTheFirstStepsPeak)
+{
+  EXPECT_EQ(dtsim::stack::optimizer_moment_bytes(OptimizerState::Fp32), 8);
+  EXPECT_EQ(dtsim::stack::optimizer_moment_bytes(OptimizerState::Fp32Remainders), 8);
+  EXPECT_EQ(dtsim::stack::optimizer_moment_bytes(OptimizerState::Bf16), 4);
+  // FSDP over 16 ranks, micro batch 16: the merged logits outgrow the last stage's sharded moments.
+  auto plain = fsdp2_pipelined_gpt3_175b();
+  plain.parallel.dp = 16;
+  plain.devices = 1024;
+  plain.training.micro_batch = 16;
+  plain.training.global_batch = 16 * 8 * 16;
+  auto merging = plain;
+  merging.stack.memory.pipeline_merges_outputs = true;
+  dtsim::model::Transformer t(plain.model);
+  const auto plan = derive_plan(plain);
+  const auto a = estimate_memory(plain, plan, t);
+  const auto b = estimate_memory(merging, derive_plan(merging), t);
+  const double merged = 8.0 * 16.0 * 2048.0 * double(plain.model.vocab) / 8.0 * 2.0;  // microbatches x bf16 logits
+  const double moments = stage_params(t, plan, 7) / 16.0 * 8.0;                         // fp32 momentum and variance
+  ASSERT_GT(merged, moments);
+  EXPECT_NEAR(b.stages.back().activations_bytes - a.stages.back().activations_bytes, merged - moments, merged * 1e-9);
+  for (size_t st = 0; st + 1 < a.stages.size(); ++st)
+    EXPECT_DOUBLE_EQ(b.stages[st].total_bytes(), a.stages[st].total_bytes()) << "stage " << st;
+  // FSDP over 2 ranks: the moments outweigh the merged logits, and the peak stands.
+  auto few_shards = plain, few_shards_merging = merging;
+  few_shards.parallel.dp = few_shards_merging.parallel.dp = 2;
+  few_shards.devices = few_shards_merging.devices = 128;
+  few_shards.training.global_batch = few_shards_merging.training.global_batch = 16 * 8 * 2;
+  EXPECT_DOUBLE_EQ(estimate_memory(few_shards_merging, derive_plan(few_shards_merging), t).peak_bytes(),
+                   estimate_memory(few_shards, derive_plan(few_shards), t).peak_bytes());
+  // Two microbatches: the merge is no larger than the loss's fp32 copy of one microbatch's logits, whose freed
+  // segment can hold it.
+  auto two = plain, two_merging = merging;
+  two.microbatches = two_merging.microbatches = 2;
+  two.training.global_batch = two_merging.training.global_batch = 16 * 2 * 16;
+  EXPECT_DOUBLE_EQ(estimate_memory(two_merging, derive_plan(two_merging), t).peak_bytes(),
+                   estimate_memory(two, derive_plan(two), t).peak_bytes());
 }
 
 // The walk over a stage's order: a chunk holds gradients from its first weight-gradient pass to its last.
