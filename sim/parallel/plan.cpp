@@ -96,6 +96,7 @@ DerivedPlan derive_plan(const scenario::ScenarioSpec& s)
   p.comm.pairs = par.pairs_units(p.schedule->pairs_by_default);
   p.comm.param_gather_overlap = par.param_gather_overlap;
   p.comm.zero = par.zero;
+  p.comm.zero_gradients_all_reduce = s.stack.zero_gradients_all_reduce;
   p.comm.moe_dispatcher = par.moe_dispatcher;
   p.comm.reshard_after_forward = par.reshard_after_forward;
   p.comm.defer_gradient_sync = par.defer_gradient_sync;

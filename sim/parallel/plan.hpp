@@ -54,6 +54,8 @@ struct CommunicationPlan {
   /// The expert all-to-all's token dispatcher (parallel.moe_dispatcher): how many times a token crosses the network.
   model::TokenDispatcher moe_dispatcher = model::TokenDispatcher::AllToAll;
   int zero = 0;                  ///< ZeRO stage over the data-parallel group
+  /// ZeRO 1 and 2: each gradient bucket all-reduced, the rank keeping its shard (stack kernels.zero_gradients).
+  bool zero_gradients_all_reduce = false;
   double dp_bucket_bytes = 0;    ///< gradient bucket size
 };
 

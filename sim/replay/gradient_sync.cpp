@@ -15,7 +15,9 @@ bool releases_buckets(const parallel::DerivedPlan& plan, int64_t microbatches, c
 
 collectives::Kind gradient_collective(const parallel::DerivedPlan& plan)
 {
-  return plan.comm.zero >= 1 ? collectives::Kind::ReduceScatter : collectives::Kind::AllReduce;
+  // DeepSpeed's stages 1 and 2 all-reduce each bucket and keep the rank's slice (stack kernels.zero_gradients).
+  const bool scatter = plan.comm.zero >= 3 || (plan.comm.zero >= 1 && !plan.comm.zero_gradients_all_reduce);
+  return scatter ? collectives::Kind::ReduceScatter : collectives::Kind::AllReduce;
 }
 
 std::vector<double> gradient_buckets(const ChunkGradients& grads, double bucket_bytes)

@@ -22,7 +22,8 @@ bool reduces_gradients(const parallel::DerivedPlan& plan, int64_t microbatches, 
 /// Whether `u`'s gradients release buckets as the backward produces them (dp_overlap).
 bool releases_buckets(const parallel::DerivedPlan& plan, int64_t microbatches, const parallel::Unit& u);
 
-/// The gradients' collective: a reduce-scatter under ZeRO (each rank needs only its shard), else an all-reduce.
+/// The gradients' collective: a reduce-scatter under ZeRO (each rank needs only its shard), else an all-reduce; an
+/// all-reduce also under ZeRO 1 and 2 where the stack says so (DeepSpeed: kernels.zero_gradients).
 collectives::Kind gradient_collective(const parallel::DerivedPlan& plan);
 
 /// For each gradient entry of a chunk, in backward order, the bytes of the bucket it completes, 0 if none: expert and

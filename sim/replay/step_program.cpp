@@ -420,7 +420,8 @@ StepProgram build_step_program(const scenario::ScenarioSpec& s, const parallel::
     const double experts = parallel::stage_expert_params(t, plan, st), dense = prog.stage_params.back() - experts;
     const double updated =
         zero >= 1 ? dense / double(g.dense_dp) + experts / double(g.expert_dp) : dense + experts;
-    prog.optimizer_seconds.push_back(cm.memory_seconds(kOptimizerBytesPerParam * updated));
+    const double step_bytes = s.stack.optimizer_step_bytes > 0 ? s.stack.optimizer_step_bytes : kOptimizerBytesPerParam;
+    prog.optimizer_seconds.push_back(cm.memory_seconds(step_bytes * updated));
     const bool refresh = (zero == 1 || zero == 2) && !plan.comm.param_gather_overlap;
     prog.param_allgather_bytes.push_back(
         refresh ? (dense - stage_layer_dense) * elem + stage_layer_dense * layer_elem : 0.0);

@@ -35,6 +35,20 @@ const Key kLossAllReduce = Key::choice("loss_all_reduce", {"per_microbatch", "no
                                        "after each microbatch's forward on the last stage (Megatron-LM's "
                                        "pretrain_gpt.py loss_func), or not every step (torchtitan)")
                                .defaults_to("per_microbatch");
+const Key kZeroGradients =
+    Key::choice("zero_gradients", {"reduce-scatter", "all-reduce"}, kOptional, "",
+                "the collective that reduces a gradient bucket under ZeRO stages 1 and 2 (`parallel.zero` 1-2): "
+                "`reduce-scatter`, each rank receives its shard; `all-reduce`, every rank receives the whole bucket "
+                "and keeps its shard, twice the bytes (DeepSpeed's stage_1_and_2.py average_tensor with "
+                "use_multi_rank_bucket_allreduce, its default: allreduce_and_scatter -> dist.all_reduce); ZeRO 3 "
+                "reduce-scatters either way")
+        .defaults_to("reduce-scatter");
+const Key kOptimizerStepBytes =
+    Key::number("optimizer_step_bytes", 0, 256, kOptional, "",
+                "bytes the optimizer step's memory-bound kernels move per parameter a rank updates; 0: Megatron-LM's "
+                "54 (fp32 main gradient copy 6, unscale and inf/nan check 8, norm 4, fused Adam 28, copy to 16-bit "
+                "6, zeroing 2: replay/step_program.hpp)")
+        .defaults_to(0);
 const Key kContextParallel =
     Key::choice("context_parallel", {"ring", "torch-allgather"}, kOptional, "",
                 "how attention runs under context parallelism (`parallel.cp` > 1): `ring`, Megatron-LM / Transformer "
@@ -240,7 +254,7 @@ std::vector<config::KeyGroup> groups()
 {
   return {{"", {&kName, &kFramework, &kVersion, &kNccl, &kDescription}},
           {"kernels", {&kAttention, &kFp8Recipe, &kCrossEntropy, &kCudaGraphs, &kLossAllReduce, &kContextParallel,
-                       &kTpOverlapKernels}},
+                       &kTpOverlapKernels, &kZeroGradients, &kOptimizerStepBytes}},
           {"host", {&kLaunch, &kPerLayer, &kPerMicrobatch, &kSyncResume, &kExpertGemm}},
           {"memory", {&kCudaContext, &kNcclBuffers, &kFragmentation, &kFp32Gradients, &kOptimizerState, &kFp8Saves16bit,
                       &kPipelineKeepsStageOutputs, &kPipelineRecvBuffers, &kPipelineKeepsLogits,

@@ -28,7 +28,9 @@ nlohmann::ordered_json stack_record(const StackSpec& st)
                   {"cuda_graphs", st.cuda_graphs},
                   {"loss_all_reduce", st.loss_all_reduce_per_microbatch ? "per_microbatch" : "none"},
                   {"context_parallel", st.context_parallel_allgather ? "torch-allgather" : "ring"},
-                  {"tp_overlap", st.tp_overlap_micro_pipeline ? "torch-micro-pipeline" : "userbuffers"}};
+                  {"tp_overlap", st.tp_overlap_micro_pipeline ? "torch-micro-pipeline" : "userbuffers"},
+                  {"zero_gradients", st.zero_gradients_all_reduce ? "all-reduce" : "reduce-scatter"},
+                  {"optimizer_step_bytes", st.optimizer_step_bytes}};
   r["host"] = {{"launch", st.host.launch_s},
                {"per_layer", st.host.per_layer_s},
                {"per_microbatch", st.host.per_microbatch_s},

@@ -149,6 +149,12 @@ struct StackSpec {
   /// parallel.tp_overlap as PyTorch's async tensor parallelism runs it (Inductor's micro-pipeline pass over symmetric
   /// memory; stack key `kernels.tp_overlap: torch-micro-pipeline`); false: Transformer Engine's userbuffers.
   bool tp_overlap_micro_pipeline = false;
+  /// ZeRO 1 and 2 reduce each gradient bucket with an all-reduce and keep the rank's shard (DeepSpeed; stack key
+  /// `kernels.zero_gradients: all-reduce`); false: a reduce-scatter.
+  bool zero_gradients_all_reduce = false;
+  /// Bytes the optimizer step moves per updated parameter (stack key `kernels.optimizer_step_bytes`); 0: Megatron-LM's
+  /// (replay::kOptimizerBytesPerParam).
+  double optimizer_step_bytes = 0;
   HostOverheads host;
   FrameworkMemory memory;
   OverlapDefaults overlap;

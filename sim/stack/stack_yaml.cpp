@@ -48,6 +48,9 @@ StackSpec load_stack(const std::string& path, Diagnostics& diag)
       kernels.choice(k::kContextParallel).value_or(k::kContextParallel.default_choice) == "torch-allgather";
   st.tp_overlap_micro_pipeline =
       kernels.choice(k::kTpOverlapKernels).value_or(k::kTpOverlapKernels.default_choice) == "torch-micro-pipeline";
+  st.zero_gradients_all_reduce =
+      kernels.choice(k::kZeroGradients).value_or(k::kZeroGradients.default_choice) == "all-reduce";
+  st.optimizer_step_bytes = kernels.value(k::kOptimizerStepBytes);
   kernels.finish();
 
   MapReader host = root.map(k::kHost);
