@@ -48,7 +48,8 @@ std::string plan_fields(const scenario::ScenarioSpec& s, bool with_pp_overlap)
                     int64_t(p.zero), int64_t(p.param_gather_overlap), int64_t(p.reshard_after_forward),
                     int64_t(p.defer_gradient_sync), p.ep, p.expert_tp, int64_t(p.moe_dispatcher),
                     int64_t(p.moe_preprocess_graphed), int64_t(p.ub_proj_fprop_sm_margin),
-                    int64_t(p.ub_fc2_fprop_sm_margin), int64_t(p.stage_layers.size())})
+                    int64_t(p.ub_fc2_fprop_sm_margin), int64_t(p.ub_proj_fprop_method),
+                    int64_t(p.ub_fc2_fprop_method), int64_t(p.stage_layers.size())})
     put(k, v);
   put(k, p.dp_bucket_bytes);
   put(k, p.ub_proj_fprop_sms);

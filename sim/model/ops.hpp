@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+#include "model/ub_method.hpp"
 
 namespace dtsim::model {
 
@@ -41,12 +42,15 @@ struct Op {
 /// that are the identity in one direction (the f operator's forward, the g operator's backward).
 enum class TpCollective { None, AllReduce, ReduceScatter, AllGather, AllToAll, ContextGather, ContextGatherReduce };
 
-/// A userbuffers `pipeline` layer's reduce-scatter (Transformer Engine's ub_cfg `num_splits`, `num_sm`,
-/// `set_sm_margin`): pipelined with the GEMM that produces it in `chunks` chunks of rows, each reduce-scattered once
-/// its GEMM chunk is done, so the last chunk's share runs after the GEMM (0: not pipelined); its kernels take `sms`
-/// SMs; with `sm_margin` the GEMM runs on the device's other SMs for its whole length (UbufCommOverlap::_math_sms),
-/// else on all of them, giving `sms` up only while the reduce-scatter runs.
+/// A userbuffers layer's forward reduce-scatter, overlapped with the GEMM that produces it (Transformer Engine's
+/// ub_cfg `method`, `num_sm`, `set_sm_margin`): the GEMM runs in `chunks` chunks of rows (0: not overlapped this way),
+/// each chunk's share of the reduce-scatter sent once its GEMM chunk is done. `pipeline`: 4 chunks, the last share
+/// after the whole GEMM, its kernels on `sms` SMs; `ring_exchange`: tp chunks, the rank's own chunk last and sent
+/// nowhere, the sends on the copy engines (no SM). With `sm_margin` the GEMM runs on the device's other SMs for its
+/// whole length (CommOverlapCore's `_math_sms`), else on all of them, giving `sms` up only while a pipelined
+/// reduce-scatter runs.
 struct UbPipelinedRs {
+  UbMethod method = UbMethod::Pipeline;
   int chunks = 0;
   double sms = 0;
   bool sm_margin = false;
@@ -67,7 +71,7 @@ struct Segment {
   /// A beside_next collective whose transfers are copies on the copy engines (PyTorch's symmetric-memory p2p
   /// copies): it takes no streaming multiprocessor from the kernels beside it.
   bool copy_engine = false;
-  /// A reduce-scatter pipelined with the GEMM that produces it (userbuffers' `pipeline` method; ub.chunks 0: not).
+  /// A reduce-scatter overlapped chunk by chunk with the GEMM that produces it (userbuffers; ub.chunks 0: not).
   UbPipelinedRs ub{};
   bool is_collective() const { return ops.empty(); }
 };

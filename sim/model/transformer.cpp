@@ -364,16 +364,35 @@ void push_column_parallel_allreduce(std::vector<Segment>& out, double bytes, int
 }
 
 // Transformer Engine's userbuffers run a row-parallel layer's forward reduce-scatter with its GEMM as the `pipeline`
-// method (UbufCommOverlap::split_overlap_rs, transformer_engine/pytorch/csrc/comm_gemm_overlap.h, v1.8 lines
-// 382-531): the GEMM in num_splits chunks of rows, each chunk reduce-scattered once its GEMM chunk is done, the last
-// one after the whole GEMM. num_splits is 4 in Transformer Engine's defaults (module/base.py initialize_ub: v1.8
+// method by default (UbufCommOverlap::split_overlap_rs, transformer_engine/pytorch/csrc/comm_gemm_overlap.h, v1.8
+// lines 382-531): the GEMM in num_splits chunks of rows, each chunk reduce-scattered once its GEMM chunk is done, the
+// last one after the whole GEMM. num_splits is 4 in Transformer Engine's defaults (module/base.py initialize_ub: v1.8
 // `num_splits=4 if method == "pipeline"`, 2.x get_default_config) and in every userbuffers configuration of
 // NeMo-Framework-Launcher 24.07 (launcher_scripts/conf/training/tp_overlap/*.yaml, proj_fprop and fc2_fprop).
 constexpr int kUserbuffersPipelineSplits = 4;
 
+// A `ring_exchange` reduce-scatter (CommOverlapP2PBase::split_overlap_rs, transformer_engine/common/
+// comm_gemm_overlap/comm_gemm_overlap.cpp, TE v2.9 70f5366 lines 1118-1208): the P2P communicator is built with
+// num_splits = tp (CommOverlapP2PBase's constructor passes tp_size; base.py get_default_config `num_splits: tp_size
+// if method == "ring_exchange"`), so the GEMM runs as tp chunks of M / tp rows; once they are all done and sent, the
+// main stream sums the tp partial chunks (reduce_bf16 or reduce_fp8_in_bf16_out, userbuffers.cu): a memory-bound
+// kernel that reads the tp chunks (the reduce-scatter's whole tensor) and writes the rank's own, exposed after the
+// GEMM. Its buffer holds the GEMM's 16-bit output: base.py keeps `fp8_buf` only for `pipeline` reduce-scatters.
+void add_ring_exchange_reduction(std::vector<Segment>& forward, size_t rs, int64_t tp)
+{
+  const double bytes = forward[rs].collective_bytes * (1.0 + 1.0 / double(tp));
+  Op reduce = mem("ub_rs_reduce", bytes);
+  if (rs + 1 < forward.size() && !forward[rs + 1].is_collective())
+    forward[rs + 1].ops.insert(forward[rs + 1].ops.begin(), reduce);
+  else
+    forward.insert(forward.begin() + std::ptrdiff_t(rs + 1), Segment{{reduce}, TpCollective::None, 0});
+}
+
 // Marks the forward reduce-scatters right after a linear layer's GEMM (the attention projection, a dense fc2) as
-// pipelined with it. The experts' GEMMs (one launch per expert) are not userbuffers layers.
-void mark_pipelined_reduce_scatters(std::vector<Segment>& forward, const UbPipelinedRs& proj, const UbPipelinedRs& fc2)
+// overlapped with it by their layer's userbuffers method. The experts' GEMMs (one launch per expert) are not
+// userbuffers layers.
+void mark_pipelined_reduce_scatters(std::vector<Segment>& forward, const UbPipelinedRs& proj, const UbPipelinedRs& fc2,
+                                    int64_t tp)
 {
   for (size_t i = 1; i < forward.size(); ++i) {
     const Segment& before = forward[i - 1];
@@ -382,7 +401,10 @@ void mark_pipelined_reduce_scatters(std::vector<Segment>& forward, const UbPipel
     const Op& last = before.ops.back();
     if (last.kind == Op::Kind::Gemm && last.linear && last.expert_gemms == 0) {
       forward[i].ub = last.name == "proj" ? proj : fc2;  // the attention projection, or an MLP's second GEMM
-      forward[i].ub.chunks = kUserbuffersPipelineSplits;
+      const bool ring = forward[i].ub.method == UbMethod::RingExchange;
+      forward[i].ub.chunks = ring ? int(tp) : kUserbuffersPipelineSplits;
+      if (ring)
+        add_ring_exchange_reduction(forward, i, tp);
     }
   }
 }
@@ -894,7 +916,7 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
     fuse_micro_pipeline_tp(p.forward, sh.tp, true);
     fuse_micro_pipeline_tp(p.backward, sh.tp, false);
   } else if (sh.tp_comm_overlap && sh.sp) {
-    mark_pipelined_reduce_scatters(p.forward, sh.ub_proj_fprop, sh.ub_fc2_fprop);
+    mark_pipelined_reduce_scatters(p.forward, sh.ub_proj_fprop, sh.ub_fc2_fprop, sh.tp);
   }
   // A layer pass's kernels share the stack's per-layer host time equally.
   for (auto* pass : {&p.forward, &p.backward}) {

@@ -77,8 +77,9 @@ struct Shape {
   /// With tp_comm_overlap, PyTorch's async tensor parallelism (stack `kernels.tp_overlap: torch-micro-pipeline`):
   /// see fuse_micro_pipeline_tp (model/micro_pipeline_tp.hpp).
   bool tp_micro_pipeline = false;
-  /// With tp_comm_overlap: the userbuffers settings of the attention projection's and a dense fc2's pipelined
-  /// forward reduce-scatters (scenario `parallel.ub_*`): their SMs and set_sm_margin (the layer sets the chunks).
+  /// With tp_comm_overlap: the userbuffers settings of the attention projection's and a dense fc2's overlapped
+  /// forward reduce-scatters (scenario `parallel.ub_*`): their method, SMs and set_sm_margin (the layer sets the
+  /// chunks).
   UbPipelinedRs ub_proj_fprop{}, ub_fc2_fprop{};
   /// Without sequence parallelism, the column-parallel layers' input-gradient all-reduces run beside their
   /// weight-gradient GEMMs (parallel.tp_async_allreduce).

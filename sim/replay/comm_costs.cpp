@@ -65,7 +65,7 @@ double CommCosts::closed_form_overlap(int64_t device, const std::vector<Step>& s
     const double c = merged_tp_time(device, st);
     const double share = overlap_sm_share(st);
     if (st.ub.chunks > 0)
-      drain = c / st.ub.chunks;
+      drain = ub_drain_s(st, c);
     if (compute_end < 0 && remaining <= (1 - share) * c) {
       compute_end = t + remaining / (1 - share);
       remaining = 0;
@@ -76,7 +76,7 @@ double CommCosts::closed_form_overlap(int64_t device, const std::vector<Step>& s
   }
   if (compute_end < 0)
     compute_end = t + remaining;
-  // A reduce-scatter pipelined with its GEMM (Step::ub.chunks) sends its last chunk after the GEMM.
+  // A reduce-scatter overlapped with its GEMM chunk by chunk (Step::ub.chunks) ends its last chunk after the GEMM.
   it->second = {std::max(t, compute_end + drain), compute_end};
   return it->second.length;
 }
@@ -87,21 +87,41 @@ double CommCosts::overlap_sm_share(const Step& st) const
     return 0;
   if (st.beside_next)
     return nccl_sm_share();
+  // A ring exchange's sends are copy-engine copies: TE's default `use_ce: True` (base.py get_default_config, v2.9)
+  // makes userbuffers_send a cudaMemcpyAsync (userbuffers.cu, v2.9 line 2329) with a one-thread signal kernel.
+  if (st.ub.chunks > 0 && st.ub.method == model::UbMethod::RingExchange)
+    return 0;
   if (st.ub.chunks > 0)  // under set_sm_margin the GEMM has already left them (margin_extra_s)
     return st.ub.sm_margin ? 0.0 : sm_share(st.ub.sms);
   return sm_share(st.collective == model::TpCollective::ReduceScatter ? kOverlapReduceScatterSms
                                                                        : kOverlapAllGatherSms);
 }
 
+double CommCosts::ub_drain_s(const Step& st, double c) const
+{
+  if (st.ub.chunks <= 0)
+    return 0;
+  if (st.ub.method == model::UbMethod::Pipeline)
+    return c / st.ub.chunks;  // split_overlap_rs: the last chunk's reduce-scatter starts after the last GEMM chunk
+  // CommOverlapP2PBase::split_overlap_rs (comm_gemm_overlap.cpp, TE v2.9 lines 1151-1177): step i runs GEMM chunk i
+  // and sends chunk i - 1, so the tp - 1 sends (c in all) each follow their chunk, and the last chunk, the rank's
+  // own rows, is sent nowhere: the last send runs beside it. Its reduction kernel is a kernel of the next step
+  // (model::add_ring_exchange_reduction).
+  if (st.ub.chunks < 2)
+    return 0;
+  return std::max(0.0, c / (st.ub.chunks - 1) - st.ub_gemm_s / st.ub.chunks);
+}
+
 double CommCosts::margin_extra_s(const Step& st) const
 {
   // UbufCommOverlap's constructor: _math_sms = set_sm_margin ? multiProcessorCount - num_comm_sm :
   // multiProcessorCount, and split_overlap_rs runs every chunk GEMM on _math_sms (transformer_engine/pytorch/csrc/
-  // comm_gemm_overlap.h, v1.8). A compute-bound GEMM on a share s fewer SMs takes 1 / (1 - s) as long.
-  if (st.kind != Step::Kind::TpCollective || !st.ub.sm_margin || st.margin_gemm_s <= 0)
+  // comm_gemm_overlap.h, v1.8); the same in TE 2.x's CommOverlapCore::initialize, for both methods
+  // (comm_gemm_overlap.cpp, v2.9 lines 98-99). A compute-bound GEMM on a share s fewer SMs takes 1 / (1 - s) as long.
+  if (st.kind != Step::Kind::TpCollective || !st.ub.sm_margin || st.ub_gemm_s <= 0)
     return 0;
   const double share = sm_share(st.ub.sms);
-  return share < 1 ? st.margin_gemm_s * share / (1 - share) : 0.0;
+  return share < 1 ? st.ub_gemm_s * share / (1 - share) : 0.0;
 }
 
 double CommCosts::sm_share(double sms) const

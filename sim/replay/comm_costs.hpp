@@ -33,6 +33,9 @@ class CommCosts {
 
   /// Share of the GPU's SMs a collective's kernels hold while they run beside compute in an overlap group.
   double overlap_sm_share(const Step& st) const;
+  /// The part of a userbuffers reduce-scatter (Step::ub.chunks > 0) that takes `c` seconds in all which runs after
+  /// the GEMM that produces it: a pipeline's last chunk; a ring exchange's last send less the last GEMM chunk.
+  double ub_drain_s(const Step& st, double c) const;
   /// The time a pipelined reduce-scatter under set_sm_margin adds to the compute beside it: the GEMM before it runs
   /// on sm_count - sms SMs for its whole length (0 without the margin or device.sm_count).
   double margin_extra_s(const Step& st) const;

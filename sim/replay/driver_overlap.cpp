@@ -93,7 +93,7 @@ void Driver::run_overlap_group(size_t di, int lane, size_t end, double t0)
   struct State {
     int pending = 2;
     double compute_end = 0;
-    double drain = 0;  // a pipelined reduce-scatter's last chunk, sent after the GEMM (Step::ub.chunks)
+    double drain = 0;  // a userbuffers reduce-scatter's part after the GEMM (CommCosts::ub_drain_s)
     bool gpu_released = false;
   };
   auto state = std::make_shared<State>();
@@ -146,11 +146,10 @@ void Driver::run_overlap_group(size_t di, int lane, size_t end, double t0)
     }
     auto kernels = acts_.occupy(gpu_host(devices_[di].id), costs_.overlap_sm_share(st));
     const double start = Activities::now();
-    const int chunks = st.ub.chunks;
-    overlapped_comm(di, lane, st, [this, self = weak.lock(), i, kernels, state, start, chunks]() {
+    overlapped_comm(di, lane, st, [this, self = weak.lock(), i, kernels, state, start, &st]() {
       acts_.release(kernels);
-      if (chunks > 0)
-        state->drain = (Activities::now() - start) / chunks;
+      if (st.ub.chunks > 0)
+        state->drain = costs_.ub_drain_s(st, Activities::now() - start);
       (*self)(i + 1);
     });
   };

@@ -102,8 +102,9 @@ class TimedPasses {
 
  private:
   enum class Part { Whole, Input, Weight, Run };
-  // Segment `i` of `segs`, a collective. A pipelined reduce-scatter under set_sm_margin carries the time of the GEMM
-  // before it, whose SMs it takes for that GEMM's whole length.
+  // Segment `i` of `segs`, a collective. A userbuffers reduce-scatter carries the time of the GEMM before it, whose
+  // SMs it takes for that GEMM's whole length under set_sm_margin and whose last chunk hides a ring exchange's last
+  // send.
   static Step collective_step(const std::vector<model::Segment>& segs, size_t i, const kernels::ComputeModel& cm)
   {
     const model::Segment& seg = segs[i];
@@ -119,8 +120,8 @@ class TimedPasses {
     st.blocking = seg.blocking;
     st.copy_engine = seg.copy_engine;
     st.ub = seg.ub;
-    if (seg.ub.sm_margin && i > 0 && !segs[i - 1].is_collective())
-      st.margin_gemm_s = cm.seconds(segs[i - 1].ops.back());
+    if (seg.ub.chunks > 0 && i > 0 && !segs[i - 1].is_collective())
+      st.ub_gemm_s = cm.seconds(segs[i - 1].ops.back());
     return st;
   }
   const kernels::ComputeModel& cm_;

@@ -38,12 +38,13 @@ struct Step {
   bool blocking = false;
   /// TpCollective run by the copy engines, taking no SMs from the kernels beside it (model::Segment::copy_engine).
   bool copy_engine = false;
-  /// TpCollective pipelined with the GEMM that produces it (model::Segment::ub; ub.chunks 0: not pipelined, its
-  /// SMs Transformer Engine's defaults).
+  /// TpCollective overlapped chunk by chunk with the GEMM that produces it (model::Segment::ub; ub.chunks 0: not,
+  /// its SMs Transformer Engine's defaults).
   model::UbPipelinedRs ub{};
-  /// With ub.sm_margin: the time of the GEMM before it (the last kernel of the compute step it overlaps) on all SMs,
-  /// which runs on the SMs the reduce-scatter leaves for its whole length.
-  double margin_gemm_s = 0;
+  /// With ub.chunks: the time of the GEMM before it (the last kernel of the compute step it overlaps) on all SMs.
+  /// Under ub.sm_margin it runs on the SMs the reduce-scatter leaves for its whole length; under a ring exchange its
+  /// last chunk (1 / chunks of it) hides the last send.
+  double ub_gemm_s = 0;
   std::string label;
 };
 

@@ -13,8 +13,10 @@ model::Shape layer_shape(const ScenarioSpec& s)
   shape.experts_whole = s.parallel.experts_whole();
   shape.tp_comm_overlap = s.parallel.tp_overlap;
   shape.tp_micro_pipeline = s.stack.tp_overlap_micro_pipeline;
+  shape.ub_proj_fprop.method = s.parallel.ub_proj_fprop_method;
   shape.ub_proj_fprop.sms = s.parallel.ub_proj_fprop_sms;
   shape.ub_proj_fprop.sm_margin = s.parallel.ub_proj_fprop_sm_margin;
+  shape.ub_fc2_fprop.method = s.parallel.ub_fc2_fprop_method;
   shape.ub_fc2_fprop.sms = s.parallel.ub_fc2_fprop_sms;
   shape.ub_fc2_fprop.sm_margin = s.parallel.ub_fc2_fprop_sm_margin;
   shape.tp_async_allreduce = s.parallel.tp_async_allreduce;

@@ -107,16 +107,28 @@ const Key kTpOverlap =
                  "collectives are done. While a collective runs, the compute beside it gives up the SMs of its "
                  "kernels (Transformer Engine's defaults: 1 for an all-gather, 16 for a reduce-scatter, of "
                  "`device.sm_count`), which the hardware file must then give (docs/parallelism.md)");
+const Key kUbProjFpropMethod =
+    Key::choice("ub_proj_fprop_method", model::ub_method_names(), kOptional, "",
+                "with `tp_overlap`: how userbuffers overlap the attention projection's forward reduce-scatter with "
+                "its GEMM (ub_cfg `proj_fprop` `method`): `pipeline`, Transformer Engine's default, the GEMM in 4 "
+                "chunks, each reduce-scattered by a userbuffers kernel on `ub_proj_fprop_sms` SMs, the last after "
+                "the GEMM; `ring_exchange`, tp chunks of M / tp rows, each chunk's partial sent by copy engine to the"
+                " rank that owns it while the next runs, the rank's own chunk last, then a reduction kernel sums the"
+                " tp partials (CommOverlapP2PBase::split_overlap_rs, docs/parallelism.md)")
+        .defaults_to("pipeline");
+const Key kUbFc2FpropMethod =
+    Key::choice("ub_fc2_fprop_method", model::ub_method_names(), kOptional, "",
+                "with `tp_overlap`: the same for a dense MLP's second GEMM (ub_cfg `fc2_fprop` `method`)")
+        .defaults_to("pipeline");
 const Key kUbProjFpropSms =
-    Key::number("ub_proj_fprop_sms", 1, 1024, kOptional, "16",
-                "with `tp_overlap`: the SMs of the attention projection's pipelined forward reduce-scatter "
-                "(userbuffers `proj_fprop` `num_sm`; Transformer Engine's default 16, module/base.py initialize_ub)."
-                " A recipe with its own userbuffers configuration states it (docs/parallelism.md)")
-        .defaults_to(16);
+    Key::number("ub_proj_fprop_sms", 1, 1024, kOptional, "16 (`pipeline`), 1 (`ring_exchange`)",
+                "with `tp_overlap`: the SMs of the attention projection's forward reduce-scatter (userbuffers "
+                "`proj_fprop` `num_sm`; Transformer Engine's defaults 16 and 1, module/base.py initialize_ub). A "
+                "ring exchange's sends run on the copy engines: its SMs count only under its SM margin. A recipe "
+                "with its own userbuffers configuration states it (docs/parallelism.md)");
 const Key kUbFc2FpropSms =
-    Key::number("ub_fc2_fprop_sms", 1, 1024, kOptional, "16",
-                "with `tp_overlap`: the same for a dense MLP's second GEMM (userbuffers `fc2_fprop` `num_sm`)")
-        .defaults_to(16);
+    Key::number("ub_fc2_fprop_sms", 1, 1024, kOptional, "16 (`pipeline`), 1 (`ring_exchange`)",
+                "with `tp_overlap`: the same for a dense MLP's second GEMM (userbuffers `fc2_fprop` `num_sm`)");
 const Key kUbProjFpropSmMargin =
     Key::boolean("ub_proj_fprop_sm_margin", kOptional, "the stack's `overlap.ub_sm_margin`, else false",
                  "with `tp_overlap`: userbuffers `proj_fprop` `set_sm_margin`: every chunk GEMM of the attention "
@@ -374,8 +386,8 @@ std::vector<config::KeyGroup> groups()
           {"parallel",
            {&kTp, &kPp, &kDp, &kVpp, &kSp, &kDpOverlap, &kDpBucket, &kPpOverlap, &kExpertTp, &kEpOverlap,
             &kParamGatherOverlap, &kReshardAfterForward, &kDeferGradientSync, &kStageLayers, &kTpAsyncAllreduce,
-            &kTpOverlap, &kUbProjFpropSms, &kUbFc2FpropSms, &kUbProjFpropSmMargin,
-            &kUbFc2FpropSmMargin, &kEp, &kMoeDispatcher, &kMoePreprocessGraphed, &kCp, &kZero}},
+            &kTpOverlap, &kUbProjFpropMethod, &kUbFc2FpropMethod, &kUbProjFpropSms, &kUbFc2FpropSms,
+            &kUbProjFpropSmMargin, &kUbFc2FpropSmMargin, &kEp, &kMoeDispatcher, &kMoePreprocessGraphed, &kCp, &kZero}},
           {"", {&kSchedule}},
           {"training",
            {&kGlobalBatch, &kMicroBatch, &kSeqLen, &kExpertImbalance, &kExpertCapacityFactor, &kFlashAttention,

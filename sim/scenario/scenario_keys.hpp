@@ -13,7 +13,8 @@ extern const Key kName, kDescription, kModel, kHardware, kStack, kDevices;
 extern const Key kParallel, kTp, kPp, kVpp, kDp, kSp, kDpOverlap, kDpBucket, kPpOverlap, kExpertTp, kEpOverlap;
 extern const Key kParamGatherOverlap, kReshardAfterForward, kDeferGradientSync, kStageLayers, kTpAsyncAllreduce,
     kTpOverlap, kEp, kCp, kZero;
-extern const Key kUbProjFpropSms, kUbFc2FpropSms, kUbProjFpropSmMargin, kUbFc2FpropSmMargin;
+extern const Key kUbProjFpropMethod, kUbFc2FpropMethod, kUbProjFpropSms, kUbFc2FpropSms, kUbProjFpropSmMargin,
+    kUbFc2FpropSmMargin;
 extern const Key kMoeDispatcher, kMoePreprocessGraphed;
 extern const Key kSchedule;
 extern const Key kTraining, kGlobalBatch, kMicroBatch, kSeqLen, kExpertImbalance, kExpertCapacityFactor;

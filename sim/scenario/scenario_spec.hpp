@@ -11,6 +11,7 @@
 #include "hardware/hardware_spec.hpp"
 #include "model/model_spec.hpp"
 #include "model/token_dispatcher.hpp"
+#include "model/ub_method.hpp"
 #include "stack/stack_spec.hpp"
 
 namespace dtsim::scenario {
@@ -50,9 +51,9 @@ struct ParallelSpec {
   /// Transformer Engine, off by default; needs sequence parallelism): an all-gather runs beside the kernels that
   /// consume it, a reduce-scatter beside the kernels that produce it, as if pipelined chunk by chunk.
   bool tp_overlap = false;
-  /// With tp_overlap: the userbuffers settings of the row-parallel layers' pipelined forward reduce-scatters
-  /// (`proj_fprop`, `fc2_fprop`): their SMs (num_sm) and whether the GEMM leaves them for its whole length
-  /// (set_sm_margin).
+  /// With tp_overlap: the userbuffers settings of the row-parallel layers' forward reduce-scatters (`proj_fprop`,
+  /// `fc2_fprop`): their method, SMs (num_sm) and whether the GEMM leaves them for its whole length (set_sm_margin).
+  model::UbMethod ub_proj_fprop_method = model::UbMethod::Pipeline, ub_fc2_fprop_method = model::UbMethod::Pipeline;
   double ub_proj_fprop_sms = 16, ub_fc2_fprop_sms = 16;
   bool ub_proj_fprop_sm_margin = false, ub_fc2_fprop_sm_margin = false;
   /// ZeRO stage over the data-parallel group (Rajbhandari et al. 2019): 0 replicates everything; 1 shards the

@@ -422,8 +422,16 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   const auto dp_overlap = par.boolean(k::kDpOverlap), pp_overlap = par.boolean(k::kPpOverlap);
   const auto tp_overlap = par.boolean(k::kTpOverlap);
   const auto tp_async_allreduce = par.boolean(k::kTpAsyncAllreduce);
-  s.parallel.ub_proj_fprop_sms = par.value(k::kUbProjFpropSms);
-  s.parallel.ub_fc2_fprop_sms = par.value(k::kUbFc2FpropSms);
+  // Transformer Engine's default num_sm of a userbuffers layer is 16, 1 under ring exchange (base.py
+  // get_default_config `"num_sm": 1 if method == "ring_exchange" else 16`).
+  s.parallel.ub_proj_fprop_method =
+      model::ub_method_of(par.choice(k::kUbProjFpropMethod).value_or(k::kUbProjFpropMethod.default_choice));
+  s.parallel.ub_fc2_fprop_method =
+      model::ub_method_of(par.choice(k::kUbFc2FpropMethod).value_or(k::kUbFc2FpropMethod.default_choice));
+  auto default_ub_sms = [](model::UbMethod m) { return m == model::UbMethod::RingExchange ? 1.0 : 16.0; };
+  s.parallel.ub_proj_fprop_sms =
+      par.number(k::kUbProjFpropSms).value_or(default_ub_sms(s.parallel.ub_proj_fprop_method));
+  s.parallel.ub_fc2_fprop_sms = par.number(k::kUbFc2FpropSms).value_or(default_ub_sms(s.parallel.ub_fc2_fprop_method));
   const auto ub_proj_margin = par.boolean(k::kUbProjFpropSmMargin), ub_fc2_margin = par.boolean(k::kUbFc2FpropSmMargin);
   s.parallel.dp_bucket_bytes = par.value(k::kDpBucket);
   s.parallel.stage_layers = par.integer_list(k::kStageLayers).value_or(std::vector<int64_t>{});
@@ -441,7 +449,8 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
   for (const config::Key* key : {&k::kTp, &k::kPp, &k::kVpp, &k::kDp, &k::kSp, &k::kZero, &k::kStageLayers,
                                  &k::kTpOverlap, &k::kEp, &k::kMoeDispatcher, &k::kMoePreprocessGraphed, &k::kCp,
                                  &k::kParamGatherOverlap, &k::kExpertTp, &k::kReshardAfterForward,
-                                 &k::kDeferGradientSync, &k::kUbProjFpropSms, &k::kUbFc2FpropSms})
+                                 &k::kDeferGradientSync, &k::kUbProjFpropSms, &k::kUbFc2FpropSms,
+                                 &k::kUbProjFpropMethod, &k::kUbFc2FpropMethod})
     remember(par, key->name);
   if (par.has(k::kEpOverlap.name))  // check_plan refuses it given true where nothing pairs
     remember(par, k::kEpOverlap.name);

@@ -49,6 +49,8 @@ const std::map<std::string, Change>& changes()
       {"parallel.stage_layers", {{}, {"parallel.stage_layers=[1, 3]"}}},
       {"parallel.tp_async_allreduce", {{}, {"parallel.tp_async_allreduce=false"}}},
       {"parallel.tp_overlap", {{}, {"parallel.tp_overlap=true"}}},
+      {"parallel.ub_proj_fprop_method", {{}, {"parallel.ub_proj_fprop_method=ring_exchange"}}},
+      {"parallel.ub_fc2_fprop_method", {{}, {"parallel.ub_fc2_fprop_method=ring_exchange"}}},
       {"parallel.ub_proj_fprop_sms", {{}, {"parallel.ub_proj_fprop_sms=24"}}},
       {"parallel.ub_fc2_fprop_sms", {{}, {"parallel.ub_fc2_fprop_sms=24"}}},
       {"parallel.ub_proj_fprop_sm_margin", {{}, {"parallel.ub_proj_fprop_sm_margin=true"}}},

@@ -165,6 +165,57 @@ TEST(TpOverlap, SmMarginSlowsTheWholeProjectionGemm)
   EXPECT_LT(g24, t * 24.0 / 84.0);
 }
 
+// Userbuffers' `ring_exchange` reduce-scatter (CommOverlapP2PBase::split_overlap_rs, TE v2.9 comm_gemm_overlap.cpp):
+// the GEMM in tp chunks, each chunk's partial sent by copy engine while the next chunk runs, the rank's own chunk
+// last. The first layer group [all-gather] qkv ... proj [reduce-scatter], tp 8, the projection's reduce-scatter as a
+// ring exchange: its kernels take no SM (T + AG/108, where `pipeline` takes 16), and the group outlasts its compute
+// by the last send less the last GEMM chunk, max(0, RS/7 - G/8); G, the projection GEMM's time, from the run with
+// the margin, whose kernels take G/107 more (1 SM). wide-gpt's last GEMM chunk hides the last send; narrow-gpt's
+// (a quarter of the width: RS / 4, G / 16) does not. The reduction kernel after the last chunk lengthens the
+// compute step after the reduce-scatter.
+TEST(TpOverlap, RingExchangeReduceScatterSendsByCopyEngineAndHidesAllButItsLastSend)
+{
+  if (dtsim::test::dtsim_binary().empty())
+    GTEST_SKIP() << "DTSIM_BINARY is not set or not an executable";
+  for (const std::string model : {"wide-gpt", "narrow-gpt"}) {
+    const std::string m = " --set model=" + model + ".yaml", p = "tp-rx-" + model;
+    const std::string rx = m + " --set parallel.tp_overlap=true --set parallel.ub_proj_fprop_method=ring_exchange";
+    const std::string dir =
+        write_wide_tp8_traces(p, {{"off", m},
+                                  {"pipeline", m + " --set parallel.tp_overlap=true"},
+                                  {"rx", rx},
+                                  {"rxm", rx + " --set parallel.ub_proj_fprop_sm_margin=true"}});
+    ASSERT_FALSE(HasFailure());
+    auto off = slices(dir + p + "-off.json", 0), comm = slices(dir + p + "-off.json", 1);
+    auto pipeline = slices(dir + p + "-pipeline.json", 0), ring = slices(dir + p + "-rx.json", 0);
+    auto ring_comm = slices(dir + p + "-rx.json", 1), margin = slices(dir + p + "-rxm.json", 0);
+    ASSERT_GE(comm.size(), 3u);
+    ASSERT_GE(ring_comm.size(), 3u);
+    for (const auto* v : {&off, &pipeline, &ring, &margin})
+      ASSERT_GE(v->size(), 5u);
+    ASSERT_EQ(off[3]["name"], "forward layer 0");
+    ASSERT_EQ(comm.at(1)["name"], "forward layer 0 all-gather");
+    ASSERT_EQ(comm.at(2)["name"], "forward layer 0 reduce-scatter");
+    ASSERT_EQ(ring_comm.at(2)["name"], "forward layer 0 reduce-scatter (overlapped)");
+    const double t = off[3]["dur"], ag = comm[1]["dur"], rs = comm[2]["dur"];
+    const double base = t + ag / 108.0;
+    EXPECT_LT(rel_diff(pipeline[3]["dur"].get<double>(), base + rs * 16.0 / 108.0), 1e-9);
+    EXPECT_LT(rel_diff(ring[3]["dur"].get<double>(), base), 1e-9);
+    const double gemm = (margin[3]["dur"].get<double>() - base) * 107.0;
+    const double drain = ring_comm[2]["dur"].get<double>() - ring[3]["dur"].get<double>();
+    std::printf("[tp overlap] %s ring exchange: T %.6g us, RS %.6g us, G %.6g us, after the GEMM %.6g us\n",
+                model.c_str(), t, rs, gemm, drain);
+    ASSERT_GT(gemm, 0.0);
+    ASSERT_EQ(ring[3]["ts"].get<double>(), ring_comm[2]["ts"].get<double>());
+    EXPECT_NEAR(drain, std::max(0.0, rs / 7.0 - gemm / 8.0), 1e-6 * rs);
+    if (model == "narrow-gpt")
+      EXPECT_GT(drain, 0.0);
+    EXPECT_LT(drain, rs / 4.0);  // the pipeline's last quarter
+    // The compute step after the reduce-scatter holds the reduction kernel.
+    EXPECT_GT(ring[4]["dur"].get<double>(), pipeline[4]["dur"].get<double>());
+  }
+}
+
 // Folded and full fidelity agree with overlap on, with TP collectives as flows (tp 2: the NVLink links are shared
 // with pipeline traffic) and in closed form (tp 8 fills a node).
 TEST(TpOverlap, FoldedAndFullFidelityAgree)
@@ -174,8 +225,11 @@ TEST(TpOverlap, FoldedAndFullFidelityAgree)
   for (const std::string& plan :
        {std::string(""),
         std::string(" --set devices=32 --set parallel.tp=8 --set parallel.pp=2 --set parallel.dp=2")}) {
-    for (const std::string& margin : {std::string(""), std::string(" --set parallel.ub_fc2_fprop_sm_margin=true"
-                                                                    " --set parallel.ub_proj_fprop_sm_margin=true")}) {
+    for (const std::string& margin :
+         {std::string(""),
+          std::string(" --set parallel.ub_fc2_fprop_sm_margin=true --set parallel.ub_proj_fprop_sm_margin=true"),
+          std::string(" --set parallel.ub_fc2_fprop_method=ring_exchange --set parallel.ub_proj_fprop_method="
+                      "ring_exchange --set parallel.ub_proj_fprop_sm_margin=true")}) {
     const std::string o = plan + " --set parallel.tp_overlap=true" + margin;
     auto folded = run_tiny_tp_overlap(o), full = run_tiny_tp_overlap(o + " --set simulation.fidelity=full");
     const double a = folded.at("step_time_s").get<double>(), b = full.at("step_time_s").get<double>();
