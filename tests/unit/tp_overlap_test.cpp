@@ -208,8 +208,9 @@ TEST(TpOverlap, RingExchangeReduceScatterSendsByCopyEngineAndHidesAllButItsLastS
     ASSERT_GT(gemm, 0.0);
     ASSERT_EQ(ring[3]["ts"].get<double>(), ring_comm[2]["ts"].get<double>());
     EXPECT_NEAR(drain, std::max(0.0, rs / 7.0 - gemm / 8.0), 1e-6 * rs);
-    if (model == "narrow-gpt")
+    if (model == "narrow-gpt") {
       EXPECT_GT(drain, 0.0);
+    }
     EXPECT_LT(drain, rs / 4.0);  // the pipeline's last quarter
     // The compute step after the reduce-scatter holds the reduction kernel.
     EXPECT_GT(ring[4]["dur"].get<double>(), pipeline[4]["dur"].get<double>());
