@@ -334,7 +334,14 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
     const double d = double(plan.groups.dense_dp), de = double(plan.groups.expert_dp);
     const double experts = stage_expert_params(t, plan, st), dense = sm.params - experts;
     auto sharded = [&](int from_stage) { return zero >= from_stage ? dense / d + experts / de : sm.params; };
-    sm.weights_bytes = sharded(3) * weight_bytes;
+    // PyTorch FSDP with a 16-bit param_dtype (stack memory.fsdp_fp32_shard_only) keeps the sharded parameter in fp32
+    // alone, which is Adam's master copy (counted with its states, optimizer_bytes_per_param), and casts it to 16 bits
+    // for each all-gather: FSDP2's FSDPParam.all_gather_inputs returns _to_dtype_if_needed(_sharded_param_data,
+    // param_dtype), FSDP1's FlatParamHandle allocates _mp_shard before the gather and frees it in post_unshard
+    // (torch/distributed/fsdp/_flat_param.py, _free_low_precision_sharded_param). No 16-bit shard is held.
+    const bool fp32_shard_only = zero >= 3 && s.stack.memory.fsdp_fp32_shard_only && weight_bytes < 4 &&
+                                 s.training.optimizer_state == stack::OptimizerState::Fp32;
+    sm.weights_bytes = fp32_shard_only ? 0.0 : sharded(3) * weight_bytes;
     // Transformer Engine's low-precision copies of the weights (fp8; mxfp8 and nvfp4 row- and column-wise, with
     // their block scales), kept across microbatches: of the layers' linear weights only (the embedding and the
     // output layer are not Transformer Engine modules in Megatron-Core, torchtitan leaves the head in bf16; the
@@ -342,7 +349,8 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
     // hold that copy alone: no 16-bit weight beside it.
     if (plan.precision.fp8_linear && !s.stack.memory.fp8_saves_16bit) {
       const double layer_share = stage_layer_params(t, plan, st, false) / sm.params;
-      const double copy = plan.precision.weight_copy_bytes - (s.training.fp8_params ? weight_bytes : 0.0);
+      const double copy =
+          plan.precision.weight_copy_bytes - (s.training.fp8_params && !fp32_shard_only ? weight_bytes : 0.0);
       sm.weights_bytes += sharded(3) * layer_share * copy;
     }
     // Without resharding after forward (FSDP2's reshard_after_forward=False) every layer of the stage stays
@@ -352,6 +360,13 @@ MemoryReport estimate_memory(const scenario::ScenarioSpec& s, const DerivedPlan&
     // weight, float8/fsdp_utils.py at eab345c; Megatron-Core's uint8 parameter buffer); the embedding and the
     // output layer are not float8 linears and stay 16-bit.
     const double gathered_layer_bytes = gathered_layer_weight_bytes(plan.precision, s.training.fp8_params);
+    // The cast shards of one layer, the all-gather's inputs (in fp8 under fp8 all-gather: torchao's
+    // fsdp_pre_all_gather casts the fp32 shard), live from the cast to the copy into the flat all-gather buffer.
+    // Allocated on the gather's own stream (FSDP2's copy-in stream, FSDP1's pre-unshard stream), their blocks stay
+    // reserved in that stream's pool of the caching allocator for the next layer's cast: counted once, at every peak.
+    if (fp32_shard_only)
+      sm.weights_bytes += t.layer_params_per_rank(tp, plan.groups.ep, false, plan.groups.expert_tp) *
+                          (sharded(3) / sm.params) * gathered_layer_bytes;
     if (zero >= 3 && s.parallel.reshard_after_forward) {
       sm.weights_bytes +=
           2.0 * t.layer_params_per_rank(tp, plan.groups.ep, false, plan.groups.expert_tp) * gathered_layer_bytes;

@@ -181,6 +181,15 @@ const Key kFsdpGradientPool =
                  "frees them, so the stage's sharded gradients count at its peak also when their reduction waits for "
                  "the last microbatch (parallel.defer_gradient_sync); false: counted only while allocated");
 
+const Key kFsdpFp32ShardOnly =
+    Key::boolean("fsdp_fp32_shard_only", kOptional, "false",
+                 "true (PyTorch FSDP with a 16-bit param_dtype, parallel.zero 3, Adam's states in fp32): the "
+                 "sharded parameter is the fp32 master copy alone, cast to 16 bits for each all-gather into a "
+                 "buffer freed after it (FSDP2's FSDPParam.all_gather_inputs; FSDP1's FlatParameter _mp_shard), so "
+                 "no 16-bit shard is held beside it: one layer's cast shards are counted, reserved in the gather's "
+                 "stream pool; false: a 16-bit shard of the weights is held beside the fp32 master copy (DeepSpeed "
+                 "ZeRO-3, Megatron-LM's distributed optimizer)");
+
 const Key kTpSavesGatheredInputs =
     Key::boolean("tp_saves_gathered_inputs", kOptional, "false",
                  "true (torch's tensor parallelism on DTensor): under sequence parallelism a column-parallel "
@@ -259,7 +268,7 @@ std::vector<config::KeyGroup> groups()
           {"memory", {&kCudaContext, &kNcclBuffers, &kFragmentation, &kFp32Gradients, &kOptimizerState, &kFp8Saves16bit,
                       &kPipelineKeepsStageOutputs, &kPipelineRecvBuffers, &kPipelineKeepsLogits,
                       &kPipelineKeepsInputGrads, &kPipelineKeepsOutputsToStepEnd, &kPipelineMergesOutputs,
-                      &kFsdpLayerBuffers, &kFsdpGradientPool, &kTpSavesGatheredInputs, &kLossBytesPerLogit, &kLossParallelBytesPerLogit,
+                      &kFsdpLayerBuffers, &kFsdpGradientPool, &kFsdpFp32ShardOnly, &kTpSavesGatheredInputs, &kLossBytesPerLogit, &kLossParallelBytesPerLogit,
                       &kFinalNormBytesPerElement}},
           {"overlap",
            {&kTpOverlap, &kDpOverlap, &kPpOverlap, &kPpOverlapBySchedule, &kParamGatherOverlap, &kTpAsyncAllreduce,

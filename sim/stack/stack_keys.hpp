@@ -16,6 +16,7 @@ extern const Key kHost, kLaunch, kPerLayer, kPerMicrobatch, kSyncResume, kExpert
 extern const Key kMemory, kCudaContext, kNcclBuffers, kFragmentation, kFp32Gradients, kOptimizerState, kFp8Saves16bit,
     kPipelineKeepsStageOutputs, kPipelineRecvBuffers, kPipelineKeepsLogits, kPipelineKeepsInputGrads,
     kPipelineKeepsOutputsToStepEnd, kPipelineMergesOutputs, kFsdpLayerBuffers, kFsdpGradientPool,
+    kFsdpFp32ShardOnly,
     kTpSavesGatheredInputs, kLossBytesPerLogit, kLossParallelBytesPerLogit, kFinalNormBytesPerElement;
 extern const Key kUbSmMargin;
 extern const Key kOverlap, kTpOverlap, kDpOverlap, kPpOverlap, kPpOverlapBySchedule, kParamGatherOverlap,

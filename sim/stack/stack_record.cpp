@@ -51,6 +51,7 @@ nlohmann::ordered_json stack_record(const StackSpec& st)
                  {"pipeline_recv_buffers", m.pipeline_recv_buffers},
                  {"fsdp_layer_buffers", m.fsdp_layer_buffers},
                  {"fsdp_gradient_pool", m.fsdp_gradient_pool},
+                 {"fsdp_fp32_shard_only", m.fsdp_fp32_shard_only},
                  {"tp_saves_gathered_inputs", m.tp_saves_gathered_inputs},
                  {"loss_bytes_per_logit", m.loss_bytes_per_logit},
                  {"loss_parallel_bytes_per_logit", m.loss_parallel_bytes_per_logit},

@@ -80,6 +80,9 @@ struct FrameworkMemory {
   /// FSDP2's sharded gradients stay reserved in its reduce-scatter stream's pool between steps: counted at the peak
   /// also when their reduction waits for the last microbatch.
   bool fsdp_gradient_pool = false;
+  /// PyTorch FSDP keeps the sharded parameters in fp32 alone (the master copy, counted with Adam's states) and casts
+  /// them to the 16-bit param_dtype for each all-gather into buffers freed after it: no persistent 16-bit shard.
+  bool fsdp_fp32_shard_only = false;
   /// Under sequence parallelism a column-parallel linear saves its input as gathered, whole on every tp rank (torch's
   /// DTensor tensor parallelism), rather than the rank's rows gathered again in backward (Megatron-LM).
   bool tp_saves_gathered_inputs = false;

@@ -75,6 +75,7 @@ StackSpec load_stack(const std::string& path, Diagnostics& diag)
   st.memory.pipeline_merges_outputs = mem.boolean(k::kPipelineMergesOutputs).value_or(false);
   st.memory.fsdp_layer_buffers = mem.boolean(k::kFsdpLayerBuffers).value_or(false);
   st.memory.fsdp_gradient_pool = mem.boolean(k::kFsdpGradientPool).value_or(false);
+  st.memory.fsdp_fp32_shard_only = mem.boolean(k::kFsdpFp32ShardOnly).value_or(false);
   st.memory.tp_saves_gathered_inputs = mem.boolean(k::kTpSavesGatheredInputs).value_or(false);
   st.memory.loss_bytes_per_logit = mem.value(k::kLossBytesPerLogit);
   st.memory.loss_parallel_bytes_per_logit = mem.value(k::kLossParallelBytesPerLogit);

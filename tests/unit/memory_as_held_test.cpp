@@ -7,13 +7,15 @@
 // (memory.pipeline_keeps_input_grads), every stage's outputs it keeps past their backward
 // (memory.pipeline_keeps_outputs_to_step_end), the logits it merges when the step ends
 // (memory.pipeline_merges_outputs), FSDP2's per-layer buffers (memory.fsdp_layer_buffers), its sharded
-// gradients' reduce-scatter pool (memory.fsdp_gradient_pool), its gradients held
-// chunk by chunk when their reduction waits for each chunk's last backward, and the inputs torch's tensor parallelism
+// gradients' reduce-scatter pool (memory.fsdp_gradient_pool), its fp32 shard kept alone
+// (memory.fsdp_fp32_shard_only), its gradients held chunk by chunk when their reduction waits for each chunk's last backward, and the inputs torch's tensor parallelism
 // saves gathered (memory.tp_saves_gathered_inputs), the eager final norm's saved tensors held with the loss
 // (memory.final_norm_bytes_per_element), and the buffers of PyTorch's context parallelism in a layer's attention
 // backward (kernels.context_parallel: torch-allgather).
 // Expected values are the byte counts of those code facts, computed here.
 #include <gtest/gtest.h>
+
+#include <utility>
 
 #include "model/transformer.hpp"
 #include "parallel/deferred_gradients.hpp"
@@ -311,6 +313,50 @@ TEST(MemoryAsHeld, Fsdp2GradientPoolKeepsTheShardedGradientsReserved)
   every_step.parallel.defer_gradient_sync = every_step_pool.parallel.defer_gradient_sync = false;
   EXPECT_DOUBLE_EQ(estimate_memory(every_step, derive_plan(every_step), t).stages[1].total_bytes(),
                    estimate_memory(every_step_pool, derive_plan(every_step_pool), t).stages[1].total_bytes());
+}
+
+// PyTorch FSDP keeps the sharded parameter in fp32 alone, Adam's master copy, and casts it to 16 bits for each
+// all-gather (FSDP2's FSDPParam.all_gather_inputs, FSDP1's _mp_shard): no 16-bit shard, 2 bytes per sharded
+// parameter fewer; one layer's cast shards (the all-gather's inputs) counted once, in the gather's stream pool.
+TEST(MemoryAsHeld, FsdpHoldsTheFp32ShardAloneAndOneLayersCast)
+{
+  auto with_copy = fsdp2_pipelined_gpt3_175b();
+  with_copy.stack.memory.fsdp_layer_buffers = true;
+  with_copy.stack.memory.fsdp_gradient_pool = true;
+  auto fp32_only = with_copy;
+  fp32_only.stack.memory.fsdp_fp32_shard_only = true;
+  dtsim::model::Transformer t(with_copy.model);
+  const auto plan = derive_plan(with_copy);
+  const auto a = estimate_memory(with_copy, plan, t);
+  const auto b = estimate_memory(fp32_only, derive_plan(fp32_only), t);
+  const double layer = t.layer_params_per_rank(8, 1, false, 1);
+  for (size_t st = 0; st < a.stages.size(); ++st) {
+    const double shard = stage_params(t, plan, int64_t(st)) / 2.0;  // zero 3 over dp 2
+    EXPECT_NEAR(a.stages[st].weights_bytes - b.stages[st].weights_bytes, 2.0 * shard - 2.0 * layer / 2.0,
+                1e-9 * shard);
+    EXPECT_DOUBLE_EQ(b.stages[st].optimizer_bytes, a.stages[st].optimizer_bytes);  // the fp32 master, kept
+    EXPECT_DOUBLE_EQ(b.stages[st].gradients_bytes, a.stages[st].gradients_bytes);
+    EXPECT_DOUBLE_EQ(b.stages[st].activations_bytes, a.stages[st].activations_bytes);
+  }
+  // Gathered in fp8 (torchao's fsdp_pre_all_gather casts the fp32 shard to float8): the cast is one byte a parameter.
+  auto fp8_copy = with_copy, fp8_only = fp32_only;
+  for (auto* s : {&fp8_copy, &fp8_only}) {
+    s->training.precision = "fp8";
+    s->training.fp8_params = true;
+    s->stack.memory.fp8_saves_16bit = true;
+  }
+  const double shard1 = stage_params(t, plan, 1) / 2.0;
+  EXPECT_NEAR(estimate_memory(fp8_copy, derive_plan(fp8_copy), t).stages[1].weights_bytes -
+                  estimate_memory(fp8_only, derive_plan(fp8_only), t).stages[1].weights_bytes,
+              2.0 * shard1 - layer / 2.0, 1e-9 * shard1);
+  // Without an fp32 master among Adam's states, or without ZeRO-3's sharded weights, the rule does not apply.
+  auto bf16_states = with_copy, bf16_states_only = fp32_only;
+  bf16_states.training.optimizer_state = bf16_states_only.training.optimizer_state = OptimizerState::Bf16;
+  auto zero1 = with_copy, zero1_only = fp32_only;
+  zero1.parallel.zero = zero1_only.parallel.zero = 1;
+  for (const auto& [off, on] : {std::pair{bf16_states, bf16_states_only}, std::pair{zero1, zero1_only}})
+    EXPECT_DOUBLE_EQ(estimate_memory(on, derive_plan(on), t).stages[1].total_bytes(),
+                     estimate_memory(off, derive_plan(off), t).stages[1].total_bytes());
 }
 
 // Weights gathered in fp8 (training.fp8_params under fp8; torchao's float8 all-gather, torchtitan's
