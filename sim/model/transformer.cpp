@@ -910,8 +910,14 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
   const double dispatch_bytes = whole ? e * Tn * routed * h : e * Tn * (Tx / T) * h;
   // PyTorch's async TP starts from the passes without tp_overlap and fuses what its pass matches.
   const bool micro_pipeline = sh.tp_comm_overlap && sh.tp_micro_pipeline;
-  PassProgram p = assemble(items, sh.sp, e * T * h, sh.tp, dispatch_bytes, sh.ep, sh.cp,
-                           !sh.tp_comm_overlap || micro_pipeline, sh.tp_async_allreduce);
+  // Userbuffers runs a column-parallel layer's backward as the asynchronous path does: `ub_bulk_dgrad` all-gathers the
+  // saved (sharded) input again beside the input-gradient GEMM and `ub_bulk_wgrad` reduce-scatters the input gradient
+  // beside the weight-gradient GEMM (CommOverlapBase::bulk_overlap; TE v1.8 layernorm_linear.py and layernorm_mlp.py
+  // backward, `ub_obj_dgrad.bulk_overlap`; TE v2.9 layernorm_linear.py lines 660-667 and 711-740,
+  // fill_userbuffers_buffer_for_all_gather then general_gemm(..., bulk_overlap=ctx.ub_bulk_dgrad)), each bulk kernel
+  // on 16 SMs by default (base.py initialize_ub: v1.8 line 229 `ub_cfg.get("num_sm", ... 16)`, v2.9
+  // get_default_config line 336), the same 16 a beside-next collective takes. So every plan takes that path.
+  PassProgram p = assemble(items, sh.sp, e * T * h, sh.tp, dispatch_bytes, sh.ep, sh.cp, true, sh.tp_async_allreduce);
   if (micro_pipeline) {
     fuse_micro_pipeline_tp(p.forward, sh.tp, true);
     fuse_micro_pipeline_tp(p.backward, sh.tp, false);
