@@ -62,3 +62,40 @@ TEST(UbBulkDgrad, UserbuffersGathersTheColumnParallelInputAgainBesideItsInputGra
   // layers' output-gradient gathers.
   EXPECT_DOUBLE_EQ(ubBulkGatheredBytes(ub.backward), ubBulkGatheredBytes(nccl.backward));
 }
+
+// Transformer Engine 2.x's ring-exchange gathers copy the rank's rows into the userbuffer on the compute stream
+// first (stack kernels.ub_gather_copy): one copy before each of QKV's and fc1's input gathers (forward) and the
+// projection's and fc2's output-gradient gathers (backward), each reading and writing the rank's rows; none for the
+// bulk re-gathers (copied on the communication stream) and none without the stack's word.
+TEST(UbBulkDgrad, RingExchangeGathersCopyTheRanksRowsIntoTheBufferFirst)
+{
+  const dtsim::model::Transformer model(
+      dtsim::scenario::load_scenario(dtsim::test::source_path("scenarios/tiny.yaml"),
+                                     {"devices=16", "parallel.tp=8", "parallel.pp=2", "parallel.sp=true"})
+          .model);
+  dtsim::model::Shape shape{4, 512, 8, true, 2};
+  shape.tp_comm_overlap = true;
+  shape.ub_gather_copy = true;
+  const auto copied = model.layer(shape, true);
+  shape.ub_gather_copy = false;
+  const auto plain = model.layer(shape, true);
+  for (const auto* pass : {&copied.forward, &copied.backward}) {
+    int copies = 0;
+    for (size_t i = 0; i < pass->size(); ++i)
+      for (const auto& op : (*pass)[i].ops)
+        if (op.name == "ub_ag_copy") {
+          ++copies;
+          // The gather it fills comes next (the copy ends its run, or is a run of its own).
+          ASSERT_LT(i + 1, pass->size());
+          EXPECT_EQ((*pass)[i + 1].collective, TpCollective::AllGather);
+          EXPECT_FALSE((*pass)[i + 1].beside_next);
+          EXPECT_EQ(&op, &(*pass)[i].ops.back());
+          EXPECT_DOUBLE_EQ(op.bytes, 2 * (*pass)[i + 1].collective_bytes / 8);
+        }
+    EXPECT_EQ(copies, 2);
+  }
+  for (const auto* pass : {&plain.forward, &plain.backward})
+    for (const auto& seg : *pass)
+      for (const auto& op : seg.ops)
+        EXPECT_NE(op.name, "ub_ag_copy");
+}
