@@ -409,6 +409,35 @@ void mark_pipelined_reduce_scatters(std::vector<Segment>& forward, const UbPipel
   }
 }
 
+// Transformer Engine 2.x fills a ring-exchange all-gather's userbuffer before the exchange
+// (fill_userbuffers_buffer_for_all_gather, pytorch/module/base.py, v2.9 lines 538-591): CommOverlapP2P::
+// copy_into_buffer copies the rank's rows into its chunk of the buffer with a cudaMemcpyAsync on the current
+// stream (pytorch/csrc/extensions/comm_gemm_overlap.cpp, v2.9 lines 246-278), so the compute stream reads and writes
+// them before the gather starts. The ring-exchange gathers are those that feed a linear GEMM: QKV's and fc1's inputs
+// forward, the attention projection's and fc2's output gradients backward (base.py get_default_config, method
+// "ring_exchange"); the bulk gathers beside the input-gradient GEMMs copy on the communication stream (lines
+// 147-181), beside the kernels, and the experts' gathers are not userbuffers'. TE 1.8 had the norm or the cast write
+// into the buffer (layernorm_linear.py get_ubuf_output(0)), which the stack states (kernels.ub_gather_copy).
+void mark_userbuffers_gather_copies(std::vector<Segment>& pass, int64_t tp)
+{
+  for (size_t i = 0; i + 1 < pass.size(); ++i) {
+    const Segment& next = pass[i + 1];
+    if (pass[i].collective != TpCollective::AllGather || pass[i].beside_next || next.is_collective())
+      continue;
+    const Op& first = next.ops.front();
+    if (first.kind != Op::Kind::Gemm || !first.linear || first.expert_gemms > 0)
+      continue;
+    Op copy = mem("ub_ag_copy", 2 * pass[i].collective_bytes / double(tp));  // the rank's rows, read and written
+    // After the run a beside-next collective holds (closed: it holds exactly its kernels), a run of its own.
+    if (i > 0 && !pass[i - 1].is_collective() && !(i > 1 && pass[i - 2].beside_next)) {
+      pass[i - 1].ops.push_back(copy);
+    } else {
+      pass.insert(pass.begin() + std::ptrdiff_t(i), Segment{{copy}, TpCollective::None, 0});
+      ++i;
+    }
+  }
+}
+
 // Turns a forward item list into forward and backward segment lists. Backward runs the items in reverse order,
 // each kernel's backward kernels, and each conjugate operator's other direction. `dispatch_bytes`: the tokens an
 // expert all-to-all ('a') moves (sent and received by one rank, its own share included).
@@ -910,13 +939,22 @@ PassProgram Transformer::layer(const Shape& sh, bool dense) const
   const double dispatch_bytes = whole ? e * Tn * routed * h : e * Tn * (Tx / T) * h;
   // PyTorch's async TP starts from the passes without tp_overlap and fuses what its pass matches.
   const bool micro_pipeline = sh.tp_comm_overlap && sh.tp_micro_pipeline;
-  PassProgram p = assemble(items, sh.sp, e * T * h, sh.tp, dispatch_bytes, sh.ep, sh.cp,
-                           !sh.tp_comm_overlap || micro_pipeline, sh.tp_async_allreduce);
+  // Userbuffers runs a column-parallel layer's backward as the asynchronous path does: `ub_bulk_dgrad` all-gathers the
+  // saved (sharded) input again beside the input-gradient GEMM and `ub_bulk_wgrad` reduce-scatters the input gradient
+  // beside the weight-gradient GEMM (CommOverlapBase::bulk_overlap; TE v1.8 layernorm_linear.py and layernorm_mlp.py
+  // backward, `ub_obj_dgrad.bulk_overlap`; TE v2.9 layernorm_linear.py lines 660-667 and 711-740,
+  // fill_userbuffers_buffer_for_all_gather then general_gemm(..., bulk_overlap=ctx.ub_bulk_dgrad)), each bulk kernel
+  // on 16 SMs by default (base.py initialize_ub: v1.8 line 229 `ub_cfg.get("num_sm", ... 16)`, v2.9
+  // get_default_config line 336), the same 16 a beside-next collective takes. So every plan takes that path.
+  PassProgram p = assemble(items, sh.sp, e * T * h, sh.tp, dispatch_bytes, sh.ep, sh.cp, true, sh.tp_async_allreduce);
   if (micro_pipeline) {
     fuse_micro_pipeline_tp(p.forward, sh.tp, true);
     fuse_micro_pipeline_tp(p.backward, sh.tp, false);
   } else if (sh.tp_comm_overlap && sh.sp) {
     mark_pipelined_reduce_scatters(p.forward, sh.ub_proj_fprop, sh.ub_fc2_fprop, sh.tp);
+    if (sh.ub_gather_copy)
+      for (auto* pass : {&p.forward, &p.backward})
+        mark_userbuffers_gather_copies(*pass, sh.tp);
   }
   // A layer pass's kernels share the stack's per-layer host time equally.
   for (auto* pass : {&p.forward, &p.backward}) {

@@ -71,9 +71,12 @@ struct Shape {
   /// them; otherwise each expert's matrices are split over tp and the TP ranks gather the tokens they share.
   bool experts_whole = false;
   /// Tensor-parallel communication overlap with userbuffers (parallel.tp_overlap): the collectives overlap the
-  /// GEMMs next to them their own way, so the column-parallel layers' backward collectives are not placed beside
-  /// their GEMMs (the output layer's are).
+  /// GEMMs next to them; a column-parallel layer's backward gather and reduce-scatter run beside its GEMMs as
+  /// userbuffers' bulk overlaps (the same placement as without it).
   bool tp_comm_overlap = false;
+  /// With tp_comm_overlap: each ring-exchange all-gather first copies the rank's rows into the userbuffer on the
+  /// compute stream (stack `kernels.ub_gather_copy`; see mark_userbuffers_gather_copies).
+  bool ub_gather_copy = false;
   /// With tp_comm_overlap, PyTorch's async tensor parallelism (stack `kernels.tp_overlap: torch-micro-pipeline`):
   /// see fuse_micro_pipeline_tp (model/micro_pipeline_tp.hpp).
   bool tp_micro_pipeline = false;

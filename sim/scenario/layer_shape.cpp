@@ -13,6 +13,7 @@ model::Shape layer_shape(const ScenarioSpec& s)
   shape.experts_whole = s.parallel.experts_whole();
   shape.tp_comm_overlap = s.parallel.tp_overlap;
   shape.tp_micro_pipeline = s.stack.tp_overlap_micro_pipeline;
+  shape.ub_gather_copy = s.stack.ub_gather_copy;
   shape.ub_proj_fprop.method = s.parallel.ub_proj_fprop_method;
   shape.ub_proj_fprop.sms = s.parallel.ub_proj_fprop_sms;
   shape.ub_proj_fprop.sm_margin = s.parallel.ub_proj_fprop_sm_margin;

@@ -30,6 +30,12 @@ const Key kCrossEntropy = Key::choice("cross_entropy", cross_entropy_names(), kO
                                       "the loss kernels: the default of `training.cross_entropy`")
                               .defaults_to("unfused");
 const Key kCudaGraphs = Key::boolean("cuda_graphs", kOptional, "false", "true: no per-kernel host launch");
+const Key kUbGatherCopy =
+    Key::boolean("ub_gather_copy", kOptional, "false",
+                 "true: each userbuffers ring-exchange all-gather (QKV's and fc1's inputs, the attention projection's "
+                 "and fc2's output gradients) first copies the rank's rows into the buffer on the compute stream "
+                 "(Transformer Engine 2.x fill_userbuffers_buffer_for_all_gather, CommOverlapP2P::copy_into_buffer); "
+                 "false: the producing kernel writes into the buffer (1.8)");
 const Key kLossAllReduce = Key::choice("loss_all_reduce", {"per_microbatch", "none"}, kOptional, "",
                                        "the loss reported for logging, all-reduced over the data-parallel group "
                                        "after each microbatch's forward on the last stage (Megatron-LM's "
@@ -263,7 +269,7 @@ std::vector<config::KeyGroup> groups()
 {
   return {{"", {&kName, &kFramework, &kVersion, &kNccl, &kDescription}},
           {"kernels", {&kAttention, &kFp8Recipe, &kCrossEntropy, &kCudaGraphs, &kLossAllReduce, &kContextParallel,
-                       &kTpOverlapKernels, &kZeroGradients, &kOptimizerStepBytes}},
+                       &kTpOverlapKernels, &kZeroGradients, &kOptimizerStepBytes, &kUbGatherCopy}},
           {"host", {&kLaunch, &kPerLayer, &kPerMicrobatch, &kSyncResume, &kExpertGemm}},
           {"memory", {&kCudaContext, &kNcclBuffers, &kFragmentation, &kFp32Gradients, &kOptimizerState, &kFp8Saves16bit,
                       &kPipelineKeepsStageOutputs, &kPipelineRecvBuffers, &kPipelineKeepsLogits,

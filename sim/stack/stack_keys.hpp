@@ -11,7 +11,7 @@ using config::Key;
 
 extern const Key kName, kFramework, kVersion, kNccl, kDescription;
 extern const Key kKernels, kAttention, kFp8Recipe, kCrossEntropy, kCudaGraphs, kLossAllReduce, kContextParallel,
-    kTpOverlapKernels, kZeroGradients, kOptimizerStepBytes;
+    kTpOverlapKernels, kUbGatherCopy, kZeroGradients, kOptimizerStepBytes;
 extern const Key kHost, kLaunch, kPerLayer, kPerMicrobatch, kSyncResume, kExpertGemm;
 extern const Key kMemory, kCudaContext, kNcclBuffers, kFragmentation, kFp32Gradients, kOptimizerState, kFp8Saves16bit,
     kPipelineKeepsStageOutputs, kPipelineRecvBuffers, kPipelineKeepsLogits, kPipelineKeepsInputGrads,

@@ -26,6 +26,7 @@ nlohmann::ordered_json stack_record(const StackSpec& st)
                   {"fp8_recipe", to_string(st.fp8_recipe)},
                   {"cross_entropy", to_string(st.cross_entropy)},
                   {"cuda_graphs", st.cuda_graphs},
+                  {"ub_gather_copy", st.ub_gather_copy},
                   {"loss_all_reduce", st.loss_all_reduce_per_microbatch ? "per_microbatch" : "none"},
                   {"context_parallel", st.context_parallel_allgather ? "torch-allgather" : "ring"},
                   {"tp_overlap", st.tp_overlap_micro_pipeline ? "torch-micro-pipeline" : "userbuffers"},

@@ -152,6 +152,9 @@ struct StackSpec {
   /// parallel.tp_overlap as PyTorch's async tensor parallelism runs it (Inductor's micro-pipeline pass over symmetric
   /// memory; stack key `kernels.tp_overlap: torch-micro-pipeline`); false: Transformer Engine's userbuffers.
   bool tp_overlap_micro_pipeline = false;
+  /// Userbuffers' ring-exchange all-gathers copy the rank's rows into the buffer first (stack key
+  /// `kernels.ub_gather_copy`; Transformer Engine 2.x).
+  bool ub_gather_copy = false;
   /// ZeRO 1 and 2 reduce each gradient bucket with an all-reduce and keep the rank's shard (DeepSpeed; stack key
   /// `kernels.zero_gradients: all-reduce`); false: a reduce-scatter.
   bool zero_gradients_all_reduce = false;

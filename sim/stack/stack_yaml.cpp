@@ -42,6 +42,7 @@ StackSpec load_stack(const std::string& path, Diagnostics& diag)
   st.fp8_recipe = fp8_recipe_named(kernels.choice(k::kFp8Recipe).value_or(k::kFp8Recipe.default_choice));
   st.cross_entropy = cross_entropy_named(kernels.choice(k::kCrossEntropy).value_or(k::kCrossEntropy.default_choice));
   st.cuda_graphs = kernels.boolean(k::kCudaGraphs).value_or(false);
+  st.ub_gather_copy = kernels.boolean(k::kUbGatherCopy).value_or(false);
   st.loss_all_reduce_per_microbatch =
       kernels.choice(k::kLossAllReduce).value_or(k::kLossAllReduce.default_choice) == "per_microbatch";
   st.context_parallel_allgather =
