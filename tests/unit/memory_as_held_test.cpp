@@ -8,10 +8,10 @@
 // (memory.pipeline_keeps_outputs_to_step_end), the logits it merges when the step ends
 // (memory.pipeline_merges_outputs), FSDP2's per-layer buffers (memory.fsdp_layer_buffers), its sharded
 // gradients' reduce-scatter pool (memory.fsdp_gradient_pool), its fp32 shard kept alone
-// (memory.fsdp_fp32_shard_only), its gradients held chunk by chunk when their reduction waits for each chunk's last backward, and the inputs torch's tensor parallelism
-// saves gathered (memory.tp_saves_gathered_inputs), the eager final norm's saved tensors held with the loss
-// (memory.final_norm_bytes_per_element), and the buffers of PyTorch's context parallelism in a layer's attention
-// backward (kernels.context_parallel: torch-allgather).
+// (memory.fsdp_fp32_shard_only), its gradients held chunk by chunk when their reduction waits for each chunk's last
+// backward, and the inputs torch's tensor parallelism saves gathered (memory.tp_saves_gathered_inputs), the eager final
+// norm's saved tensors held with the loss (memory.final_norm_bytes_per_element), and the buffers of PyTorch's context
+// parallelism in a layer's attention backward (kernels.context_parallel: torch-allgather).
 // Expected values are the byte counts of those code facts, computed here.
 #include <gtest/gtest.h>
 

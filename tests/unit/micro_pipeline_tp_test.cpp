@@ -172,11 +172,9 @@ nlohmann::json run_micro_pipeline(const std::string& extra)
                                "--set training.micro_batch=1" + extra);
 }
 
-// On one stage, no data parallelism: the micro-pipeline hides less than userbuffers' model (its copies, its
-// reductions, the chunks outside the overlap, the backward reduce-scatters) and more than nothing.
-// Both overlaps beat none. Which of the two is faster is no fact of either code: with userbuffers' bulk re-gather
-// priced (16 SMs beside the input-gradient GEMM, as the micro-pipeline's unmatched backward gathers take) they are
-// within 0.2% here (0.7515 s userbuffers, 0.7502 s micro-pipeline, 0.8551 s none).
+// On one stage, no data parallelism, both overlaps beat none. Which of the two is faster is no fact of either code:
+// with userbuffers' bulk re-gather priced (16 SMs beside the input-gradient GEMM, as the micro-pipeline's unmatched
+// backward gathers take) they are within 0.2% here (0.7515 s userbuffers, 0.7502 s micro-pipeline, 0.8551 s none).
 TEST(MicroPipelineTp, BothOverlapsBeatNoOverlapAndFullFidelityAgrees)
 {
   if (dtsim::test::dtsim_binary().empty())
